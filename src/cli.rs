@@ -1,0 +1,207 @@
+//! Command-line types (clap derive) and nothing else. Values are validated
+//! into typed configurations in [`crate::config`]; no clap type goes past it.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Measures whether an LLM gateway keeps a conversation alive when its
+/// primary provider fails.
+#[derive(Debug, Parser)]
+#[command(name = "continuity-bench", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Replay the dataset through the systems under test while their primary
+    /// provider fails, score the answers and write a report.
+    Run(RunArgs),
+    /// Write a seeded synthetic dataset as JSONL, one conversation a line.
+    Generate(GenerateArgs),
+    /// Serve a pair of simulated upstreams (primary and fallback) for use
+    /// with any gateway, until Ctrl-C.
+    Upstreams(UpstreamsArgs),
+    /// Serve a reference gateway (stateless or history) until Ctrl-C.
+    Proxy(ProxyArgs),
+    /// Re-render summary.json, summary.md and the plots of a report directory
+    /// from its CSV files.
+    Report(ReportArgs),
+}
+
+/// Arguments of `generate`.
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// Master seed; the same seed gives byte-identical output.
+    #[arg(long, default_value_t = crate::seed::DEFAULT_SEED)]
+    pub seed: u64,
+    /// Number of conversations to generate.
+    #[arg(long, default_value_t = 150)]
+    pub conversations: usize,
+    /// Fewest turns in a conversation (a turn is one user message and its reply).
+    #[arg(long, default_value_t = 7)]
+    pub min_turns: usize,
+    /// Most turns in a conversation.
+    #[arg(long, default_value_t = 11)]
+    pub max_turns: usize,
+    /// Output file (JSONL). Its directory must exist.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// Latency model of the simulated upstreams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LatencyArg {
+    /// No modelled delay (for tests).
+    Instant,
+    /// A few milliseconds to first token and fast output (the default for runs).
+    Fast,
+    /// Hundreds of milliseconds to first token, tens of tokens per second.
+    Realistic,
+}
+
+/// Arguments of `upstreams`.
+#[derive(Debug, Args)]
+pub struct UpstreamsArgs {
+    /// Address of the primary upstream.
+    #[arg(long, default_value = "127.0.0.1:9001")]
+    pub primary: SocketAddr,
+    /// Address of the fallback upstream.
+    #[arg(long, default_value = "127.0.0.1:9002")]
+    pub fallback: SocketAddr,
+    /// Fault profile (TOML).
+    #[arg(long, default_value = crate::faults::DEFAULT_PROFILE)]
+    pub faults: PathBuf,
+    /// Dataset (JSONL) whose conversations the upstreams recognise.
+    #[arg(long, default_value = crate::dataset::DEFAULT_DATASET)]
+    pub dataset: PathBuf,
+    /// Master seed of the fault schedule and latency jitter.
+    #[arg(long, default_value_t = crate::seed::DEFAULT_SEED)]
+    pub seed: u64,
+    /// Run index whose fault schedule to serve (from 1).
+    #[arg(long, default_value_t = 1)]
+    pub run: u32,
+    /// Latency model.
+    #[arg(long, value_enum, default_value_t = LatencyArg::Fast)]
+    pub latency: LatencyArg,
+    /// Write every attempt as CSV here when stopped.
+    #[arg(long)]
+    pub attempts: Option<PathBuf>,
+}
+
+/// Which reference gateway.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProxyModeArg {
+    /// The fallback receives the system prompt and the last user message.
+    Stateless,
+    /// The fallback receives the full history.
+    History,
+}
+
+/// Arguments of `proxy`.
+#[derive(Debug, Args)]
+pub struct ProxyArgs {
+    /// What the fallback receives.
+    #[arg(long, value_enum)]
+    pub mode: ProxyModeArg,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// Base URL of the primary provider, e.g. http://127.0.0.1:9001.
+    #[arg(long)]
+    pub primary: String,
+    /// Base URL of the fallback provider, e.g. http://127.0.0.1:9002.
+    #[arg(long)]
+    pub fallback: String,
+    /// Model id sent to the primary (default: the client's).
+    #[arg(long)]
+    pub primary_model: Option<String>,
+    /// Model id sent to the fallback (default: the client's).
+    #[arg(long)]
+    pub fallback_model: Option<String>,
+    /// Deadline of one upstream attempt until response headers, e.g. 10s or 500ms.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    pub attempt_timeout: std::time::Duration,
+    /// Deadline of a whole client request across all attempts.
+    #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
+    pub deadline: std::time::Duration,
+    /// Most retries when the fallback answers 429 (with backoff and jitter).
+    #[arg(long, default_value_t = 3)]
+    pub fallback_retries: u32,
+    /// Append one JSON line per request (the switch event) to this file.
+    #[arg(long)]
+    pub events: Option<PathBuf>,
+    /// Seed of the backoff jitter.
+    #[arg(long, default_value_t = crate::seed::DEFAULT_SEED)]
+    pub seed: u64,
+}
+
+/// Arguments of `run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Number of runs; each replays every conversation through every system
+    /// under a fault schedule of its own.
+    #[arg(long, default_value_t = 1)]
+    pub runs: u32,
+    /// Conversations in flight at once, across all systems.
+    #[arg(long, default_value_t = 100)]
+    pub concurrency: usize,
+    /// Dataset (JSONL).
+    #[arg(long, default_value = crate::dataset::DEFAULT_DATASET)]
+    pub dataset: PathBuf,
+    /// Fault profile (TOML).
+    #[arg(long, default_value = crate::faults::DEFAULT_PROFILE)]
+    pub faults: PathBuf,
+    /// Master seed of the fault schedule, latency jitter, backoff and bootstrap.
+    #[arg(long, default_value_t = crate::seed::DEFAULT_SEED)]
+    pub seed: u64,
+    /// Latency model of the simulated upstreams.
+    #[arg(long, value_enum, default_value_t = LatencyArg::Fast)]
+    pub latency: LatencyArg,
+    /// Send only the final turn, with the dataset's scripted history, instead
+    /// of replaying every turn live.
+    #[arg(long)]
+    pub fast_forward: bool,
+    /// Per-attempt timeout of the built-in proxies (how long they wait for
+    /// the primary before failing over).
+    #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
+    pub attempt_timeout: std::time::Duration,
+    /// Deadline of every request the driver sends.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    pub request_timeout: std::time::Duration,
+    /// Report directory (default: reports/<UTC timestamp>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Exit with status 1 when the CPR of `--fail-system` is below this
+    /// percentage (0-100).
+    #[arg(long)]
+    pub fail_under_cpr: Option<f64>,
+    /// The system `--fail-under-cpr` checks.
+    #[arg(long, default_value = "history")]
+    pub fail_system: String,
+}
+
+/// Arguments of `report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A report directory written by `run`.
+    pub dir: PathBuf,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

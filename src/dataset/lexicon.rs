@@ -1,0 +1,1 @@
+//! Sentence templates shared by the generator and the simulated model.

@@ -1,0 +1,139 @@
+//! The conversations every run replays: their types, the seeded generator,
+//! and JSONL reading and writing.
+//!
+//! A conversation states an anchor fact in turn 1, talks about other things
+//! (some of them distractors of the same category that belong to someone
+//! else), and ends with a probe that can only be answered from the anchor.
+
+pub mod generate;
+pub mod jsonl;
+pub mod lexicon;
+
+use serde::{Deserialize, Serialize};
+
+/// Path of the committed default dataset, relative to the repository root.
+pub const DEFAULT_DATASET: &str = "datasets/continuity-150.jsonl";
+
+/// What kind of fact an anchor is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Category {
+    /// A person's name ("my sister's name is Oriane").
+    PersonName,
+    /// A code or quantity ("the locker code is 4817").
+    Number,
+    /// A calendar date ("the recital is on 14 March 2031").
+    Date,
+    /// A preference ("my favourite cuisine is Georgian").
+    Preference,
+    /// A place ("I grew up in Tromsø").
+    Place,
+    /// A made-up name for a pet, project or boat ("my boat is called Vellinor").
+    InventedWord,
+}
+
+impl Category {
+    /// Every category, in the order the generator balances them.
+    pub const ALL: [Category; 6] = [
+        Category::PersonName,
+        Category::Number,
+        Category::Date,
+        Category::Preference,
+        Category::Place,
+        Category::InventedWord,
+    ];
+
+    /// The snake_case name used in files and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::PersonName => "person_name",
+            Category::Number => "number",
+            Category::Date => "date",
+            Category::Preference => "preference",
+            Category::Place => "place",
+            Category::InventedWord => "invented_word",
+        }
+    }
+}
+
+/// The fact stated in turn 1 and asked about in the final turn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Anchor {
+    /// The kind of fact.
+    pub category: Category,
+    /// What the fact is about, as a short noun phrase ("sister's name").
+    pub subject: String,
+    /// The expected value, in its canonical form ("Oriane", "2031-03-14").
+    pub value: String,
+    /// Other spellings that also count as the value ("14 March 2031",
+    /// "March 14, 2031"; "forty-eight" for 48). Includes `value` itself.
+    pub variants: Vec<String>,
+}
+
+/// The role a turn plays in the conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnKind {
+    /// Turn 1: the user states the anchor.
+    Anchor,
+    /// A middle turn about something else.
+    Filler,
+    /// The final turn: a question only the anchor answers.
+    Probe,
+}
+
+/// One user message and, except for the probe, its scripted reply.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Turn {
+    /// The role of this turn.
+    pub kind: TurnKind,
+    /// The user's message.
+    pub user: String,
+    /// The scripted assistant reply, used by fast-forward replay. `None` only
+    /// for the probe.
+    pub assistant: Option<String>,
+    /// A value of the anchor's category that belongs to someone else and is
+    /// mentioned in this turn, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distractor: Option<String>,
+}
+
+/// One synthetic conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Conversation {
+    /// Stable identifier, unique in the dataset ("c001").
+    pub id: String,
+    /// The fact the probe asks about.
+    pub anchor: Anchor,
+    /// Turns in order; the first is the anchor, the last the probe.
+    pub turns: Vec<Turn>,
+}
+
+impl Conversation {
+    /// Number of turns (user messages) in the conversation.
+    pub fn n_turns(&self) -> usize {
+        self.turns.len()
+    }
+
+    /// The first user message, which identifies the conversation on the wire.
+    pub fn first_user_message(&self) -> &str {
+        &self.turns[0].user
+    }
+
+    /// The final user message, the probe.
+    pub fn probe(&self) -> &str {
+        &self.turns[self.turns.len() - 1].user
+    }
+
+    /// Values of the anchor's category that belong to someone else.
+    pub fn distractors(&self) -> impl Iterator<Item = &str> {
+        self.turns.iter().filter_map(|t| t.distractor.as_deref())
+    }
+}
+
+/// A whole dataset, in file order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dataset {
+    /// The conversations, in file order.
+    pub conversations: Vec<Conversation>,
+}

@@ -1,0 +1,83 @@
+//! The two reference gateways: OpenAI-compatible proxies with one shared
+//! failover core that differ only in what the fallback receives.
+//!
+//! `stateless` forwards the system prompt (if any) and the last user message;
+//! `history` forwards the full `messages`.
+
+pub mod core;
+pub mod events;
+pub mod payload;
+pub mod server;
+
+pub use events::SwitchEvent;
+pub use server::{router, spawn, ProxyState};
+
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// What the fallback receives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProxyMode {
+    /// System prompt (if any) and the last user message only.
+    Stateless,
+    /// The full `messages` array.
+    History,
+}
+
+impl ProxyMode {
+    /// The name used on the command line and in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProxyMode::Stateless => "stateless",
+            ProxyMode::History => "history",
+        }
+    }
+}
+
+/// A reference proxy's resolved configuration.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProxyConfig {
+    /// What the fallback receives.
+    pub mode: ProxyMode,
+    /// Base URL of the primary provider (`http://127.0.0.1:9001`).
+    pub primary_url: String,
+    /// Base URL of the fallback provider.
+    pub fallback_url: String,
+    /// Model id sent to the primary; `None` keeps the client's.
+    pub primary_model: Option<String>,
+    /// Model id sent to the fallback; `None` keeps the client's.
+    pub fallback_model: Option<String>,
+    /// Deadline of one upstream attempt, until response headers arrive.
+    pub attempt_timeout: Duration,
+    /// Deadline of the whole client request, across all attempts.
+    pub deadline: Duration,
+    /// Most retries of the fallback when it answers 429.
+    pub fallback_429_retries: u32,
+    /// First backoff step when the fallback answers 429 (grows 2x per retry,
+    /// full jitter, never below the `Retry-After` asked).
+    pub backoff_base: Duration,
+    /// Largest backoff step.
+    pub backoff_cap: Duration,
+    /// Seed of the backoff jitter.
+    pub seed: u64,
+}
+
+impl ProxyConfig {
+    /// A configuration with the documented defaults for `mode`.
+    pub fn new(mode: ProxyMode, primary_url: String, fallback_url: String) -> Self {
+        ProxyConfig {
+            mode,
+            primary_url,
+            fallback_url,
+            primary_model: None,
+            fallback_model: None,
+            attempt_timeout: Duration::from_secs(10),
+            deadline: Duration::from_secs(60),
+            fallback_429_retries: 3,
+            backoff_base: Duration::from_millis(100),
+            backoff_cap: Duration::from_secs(5),
+            seed: crate::seed::DEFAULT_SEED,
+        }
+    }
+}

@@ -1,0 +1,20 @@
+//! The seam for an LLM judge: the fast path hands over what it leaves
+//! undetermined. The judge itself comes in its own issue; this file fixes the
+//! interface scoring calls.
+
+use super::Scored;
+use crate::dataset::Conversation;
+use std::future::Future;
+use std::pin::Pin;
+
+/// Decides events the fast path left undetermined.
+pub trait Judge: Send + Sync {
+    /// Judges `answer` to the probe of `conversation`. Returns a verdict with
+    /// method [`super::VerdictMethod::Judge`], or `undetermined` when the judge
+    /// could not decide; never fails.
+    fn judge<'a>(
+        &'a self,
+        conversation: &'a Conversation,
+        answer: &'a str,
+    ) -> Pin<Box<dyn Future<Output = Scored> + Send + 'a>>;
+}

@@ -1,0 +1,71 @@
+//! Serving an axum router on a bound address, with a handle that stops it.
+//!
+//! Every server the harness starts (simulated upstreams, reference proxies)
+//! goes through here, binds where it is told (127.0.0.1 by default) and stops
+//! when its handle is shut down or dropped with the run.
+
+use axum::Router;
+use std::net::SocketAddr;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// A running server. Dropping the handle stops it.
+#[derive(Debug)]
+pub struct ServerHandle {
+    /// The address it is listening on (the real port when bound to port 0).
+    pub addr: SocketAddr,
+    token: CancellationToken,
+    task: Option<JoinHandle<()>>,
+}
+
+impl ServerHandle {
+    /// `http://ADDR`, for clients.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops accepting, lets in-flight requests end, and waits for it (at
+    /// most one second; held connections are cut).
+    pub async fn shutdown(mut self) {
+        self.token.cancel();
+        if let Some(task) = self.task.take() {
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(1), task).await;
+        }
+    }
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        self.token.cancel();
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+/// Binds `addr` and serves `router` on it until the handle is shut down.
+///
+/// # Errors
+/// When the address cannot be bound (in use, not local, no permission).
+pub async fn serve(addr: SocketAddr, router: Router) -> std::io::Result<ServerHandle> {
+    let listener = TcpListener::bind(addr).await.map_err(|e| {
+        std::io::Error::new(
+            e.kind(),
+            format!("cannot listen on {addr}: {e}; choose a free port"),
+        )
+    })?;
+    let addr = listener.local_addr()?;
+    let token = CancellationToken::new();
+    let stop = token.clone();
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, router.into_make_service())
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await;
+    });
+    Ok(ServerHandle {
+        addr,
+        token,
+        task: Some(task),
+    })
+}

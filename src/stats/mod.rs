@@ -1,0 +1,42 @@
+//! Statistics as pure functions: no I/O, no clocks, seeds passed in.
+//!
+//! Reports and plots sit on top of these; each function is checked against
+//! published values in its tests.
+
+pub mod bootstrap;
+pub mod percentile;
+pub mod wilson;
+
+pub use bootstrap::cluster_bootstrap;
+pub use percentile::{describe, percentile_type7, PERCENTILE_METHOD};
+pub use wilson::wilson;
+
+use serde::{Deserialize, Serialize};
+
+/// A two-sided confidence interval on a proportion, both ends in [0, 1].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// Lower bound.
+    pub lo: f64,
+    /// Upper bound.
+    pub hi: f64,
+}
+
+/// Summary of a sample of values (latencies, gaps, differences).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Distribution {
+    /// Number of values.
+    pub n: u64,
+    /// Arithmetic mean (0 when empty).
+    pub mean: f64,
+    /// Smallest value.
+    pub min: f64,
+    /// Median (type-7 percentile 0.5).
+    pub median: f64,
+    /// 95th percentile (type 7).
+    pub p95: f64,
+    /// 99th percentile (type 7).
+    pub p99: f64,
+    /// Largest value.
+    pub max: f64,
+}

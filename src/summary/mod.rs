@@ -1,0 +1,174 @@
+//! The result type of a run: one documented structure that `summary.json`
+//! serialises, `summary.md` and the plots render, and the stdout table prints.
+//! Its JSON form is checked against `schema/summary.schema.json` in a test.
+//!
+//! [`summarize`](build::summarize) builds it from the recorded rows with the
+//! pure functions of [`crate::stats`].
+
+pub mod build;
+
+pub use build::{summarize, SummaryContext};
+
+use crate::stats::{Distribution, Interval};
+use serde::{Deserialize, Serialize};
+
+/// Everything a run concluded, with the counts behind every rate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Name and version of the tool that produced this summary.
+    pub tool: String,
+    /// Tool version.
+    pub version: String,
+    /// The master seed every random choice derives from.
+    pub seed: u64,
+    /// Number of runs.
+    pub runs: u32,
+    /// Number of conversations in the dataset.
+    pub conversations: u32,
+    /// The dataset file replayed.
+    pub dataset: String,
+    /// The fault profile file used.
+    pub fault_profile: String,
+    /// Confidence level of every interval (0.95).
+    pub confidence: f64,
+    /// How percentiles are computed ("type 7, linear interpolation between
+    /// closest ranks, as numpy's default").
+    pub percentile_method: String,
+    /// Bootstrap resamples used for the clustered interval.
+    pub bootstrap_resamples: u32,
+    /// One entry per system under test, in the order they were given.
+    pub systems: Vec<SystemSummary>,
+    /// Continuity latency overhead (`history` minus `stateless`), when both
+    /// reference systems ran.
+    pub clo: Option<CloSummary>,
+    /// Plain-language notes on what the figures mean (for example, that with
+    /// the simulated model the CPR gap is by construction).
+    pub notes: Vec<String>,
+}
+
+/// A proportion with its counts and its pooled Wilson interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Rate {
+    /// Numerator.
+    pub successes: u64,
+    /// Denominator.
+    pub trials: u64,
+    /// successes / trials, 0 when trials is 0.
+    pub rate: f64,
+    /// Wilson score interval, pooled over all trials.
+    pub wilson: Interval,
+}
+
+/// A rate for one group (a fault mode, a conversation length, a run).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupRate {
+    /// The group's key ("TIMEOUT", "9", "run 2").
+    pub key: String,
+    /// The rate within the group.
+    pub rate: Rate,
+}
+
+/// Counts of each verdict.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerdictCounts {
+    /// Answers that used the anchor.
+    pub preserved: u64,
+    /// Answers that did not.
+    pub lost: u64,
+    /// No usable answer.
+    pub error: u64,
+    /// A judge was needed and could not decide.
+    pub undetermined: u64,
+    /// Verdicts decided by the fast path.
+    pub by_fast_path: u64,
+    /// Verdicts decided by the judge.
+    pub by_judge: u64,
+}
+
+/// One answer that contained another conversation's anchor.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BleedExample {
+    /// Run index.
+    pub run: u32,
+    /// The conversation whose answer leaked.
+    pub conversation: String,
+    /// The conversation(s) whose anchor appeared, `;`-separated.
+    pub anchor_of: String,
+    /// The start of the answer.
+    pub answer_excerpt: String,
+}
+
+/// Context bleed found in one system's answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BleedSummary {
+    /// Events whose answer contained another conversation's anchor.
+    pub events: u64,
+    /// Up to ten examples.
+    pub examples: Vec<BleedExample>,
+}
+
+/// Upstream attempts spent on the final turn of each event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttemptSummary {
+    /// Mean requests the primary saw per event.
+    pub primary_mean: f64,
+    /// Mean requests the fallback saw per event.
+    pub fallback_mean: f64,
+    /// Most requests (both upstreams) any single event cost.
+    pub max_per_event: u32,
+    /// Histogram of total attempts per event: (attempts, events).
+    pub per_event: Vec<(u32, u64)>,
+    /// 429 responses the fallback sent on final turns.
+    pub fallback_429s: u64,
+    /// Milliseconds between consecutive attempts of one event (any upstream).
+    pub gaps_ms: Distribution,
+}
+
+/// Everything measured for one system under test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SystemSummary {
+    /// The system's name.
+    pub name: String,
+    /// Failover events (runs × conversations).
+    pub events: u64,
+    /// Verdict counts.
+    pub verdicts: VerdictCounts,
+    /// Continuity Preservation Rate: preserved / events, pooled Wilson.
+    pub cpr: Rate,
+    /// The honest interval on CPR: seeded cluster bootstrap over
+    /// conversations (runs of the same conversation are not independent).
+    pub cpr_clustered: Interval,
+    /// Events answered 2xx / events.
+    pub availability: Rate,
+    /// Preserved / events answered 2xx.
+    pub conditional_cpr: Rate,
+    /// CPR of each run.
+    pub cpr_per_run: Vec<GroupRate>,
+    /// Lowest CPR of any run.
+    pub cpr_run_min: f64,
+    /// Highest CPR of any run.
+    pub cpr_run_max: f64,
+    /// CPR per fault mode at the primary.
+    pub cpr_by_fault: Vec<GroupRate>,
+    /// CPR per conversation length (turns).
+    pub cpr_by_length: Vec<GroupRate>,
+    /// Context bleed.
+    pub bleed: BleedSummary,
+    /// Upstream attempts per event.
+    pub attempts: AttemptSummary,
+    /// End-to-end client latency of the final turn, milliseconds.
+    pub final_turn_latency_ms: Distribution,
+}
+
+/// Continuity latency overhead: per (run, conversation) where both reference
+/// systems answered, final-turn latency under `history` minus under
+/// `stateless`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CloSummary {
+    /// The system subtracted from ("history").
+    pub treatment: String,
+    /// The system subtracted ("stateless").
+    pub baseline: String,
+    /// The differences, milliseconds.
+    pub delta_ms: Distribution,
+}
