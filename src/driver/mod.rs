@@ -1,2 +1,116 @@
-//! The driver: replays conversations through the systems under test with C
-//! concurrent workers and one collector.
+//! The driver: replays conversations through the systems under test, as a
+//! chat client does, with C concurrent workers and one collector.
+//!
+//! Every conversation of every system in a run is one job; jobs are shuffled
+//! with a seeded generator so that systems interleave in one pool and none
+//! runs in a quieter minute than another. Workers send each finished
+//! conversation down a channel; the caller owns the single collector. A
+//! cancellation token stops workers between requests and aborts requests in
+//! flight; what finished is still delivered.
+
+pub mod client;
+pub mod replay;
+
+pub use client::{Reply, Target};
+pub use replay::replay_conversation;
+
+use crate::config::Replay;
+use crate::dataset::Dataset;
+use crate::record::TurnRecord;
+use rand::seq::SliceRandom;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// How the driver talks to the systems under test.
+#[derive(Debug, Clone)]
+pub struct DriverOptions {
+    /// Conversations in flight at once, across all systems.
+    pub concurrency: usize,
+    /// Live or fast-forward replay.
+    pub replay: Replay,
+    /// Deadline of every request.
+    pub request_timeout: Duration,
+    /// The model id sent in every request.
+    pub model: String,
+    /// The system prompt sent first in every request.
+    pub system_prompt: String,
+    /// Master seed (the job order derives from it).
+    pub seed: u64,
+}
+
+/// One conversation of one system in one run, finished.
+#[derive(Debug, Clone)]
+pub struct ConversationOutcome {
+    /// Run index, from 1.
+    pub run: u32,
+    /// Index of the system in the target list.
+    pub system: usize,
+    /// Index of the conversation in the dataset.
+    pub conversation: usize,
+    /// One record per request sent, in order.
+    pub turns: Vec<TurnRecord>,
+}
+
+/// Replays every conversation of `dataset` through every target once, for
+/// run `run`, and sends each finished conversation to `results`.
+///
+/// Returns when every job is done or, after `cancel`, when the workers have
+/// stopped; conversations cut short by cancellation are not sent.
+pub async fn run_once(
+    run: u32,
+    targets: &[Target],
+    dataset: Arc<Dataset>,
+    options: &DriverOptions,
+    client: reqwest::Client,
+    cancel: CancellationToken,
+    results: mpsc::Sender<ConversationOutcome>,
+) {
+    let mut jobs: Vec<(usize, usize)> = (0..targets.len())
+        .flat_map(|s| (0..dataset.conversations.len()).map(move |c| (s, c)))
+        .collect();
+    jobs.shuffle(&mut crate::seed::rng(
+        options.seed,
+        "job-order",
+        u64::from(run),
+    ));
+    let queue = Arc::new(Mutex::new(VecDeque::from(jobs)));
+    let targets: Arc<[Target]> = targets.to_vec().into();
+    let run_start = Instant::now();
+    let workers = options.concurrency.max(1);
+    let mut handles = Vec::with_capacity(workers);
+    for _ in 0..workers {
+        let queue = Arc::clone(&queue);
+        let targets = Arc::clone(&targets);
+        let dataset = Arc::clone(&dataset);
+        let options = options.clone();
+        let client = client.clone();
+        let cancel = cancel.clone();
+        let results = results.clone();
+        handles.push(tokio::spawn(async move {
+            loop {
+                if cancel.is_cancelled() {
+                    break;
+                }
+                let job = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
+                let Some((system, conversation)) = job else { break };
+                let target = &targets[system];
+                let conv = &dataset.conversations[conversation];
+                let replayed = tokio::select! {
+                    turns = replay_conversation(&client, target, conv, run, &options, run_start) => Some(turns),
+                    () = cancel.cancelled() => None,
+                };
+                let Some(turns) = replayed else { break };
+                let outcome = ConversationOutcome { run, system, conversation, turns };
+                if results.send(outcome).await.is_err() {
+                    break;
+                }
+            }
+        }));
+    }
+    for handle in handles {
+        let _ = handle.await;
+    }
+}

@@ -1,0 +1,76 @@
+//! Replaying one conversation through one system, turn by turn.
+//!
+//! Live replay sends every turn; each request carries the full history so far,
+//! including the replies the system actually returned. Fast-forward sends only
+//! the final turn, with the dataset's scripted replies as history. A turn
+//! without a usable answer ends the conversation there: a chat user whose
+//! message failed does not carry on as if it had been answered.
+
+use super::client::{send, Target};
+use super::DriverOptions;
+use crate::config::Replay;
+use crate::dataset::Conversation;
+use crate::openai::{ChatMessage, ChatRequest};
+use crate::record::TurnRecord;
+use std::time::Instant;
+
+/// Replays `conversation` through `target` and returns one record per request
+/// sent. `run_start` is the epoch of `sent_at_ms`.
+pub async fn replay_conversation(
+    client: &reqwest::Client,
+    target: &Target,
+    conversation: &Conversation,
+    run: u32,
+    options: &DriverOptions,
+    run_start: Instant,
+) -> Vec<TurnRecord> {
+    let n = conversation.n_turns();
+    let mut messages = vec![ChatMessage::new("system", &options.system_prompt)];
+    let first_sent = match options.replay {
+        Replay::Live => 0,
+        Replay::FastForward => {
+            for turn in &conversation.turns[..n - 1] {
+                messages.push(ChatMessage::new("user", &turn.user));
+                messages.push(ChatMessage::new(
+                    "assistant",
+                    turn.assistant.as_deref().unwrap_or_default(),
+                ));
+            }
+            n - 1
+        }
+    };
+    let mut records = Vec::with_capacity(n - first_sent);
+    for (index, turn) in conversation.turns.iter().enumerate().skip(first_sent) {
+        messages.push(ChatMessage::new("user", &turn.user));
+        let request = ChatRequest {
+            model: options.model.clone(),
+            messages: messages.clone(),
+            stream: false,
+            stream_options: None,
+            extra: serde_json::Map::new(),
+        };
+        let sent_at_ms = run_start.elapsed().as_secs_f64() * 1000.0;
+        let reply = send(client, target, &request, options.request_timeout).await;
+        let answer = reply.answer.clone().unwrap_or_default();
+        let usable = reply.answer.is_some();
+        records.push(TurnRecord {
+            run,
+            system: target.name.clone(),
+            conversation: conversation.id.clone(),
+            turn: (index + 1) as u32,
+            turns: n as u32,
+            is_final: index + 1 == n,
+            messages_sent: request.messages.len() as u32,
+            sent_at_ms,
+            status: reply.status,
+            latency_ms: reply.latency_ms,
+            answer: answer.clone(),
+            error: reply.error,
+        });
+        if !usable {
+            break;
+        }
+        messages.push(ChatMessage::new("assistant", &answer));
+    }
+    records
+}
