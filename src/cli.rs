@@ -186,6 +186,32 @@ pub struct RunArgs {
     /// The system `--fail-under-cpr` checks.
     #[arg(long, default_value = "history")]
     pub fail_system: String,
+    /// Add an OpenAI-compatible gateway as a system under test, as
+    /// NAME=URL (base URL without /v1, e.g. litellm=http://127.0.0.1:4000).
+    /// Repeatable. Each gets its own upstream pair; the ports are printed at
+    /// start and set with --upstream-ports.
+    #[arg(long = "gateway", value_name = "NAME=URL")]
+    pub gateways: Vec<String>,
+    /// Run only the --gateway systems, not the built-in stateless and history
+    /// proxies.
+    #[arg(long)]
+    pub no_builtin: bool,
+    /// Ports of a gateway's simulated upstreams, as NAME=PRIMARY,FALLBACK.
+    /// Default for the k-th gateway (from 0): 9001+10k and 9002+10k.
+    #[arg(long = "upstream-ports", value_name = "NAME=PRIMARY,FALLBACK")]
+    pub upstream_ports: Vec<String>,
+    /// An extra request header for a gateway, as NAME:HEADER=VALUE; a value
+    /// written env:VAR is read from the environment variable VAR. Values are
+    /// never printed or written to a report. Repeatable.
+    #[arg(long = "header", value_name = "NAME:HEADER=VALUE")]
+    pub headers: Vec<String>,
+    /// The model id the driver asks every system for (a gateway routes on it).
+    #[arg(long, default_value = crate::config::DRIVER_MODEL)]
+    pub model: String,
+    /// How long to wait for each --gateway to answer a probe request before
+    /// giving up with the configuration it should have.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    pub gateway_wait: std::time::Duration,
 }
 
 /// Arguments of `report`.

@@ -32,6 +32,31 @@ pub enum ConfigError {
     /// `--fail-under-cpr` outside 0..=100.
     #[error("--fail-under-cpr is a percentage between 0 and 100 (got {0})")]
     FailUnder(f64),
+    /// A `--gateway` that is not NAME=URL.
+    #[error("--gateway expects NAME=URL, e.g. litellm=http://127.0.0.1:4000 (got {0:?})")]
+    Gateway(String),
+    /// Two systems with one name.
+    #[error("two systems are named {0:?}; give each --gateway its own name (stateless and history are taken unless --no-builtin)")]
+    DuplicateSystem(String),
+    /// Nothing to run.
+    #[error("--no-builtin leaves no system to run; add at least one --gateway NAME=URL")]
+    NoSystems,
+    /// A `--upstream-ports` that is not NAME=PRIMARY,FALLBACK or names no gateway.
+    #[error("--upstream-ports expects NAME=PRIMARY,FALLBACK for a --gateway NAME, e.g. litellm=9001,9002 (got {0:?})")]
+    UpstreamPorts(String),
+    /// A `--header` that is not NAME:HEADER=VALUE or names no gateway.
+    #[error("--header expects NAME:HEADER=VALUE for a --gateway NAME, e.g. portkey:x-portkey-config=env:PORTKEY_CONFIG (got {0:?})")]
+    Header(String),
+    /// A `--header` value read from an unset environment variable.
+    #[error("--header {header} for {gateway} reads the environment variable {var}, which is not set; export it first")]
+    MissingEnv {
+        /// The gateway.
+        gateway: String,
+        /// The header name.
+        header: String,
+        /// The variable.
+        var: String,
+    },
     /// A zero duration.
     #[error("{flag} must be longer than zero")]
     ZeroDuration {
@@ -89,6 +114,113 @@ pub struct RunConfig {
     pub fail_under_cpr: Option<f64>,
     /// The system checked by `fail_under_cpr`.
     pub fail_system: String,
+    /// Whether the built-in stateless and history proxies run.
+    pub builtin: bool,
+    /// External gateways under test.
+    pub gateways: Vec<GatewaySpec>,
+    /// The model id the driver asks for.
+    pub model: String,
+    /// How long to wait for a gateway's first answer.
+    pub gateway_wait: Duration,
+}
+
+/// A header value that never appears in a report, a log line or an error.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+/// An external gateway under test.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GatewaySpec {
+    /// Its name in reports.
+    pub name: String,
+    /// Its base URL (without `/v1`).
+    pub url: String,
+    /// Port of its primary simulated upstream on 127.0.0.1.
+    pub primary_port: u16,
+    /// Port of its fallback simulated upstream on 127.0.0.1.
+    pub fallback_port: u16,
+    /// Extra request headers; values are secret.
+    pub headers: Vec<(String, Secret)>,
+}
+
+/// Reads an environment variable; a seam so tests need not mutate the
+/// process environment.
+pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// Parses `--gateway`, `--upstream-ports` and `--header` into gateway specs.
+///
+/// # Errors
+/// A [`ConfigError`] naming the flag and the expected form.
+pub fn parse_gateways(args: &RunArgs, env: EnvLookup<'_>) -> Result<Vec<GatewaySpec>, ConfigError> {
+    let mut gateways: Vec<GatewaySpec> = Vec::new();
+    for (k, raw) in args.gateways.iter().enumerate() {
+        let (name, url) = raw
+            .split_once('=')
+            .ok_or_else(|| ConfigError::Gateway(raw.clone()))?;
+        let (name, url) = (name.trim(), url.trim().trim_end_matches('/'));
+        let valid_name = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !valid_name || !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(ConfigError::Gateway(raw.clone()));
+        }
+        let taken = gateways.iter().any(|g| g.name == name)
+            || (!args.no_builtin && ["stateless", "history"].contains(&name));
+        if taken {
+            return Err(ConfigError::DuplicateSystem(name.to_string()));
+        }
+        let base = 9001 + 10 * k as u16;
+        gateways.push(GatewaySpec {
+            name: name.to_string(),
+            url: url.trim_end_matches("/v1").to_string(),
+            primary_port: base,
+            fallback_port: base + 1,
+            headers: Vec::new(),
+        });
+    }
+    for raw in &args.upstream_ports {
+        let bad = || ConfigError::UpstreamPorts(raw.clone());
+        let (name, ports) = raw.split_once('=').ok_or_else(bad)?;
+        let (p, f) = ports.split_once(',').ok_or_else(bad)?;
+        let (p, f): (u16, u16) = (
+            p.trim().parse().map_err(|_| bad())?,
+            f.trim().parse().map_err(|_| bad())?,
+        );
+        let gateway = gateways
+            .iter_mut()
+            .find(|g| g.name == name.trim())
+            .ok_or_else(bad)?;
+        gateway.primary_port = p;
+        gateway.fallback_port = f;
+    }
+    for raw in &args.headers {
+        let bad = || ConfigError::Header(raw.clone());
+        let (name, rest) = raw.split_once(':').ok_or_else(bad)?;
+        let (header, value) = rest.split_once('=').ok_or_else(bad)?;
+        let gateway = gateways
+            .iter_mut()
+            .find(|g| g.name == name.trim())
+            .ok_or_else(bad)?;
+        let value = match value.strip_prefix("env:") {
+            Some(var) => env(var).ok_or_else(|| ConfigError::MissingEnv {
+                gateway: gateway.name.clone(),
+                header: header.to_string(),
+                var: var.to_string(),
+            })?,
+            None => value.to_string(),
+        };
+        gateway
+            .headers
+            .push((header.trim().to_string(), Secret(value)));
+    }
+    Ok(gateways)
 }
 
 impl RunConfig {
@@ -119,6 +251,10 @@ impl RunConfig {
                 flag: "--request-timeout",
             });
         }
+        let gateways = parse_gateways(args, &|var| std::env::var(var).ok())?;
+        if args.no_builtin && gateways.is_empty() {
+            return Err(ConfigError::NoSystems);
+        }
         let out = args
             .out
             .clone()
@@ -141,6 +277,10 @@ impl RunConfig {
             quiet: args.quiet,
             fail_under_cpr: args.fail_under_cpr,
             fail_system: args.fail_system.clone(),
+            builtin: !args.no_builtin,
+            gateways,
+            model: args.model.clone(),
+            gateway_wait: args.gateway_wait,
         })
     }
 
@@ -160,6 +300,18 @@ impl RunConfig {
             attempt_timeout_ms: self.attempt_timeout.as_millis() as u64,
             request_timeout_ms: self.request_timeout.as_millis() as u64,
             systems,
+            model: self.model.clone(),
+            gateways: self
+                .gateways
+                .iter()
+                .map(|g| ResolvedGateway {
+                    name: g.name.clone(),
+                    url: g.url.clone(),
+                    primary_port: g.primary_port,
+                    fallback_port: g.fallback_port,
+                    header_names: g.headers.iter().map(|(h, _)| h.clone()).collect(),
+                })
+                .collect(),
             confidence: CONFIDENCE,
             percentile_method: crate::stats::PERCENTILE_METHOD.to_string(),
             bootstrap_resamples: BOOTSTRAP_RESAMPLES,
@@ -215,12 +367,31 @@ pub struct ResolvedConfig {
     pub request_timeout_ms: u64,
     /// Systems under test, in order.
     pub systems: Vec<String>,
+    /// The model id the driver asked for.
+    pub model: String,
+    /// External gateways (header values are never written, only names).
+    pub gateways: Vec<ResolvedGateway>,
     /// Confidence level of every interval.
     pub confidence: f64,
     /// Percentile method.
     pub percentile_method: String,
     /// Bootstrap resamples of the clustered interval.
     pub bootstrap_resamples: u32,
+}
+
+/// An external gateway as recorded in `config.json`: no header values.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResolvedGateway {
+    /// Its name.
+    pub name: String,
+    /// Its base URL.
+    pub url: String,
+    /// Port of its primary upstream.
+    pub primary_port: u16,
+    /// Port of its fallback upstream.
+    pub fallback_port: u16,
+    /// Names of the extra headers sent (values withheld).
+    pub header_names: Vec<String>,
 }
 
 #[cfg(test)]
@@ -258,5 +429,56 @@ mod tests {
         assert!(err.to_string().contains("--fail-under-cpr"));
         let err = RunConfig::from_args(&args(&["--attempt-timeout", "0s"]), now).unwrap_err();
         assert!(err.to_string().contains("--attempt-timeout"));
+    }
+
+    #[test]
+    fn gateways_ports_and_secret_headers() {
+        let a = args(&[
+            "--gateway",
+            "litellm=http://127.0.0.1:4000/",
+            "--gateway",
+            "portkey=http://127.0.0.1:8787/v1",
+            "--upstream-ports",
+            "portkey=9101,9102",
+            "--header",
+            "litellm:Authorization=env:TEST_KEY_VAR",
+        ]);
+        let env = |var: &str| (var == "TEST_KEY_VAR").then(|| "Bearer s3cr3t-value".to_string());
+        let g = parse_gateways(&a, &env).unwrap();
+        assert_eq!((g[0].primary_port, g[0].fallback_port), (9001, 9002));
+        assert_eq!((g[1].primary_port, g[1].fallback_port), (9101, 9102));
+        assert_eq!(g[0].url, "http://127.0.0.1:4000");
+        assert_eq!(g[1].url, "http://127.0.0.1:8787");
+        assert_eq!(g[0].headers[0].1, Secret("Bearer s3cr3t-value".into()));
+        assert!(
+            !format!("{g:?}").contains("s3cr3t"),
+            "Debug never shows a header value"
+        );
+        let cfg = RunConfig::from_args(&a, time::OffsetDateTime::UNIX_EPOCH);
+        // TEST_KEY_VAR is not set in the real environment: the error names
+        // the variable, never a value.
+        let err = cfg.unwrap_err().to_string();
+        assert!(
+            err.contains("TEST_KEY_VAR") && err.contains("not set"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn gateway_mistakes_are_named() {
+        let none = |_: &str| None;
+        let err = parse_gateways(&args(&["--gateway", "litellm"]), &none).unwrap_err();
+        assert!(err.to_string().contains("NAME=URL"));
+        let err = parse_gateways(&args(&["--gateway", "history=http://x"]), &none).unwrap_err();
+        assert_eq!(err, ConfigError::DuplicateSystem("history".into()));
+        let err = parse_gateways(
+            &args(&["--gateway", "a=http://x", "--upstream-ports", "b=1,2"]),
+            &none,
+        )
+        .unwrap_err();
+        assert!(matches!(err, ConfigError::UpstreamPorts(_)));
+        let err = RunConfig::from_args(&args(&["--no-builtin"]), time::OffsetDateTime::UNIX_EPOCH)
+            .unwrap_err();
+        assert_eq!(err, ConfigError::NoSystems);
     }
 }

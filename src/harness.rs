@@ -4,7 +4,7 @@
 //! report. Ctrl-C (the cancellation token) stops the replay and the report of
 //! what finished is still written.
 
-use crate::config::{ResolvedConfig, RunConfig, DRIVER_MODEL, FALLBACK_MODEL};
+use crate::config::{ResolvedConfig, RunConfig, FALLBACK_MODEL};
 use crate::dataset::Dataset;
 use crate::driver::{self, ConversationOutcome, DriverOptions, Target};
 use crate::faults::{FaultPlan, FaultProfile, Role};
@@ -31,6 +31,9 @@ use tokio_util::sync::CancellationToken;
 
 /// The system prompt every driver request starts with.
 pub const SYSTEM_PROMPT: &str = "You are a helpful assistant. Answer briefly.";
+
+/// Deadline of one preflight request.
+const PREFLIGHT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Longest answer excerpt kept in events.csv.
 const EXCERPT_CHARS: usize = 160;
@@ -81,10 +84,28 @@ pub async fn execute(config: &RunConfig, cancel: CancellationToken) -> anyhow::R
         log: AttemptLog::default(),
         epoch: Instant::now(),
     };
-    let systems = start_builtin(config, &ctx).await?;
+    let mut systems = Systems {
+        targets: Vec::new(),
+        _pairs: Vec::new(),
+        _proxies: Vec::new(),
+    };
+    if config.builtin {
+        start_builtin(config, &ctx, &mut systems).await?;
+    }
+    start_gateways(config, &ctx, &mut systems).await?;
     let client = driver_client()?;
     for target in &systems.targets {
-        preflight(&client, target).await?;
+        let wait = if config.gateways.iter().any(|g| g.name == target.name) {
+            config.gateway_wait
+        } else {
+            Duration::ZERO
+        };
+        preflight(&client, target, &config.model, wait)
+            .await
+            .map_err(|e| match gateway_hint(config, target) {
+                Some(hint) => e.context(hint),
+                None => e,
+            })?;
     }
     let names: Vec<String> = systems.targets.iter().map(|t| t.name.clone()).collect();
     let resolved = config.resolved(dataset.conversations.len() as u32, names.clone());
@@ -93,7 +114,7 @@ pub async fn execute(config: &RunConfig, cancel: CancellationToken) -> anyhow::R
         concurrency: config.concurrency,
         replay: config.replay,
         request_timeout: config.request_timeout,
-        model: DRIVER_MODEL.to_string(),
+        model: config.model.clone(),
         system_prompt: SYSTEM_PROMPT.to_string(),
         seed: config.seed,
     };
@@ -148,13 +169,12 @@ pub async fn execute(config: &RunConfig, cancel: CancellationToken) -> anyhow::R
 }
 
 /// Starts an upstream pair and a proxy for each built-in system.
-async fn start_builtin(config: &RunConfig, ctx: &UpstreamContext) -> anyhow::Result<Systems> {
+async fn start_builtin(
+    config: &RunConfig,
+    ctx: &UpstreamContext,
+    systems: &mut Systems,
+) -> anyhow::Result<()> {
     let local: SocketAddr = ([127, 0, 0, 1], 0).into();
-    let mut systems = Systems {
-        targets: Vec::new(),
-        _pairs: Vec::new(),
-        _proxies: Vec::new(),
-    };
     for mode in BUILTIN {
         let name = mode.as_str();
         let pair = upstream::start_pair(name, local, local, ctx.clone())
@@ -176,7 +196,53 @@ async fn start_builtin(config: &RunConfig, ctx: &UpstreamContext) -> anyhow::Res
         systems._pairs.push(pair);
         systems._proxies.push(handle);
     }
-    Ok(systems)
+    Ok(())
+}
+
+/// Starts an upstream pair on the documented ports for each external
+/// gateway and prints where the gateway must send its traffic.
+async fn start_gateways(
+    config: &RunConfig,
+    ctx: &UpstreamContext,
+    systems: &mut Systems,
+) -> anyhow::Result<()> {
+    for gateway in &config.gateways {
+        let primary: SocketAddr = ([127, 0, 0, 1], gateway.primary_port).into();
+        let fallback: SocketAddr = ([127, 0, 0, 1], gateway.fallback_port).into();
+        let pair = upstream::start_pair(&gateway.name, primary, fallback, ctx.clone()).await.with_context(|| {
+            format!(
+                "cannot start the upstreams of gateway {:?} on ports {} and {}; free them or choose others with \
+                 --upstream-ports {}=PRIMARY,FALLBACK",
+                gateway.name, gateway.primary_port, gateway.fallback_port, gateway.name
+            )
+        })?;
+        eprintln!(
+            "gateway {} at {}: primary upstream http://{}/v1, fallback upstream http://{}/v1, model {:?}",
+            gateway.name, gateway.url, pair.primary.addr, pair.fallback.addr, config.model
+        );
+        let headers = gateway
+            .headers
+            .iter()
+            .map(|(h, v)| (h.clone(), v.0.clone()))
+            .collect();
+        systems.targets.push(Target {
+            name: gateway.name.clone(),
+            url: gateway.url.clone(),
+            headers,
+        });
+        systems._pairs.push(pair);
+    }
+    Ok(())
+}
+
+/// What an external gateway must be configured to do, for error messages.
+fn gateway_hint(config: &RunConfig, target: &Target) -> Option<String> {
+    let g = config.gateways.iter().find(|g| g.name == target.name)?;
+    Some(format!(
+        "gateway {:?} must listen at {} and route model {:?} to the primary upstream http://127.0.0.1:{}/v1, \
+         failing over to http://127.0.0.1:{}/v1 on 429, 5xx and timeouts (see examples/gateways/)",
+        g.name, g.url, config.model, g.primary_port, g.fallback_port
+    ))
 }
 
 /// The HTTP client of the driver: no proxy from the environment, no retries,
@@ -192,9 +258,17 @@ fn driver_client() -> anyhow::Result<reqwest::Client> {
 /// Sends one request that matches no conversation and insists on a usable
 /// answer, so that a system that is down or misconfigured stops the run
 /// before it starts rather than scoring 0 %.
-async fn preflight(client: &reqwest::Client, target: &Target) -> anyhow::Result<()> {
+///
+/// A gateway that is still starting gets `wait` to come up (retried every
+/// half second).
+async fn preflight(
+    client: &reqwest::Client,
+    target: &Target,
+    model: &str,
+    wait: Duration,
+) -> anyhow::Result<()> {
     let request = crate::openai::ChatRequest {
-        model: DRIVER_MODEL.to_string(),
+        model: model.to_string(),
         messages: vec![crate::openai::ChatMessage::new(
             "user",
             "continuity-bench preflight: please reply.",
@@ -203,7 +277,12 @@ async fn preflight(client: &reqwest::Client, target: &Target) -> anyhow::Result<
         stream_options: None,
         extra: serde_json::Map::new(),
     };
-    let reply = driver::client::send(client, target, &request, Duration::from_secs(10)).await;
+    let give_up = Instant::now() + wait;
+    let mut reply = driver::client::send(client, target, &request, PREFLIGHT_TIMEOUT).await;
+    while reply.error.is_some() && Instant::now() < give_up {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        reply = driver::client::send(client, target, &request, PREFLIGHT_TIMEOUT).await;
+    }
     match reply.error {
         None => Ok(()),
         Some(error) => anyhow::bail!(

@@ -1,0 +1,49 @@
+//! Shared helpers of the integration tests: paths into the repository and a
+//! quick run configuration.
+
+#![allow(dead_code)]
+
+use continuity_bench::config::{Replay, RunConfig};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A path inside the repository.
+pub fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+/// A run of the committed dataset under the default fault profile, with the
+/// instant latency model and a short proxy timeout so that it is quick.
+pub fn quick_run(out: &Path, runs: u32) -> RunConfig {
+    RunConfig {
+        seed: 42,
+        runs,
+        concurrency: 100,
+        dataset: repo("datasets/continuity-150.jsonl"),
+        faults: repo("fault_profiles/paper.toml"),
+        latency: "instant",
+        replay: Replay::Live,
+        attempt_timeout: Duration::from_millis(250),
+        request_timeout: Duration::from_secs(20),
+        out: out.to_path_buf(),
+        quiet: true,
+        fail_under_cpr: None,
+        fail_system: "history".to_string(),
+        builtin: true,
+        gateways: Vec::new(),
+        model: continuity_bench::config::DRIVER_MODEL.to_string(),
+        gateway_wait: Duration::from_secs(5),
+    }
+}
+
+/// Reads a CSV file into rows of strings, header first.
+pub fn csv_rows(path: &Path) -> Vec<Vec<String>> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_path(path)
+        .unwrap();
+    reader
+        .records()
+        .map(|r| r.unwrap().iter().map(str::to_string).collect())
+        .collect()
+}

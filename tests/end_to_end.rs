@@ -1,0 +1,213 @@
+//! End-to-end behaviour of `run`: the verdict a user pastes into a write-up,
+//! its reproducibility, and a clean stop on Ctrl-C.
+
+mod common;
+
+use common::{csv_rows, quick_run, repo};
+use continuity_bench::harness;
+use continuity_bench::scoring::Verdict;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reference_systems_separate_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let outcome = harness::execute(&quick_run(dir.path(), 2), CancellationToken::new())
+        .await
+        .unwrap();
+    let summary = &outcome.data.summary;
+    let by_name = |n: &str| summary.systems.iter().find(|s| s.name == n).unwrap();
+    let (stateless, history) = (by_name("stateless"), by_name("history"));
+    for s in [stateless, history] {
+        assert_eq!(s.events, 300, "{}: 150 conversations x 2 runs", s.name);
+        assert_eq!(
+            s.availability.successes, 300,
+            "{}: every event answered 2xx",
+            s.name
+        );
+        assert_eq!(s.bleed.events, 0, "{}: no context bleed", s.name);
+        // Every event cost exactly one faulted primary attempt and one
+        // fallback attempt: no hidden retries.
+        assert!(
+            (s.attempts.primary_mean - 1.0).abs() < 1e-9,
+            "{}: {:?}",
+            s.name,
+            s.attempts
+        );
+        assert!(
+            (s.attempts.fallback_mean - 1.0).abs() < 1e-9,
+            "{}: {:?}",
+            s.name,
+            s.attempts
+        );
+    }
+    assert_eq!(stateless.cpr.successes, 0);
+    assert!(history.cpr.rate >= 0.99, "history CPR {}", history.cpr.rate);
+    let clo = summary.clo.as_ref().expect("both reference systems ran");
+    assert_eq!(clo.delta_ms.n, 300);
+    for file in [
+        "config.json",
+        "turns.csv",
+        "events.csv",
+        "attempts.csv",
+        "summary.json",
+        "summary.md",
+    ] {
+        assert!(dir.path().join(file).is_file(), "{file} written");
+    }
+    // Every fault mode really happened on the wire.
+    let actions: std::collections::BTreeSet<&str> = outcome
+        .data
+        .attempts
+        .iter()
+        .map(|a| a.action.as_str())
+        .collect();
+    for action in ["ok", "timeout_held", "api_error", "rate_limited"] {
+        assert!(
+            actions.contains(action),
+            "attempt actions {actions:?} lack {action}"
+        );
+    }
+    let held_and_abandoned = outcome
+        .data
+        .attempts
+        .iter()
+        .filter(|a| a.action == "timeout_held" && a.client_gave_up)
+        .count();
+    assert_eq!(
+        held_and_abandoned, 200,
+        "100 TIMEOUT events per run over 2 systems, each abandoned by the proxy"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_seed_same_verdicts() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for dir in [&a, &b] {
+        harness::execute(&quick_run(dir.path(), 1), CancellationToken::new())
+            .await
+            .unwrap();
+    }
+    let strip = |rows: Vec<Vec<String>>| -> Vec<Vec<String>> {
+        let header = rows[0].clone();
+        let latency = header.iter().position(|h| h == "latency_ms").unwrap();
+        rows.into_iter()
+            .map(|mut r| {
+                r.remove(latency);
+                r
+            })
+            .collect()
+    };
+    let ea = strip(csv_rows(&a.path().join("events.csv")));
+    let eb = strip(csv_rows(&b.path().join("events.csv")));
+    assert_eq!(ea.len(), 301);
+    assert_eq!(ea, eb, "events.csv identical apart from latency");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_still_writes_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = quick_run(dir.path(), 3);
+    config.latency = "realistic";
+    config.concurrency = 20;
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        trigger.cancel();
+    });
+    let outcome = harness::execute(&config, cancel).await.unwrap();
+    assert!(outcome.interrupted);
+    let events = &outcome.data.events;
+    assert!(
+        events.len() < 900,
+        "stopped early, got {} events",
+        events.len()
+    );
+    assert!(dir.path().join("summary.json").is_file());
+    assert!(events.iter().all(|e| e.verdict != Verdict::Undetermined));
+    assert!(outcome
+        .data
+        .summary
+        .notes
+        .iter()
+        .any(|n| n.contains("interrupted")));
+}
+
+#[test]
+fn fail_under_cpr_exits_non_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_continuity-bench"))
+        .args([
+            "run",
+            "--quiet",
+            "--latency",
+            "instant",
+            "--fast-forward",
+            "--attempt-timeout",
+            "200ms",
+        ])
+        .args([
+            "--fail-system",
+            "stateless",
+            "--fail-under-cpr",
+            "50",
+            "--out",
+        ])
+        .arg(dir.path())
+        .current_dir(repo(""))
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(1), "stateless CPR 0 % is under 50 %");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_continuity-bench"))
+        .args([
+            "run",
+            "--quiet",
+            "--latency",
+            "instant",
+            "--fast-forward",
+            "--attempt-timeout",
+            "200ms",
+        ])
+        .args(["--fail-under-cpr", "99", "--out"])
+        .arg(dir.path())
+        .current_dir(repo(""))
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "history CPR is at least 99 %");
+}
+
+#[test]
+fn sigint_stops_cleanly_with_a_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_continuity-bench"))
+        .args([
+            "run",
+            "--quiet",
+            "--latency",
+            "realistic",
+            "--runs",
+            "3",
+            "--out",
+        ])
+        .arg(dir.path())
+        .current_dir(repo(""))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the run is under way (the report directory does not exist
+    // before the end, so wait on time, bounded), then send a real SIGINT.
+    std::thread::sleep(Duration::from_millis(2500));
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "stderr: {stderr}");
+    assert!(stderr.contains("interrupted"), "stderr: {stderr}");
+    assert!(dir.path().join("summary.json").is_file());
+    assert!(dir.path().join("events.csv").is_file());
+}
