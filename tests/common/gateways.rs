@@ -1,0 +1,100 @@
+//! Small gateways built to trip the harness's detectors (positive controls).
+//! They are test fixtures, not product features: each one gets a single
+//! thing wrong on purpose, and the tests check that the harness notices.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use continuity_bench::server::{serve, ServerHandle};
+use serde_json::Value;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// What a control gateway gets wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Misbehaviour {
+    /// Sends the fallback only the last message (drops history).
+    LastMessageOnly,
+    /// Keeps one shared "last history" across all sessions and sends it to
+    /// the fallback in place of the request's own (leaks between sessions).
+    SharedHistory,
+    /// Forwards history, but retries a fallback 429 every 10 ms, 20 times,
+    /// ignoring `Retry-After` (a retry storm).
+    TightRetryLoop,
+    /// Sends the fallback only the last 3 messages (truncates history).
+    TruncateToLast3,
+}
+
+/// Deadline of one upstream attempt in the control gateways.
+const ATTEMPT_TIMEOUT: Duration = Duration::from_millis(300);
+
+#[derive(Clone)]
+struct Gateway {
+    kind: Misbehaviour,
+    primary: String,
+    fallback: String,
+    client: reqwest::Client,
+    last_history: Arc<Mutex<Option<Vec<Value>>>>,
+}
+
+/// Starts a control gateway on 127.0.0.1 in front of `primary` and
+/// `fallback` (base URLs).
+pub async fn start(kind: Misbehaviour, primary: String, fallback: String) -> ServerHandle {
+    let state = Gateway {
+        kind,
+        primary,
+        fallback,
+        client: reqwest::Client::builder().no_proxy().build().unwrap(),
+        last_history: Arc::new(Mutex::new(None)),
+    };
+    let router = Router::new().route("/v1/chat/completions", post(handle)).with_state(state);
+    serve(([127, 0, 0, 1], 0).into(), router).await.unwrap()
+}
+
+async fn call(g: &Gateway, base: &str, body: &Value) -> Option<(u16, Value)> {
+    let url = format!("{base}/v1/chat/completions");
+    let response = g.client.post(url).json(body).timeout(ATTEMPT_TIMEOUT).send().await.ok()?;
+    let status = response.status().as_u16();
+    let json = response.json::<Value>().await.unwrap_or(Value::Null);
+    Some((status, json))
+}
+
+async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let leaked = g.last_history.lock().unwrap().replace(messages.clone());
+    if let Some((status, json)) = call(&g, &g.primary, &body).await {
+        if (200..300).contains(&status) {
+            return (StatusCode::OK, Json(json)).into_response();
+        }
+    }
+    let mut fallback_body = body.clone();
+    let last = messages.last().cloned().into_iter().collect::<Vec<_>>();
+    fallback_body["messages"] = Value::Array(match g.kind {
+        Misbehaviour::LastMessageOnly => last,
+        Misbehaviour::SharedHistory => leaked.unwrap_or_default().into_iter().chain(last).collect(),
+        Misbehaviour::TightRetryLoop => messages.clone(),
+        Misbehaviour::TruncateToLast3 => messages[messages.len().saturating_sub(3)..].to_vec(),
+    });
+    let tries = if g.kind == Misbehaviour::TightRetryLoop { 21 } else { 1 };
+    let mut answer = None;
+    for _ in 0..tries {
+        answer = call(&g, &g.fallback, &fallback_body).await;
+        match &answer {
+            Some((429, _)) => tokio::time::sleep(Duration::from_millis(10)).await,
+            _ => break,
+        }
+    }
+    match answer {
+        Some((status, json)) => {
+            (StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY), Json(json)).into_response()
+        }
+        None => StatusCode::GATEWAY_TIMEOUT.into_response(),
+    }
+}
+
+/// A port on 127.0.0.1 that was free a moment ago.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
