@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::Mutex;
 
-/// One counter family: name, help text, and its label names.
+/// One counter family: its name and help text.
 struct Family {
     name: &'static str,
     help: &'static str,

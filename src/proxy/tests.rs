@@ -594,3 +594,44 @@ async fn bad_configuration_is_reported() {
     let err = spawn(local(), c).await.unwrap_err().to_string();
     assert!(err.contains("--events"), "{err}");
 }
+
+#[test]
+fn proxy_flags_map_to_the_config() {
+    use clap::Parser;
+    let cli = crate::cli::Cli::try_parse_from([
+        "continuity-bench",
+        "proxy",
+        "--mode",
+        "stateless",
+        "--primary",
+        "http://127.0.0.1:9001",
+        "--fallback",
+        "http://127.0.0.1:9002",
+        "--fallback-model",
+        "backup",
+        "--attempt-timeout",
+        "250ms",
+        "--deadline",
+        "5s",
+        "--fallback-retries",
+        "1",
+        "--events",
+        "ev.jsonl",
+        "--seed",
+        "9",
+    ])
+    .unwrap();
+    let crate::cli::Command::Proxy(args) = cli.command else {
+        panic!("not the proxy command");
+    };
+    let c = crate::commands::proxy_config(args);
+    assert_eq!(c.mode, ProxyMode::Stateless);
+    assert_eq!(
+        (c.primary_model, c.fallback_model.as_deref()),
+        (None, Some("backup"))
+    );
+    assert_eq!(c.attempt_timeout, Duration::from_millis(250));
+    assert_eq!(c.deadline, Duration::from_secs(5));
+    assert_eq!((c.fallback_429_retries, c.seed), (1, 9));
+    assert_eq!(c.events_path, Some("ev.jsonl".into()));
+}
