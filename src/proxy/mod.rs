@@ -4,6 +4,7 @@
 //! `stateless` forwards the system prompt (if any) and the last user message;
 //! `history` forwards the full `messages`.
 
+pub mod backoff;
 pub mod core;
 pub mod events;
 pub mod metrics;

@@ -2,7 +2,7 @@
 //! proxy bound on 127.0.0.1:0 whose primary and fallback are tiny scripted
 //! axum mocks that record what they received and when.
 
-use super::core::backoff_delay;
+use super::backoff::backoff_delay;
 use super::{spawn, ProxyConfig, ProxyMode, ProxyState, SwitchEvent};
 use crate::openai::{assemble_sse, chunk_body, completion_body, error_body, Usage};
 use crate::server::{serve, ServerHandle};
