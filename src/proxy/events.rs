@@ -1,24 +1,158 @@
-//! Switch events.
+//! Switch events: one record per client request saying which upstream
+//! answered and why. They go to three places: an optional JSON-lines file
+//! (`--events PATH`, appended and flushed per line), a bounded in-memory list
+//! the embedding harness reads with [`EventSink::snapshot`], and the counters
+//! of `GET /metrics` (see [`super::metrics`]).
 
 use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::sync::Mutex;
+
+/// Events kept in memory; the oldest are dropped past this many.
+pub const MEMORY_CAP: usize = 200_000;
+
+/// The `reason` of a request that did not switch.
+pub const REASON_NONE: &str = "none";
+
+/// The `reason` of a request rejected before any upstream was called.
+pub const REASON_INVALID: &str = "invalid_request";
 
 /// One request's switch event.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SwitchEvent {
-    /// Provider first tried.
+    /// Sequence number of the request at this proxy, from 0.
+    pub request: u64,
+    /// `stateless` or `history`.
+    pub mode: String,
+    /// Provider first tried (its base URL).
     pub provider_primary: String,
-    /// Provider failed over to, if any.
+    /// Provider failed over to (its base URL), if the request switched.
     pub provider_fallback: Option<String>,
     /// Model the client asked for.
     pub model_requested: String,
-    /// Model that answered.
+    /// Model id sent to the upstream whose answer the client got; `None`
+    /// when no upstream answered.
     pub model_actual: Option<String>,
-    /// Why it switched (or `none`).
+    /// Why it switched: `timeout`, `connect_error`, `body_error` or
+    /// `status_NNN`; `none` when it did not, `invalid_request` when the
+    /// client's body was not a chat request.
     pub reason: String,
-    /// Time spent on the primary, ms.
+    /// Time spent on the primary, ms (to its full body when not streaming,
+    /// to its response headers when streaming).
     pub latency_primary_ms: f64,
-    /// Time spent on the fallback, ms.
+    /// Time spent on the fallback including backoff waits, ms; `None` when
+    /// the request did not switch.
     pub latency_fallback_ms: Option<f64>,
+    /// Requests sent to the fallback (1 + retries after 429); 0 when the
+    /// request did not switch.
+    pub fallback_attempts: u32,
+    /// Whether the client asked for a stream.
+    pub stream: bool,
     /// Status returned to the client.
     pub status: u16,
+}
+
+/// Where events go: memory always, a JSON-lines file when configured.
+#[derive(Debug)]
+pub struct EventSink {
+    memory: Mutex<VecDeque<SwitchEvent>>,
+    file: Option<Mutex<BufWriter<File>>>,
+}
+
+impl EventSink {
+    /// A sink that keeps events in memory only.
+    pub fn in_memory() -> Self {
+        EventSink {
+            memory: Mutex::new(VecDeque::new()),
+            file: None,
+        }
+    }
+
+    /// A sink that also appends one JSON line per event to `path`.
+    ///
+    /// # Errors
+    /// When the file cannot be opened for appending.
+    pub fn with_file(path: &Path) -> std::io::Result<Self> {
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(EventSink {
+            memory: Mutex::new(VecDeque::new()),
+            file: Some(Mutex::new(BufWriter::new(file))),
+        })
+    }
+
+    /// Records one event. Returns `false` when the file write failed (the
+    /// event is still kept in memory and counted).
+    pub fn record(&self, event: SwitchEvent) -> bool {
+        let mut written = true;
+        if let Some(file) = &self.file {
+            written = match serde_json::to_string(&event) {
+                Ok(line) => {
+                    let mut w = file.lock().unwrap_or_else(|p| p.into_inner());
+                    writeln!(w, "{line}").and_then(|()| w.flush()).is_ok()
+                }
+                Err(_) => false,
+            };
+        }
+        let mut memory = self.memory.lock().unwrap_or_else(|p| p.into_inner());
+        if memory.len() == MEMORY_CAP {
+            memory.pop_front();
+        }
+        memory.push_back(event);
+        written
+    }
+
+    /// A copy of the events kept so far, oldest first.
+    pub fn snapshot(&self) -> Vec<SwitchEvent> {
+        let memory = self.memory.lock().unwrap_or_else(|p| p.into_inner());
+        memory.iter().cloned().collect()
+    }
+
+    /// Removes and returns the events kept so far, oldest first.
+    pub fn take(&self) -> Vec<SwitchEvent> {
+        let mut memory = self.memory.lock().unwrap_or_else(|p| p.into_inner());
+        memory.drain(..).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(request: u64) -> SwitchEvent {
+        SwitchEvent {
+            request,
+            mode: "history".into(),
+            provider_primary: "http://p".into(),
+            provider_fallback: Some("http://f".into()),
+            model_requested: "m".into(),
+            model_actual: Some("f".into()),
+            reason: "status_503".into(),
+            latency_primary_ms: 1.0,
+            latency_fallback_ms: Some(2.0),
+            fallback_attempts: 1,
+            stream: false,
+            status: 200,
+        }
+    }
+
+    #[test]
+    fn file_gets_one_line_per_event_and_appends() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        std::fs::write(&path, "{\"old\":1}\n").unwrap();
+        let sink = EventSink::with_file(&path).unwrap();
+        assert!(sink.record(event(0)));
+        assert!(sink.record(event(1)));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3);
+        let back: SwitchEvent = serde_json::from_str(lines[2]).unwrap();
+        assert_eq!(back, event(1));
+        assert_eq!(sink.snapshot().len(), 2);
+        assert_eq!(sink.take().len(), 2);
+        assert!(sink.snapshot().is_empty());
+    }
 }

@@ -4,16 +4,49 @@
 //! `stateless` forwards the system prompt (if any) and the last user message;
 //! `history` forwards the full `messages`.
 
+pub mod backoff;
 pub mod core;
 pub mod events;
+pub mod metrics;
 pub mod payload;
 pub mod server;
+
+#[cfg(test)]
+mod tests;
 
 pub use events::SwitchEvent;
 pub use server::{router, spawn, ProxyState};
 
 use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
 use std::time::Duration;
+
+/// Why a reference proxy could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ProxyError {
+    /// An upstream base URL is not an http(s) URL.
+    #[error("{flag} {url:?} is not an http(s) base URL; pass e.g. http://127.0.0.1:9001")]
+    BadUrl {
+        /// The flag that carried it (`--primary` or `--fallback`).
+        flag: &'static str,
+        /// The value given.
+        url: String,
+    },
+    /// The events file cannot be opened for appending.
+    #[error("cannot append to --events {path}: {source}; check that its directory exists and is writable")]
+    EventsFile {
+        /// The path given.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The HTTP client cannot be built (TLS backend unavailable).
+    #[error("cannot build the upstream HTTP client: {0}")]
+    Client(#[from] reqwest::Error),
+    /// The listen address cannot be bound.
+    #[error("{0}")]
+    Bind(#[from] std::io::Error),
+}
 
 /// What the fallback receives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -61,6 +94,8 @@ pub struct ProxyConfig {
     pub backoff_cap: Duration,
     /// Seed of the backoff jitter.
     pub seed: u64,
+    /// Append one JSON line per request (the switch event) to this file.
+    pub events_path: Option<PathBuf>,
 }
 
 impl ProxyConfig {
@@ -78,6 +113,7 @@ impl ProxyConfig {
             backoff_base: Duration::from_millis(100),
             backoff_cap: Duration::from_secs(5),
             seed: crate::seed::DEFAULT_SEED,
+            events_path: None,
         }
     }
 }

@@ -1,0 +1,637 @@
+//! Loopback tests of the reference proxies: a real HTTP client talks to a
+//! proxy bound on 127.0.0.1:0 whose primary and fallback are tiny scripted
+//! axum mocks that record what they received and when.
+
+use super::backoff::backoff_delay;
+use super::{spawn, ProxyConfig, ProxyMode, ProxyState, SwitchEvent};
+use crate::openai::{assemble_sse, chunk_body, completion_body, error_body, Usage};
+use crate::server::{serve, ServerHandle};
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing;
+use axum::Router;
+use bytes::Bytes;
+use futures::StreamExt;
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+/// What a mock does with one request.
+#[derive(Clone)]
+enum Step {
+    /// Answer JSON with this status, optionally with `Retry-After`.
+    Json(u16, Value, Option<&'static str>),
+    /// Hold the connection without answering.
+    Hold,
+    /// Answer 200 with these SSE events; when a gate is given, send the first
+    /// one, then wait for the gate before the rest.
+    Sse(Vec<String>, Option<Arc<Notify>>),
+}
+
+/// One request a mock received.
+#[derive(Clone)]
+struct Seen {
+    at: Instant,
+    body: Value,
+    headers: HeaderMap,
+}
+
+/// A scripted upstream: request i gets step i (the last step repeats).
+struct Mock {
+    steps: Vec<Step>,
+    count: AtomicUsize,
+    seen: Mutex<Vec<Seen>>,
+}
+
+impl Mock {
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+async fn mock_chat(State(mock): State<Arc<Mock>>, headers: HeaderMap, body: Bytes) -> Response {
+    let i = mock.count.fetch_add(1, Ordering::SeqCst);
+    mock.seen.lock().unwrap().push(Seen {
+        at: Instant::now(),
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        headers,
+    });
+    let step = mock.steps[i.min(mock.steps.len() - 1)].clone();
+    match step {
+        Step::Json(status, body, retry_after) => {
+            let mut response =
+                (StatusCode::from_u16(status).unwrap(), axum::Json(body)).into_response();
+            if let Some(value) = retry_after {
+                response
+                    .headers_mut()
+                    .insert("retry-after", value.parse().unwrap());
+            }
+            response
+        }
+        Step::Hold => {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            StatusCode::OK.into_response()
+        }
+        Step::Sse(events, gate) => {
+            let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(16);
+            tokio::spawn(async move {
+                for (k, event) in events.into_iter().enumerate() {
+                    if k == 1 {
+                        if let Some(gate) = &gate {
+                            gate.notified().await;
+                        }
+                    }
+                    let _ = tx.send(Ok(Bytes::from(event))).await;
+                }
+            });
+            let body = Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(rx));
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(body)
+                .unwrap()
+        }
+    }
+}
+
+async fn mock(steps: Vec<Step>) -> (ServerHandle, Arc<Mock>) {
+    let mock = Arc::new(Mock {
+        steps,
+        count: AtomicUsize::new(0),
+        seen: Mutex::new(Vec::new()),
+    });
+    let router = Router::new()
+        .route("/v1/chat/completions", routing::post(mock_chat))
+        .with_state(mock.clone());
+    let handle = serve(local(), router).await.unwrap();
+    (handle, mock)
+}
+
+fn local() -> SocketAddr {
+    "127.0.0.1:0".parse().unwrap()
+}
+
+fn answer(text: &str) -> Value {
+    completion_body("id", "m", 0, text, Usage::new(1, 1))
+}
+
+fn ok(text: &str) -> Step {
+    Step::Json(200, answer(text), None)
+}
+
+fn err(status: u16) -> Step {
+    Step::Json(
+        status,
+        error_body(&format!("primary says {status}"), "api_error", None),
+        None,
+    )
+}
+
+fn sse(words: &[&str]) -> Vec<String> {
+    let mut events: Vec<String> = words
+        .iter()
+        .map(|w| {
+            format!(
+                "data: {}\n\n",
+                chunk_body("s", "m", 0, json!({"content": w}), None)
+            )
+        })
+        .collect();
+    events.push("data: [DONE]\n\n".to_string());
+    events
+}
+
+/// A config with millisecond timings for tests.
+fn config(mode: ProxyMode, primary: &ServerHandle, fallback: &ServerHandle) -> ProxyConfig {
+    let mut c = ProxyConfig::new(mode, primary.url(), fallback.url());
+    c.attempt_timeout = Duration::from_millis(300);
+    c.deadline = Duration::from_secs(3);
+    c.backoff_base = Duration::from_millis(20);
+    c.backoff_cap = Duration::from_millis(200);
+    c
+}
+
+async fn start(config: ProxyConfig) -> (ServerHandle, ProxyState) {
+    spawn(local(), config).await.unwrap()
+}
+
+fn conversation() -> Value {
+    json!({
+        "model": "client-model",
+        "temperature": 0.1,
+        "provider_x": {"safe_mode": true},
+        "messages": [
+            {"role": "system", "content": "You are terse."},
+            {"role": "user", "content": "My sister's name is Oriane."},
+            {"role": "assistant", "content": "Noted."},
+            {"role": "user", "content": "What is my sister called?"}
+        ]
+    })
+}
+
+async fn post(proxy: &ServerHandle, body: &Value) -> (u16, String) {
+    let response = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .unwrap()
+        .post(format!("{}/v1/chat/completions", proxy.url()))
+        .bearer_auth("sk-client-secret")
+        .json(body)
+        .timeout(Duration::from_secs(10))
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap())
+}
+
+fn text_of(body: &str) -> String {
+    crate::openai::response_text(&serde_json::from_str(body).unwrap()).unwrap_or_default()
+}
+
+fn only_event(state: &ProxyState) -> SwitchEvent {
+    let events = state.events_snapshot();
+    assert_eq!(events.len(), 1, "{events:?}");
+    events[0].clone()
+}
+
+#[tokio::test]
+async fn decision_tree_end_to_end() {
+    let switch = [500u16, 502, 503, 504, 429, 404];
+    let pass = [400u16, 401, 402, 403];
+    for status in switch.into_iter().chain(pass) {
+        let (p, primary) = mock(vec![err(status)]).await;
+        let (f, fallback) = mock(vec![ok("from fallback")]).await;
+        let (proxy, state) = start(config(ProxyMode::History, &p, &f)).await;
+        let (got, body) = post(&proxy, &conversation()).await;
+        let event = only_event(&state);
+        assert_eq!(primary.seen().len(), 1, "{status}: primary tried once");
+        if switch.contains(&status) {
+            assert_eq!(got, 200, "{status} must switch");
+            assert_eq!(text_of(&body), "from fallback");
+            assert_eq!(fallback.seen().len(), 1, "{status}");
+            assert_eq!(event.reason, format!("status_{status}"));
+            assert_eq!(event.provider_fallback.as_deref(), Some(f.url().as_str()));
+        } else {
+            assert_eq!(got, status, "{status} must pass through");
+            let expected = error_body(&format!("primary says {status}"), "api_error", None);
+            assert_eq!(serde_json::from_str::<Value>(&body).unwrap(), expected);
+            assert!(
+                fallback.seen().is_empty(),
+                "{status} must not reach the fallback"
+            );
+            assert_eq!(event.reason, "none");
+            assert_eq!(event.provider_fallback, None);
+        }
+        assert_eq!(event.status, got);
+    }
+}
+
+#[tokio::test]
+async fn held_connection_times_out_and_switches() {
+    let (p, primary) = mock(vec![Step::Hold]).await;
+    let (f, fallback) = mock(vec![ok("after timeout")]).await;
+    let (proxy, state) = start(config(ProxyMode::History, &p, &f)).await;
+    let began = Instant::now();
+    let (got, body) = post(&proxy, &conversation()).await;
+    assert_eq!((got, text_of(&body).as_str()), (200, "after timeout"));
+    assert!(began.elapsed() >= Duration::from_millis(300));
+    assert_eq!((primary.seen().len(), fallback.seen().len()), (1, 1));
+    let event = only_event(&state);
+    assert_eq!(event.reason, "timeout");
+    assert!(
+        event.latency_primary_ms >= 300.0,
+        "{}",
+        event.latency_primary_ms
+    );
+}
+
+#[tokio::test]
+async fn refused_connection_switches() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = listener.local_addr().unwrap();
+    drop(listener);
+    let (f, fallback) = mock(vec![ok("after refusal")]).await;
+    let mut c = ProxyConfig::new(ProxyMode::History, format!("http://{dead}"), f.url());
+    c.attempt_timeout = Duration::from_millis(300);
+    let (proxy, state) = start(c).await;
+    let (got, body) = post(&proxy, &conversation()).await;
+    assert_eq!((got, text_of(&body).as_str()), (200, "after refusal"));
+    assert_eq!(fallback.seen().len(), 1);
+    assert_eq!(only_event(&state).reason, "connect_error");
+}
+
+#[tokio::test]
+async fn fallback_payload_per_mode_with_mapped_models() {
+    for mode in [ProxyMode::Stateless, ProxyMode::History] {
+        let (p, primary) = mock(vec![err(503)]).await;
+        let (f, fallback) = mock(vec![ok("x")]).await;
+        let mut c = config(mode, &p, &f);
+        c.primary_model = Some("primary-model".into());
+        c.fallback_model = Some("fallback-model".into());
+        let (proxy, state) = start(c).await;
+        let (got, _) = post(&proxy, &conversation()).await;
+        assert_eq!(got, 200);
+
+        let to_primary = &primary.seen()[0];
+        let mut expected = conversation();
+        expected["model"] = json!("primary-model");
+        assert_eq!(
+            to_primary.body, expected,
+            "the primary gets the full request"
+        );
+
+        let to_fallback = &fallback.seen()[0];
+        assert_eq!(to_fallback.body["model"], json!("fallback-model"));
+        assert_eq!(to_fallback.body["provider_x"], json!({"safe_mode": true}));
+        assert_eq!(to_fallback.body["temperature"], json!(0.1));
+        let sent = to_fallback.body["messages"].clone();
+        match mode {
+            ProxyMode::History => assert_eq!(sent, conversation()["messages"]),
+            ProxyMode::Stateless => assert_eq!(
+                sent,
+                json!([
+                    {"role": "system", "content": "You are terse."},
+                    {"role": "user", "content": "What is my sister called?"}
+                ])
+            ),
+        }
+        for seen in [to_primary, to_fallback] {
+            assert!(
+                seen.headers.get("authorization").is_none(),
+                "client auth leaked"
+            );
+        }
+        let event = only_event(&state);
+        assert_eq!(event.model_requested, "client-model");
+        assert_eq!(event.model_actual.as_deref(), Some("fallback-model"));
+        assert_eq!(event.mode, mode.as_str());
+    }
+}
+
+#[tokio::test]
+async fn streaming_failover_then_piped_as_it_arrives() {
+    let gate = Arc::new(Notify::new());
+    let (p, _primary) = mock(vec![err(503)]).await;
+    let (f, fallback) = mock(vec![Step::Sse(
+        sse(&["Your sister ", "is Oriane."]),
+        Some(gate.clone()),
+    )])
+    .await;
+    let (proxy, state) = start(config(ProxyMode::History, &p, &f)).await;
+    let mut request = conversation();
+    request["stream"] = json!(true);
+    let response = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .unwrap()
+        .post(format!("{}/v1/chat/completions", proxy.url()))
+        .json(&request)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    assert_eq!(fallback.seen()[0].body["stream"], json!(true));
+    let mut chunks = response.bytes_stream();
+    // The first event reaches the client while the upstream still holds the
+    // rest back: the proxy pipes, it does not buffer.
+    let first = tokio::time::timeout(Duration::from_secs(2), chunks.next())
+        .await
+        .expect("first chunk is piped before the stream ends")
+        .unwrap()
+        .unwrap();
+    let mut all = String::from_utf8(first.to_vec()).unwrap();
+    assert!(all.contains("Your sister"));
+    gate.notify_one();
+    while let Some(chunk) = chunks.next().await {
+        all.push_str(std::str::from_utf8(&chunk.unwrap()).unwrap());
+    }
+    let (text, done) = assemble_sse(&all).unwrap();
+    assert_eq!(text, "Your sister is Oriane.");
+    assert!(done);
+    let event = only_event(&state);
+    assert!(event.stream);
+    assert_eq!((event.reason.as_str(), event.status), ("status_503", 200));
+}
+
+#[tokio::test]
+async fn streaming_from_the_primary() {
+    let (p, _primary) = mock(vec![Step::Sse(sse(&["a", "b"]), None)]).await;
+    let (f, fallback) = mock(vec![ok("unused")]).await;
+    let (proxy, _state) = start(config(ProxyMode::Stateless, &p, &f)).await;
+    let mut request = conversation();
+    request["stream"] = json!(true);
+    let (got, body) = post(&proxy, &request).await;
+    assert_eq!(got, 200);
+    assert_eq!(assemble_sse(&body).unwrap(), ("ab".to_string(), true));
+    assert!(fallback.seen().is_empty());
+}
+
+/// Gaps between consecutive arrivals at a mock.
+fn gaps(seen: &[Seen]) -> Vec<Duration> {
+    seen.windows(2).map(|w| w[1].at - w[0].at).collect()
+}
+
+#[tokio::test]
+async fn fallback_429_retries_are_bounded_and_respect_retry_after() {
+    let limited = Step::Json(
+        429,
+        error_body("slow down", "rate_limit_error", None),
+        Some("0.06"),
+    );
+    let (p, _primary) = mock(vec![err(503)]).await;
+    let (f, fallback) = mock(vec![limited]).await;
+    let mut c = config(ProxyMode::History, &p, &f);
+    c.fallback_429_retries = 3;
+    let (proxy, state) = start(c).await;
+    let (got, body) = post(&proxy, &conversation()).await;
+    assert_eq!(got, 429, "retries exhausted: the client gets the 429");
+    assert!(body.contains("slow down"));
+    let seen = fallback.seen();
+    assert_eq!(seen.len(), 4, "retries + 1 fallback attempts, no more");
+    for gap in gaps(&seen) {
+        assert!(
+            gap >= Duration::from_millis(60),
+            "gap {gap:?} below Retry-After"
+        );
+    }
+    let event = only_event(&state);
+    assert_eq!((event.fallback_attempts, event.status), (4, 429));
+    assert_eq!(
+        state.metrics().get(
+            "continuity_proxy_fallback_429_retries_total",
+            "mode=\"history\""
+        ),
+        3
+    );
+}
+
+#[tokio::test]
+async fn fallback_429_backoff_is_the_seeded_jittered_growing_delay() {
+    let limited = Step::Json(429, error_body("busy", "rate_limit_error", None), None);
+    let (p, _primary) = mock(vec![err(500)]).await;
+    let (f, fallback) = mock(vec![
+        limited.clone(),
+        limited.clone(),
+        limited,
+        ok("finally"),
+    ])
+    .await;
+    let mut c = config(ProxyMode::History, &p, &f);
+    c.fallback_429_retries = 3;
+    c.backoff_base = Duration::from_millis(40);
+    c.backoff_cap = Duration::from_millis(400);
+    c.seed = 11;
+    let (base, cap) = (c.backoff_base, c.backoff_cap);
+    let (proxy, state) = start(c).await;
+    let (got, body) = post(&proxy, &conversation()).await;
+    assert_eq!((got, text_of(&body).as_str()), (200, "finally"));
+    let seen = fallback.seen();
+    assert_eq!(seen.len(), 4);
+    // Request 0 of this proxy draws its jitter from rng(11, "backoff", 0).
+    let mut rng = crate::seed::rng(11, "backoff", 0);
+    let expected: Vec<Duration> = (0..3)
+        .map(|k| backoff_delay(k, base, cap, None, &mut rng))
+        .collect();
+    for (k, (gap, wait)) in gaps(&seen).into_iter().zip(&expected).enumerate() {
+        let bound = (base * 2u32.pow(k as u32)).min(cap);
+        assert!(*wait <= bound);
+        assert!(
+            gap >= *wait,
+            "retry {k}: gap {gap:?} shorter than backoff {wait:?}"
+        );
+        assert!(
+            gap < *wait + Duration::from_millis(500),
+            "retry {k}: gap {gap:?}"
+        );
+    }
+    assert_eq!(only_event(&state).fallback_attempts, 4);
+}
+
+#[tokio::test]
+async fn fallback_429_stops_when_the_wait_would_pass_the_deadline() {
+    let limited = Step::Json(
+        429,
+        error_body("later", "rate_limit_error", None),
+        Some("1"),
+    );
+    let (p, _primary) = mock(vec![err(503)]).await;
+    let (f, fallback) = mock(vec![limited, ok("too late")]).await;
+    let mut c = config(ProxyMode::History, &p, &f);
+    c.deadline = Duration::from_millis(600);
+    let (proxy, state) = start(c).await;
+    let began = Instant::now();
+    let (got, _) = post(&proxy, &conversation()).await;
+    assert_eq!(got, 429);
+    assert!(
+        began.elapsed() < Duration::from_millis(600),
+        "it did not wait"
+    );
+    assert_eq!(fallback.seen().len(), 1);
+    assert_eq!(only_event(&state).fallback_attempts, 1);
+}
+
+#[tokio::test]
+async fn overall_deadline_cuts_a_slow_chain() {
+    let (p, _primary) = mock(vec![Step::Hold]).await;
+    let (f, fallback) = mock(vec![Step::Hold]).await;
+    let mut c = config(ProxyMode::History, &p, &f);
+    c.attempt_timeout = Duration::from_millis(300);
+    c.deadline = Duration::from_millis(450);
+    let (proxy, state) = start(c).await;
+    let began = Instant::now();
+    let (got, body) = post(&proxy, &conversation()).await;
+    let took = began.elapsed();
+    assert_eq!(got, 504);
+    let body: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(body["error"]["code"], json!("deadline_exceeded"));
+    assert!(took >= Duration::from_millis(450), "{took:?}");
+    assert!(took < Duration::from_millis(1500), "{took:?}");
+    assert_eq!(fallback.seen().len(), 1);
+    let event = only_event(&state);
+    assert_eq!((event.reason.as_str(), event.status), ("timeout", 504));
+    assert_eq!(event.model_actual, None);
+}
+
+#[tokio::test]
+async fn metrics_and_events_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    let (p, _primary) = mock(vec![ok("fine"), err(503), err(400)]).await;
+    let (f, _fallback) = mock(vec![ok("rescued")]).await;
+    let mut c = config(ProxyMode::Stateless, &p, &f);
+    c.events_path = Some(path.clone());
+    let (proxy, _state) = start(c).await;
+    let statuses = [
+        post(&proxy, &conversation()).await.0,
+        post(&proxy, &conversation()).await.0,
+        post(&proxy, &conversation()).await.0,
+    ];
+    assert_eq!(statuses, [200, 200, 400]);
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let bad = client
+        .post(format!("{}/v1/chat/completions", proxy.url()))
+        .body("not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 400);
+
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains("sk-client-secret"));
+    let events: Vec<SwitchEvent> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let reasons: Vec<(&str, u16)> = events
+        .iter()
+        .map(|e| (e.reason.as_str(), e.status))
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            ("none", 200),
+            ("status_503", 200),
+            ("none", 400),
+            ("invalid_request", 400)
+        ]
+    );
+
+    let metrics = client
+        .get(format!("{}/metrics", proxy.url()))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for line in [
+        "continuity_proxy_requests_total{mode=\"stateless\",status=\"200\"} 2",
+        "continuity_proxy_requests_total{mode=\"stateless\",status=\"400\"} 2",
+        "continuity_proxy_failovers_total{mode=\"stateless\",reason=\"status_503\"} 1",
+        "continuity_proxy_upstream_attempts_total{mode=\"stateless\",role=\"primary\"} 3",
+        "continuity_proxy_upstream_attempts_total{mode=\"stateless\",role=\"fallback\"} 1",
+    ] {
+        assert!(
+            metrics.lines().any(|l| l == line),
+            "missing {line} in\n{metrics}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn requests_share_no_conversation_state() {
+    let (p, _primary) = mock(vec![err(503)]).await;
+    let (f, fallback) = mock(vec![ok("x")]).await;
+    let (proxy, _state) = start(config(ProxyMode::History, &p, &f)).await;
+    let other = json!({"model": "m", "messages": [{"role": "user", "content": "unrelated"}]});
+    post(&proxy, &conversation()).await;
+    post(&proxy, &other).await;
+    assert_eq!(fallback.seen()[1].body["messages"], other["messages"]);
+}
+
+#[tokio::test]
+async fn bad_configuration_is_reported() {
+    let c = ProxyConfig::new(
+        ProxyMode::History,
+        "nope".into(),
+        "http://127.0.0.1:1".into(),
+    );
+    let err = spawn(local(), c).await.unwrap_err().to_string();
+    assert!(err.contains("--primary"), "{err}");
+    let mut c = ProxyConfig::new(
+        ProxyMode::History,
+        "http://127.0.0.1:1".into(),
+        "http://127.0.0.1:2".into(),
+    );
+    c.events_path = Some("/nonexistent-dir/events.jsonl".into());
+    let err = spawn(local(), c).await.unwrap_err().to_string();
+    assert!(err.contains("--events"), "{err}");
+}
+
+#[test]
+fn proxy_flags_map_to_the_config() {
+    use clap::Parser;
+    let cli = crate::cli::Cli::try_parse_from([
+        "continuity-bench",
+        "proxy",
+        "--mode",
+        "stateless",
+        "--primary",
+        "http://127.0.0.1:9001",
+        "--fallback",
+        "http://127.0.0.1:9002",
+        "--fallback-model",
+        "backup",
+        "--attempt-timeout",
+        "250ms",
+        "--deadline",
+        "5s",
+        "--fallback-retries",
+        "1",
+        "--events",
+        "ev.jsonl",
+        "--seed",
+        "9",
+    ])
+    .unwrap();
+    let crate::cli::Command::Proxy(args) = cli.command else {
+        panic!("not the proxy command");
+    };
+    let c = crate::commands::proxy_config(args);
+    assert_eq!(c.mode, ProxyMode::Stateless);
+    assert_eq!(
+        (c.primary_model, c.fallback_model.as_deref()),
+        (None, Some("backup"))
+    );
+    assert_eq!(c.attempt_timeout, Duration::from_millis(250));
+    assert_eq!(c.deadline, Duration::from_secs(5));
+    assert_eq!((c.fallback_429_retries, c.seed), (1, 9));
+    assert_eq!(c.events_path, Some("ev.jsonl".into()));
+}
