@@ -52,9 +52,11 @@ pub fn tokens(text: &str) -> Vec<String> {
                 }
             }
             cur.push(c);
-        } else if c == '\'' && alnum(prev) && alnum(next) && !cur.is_empty() {
-            cur.push(c);
-        } else if c == '.' && digit(prev) && digit(next) && !cur.is_empty() {
+        } else if !cur.is_empty()
+            && ((c == '\'' && alnum(prev) && alnum(next))
+                || (c == '.' && digit(prev) && digit(next)))
+        {
+            // An apostrophe inside a word, or a decimal point.
             cur.push(c);
         } else if c == ','
             && digit(prev)
