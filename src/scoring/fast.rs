@@ -468,9 +468,15 @@ mod tests {
                     Category::Date,
                     "2031-03-14",
                     &["14 March 2031", "March 14, 2031"],
-                    Some("2031-05-09"),
+                    Some("9 May 2031"),
                 ),
-                conv("c003", Category::Number, "48", &["forty-eight"], Some("36")),
+                conv(
+                    "c003",
+                    Category::Number,
+                    "48",
+                    &["forty-eight"],
+                    Some("three hundred and twelve"),
+                ),
                 conv("c004", Category::PersonName, "Ann", &[], None),
                 conv("c005", Category::Number, "4817", &[], None),
                 conv("c006", Category::Place, "Tromsø", &[], Some("Bergen")),
@@ -630,6 +636,9 @@ mod tests {
         assert_eq!(verdict("c001", "Your sister is called Maya."), Lost);
         assert_eq!(verdict("c001", "Maybe Maya."), Lost);
         assert_eq!(verdict("c002", "The recital is on 9 May 2031."), Lost);
+        // The distractor in another spelling than the history used.
+        assert_eq!(verdict("c002", "The recital is on May 9th, 2031."), Lost);
+        assert_eq!(verdict("c003", "You need 312 chairs."), Lost);
         assert_eq!(verdict("c006", "You grew up in Bergen."), Lost);
         // Negated distractor, or both values: not decided.
         assert_eq!(verdict("c001", "It is not Maya."), Undetermined);

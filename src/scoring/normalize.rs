@@ -270,6 +270,65 @@ pub fn parse_iso_date(text: &str) -> Option<(u32, u32, u32)> {
     ((1..=12).contains(&m) && (1..=31).contains(&d)).then_some((y, m, d))
 }
 
+/// Parses a date written with its month name and year, day first or month
+/// first ("14 March 2031", "March 14th, 2031", "the 14th of Mar 2031").
+pub fn parse_written_date(text: &str) -> Option<(u32, u32, u32)> {
+    let words: Vec<String> = tokens(text)
+        .into_iter()
+        .filter(|w| !matches!(w.as_str(), "st" | "nd" | "rd" | "th" | "of" | "the"))
+        .collect();
+    let [a, b, c] = words.as_slice() else {
+        return None;
+    };
+    let month = |w: &str| {
+        MONTHS
+            .iter()
+            .position(|m| *m == w)
+            .or_else(|| MONTHS_SHORT.iter().position(|m| *m == w))
+            .or_else(|| (w == "sept").then_some(8))
+    };
+    let (m, day) = match (month(a), month(b)) {
+        (Some(m), None) => (m, b),
+        (None, Some(m)) => (m, a),
+        _ => return None,
+    };
+    let numeric = |w: &str| w.bytes().all(|b| b.is_ascii_digit());
+    if !(numeric(day) && numeric(c) && c.len() == 4 && day.len() <= 2) {
+        return None;
+    }
+    let d: u32 = day.parse().ok()?;
+    let y: u32 = c.parse().ok()?;
+    (1..=31).contains(&d).then_some((y, m as u32 + 1, d))
+}
+
+/// Parses an English cardinal in words ("three hundred and twelve",
+/// "forty-eight") below one billion. Anything that is not purely number
+/// words gives `None`.
+pub fn parse_number_words(text: &str) -> Option<u64> {
+    let words = tokens(text);
+    let (mut total, mut current, mut seen) = (0u64, 0u64, false);
+    for w in &words {
+        if w == "and" && seen {
+            continue;
+        }
+        if let Some(n) = ONES.iter().position(|x| x == w) {
+            current += n as u64;
+        } else if let Some(n) = TENS.iter().position(|x| !x.is_empty() && x == w) {
+            current += 10 * n as u64;
+        } else if w == "hundred" {
+            current = current.max(1) * 100;
+        } else if w == "thousand" || w == "million" {
+            let scale = if w == "thousand" { 1000 } else { 1_000_000 };
+            total += current.max(1) * scale;
+            current = 0;
+        } else {
+            return None;
+        }
+        seen = true;
+    }
+    seen.then_some(total + current)
+}
+
 /// The English ordinal suffix of a day ("st", "nd", "rd", "th").
 fn ordinal_suffix(d: u32) -> &'static str {
     match (d % 10, d % 100) {
@@ -316,12 +375,14 @@ pub fn spellings<'a>(forms: impl IntoIterator<Item = &'a str>) -> Spellings {
     let mut s = Spellings::default();
     for form in forms {
         s.add_strong(form);
-        if let Some((y, m, d)) = parse_iso_date(form) {
+        if let Some((y, m, d)) = parse_iso_date(form).or_else(|| parse_written_date(form)) {
             add_date(&mut s, y, m, d);
         }
         let trimmed = form.trim();
         if !trimmed.is_empty() && trimmed.bytes().all(|b| b.is_ascii_digit()) {
             add_number(&mut s, trimmed);
+        } else if let Some(n) = parse_number_words(form) {
+            add_number(&mut s, &n.to_string());
         }
     }
     // One word of a several-word value ("Mary" of "Mary Anne") may be a
@@ -338,9 +399,10 @@ pub fn spellings<'a>(forms: impl IntoIterator<Item = &'a str>) -> Spellings {
     s
 }
 
-/// Number spellings of a digit string: words for quantities, and for codes
+/// Number spellings of a digit string: the digits, words for quantities, and for codes
 /// (three or more digits, or a leading zero) digit by digit.
 fn add_number(s: &mut Spellings, digits: &str) {
+    s.add_strong(digits);
     if !digits.starts_with('0') || digits.len() == 1 {
         if let Ok(n) = digits.parse::<u64>() {
             for w in number_words(n) {
@@ -523,6 +585,31 @@ mod tests {
         assert_eq!(ordinal_suffix(11), "th");
         assert_eq!(ordinal_suffix(22), "nd");
         assert_eq!(ordinal_suffix(23), "rd");
+    }
+
+    #[test]
+    fn written_dates_and_number_words_parse() {
+        assert_eq!(parse_written_date("14 March 2031"), Some((2031, 3, 14)));
+        assert_eq!(parse_written_date("March 14, 2031"), Some((2031, 3, 14)));
+        assert_eq!(
+            parse_written_date("the 9th of Sept 2030"),
+            Some((2030, 9, 9))
+        );
+        assert_eq!(parse_written_date("14 March"), None);
+        assert_eq!(parse_written_date("Oriane 14 2031"), None);
+        assert_eq!(parse_number_words("three hundred and twelve"), Some(312));
+        assert_eq!(parse_number_words("forty-eight"), Some(48));
+        assert_eq!(
+            parse_number_words("four thousand eight hundred seventeen"),
+            Some(4817)
+        );
+        assert_eq!(parse_number_words("forty chairs"), None);
+        assert_eq!(parse_number_words("and"), None);
+        // A written distractor gets the other spellings too.
+        let s = spellings(["9 May 2031"]);
+        assert!(s.strong.contains(&t("May 9th, 2031")));
+        let s = spellings(["three hundred and twelve"]);
+        assert!(s.strong.contains(&t("312")));
     }
 
     #[test]
