@@ -1,8 +1,33 @@
-//! Builds a [`Summary`] from the recorded rows.
+//! Builds a [`Summary`] from the recorded rows, with the definitions of
+//! DESIGN.md and nothing else: CPR over all events (errors and undetermined
+//! count as not preserved), pooled Wilson and clustered bootstrap intervals,
+//! availability, conditional CPR, groupings, context bleed, upstream
+//! attempts of the final turn, and CLO.
+//!
+//! Pure: the same rows in any order give the same summary.
 
-use super::Summary;
+use super::{
+    AttemptSummary, BleedExample, BleedSummary, CloSummary, GroupRate, Rate, Summary,
+    SystemSummary, VerdictCounts,
+};
+use crate::faults::{FaultMode, Role};
 use crate::record::{AttemptRecord, EventRecord};
+use crate::scoring::{Verdict, VerdictMethod};
+use crate::stats::{cluster_bootstrap, describe, wilson, PERCENTILE_METHOD};
 use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+
+/// Confidence level of every interval in a summary.
+pub const CONFIDENCE: f64 = 0.95;
+
+/// Most bleed examples kept per system.
+pub const MAX_BLEED_EXAMPLES: usize = 10;
+
+/// The reference system that forwards the full history (CLO treatment).
+pub const HISTORY_SYSTEM: &str = "history";
+
+/// The reference system that forwards only the last message (CLO baseline).
+pub const STATELESS_SYSTEM: &str = "stateless";
 
 /// What a summary needs besides the rows.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -26,10 +51,601 @@ pub struct SummaryContext {
 }
 
 /// Summarises events and attempts.
+///
+/// One [`SystemSummary`] per entry of `ctx.systems`, in that order (a system
+/// without events appears with zero counts); events and attempts of systems
+/// not listed are ignored. The clustered interval of every system uses the
+/// bootstrap stream `seed::rng(ctx.seed, "bootstrap", 0)`, so systems are
+/// compared on the same resamples. CLO is present when both `history` and
+/// `stateless` are listed.
 pub fn summarize(
-    _ctx: &SummaryContext,
-    _events: &[EventRecord],
-    _attempts: &[AttemptRecord],
+    ctx: &SummaryContext,
+    events: &[EventRecord],
+    attempts: &[AttemptRecord],
 ) -> Summary {
-    todo!()
+    // Attempts of one (run, system, conversation, turn).
+    let mut by_turn: HashMap<(u32, &str, &str, u32), Vec<&AttemptRecord>> = HashMap::new();
+    for a in attempts {
+        by_turn
+            .entry((a.run, a.system.as_str(), a.conversation.as_str(), a.turn))
+            .or_default()
+            .push(a);
+    }
+
+    let systems = ctx
+        .systems
+        .iter()
+        .map(|name| {
+            let mut mine: Vec<&EventRecord> = events.iter().filter(|e| e.system == *name).collect();
+            // Rows arrive in completion order; sort so examples and sums are
+            // the same whatever the order.
+            mine.sort_by(|a, b| (a.run, &a.conversation).cmp(&(b.run, &b.conversation)));
+            system_summary(ctx, name, &mine, &by_turn)
+        })
+        .collect();
+
+    let has = |s: &str| ctx.systems.iter().any(|x| x == s);
+    let clo = (has(HISTORY_SYSTEM) && has(STATELESS_SYSTEM)).then(|| clo(events));
+
+    Summary {
+        tool: "continuity-bench".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        seed: ctx.seed,
+        runs: ctx.runs,
+        conversations: ctx.conversations,
+        dataset: ctx.dataset.clone(),
+        fault_profile: ctx.fault_profile.clone(),
+        confidence: CONFIDENCE,
+        percentile_method: PERCENTILE_METHOD.into(),
+        bootstrap_resamples: ctx.bootstrap_resamples,
+        systems,
+        clo,
+        notes: ctx.notes.clone(),
+    }
+}
+
+/// A rate with its pooled Wilson interval.
+pub fn rate(successes: u64, trials: u64) -> Rate {
+    Rate {
+        successes,
+        trials,
+        rate: if trials == 0 {
+            0.0
+        } else {
+            successes as f64 / trials as f64
+        },
+        wilson: wilson(successes, trials, CONFIDENCE),
+    }
+}
+
+fn answered(e: &EventRecord) -> bool {
+    e.client_status.is_some_and(|s| (200..300).contains(&s))
+}
+
+fn preserved(e: &EventRecord) -> bool {
+    e.verdict == Verdict::Preserved
+}
+
+/// CPR of each group, groups in key order.
+fn cpr_by<K: Ord>(
+    events: &[&EventRecord],
+    key: impl Fn(&EventRecord) -> K,
+    name: impl Fn(&K) -> String,
+) -> Vec<GroupRate> {
+    let mut groups: BTreeMap<K, (u64, u64)> = BTreeMap::new();
+    for e in events {
+        let g = groups.entry(key(e)).or_default();
+        g.0 += u64::from(preserved(e));
+        g.1 += 1;
+    }
+    groups
+        .iter()
+        .map(|(k, (s, t))| GroupRate {
+            key: name(k),
+            rate: rate(*s, *t),
+        })
+        .collect()
+}
+
+type AttemptsByTurn<'a> = HashMap<(u32, &'a str, &'a str, u32), Vec<&'a AttemptRecord>>;
+
+fn system_summary(
+    ctx: &SummaryContext,
+    name: &str,
+    events: &[&EventRecord],
+    by_turn: &AttemptsByTurn<'_>,
+) -> SystemSummary {
+    let n = events.len() as u64;
+    let mut verdicts = VerdictCounts::default();
+    for e in events {
+        match e.verdict {
+            Verdict::Preserved => verdicts.preserved += 1,
+            Verdict::Lost => verdicts.lost += 1,
+            Verdict::Error => verdicts.error += 1,
+            Verdict::Undetermined => verdicts.undetermined += 1,
+        }
+        match e.method {
+            VerdictMethod::FastPath => verdicts.by_fast_path += 1,
+            VerdictMethod::Judge => verdicts.by_judge += 1,
+        }
+    }
+    let answered_n = events.iter().filter(|e| answered(e)).count() as u64;
+    let preserved_answered = events
+        .iter()
+        .filter(|e| answered(e) && preserved(e))
+        .count() as u64;
+
+    // One cluster per conversation, across runs.
+    let mut clusters: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    for e in events {
+        let c = clusters.entry(e.conversation.as_str()).or_default();
+        c.0 += u64::from(preserved(e));
+        c.1 += 1;
+    }
+    let clusters: Vec<(u64, u64)> = clusters.into_values().collect();
+
+    let cpr_per_run = cpr_by(events, |e| e.run, |r| r.to_string());
+    let run_rates = cpr_per_run.iter().map(|g| g.rate.rate);
+    let cpr_run_min = run_rates.clone().reduce(f64::min).unwrap_or(0.0);
+    let cpr_run_max = run_rates.reduce(f64::max).unwrap_or(0.0);
+    let fault_order = |m: &FaultMode| FaultMode::ALL.iter().position(|x| x == m);
+    let cpr_by_fault = cpr_by(
+        events,
+        |e| (fault_order(&e.fault_mode), e.fault_mode),
+        |(_, m)| m.as_str().to_string(),
+    );
+    let cpr_by_length = cpr_by(events, |e| e.turns, |t| t.to_string());
+
+    let bleeding: Vec<&&EventRecord> = events
+        .iter()
+        .filter(|e| !e.bleed_from.trim().is_empty())
+        .collect();
+    let bleed = BleedSummary {
+        events: bleeding.len() as u64,
+        examples: bleeding
+            .iter()
+            .take(MAX_BLEED_EXAMPLES)
+            .map(|e| BleedExample {
+                run: e.run,
+                conversation: e.conversation.clone(),
+                anchor_of: e.bleed_from.clone(),
+                answer_excerpt: e.answer_excerpt.clone(),
+            })
+            .collect(),
+    };
+
+    let latencies: Vec<f64> = events.iter().map(|e| e.latency_ms).collect();
+    SystemSummary {
+        name: name.to_string(),
+        events: n,
+        verdicts,
+        cpr: rate(verdicts.preserved, n),
+        cpr_clustered: cluster_bootstrap(&clusters, ctx.bootstrap_resamples, CONFIDENCE, ctx.seed),
+        availability: rate(answered_n, n),
+        conditional_cpr: rate(preserved_answered, answered_n),
+        cpr_per_run,
+        cpr_run_min,
+        cpr_run_max,
+        cpr_by_fault,
+        cpr_by_length,
+        bleed,
+        attempts: attempt_summary(name, events, by_turn),
+        final_turn_latency_ms: describe(&latencies),
+    }
+}
+
+/// Upstream attempts on the final turn of each event: those logged for the
+/// event's (run, system, conversation) at turn = the conversation's length.
+fn attempt_summary(
+    system: &str,
+    events: &[&EventRecord],
+    by_turn: &AttemptsByTurn<'_>,
+) -> AttemptSummary {
+    let mut primary_total = 0u64;
+    let mut fallback_total = 0u64;
+    let mut fallback_429s = 0u64;
+    let mut histogram: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut gaps = Vec::new();
+    for e in events {
+        let mut mine: Vec<&AttemptRecord> = by_turn
+            .get(&(e.run, system, e.conversation.as_str(), e.turns))
+            .cloned()
+            .unwrap_or_default();
+        mine.sort_by(|a, b| a.arrived_ms.total_cmp(&b.arrived_ms));
+        let primary = mine.iter().filter(|a| a.role == Role::Primary).count() as u64;
+        let fallback = mine.len() as u64 - primary;
+        primary_total += primary;
+        fallback_total += fallback;
+        fallback_429s += mine
+            .iter()
+            .filter(|a| a.role == Role::Fallback && a.status == Some(429))
+            .count() as u64;
+        *histogram.entry(mine.len() as u32).or_default() += 1;
+        gaps.extend(mine.windows(2).map(|w| w[1].arrived_ms - w[0].arrived_ms));
+    }
+    let n = events.len() as f64;
+    let mean = |total: u64| {
+        if events.is_empty() {
+            0.0
+        } else {
+            total as f64 / n
+        }
+    };
+    AttemptSummary {
+        primary_mean: mean(primary_total),
+        fallback_mean: mean(fallback_total),
+        max_per_event: histogram.keys().next_back().copied().unwrap_or(0),
+        per_event: histogram.into_iter().collect(),
+        fallback_429s,
+        gaps_ms: describe(&gaps),
+    }
+}
+
+/// CLO: for each (run, conversation) where both reference systems answered
+/// 2xx, history latency minus stateless latency.
+fn clo(events: &[EventRecord]) -> CloSummary {
+    let stateless: HashMap<(u32, &str), f64> = events
+        .iter()
+        .filter(|e| e.system == STATELESS_SYSTEM && answered(e))
+        .map(|e| ((e.run, e.conversation.as_str()), e.latency_ms))
+        .collect();
+    let deltas: Vec<f64> = events
+        .iter()
+        .filter(|e| e.system == HISTORY_SYSTEM && answered(e))
+        .filter_map(|e| {
+            stateless
+                .get(&(e.run, e.conversation.as_str()))
+                .map(|base| e.latency_ms - base)
+        })
+        .collect();
+    CloSummary {
+        treatment: HISTORY_SYSTEM.into(),
+        baseline: STATELESS_SYSTEM.into(),
+        delta_ms: describe(&deltas),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::Interval;
+
+    fn ctx(systems: &[&str]) -> SummaryContext {
+        SummaryContext {
+            seed: 42,
+            runs: 2,
+            conversations: 3,
+            dataset: "datasets/test.jsonl".into(),
+            fault_profile: "fault_profiles/test.toml".into(),
+            systems: systems.iter().map(|s| s.to_string()).collect(),
+            bootstrap_resamples: 1000,
+            notes: vec!["a note".into()],
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn event(
+        run: u32,
+        system: &str,
+        conversation: &str,
+        turns: u32,
+        fault_mode: FaultMode,
+        status: Option<u16>,
+        latency_ms: f64,
+        verdict: Verdict,
+    ) -> EventRecord {
+        EventRecord {
+            run,
+            system: system.into(),
+            conversation: conversation.into(),
+            turns,
+            fault_mode,
+            client_status: status,
+            latency_ms,
+            verdict,
+            method: if verdict == Verdict::Undetermined {
+                VerdictMethod::Judge
+            } else {
+                VerdictMethod::FastPath
+            },
+            reason: String::new(),
+            bleed_from: String::new(),
+            answer_excerpt: format!("answer {run} {conversation}"),
+            primary_attempts: 1,
+            fallback_attempts: 1,
+        }
+    }
+
+    fn attempt(
+        run: u32,
+        system: &str,
+        role: Role,
+        conversation: &str,
+        turn: u32,
+        arrived_ms: f64,
+        status: Option<u16>,
+    ) -> AttemptRecord {
+        AttemptRecord {
+            run,
+            system: system.into(),
+            role,
+            conversation: conversation.into(),
+            turn,
+            attempt: 1,
+            arrived_ms,
+            action: "ok".into(),
+            status,
+            messages: 1,
+            approx_tokens: 10,
+            model: "m".into(),
+            stream: false,
+            client_gave_up: false,
+            duration_ms: 1.0,
+        }
+    }
+
+    use FaultMode::{ApiError, RateLimit, Timeout};
+    use Verdict::{Error, Lost, Preserved, Undetermined};
+
+    /// 2 systems × 2 runs × 3 conversations (c1: 7 turns, c2: 9, c3: 7).
+    fn events() -> Vec<EventRecord> {
+        let ok = Some(200);
+        let mut e = vec![
+            // history: 5 preserved, 1 error (504).
+            event(1, "history", "c1", 7, Timeout, ok, 1000.0, Preserved),
+            event(1, "history", "c2", 9, ApiError, ok, 1200.0, Preserved),
+            event(1, "history", "c3", 7, RateLimit, ok, 900.0, Preserved),
+            event(2, "history", "c1", 7, ApiError, ok, 1100.0, Preserved),
+            event(2, "history", "c2", 9, Timeout, Some(504), 30000.0, Error),
+            event(2, "history", "c3", 7, Timeout, ok, 800.0, Preserved),
+            // stateless: 1 preserved, 3 lost, 1 undetermined, 1 error (none).
+            event(1, "stateless", "c1", 7, Timeout, ok, 700.0, Lost),
+            event(1, "stateless", "c2", 9, ApiError, ok, 1000.0, Preserved),
+            event(1, "stateless", "c3", 7, RateLimit, ok, 950.0, Lost),
+            event(2, "stateless", "c1", 7, ApiError, ok, 600.0, Undetermined),
+            event(2, "stateless", "c2", 9, Timeout, ok, 500.0, Lost),
+            event(2, "stateless", "c3", 7, Timeout, None, 30000.0, Error),
+        ];
+        e[8].bleed_from = "c2".into();
+        e[10].bleed_from = "c1;c3".into();
+        // Completion order, not run order.
+        e.reverse();
+        e
+    }
+
+    fn attempts() -> Vec<AttemptRecord> {
+        vec![
+            // history run 1 c1 (final turn 7): primary, then fallback 429 twice, then ok.
+            attempt(1, "history", Role::Primary, "c1", 7, 100.0, None),
+            attempt(1, "history", Role::Fallback, "c1", 7, 150.0, Some(429)),
+            attempt(1, "history", Role::Fallback, "c1", 7, 400.0, Some(429)),
+            attempt(1, "history", Role::Fallback, "c1", 7, 1000.0, Some(200)),
+            // An earlier turn of the same conversation: not a final-turn attempt.
+            attempt(1, "history", Role::Primary, "c1", 6, 50.0, Some(200)),
+            // history run 1 c2: primary + fallback, listed out of order.
+            attempt(1, "history", Role::Fallback, "c2", 9, 330.0, Some(200)),
+            attempt(1, "history", Role::Primary, "c2", 9, 300.0, Some(500)),
+            // Another system's attempt for the same conversation.
+            attempt(1, "stateless", Role::Primary, "c1", 7, 10.0, None),
+        ]
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9
+    }
+
+    #[test]
+    fn rates_and_counts() {
+        let s = summarize(&ctx(&["history", "stateless"]), &events(), &attempts());
+        assert_eq!(s.tool, "continuity-bench");
+        assert_eq!(s.percentile_method, PERCENTILE_METHOD);
+        assert_eq!(s.confidence, 0.95);
+        assert_eq!(s.notes, vec!["a note".to_string()]);
+        let h = &s.systems[0];
+        assert_eq!(h.name, "history");
+        assert_eq!(h.events, 6);
+        assert_eq!(
+            h.verdicts,
+            VerdictCounts {
+                preserved: 5,
+                lost: 0,
+                error: 1,
+                undetermined: 0,
+                by_fast_path: 6,
+                by_judge: 0
+            }
+        );
+        assert_eq!((h.cpr.successes, h.cpr.trials), (5, 6));
+        assert!(close(h.cpr.rate, 5.0 / 6.0));
+        assert_eq!(h.cpr.wilson, wilson(5, 6, 0.95));
+        assert_eq!((h.availability.successes, h.availability.trials), (5, 6));
+        assert_eq!(
+            (h.conditional_cpr.successes, h.conditional_cpr.trials),
+            (5, 5)
+        );
+
+        let st = &s.systems[1];
+        assert_eq!(st.verdicts.preserved, 1);
+        assert_eq!(st.verdicts.lost, 3);
+        assert_eq!(st.verdicts.undetermined, 1);
+        assert_eq!(st.verdicts.error, 1);
+        assert_eq!((st.verdicts.by_fast_path, st.verdicts.by_judge), (5, 1));
+        // Undetermined and errors count as not preserved.
+        assert_eq!((st.cpr.successes, st.cpr.trials), (1, 6));
+        assert_eq!((st.availability.successes, st.availability.trials), (5, 6));
+        assert_eq!(
+            (st.conditional_cpr.successes, st.conditional_cpr.trials),
+            (1, 5)
+        );
+        assert!(close(st.conditional_cpr.rate, 0.2));
+    }
+
+    #[test]
+    fn wilson_bounds_are_the_published_formula() {
+        // Wilson(5, 6) at 95 %: [0.4365, 0.9699] (closed form, z = 1.959964).
+        let s = summarize(&ctx(&["history"]), &events(), &[]);
+        let w = s.systems[0].cpr.wilson;
+        assert!((w.lo - 0.4365).abs() < 5e-4, "{w:?}");
+        assert!((w.hi - 0.9699).abs() < 5e-4, "{w:?}");
+    }
+
+    #[test]
+    fn groups() {
+        let s = summarize(&ctx(&["history", "stateless"]), &events(), &[]);
+        let h = &s.systems[0];
+        let keys: Vec<&str> = h.cpr_per_run.iter().map(|g| g.key.as_str()).collect();
+        assert_eq!(keys, ["1", "2"]);
+        assert_eq!(h.cpr_per_run[0].rate.successes, 3);
+        assert_eq!(h.cpr_per_run[1].rate.successes, 2);
+        assert!(close(h.cpr_run_min, 2.0 / 3.0));
+        assert!(close(h.cpr_run_max, 1.0));
+
+        let faults: Vec<(&str, u64, u64)> = h
+            .cpr_by_fault
+            .iter()
+            .map(|g| (g.key.as_str(), g.rate.successes, g.rate.trials))
+            .collect();
+        assert_eq!(
+            faults,
+            [("TIMEOUT", 2, 3), ("API_ERROR", 2, 2), ("RATE_LIMIT", 1, 1)]
+        );
+        let lengths: Vec<(&str, u64, u64)> = h
+            .cpr_by_length
+            .iter()
+            .map(|g| (g.key.as_str(), g.rate.successes, g.rate.trials))
+            .collect();
+        assert_eq!(lengths, [("7", 4, 4), ("9", 1, 2)]);
+    }
+
+    #[test]
+    fn lengths_sort_numerically() {
+        let ev = vec![
+            event(1, "x", "a", 11, Timeout, Some(200), 1.0, Preserved),
+            event(1, "x", "b", 9, Timeout, Some(200), 1.0, Lost),
+        ];
+        let s = summarize(&ctx(&["x"]), &ev, &[]);
+        let keys: Vec<&str> = s.systems[0]
+            .cpr_by_length
+            .iter()
+            .map(|g| g.key.as_str())
+            .collect();
+        assert_eq!(keys, ["9", "11"]);
+    }
+
+    #[test]
+    fn clo_pairs_only_when_both_answered() {
+        let s = summarize(&ctx(&["history", "stateless"]), &events(), &[]);
+        let clo = s.clo.expect("both reference systems ran");
+        assert_eq!(clo.treatment, "history");
+        assert_eq!(clo.baseline, "stateless");
+        // Pairs: r1c1 1000-700, r1c2 1200-1000, r1c3 900-950, r2c1 1100-600.
+        // r2c2 (history 504) and r2c3 (stateless no response) are left out.
+        let d = clo.delta_ms;
+        assert_eq!(d.n, 4);
+        assert!(close(d.min, -50.0));
+        assert!(close(d.max, 500.0));
+        assert!(close(d.mean, (300.0 + 200.0 - 50.0 + 500.0) / 4.0));
+        assert!(close(d.median, 250.0));
+        // numpy: np.percentile([-50, 200, 300, 500], 95) = 470.0
+        assert!(close(d.p95, 470.0));
+
+        let only_history = summarize(&ctx(&["history"]), &events(), &[]);
+        assert_eq!(only_history.clo, None);
+    }
+
+    #[test]
+    fn attempts_of_final_turns() {
+        let s = summarize(&ctx(&["history", "stateless"]), &events(), &attempts());
+        let a = &s.systems[0].attempts;
+        // 6 events: r1c1 has 4 attempts, r1c2 has 2, the other 4 none.
+        assert_eq!(a.per_event, vec![(0, 4), (2, 1), (4, 1)]);
+        assert_eq!(a.max_per_event, 4);
+        assert!(close(a.primary_mean, 2.0 / 6.0));
+        assert!(close(a.fallback_mean, 4.0 / 6.0));
+        assert_eq!(a.fallback_429s, 2);
+        // Gaps: r1c1 50, 250, 600; r1c2 30 (sorted by arrival).
+        assert_eq!(a.gaps_ms.n, 4);
+        assert!(close(a.gaps_ms.min, 30.0));
+        assert!(close(a.gaps_ms.max, 600.0));
+        assert!(close(a.gaps_ms.median, 150.0));
+        let st = &s.systems[1].attempts;
+        assert_eq!(st.per_event, vec![(0, 5), (1, 1)]);
+        assert_eq!(st.fallback_429s, 0);
+    }
+
+    #[test]
+    fn bleed_examples() {
+        let s = summarize(&ctx(&["history", "stateless"]), &events(), &[]);
+        assert_eq!(s.systems[0].bleed.events, 0);
+        let b = &s.systems[1].bleed;
+        assert_eq!(b.events, 2);
+        assert_eq!(
+            b.examples,
+            vec![
+                BleedExample {
+                    run: 1,
+                    conversation: "c3".into(),
+                    anchor_of: "c2".into(),
+                    answer_excerpt: "answer 1 c3".into()
+                },
+                BleedExample {
+                    run: 2,
+                    conversation: "c2".into(),
+                    anchor_of: "c1;c3".into(),
+                    answer_excerpt: "answer 2 c2".into()
+                },
+            ]
+        );
+        let many: Vec<EventRecord> = (0..15)
+            .map(|i| {
+                let mut e = event(
+                    1,
+                    "x",
+                    &format!("c{i:02}"),
+                    7,
+                    Timeout,
+                    Some(200),
+                    1.0,
+                    Lost,
+                );
+                e.bleed_from = "c99".into();
+                e
+            })
+            .collect();
+        let s = summarize(&ctx(&["x"]), &many, &[]);
+        assert_eq!(s.systems[0].bleed.events, 15);
+        assert_eq!(s.systems[0].bleed.examples.len(), MAX_BLEED_EXAMPLES);
+    }
+
+    #[test]
+    fn clustered_interval_is_deterministic_and_order_free() {
+        let a = summarize(&ctx(&["history", "stateless"]), &events(), &attempts());
+        let mut shuffled = events();
+        shuffled.rotate_left(5);
+        let b = summarize(&ctx(&["history", "stateless"]), &shuffled, &attempts());
+        assert_eq!(a, b);
+        let c = a.systems[0].cpr_clustered;
+        assert!(c.lo <= a.systems[0].cpr.rate && a.systems[0].cpr.rate <= c.hi);
+    }
+
+    #[test]
+    fn empty_input_and_silent_systems() {
+        let s = summarize(&ctx(&["history", "stateless", "litellm"]), &[], &[]);
+        assert_eq!(s.systems.len(), 3);
+        for sys in &s.systems {
+            assert_eq!(sys.events, 0);
+            assert_eq!(sys.cpr.rate, 0.0);
+            assert_eq!(sys.cpr.wilson, Interval { lo: 0.0, hi: 1.0 });
+            assert_eq!(sys.cpr_clustered, Interval { lo: 0.0, hi: 1.0 });
+            assert!(sys.cpr_per_run.is_empty());
+            assert_eq!(sys.attempts.per_event, Vec::<(u32, u64)>::new());
+            assert_eq!(sys.final_turn_latency_ms.n, 0);
+        }
+        assert_eq!(s.clo.as_ref().map(|c| c.delta_ms.n), Some(0));
+        // A listed system with no events next to one with events.
+        let s = summarize(&ctx(&["history", "litellm"]), &events(), &[]);
+        assert_eq!(s.systems[1].name, "litellm");
+        assert_eq!(s.systems[1].events, 0);
+        assert!(serde_json::to_string(&s).is_ok());
+    }
 }
