@@ -1,7 +1,7 @@
 //! One function per subcommand: validate the arguments into a typed
 //! configuration, call the library, print the outcome.
 
-use crate::cli::Command;
+use crate::cli::{Command, LatencyArg, UpstreamsArgs};
 use std::process::ExitCode;
 
 /// Runs one subcommand.
@@ -12,8 +12,39 @@ pub async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Run(_args) => todo!("run"),
         Command::Generate(_args) => todo!("generate"),
-        Command::Upstreams(_args) => todo!("upstreams"),
+        Command::Upstreams(args) => upstreams(args).await,
         Command::Proxy(_args) => todo!("proxy"),
         Command::Report(_args) => todo!("report"),
     }
+}
+
+/// `upstreams`: validate the arguments into an [`UpstreamsConfig`] and serve
+/// until Ctrl-C.
+///
+/// [`UpstreamsConfig`]: crate::upstream::standalone::UpstreamsConfig
+async fn upstreams(args: UpstreamsArgs) -> anyhow::Result<ExitCode> {
+    use crate::upstream::standalone::{serve_until_ctrl_c, UpstreamsConfig};
+    use crate::upstream::LatencyProfile;
+    if args.run == 0 {
+        anyhow::bail!("--run counts from 1; pass --run 1 or more");
+    }
+    let profile = crate::faults::FaultProfile::load(&args.faults)?;
+    let dataset = crate::dataset::Dataset::load(&args.dataset)?;
+    let latency = match args.latency {
+        LatencyArg::Instant => LatencyProfile::INSTANT,
+        LatencyArg::Fast => LatencyProfile::FAST,
+        LatencyArg::Realistic => LatencyProfile::REALISTIC,
+    };
+    serve_until_ctrl_c(UpstreamsConfig {
+        primary: args.primary,
+        fallback: args.fallback,
+        profile,
+        dataset,
+        seed: args.seed,
+        run: args.run,
+        latency,
+        attempts: args.attempts,
+    })
+    .await?;
+    Ok(ExitCode::SUCCESS)
 }
