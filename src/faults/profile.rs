@@ -196,17 +196,11 @@ impl FaultProfile {
             path: origin.clone(),
             source,
         })?;
-        let mut profile = FaultProfile::parse(&text, &origin)?;
-        if profile.name.is_empty() {
-            profile.name = path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-        }
-        Ok(profile)
+        FaultProfile::parse(&text, &origin)
     }
 
-    /// Parses and validates profile text; `origin` names it in errors.
+    /// Parses and validates profile text; `origin` names it in errors, and
+    /// its file stem is the name when the profile has no `name` key.
     ///
     /// # Errors
     /// [`FaultError`] when the text is not a valid profile.
@@ -218,7 +212,14 @@ impl FaultProfile {
         let table: toml::Table = toml::from_str(text).map_err(syntax)?;
         check_keys(&table, origin)?;
         let raw: RawProfile = toml::from_str(text).map_err(syntax)?;
-        raw.validate(origin)
+        let mut profile = raw.validate(origin)?;
+        if profile.name.is_empty() {
+            profile.name = Path::new(origin)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+        }
+        Ok(profile)
     }
 
     /// The weight of `mode` (zero when the mode is not in the profile).
@@ -777,6 +778,21 @@ mod tests {
         assert!(parse("turns = \"last\"\n[modes.timeout]\n").is_err());
         assert!(parse("turns = [0]\n[modes.timeout]\n").is_err());
         assert!(parse("upstream = \"secondary\"\n[modes.timeout]\n").is_err());
+    }
+
+    #[test]
+    fn wrong_types_name_file_and_line() {
+        let err = parse("[modes.api_error]\nstatus = \"503\"\n").unwrap_err();
+        assert!(matches!(err, FaultError::Syntax { .. }), "{err}");
+        let msg = err.to_string();
+        assert!(msg.starts_with("fault_profiles/bad.toml: "), "{msg}");
+        assert!(msg.contains("line 2"), "{msg}");
+        assert!(parse("turns = [\n").is_err());
+    }
+
+    #[test]
+    fn name_defaults_to_file_stem() {
+        assert_eq!(parse("[modes.timeout]\n").unwrap().name, "bad");
     }
 
     #[test]

@@ -406,8 +406,12 @@ async fn answer(
     tokio::time::sleep(ttft).await;
     let model = req.model.as_str();
     let frame = |v: Value| format!("data: {v}\n\n");
+    // Each frame carries its due time as an offset from the first one; the
+    // content is paced cumulatively, so timer granularity does not add up
+    // over many small chunks.
+    let mut due = Duration::ZERO;
     let mut frames: Vec<(Duration, String)> = vec![(
-        Duration::ZERO,
+        due,
         frame(chunk_body(
             &id,
             model,
@@ -417,8 +421,9 @@ async fn answer(
         )),
     )];
     for piece in text.split_inclusive(' ') {
+        due += ctx.latency.output_time(approx_tokens(piece));
         frames.push((
-            ctx.latency.output_time(approx_tokens(piece)),
+            due,
             frame(chunk_body(
                 &id,
                 model,
@@ -429,28 +434,28 @@ async fn answer(
         ));
     }
     frames.push((
-        Duration::ZERO,
+        due,
         frame(chunk_body(&id, model, created, json!({}), Some("stop"))),
     ));
     if req.stream_options.as_ref().is_some_and(|o| o.include_usage) {
-        frames.push((
-            Duration::ZERO,
-            frame(usage_chunk_body(&id, model, created, usage)),
-        ));
+        frames.push((due, frame(usage_chunk_body(&id, model, created, usage))));
     }
-    frames.push((Duration::ZERO, "data: [DONE]\n\n".to_string()));
+    frames.push((due, "data: [DONE]\n\n".to_string()));
 
     guard.sent = Some(200);
+    let first = tokio::time::Instant::now();
     let stream = futures::stream::unfold(
         (frames.into_iter(), Some(guard)),
-        |(mut frames, mut guard)| async move {
+        move |(mut frames, mut guard)| async move {
             match frames.next() {
-                Some((delay, text)) => {
-                    if !delay.is_zero() {
-                        tokio::time::sleep(delay).await;
+                Some((offset, text)) => {
+                    let deadline = first + offset;
+                    if deadline > tokio::time::Instant::now() {
+                        tokio::time::sleep_until(deadline).await;
                     }
                     Some((Ok::<Bytes, Infallible>(Bytes::from(text)), (frames, guard)))
                 }
+                // Polled once more after the last frame: the stream is done.
                 None => {
                     if let Some(g) = guard.take() {
                         g.finish(Some(200));

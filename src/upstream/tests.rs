@@ -411,3 +411,32 @@ async fn rate_limiter_refuses_a_tight_loop_at_the_fallback() {
     let resp = post(&pair.primary.url(), &request(0, 1, false, false)).await;
     assert_eq!(resp.status().as_u16(), 200);
 }
+
+#[tokio::test]
+async fn answers_wait_for_the_modelled_latency() {
+    let ctx = context("[modes.api_error]\n", LatencyProfile::REALISTIC);
+    let pair = start(&ctx).await;
+    let msgs = messages(2, 2);
+    let input: u32 = msgs
+        .iter()
+        .map(|m| crate::openai::approx_tokens(&m.text()))
+        .sum();
+    let key = latency::JitterKey {
+        system: "sut",
+        role: crate::faults::Role::Fallback,
+        conversation: "c002",
+        turn: 2,
+        attempt: 1,
+    };
+    let reply = model::reply(&msgs);
+    let expected = ctx.latency.time_to_first_token(42, &key, input)
+        + ctx
+            .latency
+            .output_time(crate::openai::approx_tokens(&reply));
+    let sent = std::time::Instant::now();
+    let resp = post(&pair.fallback.url(), &request(2, 2, true, false)).await;
+    let _ = resp.text().await.unwrap();
+    let elapsed = sent.elapsed();
+    assert!(elapsed >= expected, "{elapsed:?} < {expected:?}");
+    assert!(elapsed < expected + Duration::from_secs(2), "{elapsed:?}");
+}
