@@ -8,6 +8,7 @@
 pub mod limiter;
 pub mod plan;
 pub mod profile;
+mod schema;
 
 pub use limiter::TokenBucket;
 pub use plan::FaultPlan;
