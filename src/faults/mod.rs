@@ -5,11 +5,14 @@
 //! turn, upstream role) gets. The plan is the same for every system within a
 //! run and differs between runs.
 
+pub mod limiter;
 pub mod plan;
 pub mod profile;
+mod schema;
 
+pub use limiter::TokenBucket;
 pub use plan::FaultPlan;
-pub use profile::{FaultError, FaultProfile};
+pub use profile::{FaultError, FaultProfile, TurnSelector};
 
 use serde::{Deserialize, Serialize};
 use std::time::Duration;

@@ -1,11 +1,53 @@
-//! The deterministic fault plan.
+//! The deterministic fault plan: which fault every (run, conversation, turn,
+//! upstream role) gets.
+//!
+//! For each run, the plan fills a list of N conversations with fault modes in
+//! proportion to the profile's weights (largest-remainder rounding, ties to
+//! the mode listed first in [`FaultMode::ALL`]) and shuffles it with
+//! `seed::rng(master_seed, "faults", run)`. The schedule is therefore balanced
+//! within a run, differs between runs, and is the same for every system of a
+//! run, because it depends on nothing but the seed, the run and the dataset's
+//! shape. A conversation's mode applies to every turn the profile targets,
+//! and to every attempt at the targeted upstream for that turn: a gateway that
+//! retries the faulted upstream never suddenly succeeds.
 
 use super::{FaultAction, FaultMode, FaultProfile, Role};
+use crate::openai::error_body;
+use rand::seq::SliceRandom;
 
 /// Which fault every (run, conversation, turn, role) gets.
 #[derive(Debug, Clone)]
 pub struct FaultPlan {
     profile: FaultProfile,
+    master_seed: u64,
+    turns_per_conversation: Vec<usize>,
+}
+
+/// Splits `n` slots among `weights` in proportion, by largest remainder.
+/// Ties in the remainder go to the earlier entry. The counts sum to `n`
+/// whenever the weights sum to more than zero.
+pub fn apportion(n: usize, weights: &[f64]) -> Vec<usize> {
+    let total: f64 = weights.iter().filter(|w| **w > 0.0).sum();
+    if total <= 0.0 || n == 0 {
+        return vec![0; weights.len()];
+    }
+    let quotas: Vec<f64> = weights
+        .iter()
+        .map(|w| if *w > 0.0 { n as f64 * w / total } else { 0.0 })
+        .collect();
+    let mut counts: Vec<usize> = quotas.iter().map(|q| q.floor() as usize).collect();
+    let assigned: usize = counts.iter().sum();
+    let mut order: Vec<usize> = (0..weights.len()).filter(|i| weights[*i] > 0.0).collect();
+    // Stable sort keeps the earlier entry first on equal remainders.
+    order.sort_by(|a, b| {
+        let ra = quotas[*a] - quotas[*a].floor();
+        let rb = quotas[*b] - quotas[*b].floor();
+        rb.total_cmp(&ra)
+    });
+    for i in order.into_iter().cycle().take(n.saturating_sub(assigned)) {
+        counts[i] += 1;
+    }
+    counts
 }
 
 impl FaultPlan {
@@ -13,10 +55,14 @@ impl FaultPlan {
     /// `turns_per_conversation[i]` turns.
     pub fn new(
         profile: FaultProfile,
-        _master_seed: u64,
-        _turns_per_conversation: Vec<usize>,
+        master_seed: u64,
+        turns_per_conversation: Vec<usize>,
     ) -> Self {
-        FaultPlan { profile }
+        FaultPlan {
+            profile,
+            master_seed,
+            turns_per_conversation,
+        }
     }
 
     /// The profile.
@@ -24,21 +70,206 @@ impl FaultPlan {
         &self.profile
     }
 
-    /// The fault mode scheduled for the final turn of conversation index
-    /// `conversation` in `run` (from 1), if any.
-    pub fn final_turn_mode(&self, _run: u32, _conversation: usize) -> Option<FaultMode> {
-        todo!()
+    /// Number of conversations the plan covers.
+    pub fn conversations(&self) -> usize {
+        self.turns_per_conversation.len()
+    }
+
+    /// The fault mode of every conversation in `run` (from 1), in dataset
+    /// order: balanced by weight, then shuffled with the run's seed.
+    pub fn schedule(&self, run: u32) -> Vec<FaultMode> {
+        let weights: Vec<f64> = FaultMode::ALL
+            .iter()
+            .map(|m| self.profile.weight(*m))
+            .collect();
+        let counts = apportion(self.conversations(), &weights);
+        let mut modes: Vec<FaultMode> = FaultMode::ALL
+            .iter()
+            .zip(counts)
+            .flat_map(|(m, c)| std::iter::repeat_n(*m, c))
+            .collect();
+        let mut rng = crate::seed::rng(self.master_seed, "faults", u64::from(run));
+        modes.shuffle(&mut rng);
+        modes
+    }
+
+    fn mode_of(&self, run: u32, conversation: usize) -> Option<FaultMode> {
+        // One shuffle per call: cheap (N elements) and keeps the plan immutable.
+        self.schedule(run).get(conversation).copied()
+    }
+
+    /// The fault mode scheduled at the primary upstream for the final turn
+    /// of conversation index `conversation` in `run` (from 1), if any. This
+    /// is what makes a (run, system, conversation) a failover event.
+    pub fn final_turn_mode(&self, run: u32, conversation: usize) -> Option<FaultMode> {
+        let n_turns = *self.turns_per_conversation.get(conversation)?;
+        if self.profile.upstream != Role::Primary || !self.profile.turns.includes(n_turns, n_turns)
+        {
+            return None;
+        }
+        self.mode_of(run, conversation)
     }
 
     /// What the `role` upstream does on `turn` (from 1) of conversation index
-    /// `conversation` in `run`: `None` means answer normally.
+    /// `conversation` in `run`: `None` means answer normally. The same for
+    /// every attempt at that turn.
     pub fn action(
         &self,
-        _run: u32,
-        _conversation: usize,
-        _turn: usize,
-        _role: Role,
+        run: u32,
+        conversation: usize,
+        turn: usize,
+        role: Role,
     ) -> Option<FaultAction> {
-        todo!()
+        let n_turns = *self.turns_per_conversation.get(conversation)?;
+        if role != self.profile.upstream || !self.profile.turns.includes(turn, n_turns) {
+            return None;
+        }
+        let mode = self.mode_of(run, conversation)?;
+        self.action_for(mode)
+    }
+
+    /// The fully resolved action of `mode` under this profile, if the
+    /// profile has the mode.
+    pub fn action_for(&self, mode: FaultMode) -> Option<FaultAction> {
+        let p = &self.profile;
+        match mode {
+            FaultMode::Timeout => p
+                .timeout
+                .as_ref()
+                .map(|t| FaultAction::Timeout { hold: t.hold }),
+            FaultMode::ApiError => p.api_error.as_ref().map(|a| FaultAction::ApiError {
+                status: a.status,
+                body: error_body(&a.message, "server_error", None).to_string(),
+            }),
+            FaultMode::RateLimit => p.rate_limit.as_ref().map(|r| FaultAction::RateLimit {
+                status: r.status,
+                retry_after: r.retry_after,
+                body: rate_limit_body(&r.message),
+            }),
+        }
+    }
+}
+
+/// The OpenAI-style body of a 429: type `requests`, code `rate_limit_exceeded`.
+pub fn rate_limit_body(message: &str) -> String {
+    error_body(message, "requests", Some("rate_limit_exceeded")).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn paper() -> FaultProfile {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(crate::faults::DEFAULT_PROFILE);
+        FaultProfile::load(&path).unwrap()
+    }
+
+    fn plan(seed: u64) -> FaultPlan {
+        let turns = (0..150).map(|i| 7 + i % 5).collect();
+        FaultPlan::new(paper(), seed, turns)
+    }
+
+    fn count(s: &[FaultMode], m: FaultMode) -> usize {
+        s.iter().filter(|x| **x == m).count()
+    }
+
+    #[test]
+    fn balanced_within_each_run() {
+        let p = plan(42);
+        for run in 1..=5 {
+            let s: Vec<FaultMode> = (0..150).filter_map(|c| p.final_turn_mode(run, c)).collect();
+            assert_eq!(s.len(), 150);
+            for m in FaultMode::ALL {
+                assert_eq!(count(&s, m), 50, "run {run} {m:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn differs_between_runs_and_reproducible() {
+        let a = plan(42);
+        assert_ne!(a.schedule(1), a.schedule(2));
+        assert_eq!(a.schedule(1), plan(42).schedule(1));
+        assert_ne!(a.schedule(1), plan(43).schedule(1));
+        // Two plans from the same seed agree on every action (as two systems
+        // of one run see it).
+        let b = plan(42);
+        for c in 0..150 {
+            for t in 1..=11 {
+                assert_eq!(
+                    a.action(3, c, t, Role::Primary),
+                    b.action(3, c, t, Role::Primary)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn only_final_turn_of_primary_is_faulted() {
+        let p = plan(7);
+        let n = 7; // conversation 0 has 7 turns
+        for t in 1..n {
+            assert_eq!(p.action(1, 0, t, Role::Primary), None);
+        }
+        let action = p.action(1, 0, n, Role::Primary).unwrap();
+        assert_eq!(Some(action.mode()), p.final_turn_mode(1, 0));
+        assert_eq!(p.action(1, 0, n, Role::Fallback), None);
+        assert_eq!(p.action(1, 0, n + 1, Role::Primary), None);
+        assert_eq!(p.action(1, 999, n, Role::Primary), None);
+        assert_eq!(p.final_turn_mode(1, 999), None);
+    }
+
+    #[test]
+    fn actions_carry_profile_parameters() {
+        let p = plan(1);
+        assert_eq!(
+            p.action_for(FaultMode::Timeout),
+            Some(FaultAction::Timeout {
+                hold: Duration::from_secs(30)
+            })
+        );
+        let Some(FaultAction::ApiError { status, body }) = p.action_for(FaultMode::ApiError) else {
+            panic!("no api error")
+        };
+        assert_eq!(status, 503);
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["error"]["type"], "server_error");
+        let Some(FaultAction::RateLimit { status, body, .. }) = p.action_for(FaultMode::RateLimit)
+        else {
+            panic!("no rate limit")
+        };
+        assert_eq!(status, 429);
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["error"]["code"], "rate_limit_exceeded");
+    }
+
+    #[test]
+    fn largest_remainder_apportionment() {
+        assert_eq!(apportion(150, &[1.0, 1.0, 1.0]), vec![50, 50, 50]);
+        assert_eq!(apportion(10, &[1.0, 1.0, 1.0]), vec![4, 3, 3]);
+        assert_eq!(apportion(10, &[2.0, 1.0, 0.0]), vec![7, 3, 0]);
+        assert_eq!(apportion(7, &[0.0, 0.0, 1.0]), vec![0, 0, 7]);
+        assert_eq!(apportion(5, &[0.0, 0.0, 0.0]), vec![0, 0, 0]);
+        let c = apportion(101, &[0.2, 0.3, 0.5]);
+        assert_eq!(c.iter().sum::<usize>(), 101);
+    }
+
+    #[test]
+    fn turn_list_and_fallback_target() {
+        let p = FaultProfile::parse(
+            "upstream = \"fallback\"\nturns = [2, 4]\n[modes.api_error]\n",
+            "t.toml",
+        )
+        .unwrap();
+        let plan = FaultPlan::new(p, 1, vec![5, 3]);
+        assert!(plan.action(1, 0, 2, Role::Fallback).is_some());
+        assert!(plan.action(1, 0, 4, Role::Fallback).is_some());
+        assert!(plan.action(1, 0, 3, Role::Fallback).is_none());
+        assert!(plan.action(1, 0, 2, Role::Primary).is_none());
+        assert!(plan.action(1, 1, 4, Role::Fallback).is_none());
+        // Not a primary failover, so no event.
+        assert_eq!(plan.final_turn_mode(1, 0), None);
     }
 }

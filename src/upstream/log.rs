@@ -1,17 +1,189 @@
 //! The attempt log every upstream writes to.
+//!
+//! One [`AttemptRecord`] per request an upstream received, recorded when the
+//! upstream is done with it (answer sent, or the client went away), so rows
+//! appear in completion order. Attempt numbers are handed out on arrival, per
+//! (run, system, role, conversation, turn), from 1.
 
+use crate::faults::Role;
 use crate::record::AttemptRecord;
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
 
-/// Shared, append-only log of upstream attempts.
+type AttemptKey = (u32, String, Role, String, u32);
+
+#[derive(Debug, Default)]
+struct Inner {
+    rows: Vec<AttemptRecord>,
+    attempts: HashMap<AttemptKey, u32>,
+}
+
+/// Shared, append-only log of upstream attempts. Clones share the same log.
 #[derive(Debug, Clone, Default)]
 pub struct AttemptLog {
-    rows: Arc<Mutex<Vec<AttemptRecord>>>,
+    inner: Arc<Mutex<Inner>>,
 }
 
 impl AttemptLog {
-    /// A copy of every attempt so far.
+    /// An empty log.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic while holding the lock cannot leave the rows half-written
+        // (every operation is one push or one insert), so poison is ignored.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The next attempt number for (run, system, role, conversation, turn),
+    /// from 1. Called once per request, on arrival.
+    pub fn next_attempt(
+        &self,
+        run: u32,
+        system: &str,
+        role: Role,
+        conversation: &str,
+        turn: u32,
+    ) -> u32 {
+        let mut inner = self.lock();
+        let n = inner
+            .attempts
+            .entry((
+                run,
+                system.to_string(),
+                role,
+                conversation.to_string(),
+                turn,
+            ))
+            .or_insert(0);
+        *n += 1;
+        *n
+    }
+
+    /// Appends one row.
+    pub fn record(&self, row: AttemptRecord) {
+        self.lock().rows.push(row);
+    }
+
+    /// A copy of every attempt so far, in the order they finished.
     pub fn snapshot(&self) -> Vec<AttemptRecord> {
-        self.rows.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.lock().rows.clone()
+    }
+
+    /// Number of rows recorded so far.
+    pub fn len(&self) -> usize {
+        self.lock().rows.len()
+    }
+
+    /// Whether nothing has been recorded.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Copies of the rows of one (run, system, conversation, turn), both
+    /// roles, ordered by arrival.
+    pub fn for_turn(
+        &self,
+        run: u32,
+        system: &str,
+        conversation: &str,
+        turn: u32,
+    ) -> Vec<AttemptRecord> {
+        let mut rows: Vec<AttemptRecord> = self
+            .lock()
+            .rows
+            .iter()
+            .filter(|r| {
+                r.run == run
+                    && r.system == system
+                    && r.conversation == conversation
+                    && r.turn == turn
+            })
+            .cloned()
+            .collect();
+        rows.sort_by(|a, b| a.arrived_ms.total_cmp(&b.arrived_ms));
+        rows
+    }
+
+    /// Writes every row as CSV (a header, then one line per attempt).
+    ///
+    /// # Errors
+    /// When the writer fails.
+    pub fn write_csv<W: std::io::Write>(&self, out: W) -> csv::Result<()> {
+        let mut w = csv::Writer::from_writer(out);
+        for row in self.snapshot() {
+            w.serialize(row)?;
+        }
+        w.flush()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(run: u32, conversation: &str, turn: u32, role: Role, arrived_ms: f64) -> AttemptRecord {
+        AttemptRecord {
+            run,
+            system: "history".into(),
+            role,
+            conversation: conversation.into(),
+            turn,
+            attempt: 1,
+            arrived_ms,
+            action: "ok".into(),
+            status: Some(200),
+            messages: 1,
+            approx_tokens: 3,
+            model: "m".into(),
+            stream: false,
+            client_gave_up: false,
+            duration_ms: 1.0,
+        }
+    }
+
+    #[test]
+    fn attempts_count_per_key() {
+        let log = AttemptLog::new();
+        assert_eq!(log.next_attempt(1, "s", Role::Primary, "c1", 3), 1);
+        assert_eq!(log.next_attempt(1, "s", Role::Primary, "c1", 3), 2);
+        assert_eq!(log.next_attempt(1, "s", Role::Fallback, "c1", 3), 1);
+        assert_eq!(log.next_attempt(2, "s", Role::Primary, "c1", 3), 1);
+        assert_eq!(log.next_attempt(1, "s", Role::Primary, "c1", 4), 1);
+    }
+
+    #[test]
+    fn rows_for_one_turn() {
+        let log = AttemptLog::new();
+        assert!(log.is_empty());
+        log.record(row(1, "c1", 9, Role::Fallback, 20.0));
+        log.record(row(1, "c1", 9, Role::Primary, 10.0));
+        log.record(row(1, "c1", 8, Role::Primary, 5.0));
+        log.record(row(2, "c1", 9, Role::Primary, 30.0));
+        assert_eq!(log.len(), 4);
+        let rows = log.for_turn(1, "history", "c1", 9);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].role, Role::Primary);
+        assert_eq!(log.for_turn(1, "stateless", "c1", 9).len(), 0);
+    }
+
+    #[test]
+    fn csv_has_header_and_rows() {
+        let log = AttemptLog::new();
+        log.record(row(1, "c1", 9, Role::Primary, 10.0));
+        let mut out = Vec::new();
+        log.write_csv(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let mut lines = text.lines();
+        assert!(lines
+            .next()
+            .unwrap()
+            .starts_with("run,system,role,conversation,turn,attempt"));
+        assert!(lines
+            .next()
+            .unwrap()
+            .starts_with("1,history,primary,c1,9,1,"));
     }
 }

@@ -10,6 +10,9 @@ pub mod latency;
 pub mod log;
 pub mod model;
 pub mod server;
+pub mod standalone;
+#[cfg(test)]
+mod tests;
 
 pub use index::ConversationIndex;
 pub use latency::LatencyProfile;
@@ -17,7 +20,7 @@ pub use log::AttemptLog;
 pub use server::{router, start_pair, UpstreamPair, UpstreamState};
 
 use crate::faults::FaultPlan;
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -39,4 +42,36 @@ pub struct UpstreamContext {
     pub log: AttemptLog,
     /// The epoch `arrived_ms` counts from.
     pub epoch: Instant,
+}
+
+impl UpstreamContext {
+    /// A context serving `run` (from 1) with an empty log and its clock
+    /// starting now.
+    pub fn new(
+        plan: FaultPlan,
+        index: ConversationIndex,
+        latency: LatencyProfile,
+        seed: u64,
+        run: u32,
+    ) -> Self {
+        UpstreamContext {
+            plan: Arc::new(plan),
+            index: Arc::new(index),
+            latency,
+            seed,
+            run: Arc::new(AtomicU32::new(run)),
+            log: AttemptLog::new(),
+            epoch: Instant::now(),
+        }
+    }
+
+    /// The run being served.
+    pub fn current_run(&self) -> u32 {
+        self.run.load(Ordering::SeqCst)
+    }
+
+    /// Switches every upstream sharing this context to `run`.
+    pub fn set_run(&self, run: u32) {
+        self.run.store(run, Ordering::SeqCst);
+    }
 }

@@ -1,0 +1,26 @@
+//! One module per subcommand: each validates its arguments into a typed
+//! configuration, calls the library and prints the outcome. [`dispatch`]
+//! picks the module.
+
+mod proxy;
+mod run;
+mod upstreams;
+
+pub use proxy::proxy_config;
+
+use crate::cli::Command;
+use std::process::ExitCode;
+
+/// Runs one subcommand.
+///
+/// # Errors
+/// Whatever stops the subcommand.
+pub async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Run(args) => run::run(&args).await,
+        Command::Generate(_args) => todo!("generate"),
+        Command::Upstreams(args) => upstreams::upstreams(args).await,
+        Command::Proxy(args) => proxy::proxy(args).await,
+        Command::Report(_args) => todo!("report"),
+    }
+}

@@ -1,0 +1,393 @@
+//! The raw TOML schema of fault profiles and its validation into
+//! [`FaultProfile`]: serde structs with `deny_unknown_fields`, a key check
+//! that names the table of a typo, and one check per value that says what is
+//! allowed instead.
+
+use super::profile::{
+    ApiErrorMode, FaultError, FaultProfile, RateLimitMode, RateLimiterSpec, TimeoutMode,
+    TurnSelector, DEFAULT_API_ERROR_MESSAGE, DEFAULT_API_ERROR_STATUS, DEFAULT_HOLD,
+    DEFAULT_RATE_LIMIT_MESSAGE, DEFAULT_RETRY_AFTER,
+};
+use super::{FaultMode, Role};
+use serde::Deserialize;
+use std::time::Duration;
+
+/// Keys allowed in each table, for the typo check. Keep in step with the
+/// `Raw*` structs below (a test parses a profile using every key).
+const TOP_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "upstream",
+    "turns",
+    "modes",
+    "rate_limiter",
+];
+const MODES_KEYS: &[&str] = &["timeout", "api_error", "rate_limit"];
+const TIMEOUT_KEYS: &[&str] = &["weight", "hold"];
+const API_ERROR_KEYS: &[&str] = &["weight", "status", "message"];
+const RATE_LIMIT_KEYS: &[&str] = &["weight", "status", "retry_after", "message"];
+const LIMITER_KEYS: &[&str] = &[
+    "upstream",
+    "capacity",
+    "refill_per_second",
+    "retry_after",
+    "status",
+    "message",
+];
+
+fn check_table(
+    table: &toml::Table,
+    allowed: &[&str],
+    name: &str,
+    origin: &str,
+) -> Result<(), FaultError> {
+    match table.keys().find(|k| !allowed.contains(&k.as_str())) {
+        Some(key) => Err(FaultError::UnknownKey {
+            path: origin.to_string(),
+            key: key.clone(),
+            table: name.to_string(),
+            expected: allowed.join(", "),
+        }),
+        None => Ok(()),
+    }
+}
+
+pub(super) fn check_keys(top: &toml::Table, origin: &str) -> Result<(), FaultError> {
+    check_table(top, TOP_KEYS, "the top level", origin)?;
+    if let Some(toml::Value::Table(modes)) = top.get("modes") {
+        check_table(modes, MODES_KEYS, "[modes]", origin)?;
+        for (mode, keys) in [
+            ("timeout", TIMEOUT_KEYS),
+            ("api_error", API_ERROR_KEYS),
+            ("rate_limit", RATE_LIMIT_KEYS),
+        ] {
+            if let Some(toml::Value::Table(t)) = modes.get(mode) {
+                check_table(t, keys, &format!("[modes.{mode}]"), origin)?;
+            }
+        }
+    }
+    if let Some(toml::Value::Table(limiter)) = top.get("rate_limiter") {
+        check_table(limiter, LIMITER_KEYS, "[rate_limiter]", origin)?;
+    }
+    Ok(())
+}
+
+/// A duration as written: a string with a unit, or (rejected) a bare number.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawDuration {
+    Text(String),
+    Integer(i64),
+    Float(f64),
+}
+
+/// `turns = "final"` or `turns = [3, 5]`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawTurns {
+    Word(String),
+    List(Vec<i64>),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawProfile {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    upstream: Option<String>,
+    #[serde(default)]
+    turns: Option<RawTurns>,
+    #[serde(default)]
+    modes: RawModes,
+    #[serde(default)]
+    rate_limiter: Option<RawLimiter>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawModes {
+    timeout: Option<RawTimeout>,
+    api_error: Option<RawApiError>,
+    rate_limit: Option<RawRateLimit>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTimeout {
+    weight: Option<f64>,
+    hold: Option<RawDuration>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawApiError {
+    weight: Option<f64>,
+    status: Option<i64>,
+    message: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRateLimit {
+    weight: Option<f64>,
+    status: Option<i64>,
+    retry_after: Option<RawDuration>,
+    message: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLimiter {
+    upstream: Option<String>,
+    capacity: i64,
+    refill_per_second: f64,
+    retry_after: Option<RawDuration>,
+    status: Option<i64>,
+    message: Option<String>,
+}
+
+/// Validation helpers bound to one file.
+struct Check<'a> {
+    origin: &'a str,
+}
+
+impl Check<'_> {
+    fn invalid(&self, key: &str, value: impl std::fmt::Display, fix: &str) -> FaultError {
+        FaultError::Invalid {
+            path: self.origin.to_string(),
+            key: key.to_string(),
+            value: value.to_string(),
+            fix: fix.to_string(),
+        }
+    }
+
+    fn duration(
+        &self,
+        key: &str,
+        raw: Option<RawDuration>,
+        default: Duration,
+    ) -> Result<Duration, FaultError> {
+        let negative = |value: String| FaultError::NegativeDuration {
+            path: self.origin.to_string(),
+            key: key.to_string(),
+            value,
+        };
+        match raw {
+            None => Ok(default),
+            Some(RawDuration::Text(s)) => {
+                if s.trim_start().starts_with('-') {
+                    return Err(negative(format!("{s:?}")));
+                }
+                humantime::parse_duration(s.trim()).map_err(|e| {
+                    self.invalid(
+                        key,
+                        format!("{s:?}"),
+                        &format!("{e}; write a duration like \"30s\", \"1s\" or \"500ms\""),
+                    )
+                })
+            }
+            Some(RawDuration::Integer(n)) if n < 0 => Err(negative(n.to_string())),
+            Some(RawDuration::Float(x)) if x < 0.0 => Err(negative(x.to_string())),
+            Some(RawDuration::Integer(n)) => Err(self.invalid(
+                key,
+                n,
+                &format!("write durations as strings with a unit, e.g. \"{n}s\""),
+            )),
+            Some(RawDuration::Float(x)) => Err(self.invalid(
+                key,
+                x,
+                "write durations as strings with a unit, e.g. \"1500ms\"",
+            )),
+        }
+    }
+
+    fn weight(&self, key: &str, raw: Option<f64>) -> Result<f64, FaultError> {
+        let w = raw.unwrap_or(1.0);
+        if !w.is_finite() || w < 0.0 {
+            return Err(self.invalid(key, w, "weights are finite numbers of zero or more"));
+        }
+        Ok(w)
+    }
+
+    fn role(&self, key: &str, raw: Option<String>, default: Role) -> Result<Role, FaultError> {
+        match raw.as_deref() {
+            None => Ok(default),
+            Some("primary") => Ok(Role::Primary),
+            Some("fallback") => Ok(Role::Fallback),
+            Some(other) => Err(self.invalid(
+                key,
+                format!("{other:?}"),
+                "write \"primary\" or \"fallback\"",
+            )),
+        }
+    }
+
+    fn status(
+        &self,
+        key: &str,
+        raw: Option<i64>,
+        default: u16,
+        ok: impl Fn(i64) -> bool,
+        fix: &str,
+    ) -> Result<u16, FaultError> {
+        let s = raw.unwrap_or(i64::from(default));
+        if !ok(s) {
+            return Err(self.invalid(key, s, fix));
+        }
+        u16::try_from(s).map_err(|_| self.invalid(key, s, fix))
+    }
+}
+
+fn is_rate_limit_status(s: i64) -> bool {
+    s == 429
+}
+
+impl RawProfile {
+    pub(super) fn validate(self, origin: &str) -> Result<FaultProfile, FaultError> {
+        let c = Check { origin };
+        let upstream = c.role("upstream", self.upstream, Role::Primary)?;
+        let turns = match self.turns {
+            None => TurnSelector::Final,
+            Some(RawTurns::Word(w)) if w == "final" => TurnSelector::Final,
+            Some(RawTurns::Word(w)) => {
+                return Err(c.invalid(
+                    "turns",
+                    format!("{w:?}"),
+                    "write \"final\" or a list of turn numbers from 1, e.g. [3, 5]",
+                ))
+            }
+            Some(RawTurns::List(list)) => {
+                if list.is_empty() {
+                    return Err(c.invalid(
+                        "turns",
+                        "[]",
+                        "list at least one turn number from 1, or write \"final\"",
+                    ));
+                }
+                let mut turns = Vec::with_capacity(list.len());
+                for t in list {
+                    match usize::try_from(t) {
+                        Ok(t) if t >= 1 => turns.push(t),
+                        _ => {
+                            return Err(c.invalid(
+                                "turns",
+                                t,
+                                "turn numbers count from 1 (turn 1 is the anchor)",
+                            ))
+                        }
+                    }
+                }
+                turns.sort_unstable();
+                turns.dedup();
+                TurnSelector::List(turns)
+            }
+        };
+        let timeout = match self.modes.timeout {
+            None => None,
+            Some(t) => Some(TimeoutMode {
+                weight: c.weight("modes.timeout.weight", t.weight)?,
+                hold: c.duration("modes.timeout.hold", t.hold, DEFAULT_HOLD)?,
+            }),
+        };
+        let api_error = match self.modes.api_error {
+            None => None,
+            Some(a) => Some(ApiErrorMode {
+                weight: c.weight("modes.api_error.weight", a.weight)?,
+                status: c.status(
+                    "modes.api_error.status",
+                    a.status,
+                    DEFAULT_API_ERROR_STATUS,
+                    |s| (500..=599).contains(&s),
+                    "API_ERROR sends a server error: use a status from 500 to 599 (default 503)",
+                )?,
+                message: a
+                    .message
+                    .unwrap_or_else(|| DEFAULT_API_ERROR_MESSAGE.to_string()),
+            }),
+        };
+        let rate_limit = match self.modes.rate_limit {
+            None => None,
+            Some(r) => Some(RateLimitMode {
+                weight: c.weight("modes.rate_limit.weight", r.weight)?,
+                status: c.status(
+                    "modes.rate_limit.status",
+                    r.status,
+                    429,
+                    is_rate_limit_status,
+                    "RATE_LIMIT sends 429 Too Many Requests; use [modes.api_error] for a 5xx",
+                )?,
+                retry_after: c.duration(
+                    "modes.rate_limit.retry_after",
+                    r.retry_after,
+                    DEFAULT_RETRY_AFTER,
+                )?,
+                message: r
+                    .message
+                    .unwrap_or_else(|| DEFAULT_RATE_LIMIT_MESSAGE.to_string()),
+            }),
+        };
+        let rate_limiter = match self.rate_limiter {
+            None => None,
+            Some(l) => {
+                let capacity = u32::try_from(l.capacity)
+                    .ok()
+                    .filter(|c| *c >= 1)
+                    .ok_or_else(|| {
+                        c.invalid(
+                            "rate_limiter.capacity",
+                            l.capacity,
+                            "the bucket holds at least 1 token",
+                        )
+                    })?;
+                if !l.refill_per_second.is_finite() || l.refill_per_second < 0.0 {
+                    return Err(c.invalid(
+                        "rate_limiter.refill_per_second",
+                        l.refill_per_second,
+                        "tokens per second is a finite number of zero or more",
+                    ));
+                }
+                Some(RateLimiterSpec {
+                    upstream: c.role("rate_limiter.upstream", l.upstream, Role::Fallback)?,
+                    capacity,
+                    refill_per_second: l.refill_per_second,
+                    retry_after: c.duration(
+                        "rate_limiter.retry_after",
+                        l.retry_after,
+                        DEFAULT_RETRY_AFTER,
+                    )?,
+                    status: c.status(
+                        "rate_limiter.status",
+                        l.status,
+                        429,
+                        is_rate_limit_status,
+                        "a rate limiter answers 429 Too Many Requests",
+                    )?,
+                    message: l
+                        .message
+                        .unwrap_or_else(|| DEFAULT_RATE_LIMIT_MESSAGE.to_string()),
+                })
+            }
+        };
+        let profile = FaultProfile {
+            name: self.name,
+            description: self.description,
+            origin: origin.to_string(),
+            upstream,
+            turns,
+            timeout,
+            api_error,
+            rate_limit,
+            rate_limiter,
+        };
+        let total: f64 = FaultMode::ALL.iter().map(|m| profile.weight(*m)).sum();
+        if total <= 0.0 {
+            return Err(FaultError::ZeroWeight {
+                path: origin.to_string(),
+            });
+        }
+        Ok(profile)
+    }
+}

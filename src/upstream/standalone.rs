@@ -1,0 +1,194 @@
+//! `continuity-bench upstreams`: serve one pair of simulated upstreams for an
+//! external gateway until Ctrl-C, then optionally write the attempt log.
+
+use super::{start_pair, ConversationIndex, LatencyProfile, UpstreamContext, UpstreamPair};
+use crate::dataset::Dataset;
+use crate::faults::{FaultMode, FaultPlan, FaultProfile};
+use anyhow::Context;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// The system name the attempts of a standalone pair are logged under.
+pub const STANDALONE_SYSTEM: &str = "external";
+
+/// The validated configuration of `upstreams`.
+#[derive(Debug, Clone)]
+pub struct UpstreamsConfig {
+    /// Where the primary listens.
+    pub primary: SocketAddr,
+    /// Where the fallback listens.
+    pub fallback: SocketAddr,
+    /// The fault profile.
+    pub profile: FaultProfile,
+    /// The conversations the upstreams recognise.
+    pub dataset: Dataset,
+    /// Master seed of the fault schedule and latency jitter.
+    pub seed: u64,
+    /// The run whose schedule is served (from 1).
+    pub run: u32,
+    /// The latency model.
+    pub latency: LatencyProfile,
+    /// Where to write the attempt log as CSV on stop.
+    pub attempts: Option<PathBuf>,
+}
+
+/// A running standalone pair: started, then stopped (which writes the
+/// attempts file when one was asked for).
+#[derive(Debug)]
+pub struct Standalone {
+    /// The running servers.
+    pub pair: UpstreamPair,
+    /// What they share (the attempt log among it).
+    pub ctx: UpstreamContext,
+    config: UpstreamsConfig,
+    schedule: Vec<FaultMode>,
+}
+
+impl Standalone {
+    /// Binds both addresses and starts serving.
+    ///
+    /// # Errors
+    /// When an address cannot be bound.
+    pub async fn start(config: UpstreamsConfig) -> anyhow::Result<Standalone> {
+        let turns: Vec<usize> = config
+            .dataset
+            .conversations
+            .iter()
+            .map(|c| c.n_turns())
+            .collect();
+        let index = ConversationIndex::new(&config.dataset);
+        let plan = FaultPlan::new(config.profile.clone(), config.seed, turns);
+        let schedule = plan.schedule(config.run);
+        let ctx = UpstreamContext::new(plan, index, config.latency, config.seed, config.run);
+        let pair = start_pair(STANDALONE_SYSTEM, config.primary, config.fallback, ctx.clone())
+            .await
+            .context(
+                "cannot start the simulated upstreams; pass free addresses with --primary and --fallback",
+            )?;
+        Ok(Standalone {
+            pair,
+            ctx,
+            config,
+            schedule,
+        })
+    }
+
+    /// What is served: addresses, fault profile, this run's schedule, latency.
+    pub fn banner(&self) -> String {
+        let counts = FaultMode::ALL
+            .iter()
+            .map(|m| {
+                let n = self.schedule.iter().filter(|x| *x == m).count();
+                format!("{}={n}", m.as_str())
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        format!(
+            "primary upstream:  {}/v1\nfallback upstream: {}/v1\nfault profile: {}\nrun {} of seed {}: {} conversations, {counts}; latency {}",
+            self.pair.primary.url(),
+            self.pair.fallback.url(),
+            self.config.profile.summary(),
+            self.config.run,
+            self.config.seed,
+            self.config.dataset.conversations.len(),
+            self.config.latency.name()
+        )
+    }
+
+    /// Stops both servers (held connections are cut and logged as
+    /// abandoned) and writes the attempts CSV if asked. Returns the number
+    /// of attempts served.
+    ///
+    /// # Errors
+    /// When the attempts file cannot be written.
+    pub async fn stop(self) -> anyhow::Result<usize> {
+        self.pair.shutdown().await;
+        let served = self.ctx.log.len();
+        if let Some(path) = &self.config.attempts {
+            let file = std::fs::File::create(path).with_context(|| {
+                format!(
+                    "cannot write --attempts {}; check that its directory exists",
+                    path.display()
+                )
+            })?;
+            self.ctx
+                .log
+                .write_csv(std::io::BufWriter::new(file))
+                .with_context(|| format!("cannot write --attempts {}", path.display()))?;
+        }
+        Ok(served)
+    }
+}
+
+/// Serves the pair until Ctrl-C, printing where it listens and what fails,
+/// then writes the attempts file if asked.
+///
+/// # Errors
+/// When an address cannot be bound, Ctrl-C cannot be awaited, or the
+/// attempts file cannot be written.
+pub async fn serve_until_ctrl_c(config: UpstreamsConfig) -> anyhow::Result<()> {
+    let attempts = config.attempts.clone();
+    let running = Standalone::start(config).await?;
+    println!("{}", running.banner());
+    println!("press Ctrl-C to stop");
+    tokio::signal::ctrl_c()
+        .await
+        .context("cannot wait for Ctrl-C")?;
+    let served = running.stop().await?;
+    println!("{served} attempts served");
+    if let Some(path) = attempts {
+        println!("attempts written to {}", path.display());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn serves_then_writes_attempts_csv() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("attempts.csv");
+        let profile = FaultProfile::parse("[modes.api_error]\n", "t.toml").unwrap();
+        let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let running = Standalone::start(UpstreamsConfig {
+            primary: any,
+            fallback: any,
+            profile,
+            dataset: Dataset {
+                conversations: vec![],
+            },
+            seed: 1,
+            run: 1,
+            latency: LatencyProfile::INSTANT,
+            attempts: Some(out.clone()),
+        })
+        .await
+        .unwrap();
+        let banner = running.banner();
+        assert!(banner.contains(&running.pair.primary.url()), "{banner}");
+        assert!(banner.contains("API_ERROR"), "{banner}");
+        let resp = reqwest::Client::new()
+            .post(format!(
+                "{}/v1/chat/completions",
+                running.pair.fallback.url()
+            ))
+            .timeout(std::time::Duration::from_secs(5))
+            .json(
+                &serde_json::json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]}),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status().as_u16(), 200);
+        assert_eq!(running.stop().await.unwrap(), 1);
+        let text = std::fs::read_to_string(&out).unwrap();
+        assert_eq!(text.lines().count(), 2, "{text}");
+        assert!(text
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("1,external,fallback,,1,1,"));
+    }
+}

@@ -1,0 +1,442 @@
+//! Loopback tests of the simulated upstreams with a real HTTP client: faults
+//! on the wire, normal and streamed answers, and the attempt log.
+
+use super::*;
+use crate::dataset::{Anchor, Category, Conversation, Dataset, Turn, TurnKind};
+use crate::faults::FaultProfile;
+use crate::openai::{assemble_sse, ChatMessage};
+use crate::record::AttemptRecord;
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+const TURNS: usize = 3;
+
+fn conversation(i: usize) -> Conversation {
+    let turn = |kind, user: String, assistant: Option<&str>| Turn {
+        kind,
+        user,
+        assistant: assistant.map(str::to_string),
+        distractor: None,
+    };
+    Conversation {
+        id: format!("c{i:03}"),
+        anchor: Anchor {
+            category: Category::PersonName,
+            subject: "sister's name".into(),
+            value: format!("Name{i}"),
+            variants: vec![format!("Name{i}")],
+        },
+        turns: vec![
+            turn(
+                TurnKind::Anchor,
+                format!("My sister's name is Name{i}."),
+                Some("Noted."),
+            ),
+            turn(
+                TurnKind::Filler,
+                "What is a good tea?".into(),
+                Some("Oolong."),
+            ),
+            turn(TurnKind::Probe, "What is my sister called?".into(), None),
+        ],
+    }
+}
+
+fn dataset() -> Dataset {
+    Dataset {
+        conversations: (0..6).map(conversation).collect(),
+    }
+}
+
+/// The messages of `turn` (from 1) of conversation `i`, as a client sends them.
+fn messages(i: usize, turn: usize) -> Vec<ChatMessage> {
+    let c = conversation(i);
+    let mut out = vec![ChatMessage::new("system", "You are helpful.")];
+    for t in &c.turns[..turn] {
+        out.push(ChatMessage::new("user", &t.user));
+        if out.iter().filter(|m| m.role == "user").count() < turn {
+            out.push(ChatMessage::new(
+                "assistant",
+                t.assistant.as_deref().unwrap_or(""),
+            ));
+        }
+    }
+    out
+}
+
+fn request(i: usize, turn: usize, stream: bool, usage: bool) -> Value {
+    let mut body = json!({"model": "gpt-test", "messages": messages(i, turn), "temperature": 0});
+    if stream {
+        body["stream"] = json!(true);
+        if usage {
+            body["stream_options"] = json!({"include_usage": true});
+        }
+    }
+    body
+}
+
+fn context(profile: &str, latency: LatencyProfile) -> UpstreamContext {
+    let profile = FaultProfile::parse(profile, "test.toml").unwrap();
+    let d = dataset();
+    let plan = FaultPlan::new(profile, 42, vec![TURNS; d.conversations.len()]);
+    UpstreamContext::new(plan, ConversationIndex::new(&d), latency, 42, 1)
+}
+
+async fn start(ctx: &UpstreamContext) -> UpstreamPair {
+    let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    start_pair("sut", any, any, ctx.clone()).await.unwrap()
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap()
+}
+
+async fn post(url: &str, body: &Value) -> reqwest::Response {
+    client()
+        .post(format!("{url}/v1/chat/completions"))
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Polls the log until a row matches, for at most 5 s.
+async fn wait_for_row(log: &AttemptLog, pred: impl Fn(&AttemptRecord) -> bool) -> AttemptRecord {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        if let Some(r) = log.snapshot().into_iter().find(|r| pred(r)) {
+            return r;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no matching row in {:?}",
+            log.snapshot()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test]
+async fn timeout_holds_until_client_gives_up() {
+    let ctx = context("[modes.timeout]\nhold = \"30s\"\n", LatencyProfile::INSTANT);
+    let pair = start(&ctx).await;
+    let impatient = reqwest::Client::builder()
+        .timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let err = impatient
+        .post(format!("{}/v1/chat/completions", pair.primary.url()))
+        .json(&request(0, TURNS, false, false))
+        .send()
+        .await
+        .unwrap_err();
+    assert!(err.is_timeout(), "{err}");
+    let row = wait_for_row(&ctx.log, |r| r.client_gave_up).await;
+    assert_eq!(row.action, "timeout_held");
+    assert_eq!(row.status, None);
+    assert_eq!((row.conversation.as_str(), row.turn), ("c000", 3));
+    assert!(
+        (250.0..2000.0).contains(&row.duration_ms),
+        "held {} ms",
+        row.duration_ms
+    );
+}
+
+#[tokio::test]
+async fn timeout_hold_ending_answers_504() {
+    let ctx = context(
+        "[modes.timeout]\nhold = \"50ms\"\n",
+        LatencyProfile::INSTANT,
+    );
+    let pair = start(&ctx).await;
+    let resp = post(&pair.primary.url(), &request(1, TURNS, false, false)).await;
+    assert_eq!(resp.status().as_u16(), 504);
+    let row = wait_for_row(&ctx.log, |r| r.conversation == "c001").await;
+    assert_eq!((row.status, row.client_gave_up), (Some(504), false));
+    assert!(row.duration_ms >= 50.0);
+}
+
+#[tokio::test]
+async fn api_error_sends_503_body() {
+    let ctx = context("[modes.api_error]\n", LatencyProfile::INSTANT);
+    let pair = start(&ctx).await;
+    let resp = post(&pair.primary.url(), &request(2, TURNS, false, false)).await;
+    assert_eq!(resp.status().as_u16(), 503);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["type"], "server_error");
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("API_ERROR"));
+    let row = wait_for_row(&ctx.log, |r| r.conversation == "c002").await;
+    assert_eq!((row.action.as_str(), row.status), ("api_error", Some(503)));
+    // The fallback answers the same turn normally.
+    let ok = post(&pair.fallback.url(), &request(2, TURNS, false, false)).await;
+    assert_eq!(ok.status().as_u16(), 200);
+}
+
+#[tokio::test]
+async fn rate_limit_sends_429_with_retry_after() {
+    let ctx = context(
+        "[modes.rate_limit]\nretry_after = \"1500ms\"\n",
+        LatencyProfile::INSTANT,
+    );
+    let pair = start(&ctx).await;
+    let resp = post(&pair.primary.url(), &request(3, TURNS, false, false)).await;
+    assert_eq!(resp.status().as_u16(), 429);
+    assert_eq!(resp.headers()["retry-after"], "2");
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "rate_limit_exceeded");
+    assert_eq!(body["error"]["type"], "requests");
+    let row = wait_for_row(&ctx.log, |r| r.conversation == "c003").await;
+    assert_eq!(
+        (row.action.as_str(), row.status),
+        ("rate_limited", Some(429))
+    );
+}
+
+#[test]
+fn retry_after_rounds_up_to_whole_seconds() {
+    use super::server::retry_after_secs;
+    assert_eq!(retry_after_secs(Duration::ZERO), 1);
+    assert_eq!(retry_after_secs(Duration::from_millis(200)), 1);
+    assert_eq!(retry_after_secs(Duration::from_secs(1)), 1);
+    assert_eq!(retry_after_secs(Duration::from_millis(1001)), 2);
+}
+
+#[tokio::test]
+async fn non_faulted_turns_answer_200() {
+    let ctx = context("[modes.api_error]\n", LatencyProfile::FAST);
+    let pair = start(&ctx).await;
+    for turn in 1..TURNS {
+        let resp = post(&pair.primary.url(), &request(0, turn, false, false)).await;
+        assert_eq!(resp.status().as_u16(), 200, "turn {turn}");
+        let body: Value = resp.json().await.unwrap();
+        assert_eq!(body["object"], "chat.completion");
+        assert_eq!(body["model"], "gpt-test");
+        assert_eq!(body["choices"][0]["message"]["role"], "assistant");
+        assert_eq!(
+            crate::openai::response_text(&body).unwrap(),
+            model::reply(&messages(0, turn))
+        );
+        assert!(body["usage"]["prompt_tokens"].as_u64().unwrap() > 0);
+    }
+    let rows = ctx.log.for_turn(1, "sut", "c000", 2);
+    assert_eq!(rows.len(), 1);
+    let r = &rows[0];
+    assert_eq!(
+        (r.action.as_str(), r.status, r.role, r.attempt, r.messages),
+        ("ok", Some(200), crate::faults::Role::Primary, 1, 4)
+    );
+    assert!(!r.client_gave_up && !r.stream);
+    assert_eq!(r.model, "gpt-test");
+}
+
+fn data_lines(raw: &str) -> Vec<Value> {
+    raw.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter(|d| *d != "[DONE]")
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn streaming_sends_role_content_finish_usage_done() {
+    let ctx = context("[modes.api_error]\n", LatencyProfile::FAST);
+    let pair = start(&ctx).await;
+    let resp = post(&pair.fallback.url(), &request(4, TURNS, true, true)).await;
+    assert_eq!(resp.status().as_u16(), 200);
+    assert!(resp.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/event-stream"));
+    let raw = resp.text().await.unwrap();
+    let (text, done) = assemble_sse(&raw).unwrap();
+    assert!(done);
+    assert!(raw.trim_end().ends_with("data: [DONE]"));
+    assert_eq!(text, model::reply(&messages(4, TURNS)));
+    let chunks = data_lines(&raw);
+    assert_eq!(chunks[0]["choices"][0]["delta"]["role"], "assistant");
+    assert!(chunks.len() >= 4, "role, content, finish, usage: {raw}");
+    let finish = &chunks[chunks.len() - 2];
+    assert_eq!(finish["choices"][0]["finish_reason"], "stop");
+    let usage = &chunks[chunks.len() - 1];
+    assert_eq!(usage["choices"], json!([]));
+    assert!(usage["usage"]["total_tokens"].as_u64().unwrap() > 0);
+    let row = wait_for_row(&ctx.log, |r| r.conversation == "c004").await;
+    assert!(row.stream && !row.client_gave_up);
+    assert_eq!(row.status, Some(200));
+
+    // Without include_usage there is no usage chunk.
+    let raw = post(&pair.fallback.url(), &request(4, 1, true, false))
+        .await
+        .text()
+        .await
+        .unwrap();
+    let chunks = data_lines(&raw);
+    assert!(chunks.iter().all(|c| c.get("usage").is_none()));
+    assert_eq!(
+        chunks.last().unwrap()["choices"][0]["finish_reason"],
+        "stop"
+    );
+}
+
+#[tokio::test]
+async fn repeated_requests_count_attempts() {
+    let ctx = context("[modes.api_error]\n", LatencyProfile::INSTANT);
+    let pair = start(&ctx).await;
+    for _ in 0..3 {
+        let resp = post(&pair.primary.url(), &request(5, TURNS, false, false)).await;
+        assert_eq!(resp.status().as_u16(), 503, "every attempt gets the fault");
+    }
+    let ok = post(&pair.fallback.url(), &request(5, TURNS, false, false)).await;
+    assert_eq!(ok.status().as_u16(), 200);
+    let rows = ctx.log.for_turn(1, "sut", "c005", TURNS as u32);
+    let mut primary: Vec<u32> = rows
+        .iter()
+        .filter(|r| r.role == crate::faults::Role::Primary)
+        .map(|r| r.attempt)
+        .collect();
+    primary.sort_unstable();
+    assert_eq!(primary, vec![1, 2, 3]);
+    assert_eq!(rows.len(), 4);
+    // A new run starts counting again.
+    ctx.set_run(2);
+    post(&pair.fallback.url(), &request(5, TURNS, false, false)).await;
+    let rows = ctx.log.for_turn(2, "sut", "c005", TURNS as u32);
+    assert_eq!(rows.len(), 1);
+    assert_eq!((rows[0].run, rows[0].attempt), (2, 1));
+}
+
+#[tokio::test]
+async fn unknown_conversation_is_answered_and_logged_empty() {
+    let ctx = context("[modes.api_error]\n", LatencyProfile::INSTANT);
+    let pair = start(&ctx).await;
+    let body = json!({"model": "m", "messages": [{"role": "user", "content": "Hello there"}]});
+    let resp = post(&pair.primary.url(), &body).await;
+    assert_eq!(resp.status().as_u16(), 200);
+    let row = wait_for_row(&ctx.log, |r| r.model == "m").await;
+    assert_eq!((row.conversation.as_str(), row.turn), ("", 1));
+    assert_eq!(row.action, "ok");
+}
+
+#[tokio::test]
+async fn malformed_requests_get_400() {
+    let ctx = context("[modes.api_error]\n", LatencyProfile::INSTANT);
+    let pair = start(&ctx).await;
+    let resp = client()
+        .post(format!("{}/v1/chat/completions", pair.primary.url()))
+        .header("content-type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 400);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["type"], "invalid_request_error");
+    let empty = post(&pair.primary.url(), &json!({"model": "x", "messages": []})).await;
+    assert_eq!(empty.status().as_u16(), 400);
+    let rows = ctx.log.snapshot();
+    assert_eq!(rows.len(), 2);
+    assert!(rows
+        .iter()
+        .all(|r| r.action == "bad_request" && r.status == Some(400)));
+    assert_eq!(rows[1].model, "x");
+}
+
+#[tokio::test]
+async fn models_are_listed() {
+    let ctx = context("[modes.api_error]\n", LatencyProfile::INSTANT);
+    let pair = start(&ctx).await;
+    let body: Value = client()
+        .get(format!("{}/v1/models", pair.fallback.url()))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(body["object"], "list");
+    let ids: Vec<&str> = body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["id"].as_str())
+        .collect();
+    assert!(ids.contains(&"sim-model"), "{ids:?}");
+    assert!(ctx.log.is_empty(), "listing models is not an attempt");
+}
+
+#[tokio::test]
+async fn client_leaving_a_normal_answer_is_logged_as_gave_up() {
+    // Realistic latency waits at least 300 ms before the first byte.
+    let ctx = context("[modes.api_error]\n", LatencyProfile::REALISTIC);
+    let pair = start(&ctx).await;
+    let impatient = reqwest::Client::builder()
+        .timeout(Duration::from_millis(100))
+        .build()
+        .unwrap();
+    let err = impatient
+        .post(format!("{}/v1/chat/completions", pair.fallback.url()))
+        .json(&request(1, 1, true, false))
+        .send()
+        .await
+        .unwrap_err();
+    assert!(err.is_timeout());
+    let row = wait_for_row(&ctx.log, |r| r.client_gave_up).await;
+    assert_eq!((row.action.as_str(), row.status), ("ok", None));
+}
+
+#[tokio::test]
+async fn rate_limiter_refuses_a_tight_loop_at_the_fallback() {
+    let ctx = context(
+        "[modes.api_error]\n[rate_limiter]\ncapacity = 2\nrefill_per_second = 0\nretry_after = \"3s\"\n",
+        LatencyProfile::INSTANT,
+    );
+    let pair = start(&ctx).await;
+    let mut statuses = Vec::new();
+    for _ in 0..4 {
+        let resp = post(&pair.fallback.url(), &request(0, 1, false, false)).await;
+        statuses.push(resp.status().as_u16());
+        if resp.status().as_u16() == 429 {
+            assert_eq!(resp.headers()["retry-after"], "3");
+        }
+    }
+    assert_eq!(statuses, vec![200, 200, 429, 429]);
+    // The primary has no limiter.
+    let resp = post(&pair.primary.url(), &request(0, 1, false, false)).await;
+    assert_eq!(resp.status().as_u16(), 200);
+}
+
+#[tokio::test]
+async fn answers_wait_for_the_modelled_latency() {
+    let ctx = context("[modes.api_error]\n", LatencyProfile::REALISTIC);
+    let pair = start(&ctx).await;
+    let msgs = messages(2, 2);
+    let input: u32 = msgs
+        .iter()
+        .map(|m| crate::openai::approx_tokens(&m.text()))
+        .sum();
+    let key = latency::JitterKey {
+        system: "sut",
+        role: crate::faults::Role::Fallback,
+        conversation: "c002",
+        turn: 2,
+        attempt: 1,
+    };
+    let reply = model::reply(&msgs);
+    let expected = ctx.latency.time_to_first_token(42, &key, input)
+        + ctx
+            .latency
+            .output_time(crate::openai::approx_tokens(&reply));
+    let sent = std::time::Instant::now();
+    let resp = post(&pair.fallback.url(), &request(2, 2, true, false)).await;
+    let _ = resp.text().await.unwrap();
+    let elapsed = sent.elapsed();
+    assert!(elapsed >= expected, "{elapsed:?} < {expected:?}");
+    assert!(elapsed < expected + Duration::from_secs(2), "{elapsed:?}");
+}
