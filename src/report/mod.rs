@@ -5,6 +5,7 @@
 //! Files: config.json, turns.csv, events.csv, attempts.csv, summary.json,
 //! summary.md, and cpr_by_fault / clo / latency_by_length as SVG and PNG.
 
+mod charts;
 pub mod csv_files;
 pub mod exporter;
 pub mod format;
