@@ -13,7 +13,7 @@ use crate::record::{AttemptRecord, EventRecord, TurnRecord};
 use crate::report::{self, ReportData};
 use crate::scoring::{score_fast, AnchorIndex, Scored, Verdict, VerdictMethod};
 use crate::server::ServerHandle;
-use crate::summary::{summarize, SummaryContext};
+use crate::summary::summarize;
 use crate::upstream::{
     self, AttemptLog, ConversationIndex, LatencyProfile, UpstreamContext, UpstreamPair,
 };
@@ -443,7 +443,7 @@ fn assemble(
         .into_iter()
         .flat_map(|c| c.outcome.turns)
         .collect();
-    let summary = summarize(&summary_context(resolved, interrupted), &events, &attempts);
+    let summary = summarize(&report::summary_context(resolved, run_notes(interrupted)), &events, &attempts);
     ReportData {
         config: resolved.clone(),
         turns,
@@ -453,8 +453,8 @@ fn assemble(
     }
 }
 
-/// The summary context of a run, with the notes every report carries.
-pub fn summary_context(resolved: &ResolvedConfig, interrupted: bool) -> SummaryContext {
+/// The notes every report of a run carries: what the figures mean.
+pub fn run_notes(interrupted: bool) -> Vec<String> {
     let mut notes = vec![
         "The upstreams are simulated: the model answers only from the messages it receives, so a fallback \
          that is not sent the history cannot answer the probe. With this model the CPR gap between `stateless` \
@@ -469,14 +469,5 @@ pub fn summary_context(resolved: &ResolvedConfig, interrupted: bool) -> SummaryC
     if interrupted {
         notes.push("The run was interrupted (Ctrl-C): the figures cover only the conversations that finished.".into());
     }
-    SummaryContext {
-        seed: resolved.seed,
-        runs: resolved.runs,
-        conversations: resolved.conversations,
-        dataset: resolved.dataset.clone(),
-        fault_profile: resolved.fault_profile.clone(),
-        systems: resolved.systems.clone(),
-        bootstrap_resamples: resolved.bootstrap_resamples,
-        notes,
-    }
+    notes
 }

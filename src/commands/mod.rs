@@ -3,6 +3,7 @@
 //! picks the module.
 
 mod proxy;
+mod report;
 mod run;
 mod upstreams;
 
@@ -21,6 +22,6 @@ pub async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Generate(_args) => todo!("generate"),
         Command::Upstreams(args) => upstreams::upstreams(args).await,
         Command::Proxy(args) => proxy::proxy(args).await,
-        Command::Report(_args) => todo!("report"),
+        Command::Report(args) => report::report(&args.dir),
     }
 }

@@ -1,1 +1,383 @@
-//! Placeholder.
+//! turns.csv, events.csv and attempts.csv: every recorded row, written with
+//! serde so the columns are the record fields, and read back by `report DIR`
+//! with errors that name the file, the row and the column.
+//!
+//! Floats are written in their shortest round-trip form, so reading a file
+//! back gives the exact values that were written.
+
+use super::exporter::{Exporter, ReportData, ReportError};
+use crate::record::{AttemptRecord, EventRecord, TurnRecord};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::path::Path;
+
+/// Columns of turns.csv, in order (the fields of [`TurnRecord`]).
+pub const TURN_COLUMNS: [&str; 12] = [
+    "run",
+    "system",
+    "conversation",
+    "turn",
+    "turns",
+    "is_final",
+    "messages_sent",
+    "sent_at_ms",
+    "status",
+    "latency_ms",
+    "answer",
+    "error",
+];
+
+/// Columns of events.csv, in order (the fields of [`EventRecord`]).
+pub const EVENT_COLUMNS: [&str; 14] = [
+    "run",
+    "system",
+    "conversation",
+    "turns",
+    "fault_mode",
+    "client_status",
+    "latency_ms",
+    "verdict",
+    "method",
+    "reason",
+    "bleed_from",
+    "answer_excerpt",
+    "primary_attempts",
+    "fallback_attempts",
+];
+
+/// Columns of attempts.csv, in order (the fields of [`AttemptRecord`]).
+pub const ATTEMPT_COLUMNS: [&str; 15] = [
+    "run",
+    "system",
+    "role",
+    "conversation",
+    "turn",
+    "attempt",
+    "arrived_ms",
+    "action",
+    "status",
+    "messages",
+    "approx_tokens",
+    "model",
+    "stream",
+    "client_gave_up",
+    "duration_ms",
+];
+
+/// File name of the turn rows.
+pub const TURNS_FILE: &str = "turns.csv";
+/// File name of the event rows.
+pub const EVENTS_FILE: &str = "events.csv";
+/// File name of the attempt rows.
+pub const ATTEMPTS_FILE: &str = "attempts.csv";
+
+/// Writes turns.csv.
+#[derive(Debug, Clone, Copy)]
+pub struct TurnsCsv;
+
+/// Writes events.csv.
+#[derive(Debug, Clone, Copy)]
+pub struct EventsCsv;
+
+/// Writes attempts.csv.
+#[derive(Debug, Clone, Copy)]
+pub struct AttemptsCsv;
+
+impl Exporter for TurnsCsv {
+    fn file_name(&self) -> &'static str {
+        TURNS_FILE
+    }
+    fn render(&self, data: &ReportData) -> Result<Vec<u8>, ReportError> {
+        to_csv(TURNS_FILE, &TURN_COLUMNS, &data.turns)
+    }
+}
+
+impl Exporter for EventsCsv {
+    fn file_name(&self) -> &'static str {
+        EVENTS_FILE
+    }
+    fn render(&self, data: &ReportData) -> Result<Vec<u8>, ReportError> {
+        to_csv(EVENTS_FILE, &EVENT_COLUMNS, &data.events)
+    }
+}
+
+impl Exporter for AttemptsCsv {
+    fn file_name(&self) -> &'static str {
+        ATTEMPTS_FILE
+    }
+    fn render(&self, data: &ReportData) -> Result<Vec<u8>, ReportError> {
+        to_csv(ATTEMPTS_FILE, &ATTEMPT_COLUMNS, &data.attempts)
+    }
+}
+
+/// Serialises `rows` with an explicit header, so that a file with no rows
+/// still names its columns.
+fn to_csv<T: Serialize>(
+    file: &'static str,
+    columns: &[&str],
+    rows: &[T],
+) -> Result<Vec<u8>, ReportError> {
+    let render_error = |e: csv::Error| ReportError::Render {
+        file,
+        message: e.to_string(),
+    };
+    let mut writer = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
+    writer.write_record(columns).map_err(render_error)?;
+    for row in rows {
+        writer.serialize(row).map_err(render_error)?;
+    }
+    writer.into_inner().map_err(|e| ReportError::Render {
+        file,
+        message: e.to_string(),
+    })
+}
+
+/// Reads turns.csv of a report directory.
+///
+/// # Errors
+/// [`ReportError`] naming the file, and the row and column when one is bad.
+pub fn read_turns(dir: &Path) -> Result<Vec<TurnRecord>, ReportError> {
+    read_csv(&dir.join(TURNS_FILE), &TURN_COLUMNS)
+}
+
+/// Reads events.csv of a report directory.
+///
+/// # Errors
+/// As [`read_turns`].
+pub fn read_events(dir: &Path) -> Result<Vec<EventRecord>, ReportError> {
+    read_csv(&dir.join(EVENTS_FILE), &EVENT_COLUMNS)
+}
+
+/// Reads attempts.csv of a report directory.
+///
+/// # Errors
+/// As [`read_turns`].
+pub fn read_attempts(dir: &Path) -> Result<Vec<AttemptRecord>, ReportError> {
+    read_csv(&dir.join(ATTEMPTS_FILE), &ATTEMPT_COLUMNS)
+}
+
+fn read_csv<T: DeserializeOwned>(path: &Path, columns: &[&str]) -> Result<Vec<T>, ReportError> {
+    let bytes = std::fs::read(path).map_err(|source| ReportError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_csv(path, columns, &bytes)
+}
+
+/// Parses CSV bytes whose header must be exactly `columns`; `path` only
+/// names the file in errors.
+fn parse_csv<T: DeserializeOwned>(
+    path: &Path,
+    columns: &[&str],
+    bytes: &[u8],
+) -> Result<Vec<T>, ReportError> {
+    let mut reader = csv::ReaderBuilder::new().from_reader(bytes);
+    let headers = reader
+        .headers()
+        .map_err(|e| ReportError::Row {
+            path: path.to_path_buf(),
+            row: 0,
+            message: format!("unreadable header: {e}"),
+        })?
+        .clone();
+    if headers.iter().ne(columns.iter().copied()) {
+        return Err(ReportError::Columns {
+            path: path.to_path_buf(),
+            found: headers.iter().collect::<Vec<_>>().join(","),
+            expected: columns.join(","),
+        });
+    }
+    let mut rows = Vec::new();
+    for (index, record) in reader.records().enumerate() {
+        let row = index as u64 + 1;
+        let row_error = |message: String| ReportError::Row {
+            path: path.to_path_buf(),
+            row,
+            message,
+        };
+        let record = record.map_err(|e| row_error(describe_csv_error(&e, columns, None)))?;
+        let value = record
+            .deserialize::<T>(Some(&headers))
+            .map_err(|e| row_error(describe_csv_error(&e, columns, Some(&record))))?;
+        rows.push(value);
+    }
+    Ok(rows)
+}
+
+/// A short message naming the column, without csv's own position prefix
+/// (the caller names the file and row). csv does not say which column an
+/// invalid enum value came from; the column is then found by the value
+/// serde quotes.
+fn describe_csv_error(
+    error: &csv::Error,
+    columns: &[&str],
+    record: Option<&csv::StringRecord>,
+) -> String {
+    match error.kind() {
+        csv::ErrorKind::Deserialize { err, .. } => {
+            let detail = match err.kind() {
+                csv::DeserializeErrorKind::Message(message)
+                | csv::DeserializeErrorKind::Unsupported(message) => message.clone(),
+                other => other.to_string(),
+            };
+            let quoted = detail.split('`').nth(1).map(str::to_string);
+            let detail = detail
+                .replace("unknown variant", "invalid value")
+                .replace('`', "\"");
+            let field = err.field().map(|f| f as usize).or_else(|| {
+                let value = quoted?;
+                record?.iter().position(|v| v == value)
+            });
+            match field.and_then(|f| columns.get(f)) {
+                Some(column) => format!("column {column}: {detail}"),
+                None => detail,
+            }
+        }
+        csv::ErrorKind::UnequalLengths {
+            expected_len, len, ..
+        } => format!("{len} fields, expected {expected_len}"),
+        _ => error.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::report_data;
+
+    fn header(bytes: &[u8]) -> String {
+        String::from_utf8_lossy(bytes)
+            .lines()
+            .next()
+            .unwrap()
+            .to_string()
+    }
+
+    #[test]
+    fn headers_are_exactly_the_documented_columns() {
+        let data = report_data();
+        assert_eq!(
+            header(&TurnsCsv.render(&data).unwrap()),
+            "run,system,conversation,turn,turns,is_final,messages_sent,sent_at_ms,status,latency_ms,answer,error"
+        );
+        assert_eq!(
+            header(&EventsCsv.render(&data).unwrap()),
+            "run,system,conversation,turns,fault_mode,client_status,latency_ms,verdict,method,reason,bleed_from,answer_excerpt,primary_attempts,fallback_attempts"
+        );
+        assert_eq!(
+            header(&AttemptsCsv.render(&data).unwrap()),
+            "run,system,role,conversation,turn,attempt,arrived_ms,action,status,messages,approx_tokens,model,stream,client_gave_up,duration_ms"
+        );
+    }
+
+    #[test]
+    fn serde_field_order_matches_the_documented_columns() {
+        // A field added to a record without updating the column list would
+        // shift every later column; serialising one row with serde's own
+        // header catches it.
+        let data = report_data();
+        fn serde_header<T: Serialize>(row: &T) -> String {
+            let mut w = csv::Writer::from_writer(Vec::new());
+            w.serialize(row).unwrap();
+            header(&w.into_inner().unwrap())
+        }
+        assert_eq!(serde_header(&data.turns[0]), TURN_COLUMNS.join(","));
+        assert_eq!(serde_header(&data.events[0]), EVENT_COLUMNS.join(","));
+        assert_eq!(serde_header(&data.attempts[0]), ATTEMPT_COLUMNS.join(","));
+    }
+
+    #[test]
+    fn event_row_uses_the_file_names_of_enums() {
+        let data = report_data();
+        let text = String::from_utf8(EventsCsv.render(&data).unwrap()).unwrap();
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("1,history,c001,"))
+            .unwrap();
+        assert!(row.contains(",TIMEOUT,200,"), "{row}");
+        assert!(row.contains(",preserved,fast_path,"), "{row}");
+    }
+
+    #[test]
+    fn empty_rows_still_have_a_header() {
+        let mut data = report_data();
+        data.events.clear();
+        let text = String::from_utf8(EventsCsv.render(&data).unwrap()).unwrap();
+        assert_eq!(text, format!("{}\n", EVENT_COLUMNS.join(",")));
+        let back: Vec<EventRecord> =
+            parse_csv(Path::new("events.csv"), &EVENT_COLUMNS, text.as_bytes()).unwrap();
+        assert!(back.is_empty());
+    }
+
+    #[test]
+    fn misspelt_verdict_names_file_row_and_column() {
+        let data = report_data();
+        let text = String::from_utf8(EventsCsv.render(&data).unwrap()).unwrap();
+        let broken = text.replacen(",preserved,", ",presrved,", 1);
+        let row = broken.lines().position(|l| l.contains("presrved")).unwrap();
+        let err = parse_csv::<EventRecord>(
+            Path::new("reports/x/events.csv"),
+            &EVENT_COLUMNS,
+            broken.as_bytes(),
+        )
+        .unwrap_err();
+        let message = err.to_string();
+        assert!(
+            message.starts_with(&format!(
+                "reports/x/events.csv row {row}: column verdict: invalid value \"presrved\""
+            )),
+            "{message}"
+        );
+        assert!(
+            message.ends_with("regenerate it with `continuity-bench run`"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn bad_number_and_short_row_are_reported() {
+        let text = format!("{}\n1,history,c1\n", EVENT_COLUMNS.join(","));
+        let err = parse_csv::<EventRecord>(Path::new("e.csv"), &EVENT_COLUMNS, text.as_bytes())
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("e.csv row 1: 3 fields, expected 14"),
+            "{err}"
+        );
+
+        let data = report_data();
+        let good = String::from_utf8(EventsCsv.render(&data).unwrap()).unwrap();
+        let mut lines: Vec<String> = good.lines().map(str::to_string).collect();
+        let row = lines
+            .iter()
+            .position(|l| l.starts_with("1,history,c001,"))
+            .unwrap();
+        lines[row] = lines[row].replacen("1,", "one,", 1);
+        let err = parse_csv::<EventRecord>(
+            Path::new("e.csv"),
+            &EVENT_COLUMNS,
+            lines.join("\n").as_bytes(),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with(&format!("e.csv row {row}: column run:")),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn wrong_header_is_rejected_with_both_headers() {
+        let text = "run,system\n1,history\n";
+        let err = parse_csv::<EventRecord>(Path::new("e.csv"), &EVENT_COLUMNS, text.as_bytes())
+            .unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains("columns are [run,system]"), "{message}");
+        assert!(
+            message.contains("expected [run,system,conversation,"),
+            "{message}"
+        );
+    }
+}

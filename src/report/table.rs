@@ -1,8 +1,162 @@
-//! The summary table printed on stdout.
+//! The summary table printed on stdout at the end of `run` and `report DIR`:
+//! one fixed-width line per system, then one line for CLO.
 
+use super::format::{confidence, interval, mean, ms_number, percent, signed_ms};
 use crate::summary::Summary;
 
-/// The table.
-pub fn render_table(_summary: &Summary) -> String {
-    todo!()
+/// Column headers; `{level}` is replaced by the confidence level.
+const HEADERS: [&str; 9] = [
+    "system",
+    "events",
+    "CPR",
+    "{level} Wilson",
+    "clustered {level}",
+    "availability",
+    "bleed",
+    "attempts/event",
+    "final-turn p50/p95 ms",
+];
+
+/// Gap between columns.
+const COLUMN_GAP: &str = "  ";
+
+/// The table: system | events | CPR | Wilson | clustered | availability |
+/// bleed | attempts/event | final-turn p50/p95 ms, then a CLO line.
+pub fn render_table(summary: &Summary) -> String {
+    let level = confidence(summary.confidence);
+    let headers: Vec<String> = HEADERS
+        .iter()
+        .map(|h| h.replace("{level}", &level))
+        .collect();
+    let rows: Vec<Vec<String>> = summary
+        .systems
+        .iter()
+        .map(|x| {
+            vec![
+                x.name.clone(),
+                x.events.to_string(),
+                format!(
+                    "{} ({}/{})",
+                    percent(x.cpr.rate),
+                    x.cpr.successes,
+                    x.cpr.trials
+                ),
+                interval(&x.cpr.wilson),
+                interval(&x.cpr_clustered),
+                percent(x.availability.rate),
+                x.bleed.events.to_string(),
+                mean(x.attempts.primary_mean + x.attempts.fallback_mean),
+                format!(
+                    "{} / {}",
+                    ms_number(x.final_turn_latency_ms.median, false),
+                    ms_number(x.final_turn_latency_ms.p95, false)
+                ),
+            ]
+        })
+        .collect();
+    let widths: Vec<usize> = (0..headers.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .chain(std::iter::once(headers[i].chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    out.push_str(&line(&headers, &widths));
+    out.push_str(&line(
+        &widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>(),
+        &widths,
+    ));
+    for row in &rows {
+        out.push_str(&line(row, &widths));
+    }
+    out.push_str(&clo_line(summary));
+    out
+}
+
+/// One line: the first column left-aligned, the others right-aligned.
+fn line(cells: &[String], widths: &[usize]) -> String {
+    let padded: Vec<String> = cells
+        .iter()
+        .zip(widths)
+        .enumerate()
+        .map(|(i, (cell, width))| {
+            if i == 0 {
+                format!("{cell:<width$}")
+            } else {
+                format!("{cell:>width$}")
+            }
+        })
+        .collect();
+    format!("{}\n", padded.join(COLUMN_GAP).trim_end())
+}
+
+fn clo_line(summary: &Summary) -> String {
+    match &summary.clo {
+        Some(clo) if clo.delta_ms.n > 0 => format!(
+            "CLO ({} - {}, n = {}): median {}, mean {}, P95 {}, P99 {}\n",
+            clo.treatment,
+            clo.baseline,
+            clo.delta_ms.n,
+            signed_ms(clo.delta_ms.median),
+            signed_ms(clo.delta_ms.mean),
+            signed_ms(clo.delta_ms.p95),
+            signed_ms(clo.delta_ms.p99)
+        ),
+        Some(clo) => format!(
+            "CLO ({} - {}): no (run, conversation) answered by both\n",
+            clo.treatment, clo.baseline
+        ),
+        None => "CLO: not computed (needs both `stateless` and `history`)\n".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::summary;
+
+    #[test]
+    fn table_has_the_right_numbers_in_aligned_columns() {
+        let table = render_table(&summary());
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 5, "{table}");
+        assert!(lines[0].starts_with("system     events"), "{table}");
+        assert!(lines[0].contains("95 % Wilson"), "{table}");
+        assert!(lines[0].contains("clustered 95 %"), "{table}");
+        let history = lines[3];
+        for expected in [
+            "history",
+            "750",
+            "99.20 % (744/750)",
+            "[98.27 %, 99.63 %]",
+            "[98.13 %, 99.73 %]",
+            "99.60 %",
+            "2.004",
+            "1,480 / 12,894",
+        ] {
+            assert!(history.contains(expected), "{expected} not in {history}");
+        }
+        let stateless = lines[2];
+        assert!(stateless.starts_with("stateless"), "{table}");
+        assert!(stateless.contains("0.00 % (0/750)"), "{stateless}");
+        assert!(stateless.contains("[0.00 %, 0.51 %]"), "{stateless}");
+        // Fixed width: every system line ends at the same column as the header.
+        assert_eq!(lines[2].chars().count(), lines[0].chars().count());
+        assert_eq!(lines[3].chars().count(), lines[0].chars().count());
+        assert_eq!(
+            lines[4],
+            "CLO (history - stateless, n = 747): median -450 ms, mean +59.2 ms, P95 +13,614 ms, P99 +14,890 ms"
+        );
+    }
+
+    #[test]
+    fn missing_clo_is_said() {
+        let mut s = summary();
+        s.clo = None;
+        assert!(render_table(&s)
+            .ends_with("CLO: not computed (needs both `stateless` and `history`)\n"));
+    }
 }

@@ -1,0 +1,29 @@
+//! `report DIR`: re-render the summary and plots of a report directory from
+//! its CSV files.
+
+use anyhow::Context as _;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// `report DIR`: reads config.json and the CSV files back, rebuilds the
+/// summary (keeping the notes of the previous summary.json), rewrites
+/// summary.json, summary.md and the plots, and prints the table.
+pub fn report(dir: &Path) -> anyhow::Result<ExitCode> {
+    use crate::report;
+    let (config, turns, events, attempts) = report::read_report(dir)
+        .with_context(|| format!("cannot re-render the report in {}", dir.display()))?;
+    let ctx = report::summary_context(&config, report::previous_notes(dir));
+    let summary = crate::summary::summarize(&ctx, &events, &attempts);
+    let data = report::ReportData {
+        config,
+        turns,
+        events,
+        attempts,
+        summary,
+    };
+    let written = report::write_summary_files(dir, &data)
+        .with_context(|| format!("cannot re-render the report in {}", dir.display()))?;
+    print!("{}", report::render_table(&data.summary));
+    println!("Rewrote {} file(s) in {}.", written.len(), dir.display());
+    Ok(ExitCode::SUCCESS)
+}

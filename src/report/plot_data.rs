@@ -1,0 +1,184 @@
+//! The numbers behind the plots that the summary does not carry in raw form:
+//! the CLO differences and final-turn latency per conversation length, both
+//! computed from the event rows. Pure functions, tested on their own.
+
+use crate::record::EventRecord;
+use std::collections::BTreeMap;
+
+/// Whether the client received a 2xx answer.
+fn answered(event: &EventRecord) -> bool {
+    matches!(event.client_status, Some(200..=299))
+}
+
+/// CLO differences: for each (run, conversation) where both `treatment` and
+/// `baseline` answered 2xx, final-turn latency under `treatment` minus under
+/// `baseline`, in (run, conversation) order.
+pub fn clo_deltas(events: &[EventRecord], treatment: &str, baseline: &str) -> Vec<f64> {
+    let latencies = |system: &str| -> BTreeMap<(u32, &str), f64> {
+        events
+            .iter()
+            .filter(|e| e.system == system && answered(e))
+            .map(|e| ((e.run, e.conversation.as_str()), e.latency_ms))
+            .collect()
+    };
+    let base = latencies(baseline);
+    latencies(treatment)
+        .into_iter()
+        .filter_map(|(key, t)| base.get(&key).map(|b| t - b))
+        .collect()
+}
+
+/// Final-turn latency of one system for one conversation length.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LengthLatency {
+    /// Conversation length in turns.
+    pub turns: u32,
+    /// Events of this length.
+    pub n: usize,
+    /// Median final-turn latency, milliseconds.
+    pub median: f64,
+    /// 95th percentile, milliseconds.
+    pub p95: f64,
+}
+
+/// Final-turn latency (every event, answered or not: a failure's latency is
+/// what the user waited) per conversation length for `system`, by length.
+pub fn latency_by_length(events: &[EventRecord], system: &str) -> Vec<LengthLatency> {
+    let mut by_length: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    for e in events.iter().filter(|e| e.system == system) {
+        by_length.entry(e.turns).or_default().push(e.latency_ms);
+    }
+    by_length
+        .into_iter()
+        .map(|(turns, mut values)| {
+            values.sort_by(f64::total_cmp);
+            LengthLatency {
+                turns,
+                n: values.len(),
+                median: quantile(&values, 0.5),
+                p95: quantile(&values, 0.95),
+            }
+        })
+        .collect()
+}
+
+/// Type-7 quantile of sorted values (numpy's default), for plot markers.
+/// The same definition as `crate::stats::percentile_type7`; kept here so a
+/// plot never depends on anything but the rows it is drawn from.
+pub fn quantile(sorted: &[f64], p: f64) -> f64 {
+    match sorted.len() {
+        0 => f64::NAN,
+        1 => sorted[0],
+        n => {
+            let h = (n - 1) as f64 * p.clamp(0.0, 1.0);
+            let lo = h.floor() as usize;
+            let hi = (lo + 1).min(n - 1);
+            sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
+        }
+    }
+}
+
+/// Points of the empirical CDF of `values`: (value, fraction ≤ value),
+/// sorted, one per value.
+pub fn ecdf(values: &[f64]) -> Vec<(f64, f64)> {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len() as f64;
+    sorted
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| (v, (i + 1) as f64 / n))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::faults::FaultMode;
+    use crate::scoring::{Verdict, VerdictMethod};
+
+    fn event(
+        run: u32,
+        system: &str,
+        conversation: &str,
+        status: Option<u16>,
+        latency: f64,
+    ) -> EventRecord {
+        EventRecord {
+            run,
+            system: system.into(),
+            conversation: conversation.into(),
+            turns: 7,
+            fault_mode: FaultMode::Timeout,
+            client_status: status,
+            latency_ms: latency,
+            verdict: Verdict::Preserved,
+            method: VerdictMethod::FastPath,
+            reason: String::new(),
+            bleed_from: String::new(),
+            answer_excerpt: String::new(),
+            primary_attempts: 1,
+            fallback_attempts: 1,
+        }
+    }
+
+    #[test]
+    fn clo_pairs_by_run_and_conversation_where_both_answered() {
+        let events = vec![
+            event(1, "history", "a", Some(200), 1500.0),
+            event(1, "stateless", "a", Some(200), 1000.0),
+            // Same conversation, other run: paired separately.
+            event(2, "stateless", "a", Some(200), 900.0),
+            event(2, "history", "a", Some(200), 400.0),
+            // History failed: no pair.
+            event(1, "history", "b", Some(502), 100.0),
+            event(1, "stateless", "b", Some(200), 1000.0),
+            // Stateless timed out: no pair.
+            event(1, "history", "c", Some(200), 100.0),
+            event(1, "stateless", "c", None, 30_000.0),
+            // Only one system ran it: no pair.
+            event(1, "history", "d", Some(200), 100.0),
+            // Another system is ignored.
+            event(1, "gateway", "a", Some(200), 1.0),
+        ];
+        assert_eq!(
+            clo_deltas(&events, "history", "stateless"),
+            vec![500.0, -500.0]
+        );
+        assert!(clo_deltas(&events, "history", "nobody").is_empty());
+    }
+
+    #[test]
+    fn quantile_matches_numpy_linear() {
+        // numpy.percentile([1, 2, 3, 4], [50, 95]) -> [2.5, 3.85]
+        let v = [1.0, 2.0, 3.0, 4.0];
+        assert!((quantile(&v, 0.5) - 2.5).abs() < 1e-12);
+        assert!((quantile(&v, 0.95) - 3.85).abs() < 1e-12);
+        assert_eq!(quantile(&[7.0], 0.95), 7.0);
+        assert!(quantile(&[], 0.5).is_nan());
+    }
+
+    #[test]
+    fn latency_by_length_groups_per_system_and_length() {
+        let mut events = vec![
+            event(1, "history", "a", Some(200), 100.0),
+            event(1, "history", "b", Some(200), 300.0),
+            event(1, "stateless", "a", Some(200), 5.0),
+        ];
+        let mut long = event(1, "history", "c", None, 900.0);
+        long.turns = 9;
+        events.push(long);
+        let rows = latency_by_length(&events, "history");
+        assert_eq!(rows.len(), 2);
+        assert_eq!((rows[0].turns, rows[0].n, rows[0].median), (7, 2, 200.0));
+        assert!((rows[0].p95 - 290.0).abs() < 1e-9);
+        assert_eq!((rows[1].turns, rows[1].n, rows[1].median), (9, 1, 900.0));
+    }
+
+    #[test]
+    fn ecdf_reaches_one() {
+        let points = ecdf(&[3.0, 1.0, 2.0, 2.0]);
+        assert_eq!(points.first(), Some(&(1.0, 0.25)));
+        assert_eq!(points.last(), Some(&(3.0, 1.0)));
+    }
+}

@@ -1,0 +1,155 @@
+//! Reading a report directory back, for `report DIR`: the resolved
+//! configuration, the recorded rows, and what a re-rendered summary needs
+//! besides them.
+
+use super::csv_files::{read_attempts, read_events, read_turns};
+use super::exporter::ReportError;
+use super::json::{CONFIG_FILE, SUMMARY_FILE};
+use crate::config::ResolvedConfig;
+use crate::record::{AttemptRecord, EventRecord, TurnRecord};
+use crate::summary::SummaryContext;
+use std::path::Path;
+
+/// What a report directory holds besides the summary: the resolved
+/// configuration and every turn, event and attempt row.
+pub type ReportRows = (
+    ResolvedConfig,
+    Vec<TurnRecord>,
+    Vec<EventRecord>,
+    Vec<AttemptRecord>,
+);
+
+/// Reads config.json and the CSV files of a report directory.
+///
+/// # Errors
+/// [`ReportError`] naming the file (and the row and column for a bad CSV
+/// row) and what to do about it.
+pub fn read_report(dir: &Path) -> Result<ReportRows, ReportError> {
+    let config = read_config(dir)?;
+    let turns = read_turns(dir)?;
+    let events = read_events(dir)?;
+    let attempts = read_attempts(dir)?;
+    Ok((config, turns, events, attempts))
+}
+
+/// Reads config.json of a report directory.
+///
+/// # Errors
+/// [`ReportError::Read`] when it is missing, [`ReportError::Json`] when it
+/// is not a resolved configuration.
+pub fn read_config(dir: &Path) -> Result<ResolvedConfig, ReportError> {
+    let path = dir.join(CONFIG_FILE);
+    let bytes = std::fs::read(&path).map_err(|source| ReportError::Read {
+        path: path.clone(),
+        source,
+    })?;
+    serde_json::from_slice(&bytes).map_err(|source| ReportError::Json { path, source })
+}
+
+/// The notes of the summary.json already in `dir`, so a re-rendered summary
+/// keeps them; empty when there is no summary.json or it has no readable
+/// notes (the notes are prose, not data: losing them must not stop a
+/// re-render).
+pub fn previous_notes(dir: &Path) -> Vec<String> {
+    let Ok(bytes) = std::fs::read(dir.join(SUMMARY_FILE)) else {
+        return Vec::new();
+    };
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+        return Vec::new();
+    };
+    value
+        .get("notes")
+        .and_then(serde_json::Value::as_array)
+        .map(|notes| {
+            notes
+                .iter()
+                .filter_map(|n| n.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// What `summarize` needs besides the rows, from a resolved configuration.
+pub fn summary_context(config: &ResolvedConfig, notes: Vec<String>) -> SummaryContext {
+    SummaryContext {
+        seed: config.seed,
+        runs: config.runs,
+        conversations: config.conversations,
+        dataset: config.dataset.clone(),
+        fault_profile: config.fault_profile.clone(),
+        systems: config.systems.clone(),
+        bootstrap_resamples: config.bootstrap_resamples,
+        notes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::report_data;
+    use crate::report::write_report;
+
+    #[test]
+    fn write_then_read_gives_equal_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = report_data();
+        write_report(dir.path(), &data).unwrap();
+        let (config, turns, events, attempts) = read_report(dir.path()).unwrap();
+        assert_eq!(config, data.config);
+        assert_eq!(turns, data.turns);
+        assert_eq!(events, data.events);
+        assert_eq!(attempts, data.attempts);
+        // Awkward floats survive exactly.
+        assert!(turns.iter().any(|t| t.latency_ms.fract() != 0.0));
+    }
+
+    #[test]
+    fn missing_directory_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = read_report(&dir.path().join("nope")).unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains("nope/config.json"), "{message}");
+        assert!(message.contains("report directory written by `continuity-bench run`"));
+    }
+
+    #[test]
+    fn missing_csv_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        write_report(dir.path(), &report_data()).unwrap();
+        std::fs::remove_file(dir.path().join("attempts.csv")).unwrap();
+        let err = read_report(dir.path()).unwrap_err();
+        assert!(err.to_string().contains("attempts.csv"), "{err}");
+    }
+
+    #[test]
+    fn broken_config_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        write_report(dir.path(), &report_data()).unwrap();
+        std::fs::write(dir.path().join("config.json"), b"{\"seed\": 1}").unwrap();
+        let err = read_report(dir.path()).unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains("config.json: invalid JSON"), "{message}");
+    }
+
+    #[test]
+    fn previous_notes_are_kept_or_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(previous_notes(dir.path()).is_empty());
+        let data = report_data();
+        write_report(dir.path(), &data).unwrap();
+        assert_eq!(previous_notes(dir.path()), data.summary.notes);
+        std::fs::write(dir.path().join("summary.json"), b"not json").unwrap();
+        assert!(previous_notes(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn context_carries_the_config() {
+        let data = report_data();
+        let ctx = summary_context(&data.config, vec!["n".into()]);
+        assert_eq!(ctx.seed, data.config.seed);
+        assert_eq!(ctx.systems, data.config.systems);
+        assert_eq!(ctx.bootstrap_resamples, data.config.bootstrap_resamples);
+        assert_eq!(ctx.dataset, data.config.dataset);
+        assert_eq!(ctx.notes, vec!["n".to_string()]);
+    }
+}
