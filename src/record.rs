@@ -95,6 +95,9 @@ pub struct AttemptRecord {
     pub action: String,
     /// HTTP status sent, if any (none when a held connection was abandoned).
     pub status: Option<u16>,
+    /// The `Retry-After` sent with a 429, in milliseconds (whole seconds on
+    /// the wire); empty otherwise.
+    pub retry_after_ms: Option<u64>,
     /// Number of messages in the request.
     pub messages: u32,
     /// Approximate input tokens (characters / 4).

@@ -46,7 +46,7 @@ pub const EVENT_COLUMNS: [&str; 14] = [
 ];
 
 /// Columns of attempts.csv, in order (the fields of [`AttemptRecord`]).
-pub const ATTEMPT_COLUMNS: [&str; 15] = [
+pub const ATTEMPT_COLUMNS: [&str; 16] = [
     "run",
     "system",
     "role",
@@ -56,6 +56,7 @@ pub const ATTEMPT_COLUMNS: [&str; 15] = [
     "arrived_ms",
     "action",
     "status",
+    "retry_after_ms",
     "messages",
     "approx_tokens",
     "model",

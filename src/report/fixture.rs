@@ -217,11 +217,13 @@ pub(crate) fn config() -> ResolvedConfig {
         dataset: "datasets/continuity-150.jsonl".into(),
         conversations: 150,
         fault_profile: "fault_profiles/paper.toml".into(),
-        latency: "lognormal".into(),
+        latency: "fast".into(),
         replay: "fast_forward".into(),
         attempt_timeout_ms: 10_000,
         request_timeout_ms: 60_000,
         systems: vec!["stateless".into(), "history".into()],
+        model: "continuity-sim".into(),
+        gateways: Vec::new(),
         confidence: 0.95,
         percentile_method: crate::stats::PERCENTILE_METHOD.into(),
         bootstrap_resamples: 10_000,
@@ -352,6 +354,7 @@ fn rows() -> (Vec<TurnRecord>, Vec<EventRecord>, Vec<AttemptRecord>) {
                         arrived_ms: clock + 0.25,
                         action: attempt_action.to_string(),
                         status: attempt_status,
+                        retry_after_ms: None,
                         messages: if is_history || role == Role::Primary {
                             2 * n_turns - 1
                         } else {

@@ -375,6 +375,7 @@ mod tests {
             arrived_ms,
             action: "ok".into(),
             status,
+            retry_after_ms: None,
             messages: 1,
             approx_tokens: 10,
             model: "m".into(),

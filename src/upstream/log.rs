@@ -135,6 +135,7 @@ mod tests {
             arrived_ms,
             action: "ok".into(),
             status: Some(200),
+            retry_after_ms: None,
             messages: 1,
             approx_tokens: 3,
             model: "m".into(),

@@ -186,6 +186,12 @@ impl AttemptGuard {
         }
     }
 
+    fn set_retry_after(&mut self, ms: u64) {
+        if let Some(row) = self.row.as_mut() {
+            row.retry_after_ms = Some(ms);
+        }
+    }
+
     fn set_action(&mut self, action: &str) {
         if let Some(row) = self.row.as_mut() {
             action.clone_into(&mut row.action);
@@ -263,6 +269,7 @@ async fn chat_completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Res
                 arrived_ms,
                 action: "bad_request".into(),
                 status: Some(400),
+                retry_after_ms: None,
                 messages: 0,
                 approx_tokens: 0,
                 model,
@@ -292,6 +299,7 @@ async fn chat_completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Res
             arrived_ms,
             action: "ok".into(),
             status: None,
+            retry_after_ms: None,
             messages: req.messages.len() as u32,
             approx_tokens: input_tokens,
             model: req.model.clone(),
@@ -347,6 +355,7 @@ async fn chat_completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Res
             body,
         }) => {
             guard.set_action("rate_limited");
+            guard.set_retry_after(retry_after_secs(retry_after) * 1000);
             guard.finish(Some(status));
             let mut resp = json_response(status, body);
             resp.headers_mut().insert(
