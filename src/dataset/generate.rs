@@ -133,11 +133,11 @@ fn balanced<T: Clone>(items: &[T], n: usize, rng: &mut ChaCha8Rng) -> Vec<T> {
     out
 }
 
-/// Values already taken, as word sequences, for collision checks.
+/// Values already taken, for collision checks.
 #[derive(Default)]
 struct Taken {
-    /// Token sequences of every variant of every anchor.
-    anchors: Vec<Vec<String>>,
+    /// Every variant of every anchor, lower-cased.
+    anchors: Vec<String>,
     /// Token sequences of every fixed lexicon sentence.
     lexicon: Vec<Vec<String>>,
 }
@@ -150,23 +150,27 @@ impl Taken {
         }
     }
 
-    /// True when no variant of `drawn` overlaps an anchor (either way round)
-    /// or occurs in lexicon text.
+    /// True when no variant of `drawn` overlaps an anchor variant as plain
+    /// text, either way round (stricter than whole words, so that even a
+    /// naive substring scorer cannot mistake one anchor for another: no "163"
+    /// beside "180163", no "202" beside "2027"), and none occurs as whole
+    /// words in lexicon text.
     fn is_free(&self, drawn: &Drawn) -> bool {
         drawn.variants.iter().all(|v| {
+            let lower = v.to_lowercase();
             let tv = tokens(v);
             !tv.is_empty()
                 && self
                     .anchors
                     .iter()
-                    .all(|a| !contains_words(a, &tv) && !contains_words(&tv, a))
+                    .all(|a| !a.contains(&lower) && !lower.contains(a.as_str()))
                 && self.lexicon.iter().all(|t| !contains_words(t, &tv))
         })
     }
 
     fn take(&mut self, drawn: &Drawn) {
         self.anchors
-            .extend(drawn.variants.iter().map(|v| tokens(v)));
+            .extend(drawn.variants.iter().map(|v| v.to_lowercase()));
     }
 }
 
@@ -353,7 +357,11 @@ fn build_conversation(
             draw_free(subject, rng, &walk, taken, &used_distractors).map(|d| (k, d))
         });
         let turn = match distractor {
-            Some((k, d)) => {
+            Some((k, mut d)) => {
+                // Other people's quantities read best in digits.
+                if subject.pool == Pool::Quantity {
+                    d.written = d.value.clone();
+                }
                 let (template, reply) = subject.distractors[templates[k % templates.len()]];
                 used_distractors.push(d.value.clone());
                 Turn {
@@ -485,7 +493,7 @@ mod tests {
                 c.anchor.value
             );
         }
-        // No variant of one anchor occurs, as whole words, in another's.
+        // No variant of one anchor occurs in another's, even as plain text.
         for a in &d.conversations {
             for b in &d.conversations {
                 if a.id == b.id {
@@ -493,10 +501,8 @@ mod tests {
                 }
                 for va in &a.anchor.variants {
                     for vb in &b.anchor.variants {
-                        assert!(
-                            !contains_words(&tokens(vb), &tokens(va)),
-                            "{va} inside {vb}"
-                        );
+                        let (la, lb) = (va.to_lowercase(), vb.to_lowercase());
+                        assert!(!lb.contains(&la), "{va} inside {vb}");
                     }
                 }
             }
@@ -565,10 +571,10 @@ mod tests {
     #[test]
     fn distractors_present_in_their_turn_and_never_an_anchor() {
         let d = committed();
-        let anchors: Vec<Vec<String>> = d
+        let anchors: Vec<String> = d
             .conversations
             .iter()
-            .flat_map(|c| c.anchor.variants.iter().map(|v| tokens(v)))
+            .flat_map(|c| c.anchor.variants.iter().map(|v| v.to_lowercase()))
             .collect();
         let mut count = 0;
         for c in &d.conversations {
@@ -576,13 +582,9 @@ mod tests {
                 if let Some(x) = &t.distractor {
                     count += 1;
                     assert!(t.user.contains(x.as_str()));
-                    let tx = tokens(x);
+                    let x = x.to_lowercase();
                     for a in &anchors {
-                        assert!(
-                            !contains_words(a, &tx) && !contains_words(&tx, a),
-                            "{}: {x}",
-                            c.id
-                        );
+                        assert!(!a.contains(&x) && !x.contains(a.as_str()), "{}: {x}", c.id);
                     }
                 }
             }

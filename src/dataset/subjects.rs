@@ -384,7 +384,7 @@ pub const SUBJECTS: &[Subject] = &[
         key: "lease_end",
         category: Category::Date,
         subject: "end of the flat lease",
-        pool: Pool::Date(2026, 2029),
+        pool: Pool::Date(2027, 2029),
         statements: &[
             "The lease on my flat ends on {v}.",
             "My landlord confirmed that the lease on my flat ends on {v}.",
@@ -397,7 +397,7 @@ pub const SUBJECTS: &[Subject] = &[
         unknown: "when the lease on your flat ends",
         distractors: &[
             (
-                "My friend's lease ends on {d} and she hasn't found a new flat yet. Any tips for flat hunting in a hurry?",
+                "My friend's lease ends on {d}, and she hasn't found a new flat yet. Any tips for flat hunting in a hurry?",
                 "Set alerts on several listing sites, have your documents ready to send, view places quickly and be flexible about the area if you can.",
             ),
             (
@@ -410,7 +410,7 @@ pub const SUBJECTS: &[Subject] = &[
         key: "cousin_wedding",
         category: Category::Date,
         subject: "date of cousin's wedding",
-        pool: Pool::Date(2026, 2028),
+        pool: Pool::Date(2027, 2028),
         statements: &[
             "My cousin's wedding is on {v}.",
             "My cousin is getting married on {v}.",
@@ -427,7 +427,7 @@ pub const SUBJECTS: &[Subject] = &[
                 "Something from their registry is the safest choice; otherwise an experience or a thoughtful personal gift with a card works well.",
             ),
             (
-                "My best friend's wedding is on {d} and I'm giving a speech. How do I write a good one?",
+                "My best friend's wedding is on {d}, and I'm giving a speech. How do I write a good one?",
                 "Keep it short, tell one or two warm stories, include both partners and end with a toast. Practise it aloud a few times.",
             ),
         ],
@@ -436,7 +436,7 @@ pub const SUBJECTS: &[Subject] = &[
         key: "new_job_start",
         category: Category::Date,
         subject: "start date of new job",
-        pool: Pool::Date(2026, 2027),
+        pool: Pool::Date(2027, 2027),
         statements: &[
             "I start my new job on {v}.",
             "My first day at the new job is {v}.",
@@ -453,7 +453,7 @@ pub const SUBJECTS: &[Subject] = &[
                 "A nice notebook and pen, a good coffee mug or a lunch voucher for the first week are useful and thoughtful.",
             ),
             (
-                "My partner starts a new role on {d} and is nervous about it. How can I help?",
+                "My partner is starting a new role on {d}, and they're nervous about it. How can I help?",
                 "Listen, take some practical things off their plate in the first weeks, and remind them that nobody expects them to know everything straight away.",
             ),
         ],
@@ -462,7 +462,7 @@ pub const SUBJECTS: &[Subject] = &[
         key: "dental_checkup",
         category: Category::Date,
         subject: "date of next dental check-up",
-        pool: Pool::Date(2026, 2027),
+        pool: Pool::Date(2027, 2027),
         statements: &[
             "My next dental check-up is on {v}.",
             "I've booked my next dental check-up for {v}.",
@@ -479,7 +479,7 @@ pub const SUBJECTS: &[Subject] = &[
                 "Talk about it calmly and simply, read a picture book about visiting the dentist, and praise them afterwards. Avoid sharing your own bad experiences.",
             ),
             (
-                "My mother's dental appointment is on {d} and she needs a lift. Is it normal to feel groggy after a filling?",
+                "My mother's dental appointment is on {d}, and she needs a lift. Is it normal to feel groggy after a filling?",
                 "A numb mouth for a few hours is normal; real grogginess is rare unless she had sedation, in which case she shouldn't drive.",
             ),
         ],
