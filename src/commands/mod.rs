@@ -2,6 +2,7 @@
 //! configuration, calls the library and prints the outcome. [`dispatch`]
 //! picks the module.
 
+mod generate;
 mod proxy;
 mod report;
 mod run;
@@ -19,7 +20,7 @@ use std::process::ExitCode;
 pub async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Run(args) => run::run(&args).await,
-        Command::Generate(_args) => todo!("generate"),
+        Command::Generate(args) => generate::generate_command(&args),
         Command::Upstreams(args) => upstreams::upstreams(args).await,
         Command::Proxy(args) => proxy::proxy(args).await,
         Command::Report(args) => report::report(&args.dir),

@@ -1,29 +1,242 @@
-//! JSONL reading and writing of datasets.
+//! JSONL reading and writing of datasets: one conversation per line, checked
+//! on load so that a broken file fails with its name and line number instead
+//! of producing a run with nonsense in it.
 
-use super::Dataset;
-use std::path::Path;
+use super::{Conversation, Dataset, TurnKind};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
-/// Why a dataset could not be read.
+/// Why a dataset could not be read or written. Each message is complete on
+/// its own (the underlying cause is part of it, not chained).
 #[derive(Debug, thiserror::Error)]
 pub enum DatasetError {
-    /// Placeholder.
-    #[error("cannot read dataset {path}: {source}")]
+    /// The file could not be read.
+    #[error("cannot read dataset {}: {cause} (check the --dataset path)", path.display())]
     Io {
         /// The file.
-        path: String,
+        path: PathBuf,
         /// The cause.
-        source: std::io::Error,
+        cause: std::io::Error,
+    },
+    /// The file could not be written.
+    #[error("cannot write dataset {}: {cause} (does the directory exist?)", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        cause: std::io::Error,
+    },
+    /// A line is not a valid conversation object.
+    #[error("{}:{line}: not a valid conversation: {cause}", path.display())]
+    Malformed {
+        /// The file.
+        path: PathBuf,
+        /// Line number, from 1.
+        line: usize,
+        /// What serde_json found wrong.
+        cause: serde_json::Error,
+    },
+    /// Two conversations share an id.
+    #[error(
+        "{}:{line}: conversation id {id:?} already used on line {first_line}; ids must be unique",
+        path.display()
+    )]
+    DuplicateId {
+        /// The file.
+        path: PathBuf,
+        /// Line of the second use.
+        line: usize,
+        /// The id.
+        id: String,
+        /// Line of the first use.
+        first_line: usize,
+    },
+    /// A conversation has fewer than two turns.
+    #[error(
+        "{}:{line}: conversation {id:?} has {turns} turn(s); it needs an anchor and a probe at least",
+        path.display()
+    )]
+    TooFewTurns {
+        /// The file.
+        path: PathBuf,
+        /// Line number.
+        line: usize,
+        /// The id.
+        id: String,
+        /// Its number of turns.
+        turns: usize,
+    },
+    /// The last turn of a conversation is not a probe.
+    #[error(
+        "{}:{line}: the last turn of conversation {id:?} is not a probe (\"kind\": \"probe\")",
+        path.display()
+    )]
+    LastNotProbe {
+        /// The file.
+        path: PathBuf,
+        /// Line number.
+        line: usize,
+        /// The id.
+        id: String,
+    },
+    /// The file holds no conversation.
+    #[error("dataset {} holds no conversations; generate one with `continuity-bench generate`", path.display())]
+    Empty {
+        /// The file.
+        path: PathBuf,
     },
 }
 
 impl Dataset {
-    /// Loads a JSONL dataset.
-    pub fn load(_path: &Path) -> Result<Dataset, DatasetError> {
-        todo!()
+    /// Loads a JSONL dataset, one conversation per line; blank lines are
+    /// skipped.
+    ///
+    /// # Errors
+    /// An unreadable file, a malformed line, a duplicate id, a conversation
+    /// with fewer than two turns or without a final probe, or an empty file;
+    /// each names the file and line.
+    pub fn load(path: &Path) -> Result<Dataset, DatasetError> {
+        let text = std::fs::read_to_string(path).map_err(|cause| DatasetError::Io {
+            path: path.to_path_buf(),
+            cause,
+        })?;
+        Dataset::parse(&text, path)
     }
 
-    /// The JSONL text, one conversation a line.
+    /// Parses JSONL text; `path` only names the source in errors.
+    ///
+    /// # Errors
+    /// As [`Dataset::load`].
+    pub fn parse(text: &str, path: &Path) -> Result<Dataset, DatasetError> {
+        let mut conversations = Vec::new();
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        for (i, raw) in text.lines().enumerate() {
+            let line = i + 1;
+            if raw.trim().is_empty() {
+                continue;
+            }
+            let c: Conversation =
+                serde_json::from_str(raw).map_err(|cause| DatasetError::Malformed {
+                    path: path.to_path_buf(),
+                    line,
+                    cause,
+                })?;
+            if let Some(&first_line) = seen.get(&c.id) {
+                return Err(DatasetError::DuplicateId {
+                    path: path.to_path_buf(),
+                    line,
+                    id: c.id,
+                    first_line,
+                });
+            }
+            if c.turns.len() < 2 {
+                return Err(DatasetError::TooFewTurns {
+                    path: path.to_path_buf(),
+                    line,
+                    turns: c.turns.len(),
+                    id: c.id,
+                });
+            }
+            if c.turns.last().map(|t| t.kind) != Some(TurnKind::Probe) {
+                return Err(DatasetError::LastNotProbe {
+                    path: path.to_path_buf(),
+                    line,
+                    id: c.id,
+                });
+            }
+            seen.insert(c.id.clone(), line);
+            conversations.push(c);
+        }
+        if conversations.is_empty() {
+            return Err(DatasetError::Empty {
+                path: path.to_path_buf(),
+            });
+        }
+        Ok(Dataset { conversations })
+    }
+
+    /// The JSONL text, one conversation a line, with a trailing newline.
     pub fn to_jsonl(&self) -> String {
-        todo!()
+        let mut out = String::new();
+        for c in &self.conversations {
+            // Serialising plain structs of strings cannot fail.
+            out.push_str(&serde_json::to_string(c).unwrap_or_default());
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Writes [`Dataset::to_jsonl`] to `path`.
+    ///
+    /// # Errors
+    /// The file cannot be written.
+    pub fn write(&self, path: &Path) -> Result<(), DatasetError> {
+        std::fs::write(path, self.to_jsonl()).map_err(|cause| DatasetError::Write {
+            path: path.to_path_buf(),
+            cause,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"{"id":"c001","anchor":{"category":"place","subject":"home town","value":"Ghent","variants":["Ghent"]},"turns":[{"kind":"anchor","user":"I grew up in Ghent.","assistant":"Noted."},{"kind":"probe","user":"Where did I grow up?","assistant":null}]}"#;
+
+    fn parse(text: &str) -> Result<Dataset, DatasetError> {
+        Dataset::parse(text, Path::new("data.jsonl"))
+    }
+
+    #[test]
+    fn round_trips_and_skips_blank_lines() {
+        let d = parse(&format!("\n{GOOD}\n\n")).unwrap();
+        assert_eq!(d.conversations.len(), 1);
+        assert_eq!(d.to_jsonl(), format!("{GOOD}\n"));
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.jsonl");
+        d.write(&p).unwrap();
+        assert_eq!(Dataset::load(&p).unwrap(), d);
+    }
+
+    #[test]
+    fn malformed_line_names_file_and_line() {
+        let err = parse(&format!("{GOOD}\n\n{{\"id\": \"c002\",\n")).unwrap_err();
+        assert!(
+            matches!(err, DatasetError::Malformed { line: 3, .. }),
+            "{err:?}"
+        );
+        let msg = err.to_string();
+        assert!(msg.starts_with("data.jsonl:3:"), "{msg}");
+    }
+
+    #[test]
+    fn duplicate_id_is_rejected() {
+        let err = parse(&format!("{GOOD}\n{GOOD}\n")).unwrap_err();
+        assert!(
+            matches!(err, DatasetError::DuplicateId { line: 2, first_line: 1, ref id, .. } if id == "c001"),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn structural_errors_are_rejected() {
+        let one_turn = GOOD.replace(
+            r#"{"kind":"anchor","user":"I grew up in Ghent.","assistant":"Noted."},"#,
+            "",
+        );
+        assert!(matches!(
+            parse(&one_turn),
+            Err(DatasetError::TooFewTurns { turns: 1, .. })
+        ));
+        let no_probe = GOOD.replace(r#""kind":"probe""#, r#""kind":"filler""#);
+        assert!(matches!(
+            parse(&no_probe),
+            Err(DatasetError::LastNotProbe { line: 1, .. })
+        ));
+        assert!(matches!(parse("\n\n"), Err(DatasetError::Empty { .. })));
+        let missing = Dataset::load(Path::new("/nonexistent/dir/x.jsonl")).unwrap_err();
+        assert!(matches!(missing, DatasetError::Io { .. }));
+        assert!(missing.to_string().contains("/nonexistent/dir/x.jsonl"));
     }
 }

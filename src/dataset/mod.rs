@@ -5,11 +5,19 @@
 //! (some of them distractors of the same category that belong to someone
 //! else), and ends with a probe that can only be answered from the anchor.
 
+pub mod filler;
 pub mod generate;
 pub mod jsonl;
 pub mod lexicon;
+pub mod pools;
+pub mod stats;
+pub mod subjects;
 
 use serde::{Deserialize, Serialize};
+
+pub use generate::{generate, GenerateError, GenerateOptions};
+pub use jsonl::DatasetError;
+pub use stats::DatasetStats;
 
 /// Path of the committed default dataset, relative to the repository root.
 pub const DEFAULT_DATASET: &str = "datasets/continuity-150.jsonl";

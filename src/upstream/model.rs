@@ -1,8 +1,195 @@
 //! The simulated model: answers only from the messages it received.
+//!
+//! It knows the shared grammar in [`crate::dataset::lexicon`], never the
+//! dataset: a probe is answered with the value the user stated earlier *in
+//! the received messages*, in the user's own words, or with a refusal that
+//! starts with "I don't know" when the statement is not there. It never
+//! guesses, and it ignores third-person mentions (distractors) and assistant
+//! messages. Everything else gets a deterministic, plausible reply that never
+//! repeats a value from earlier messages.
 
+use crate::dataset::{filler, lexicon};
 use crate::openai::ChatMessage;
 
+/// Reply when the request carries no user message at all.
+const NO_USER_MESSAGE: &str = "Hello! What can I help you with today?";
+
 /// The reply to `messages`.
-pub fn reply(_messages: &[ChatMessage]) -> String {
-    String::from("I don't know.")
+pub fn reply(messages: &[ChatMessage]) -> String {
+    let users: Vec<String> = messages
+        .iter()
+        .filter(|m| m.role == "user")
+        .map(ChatMessage::text)
+        .collect();
+    let Some((last, earlier)) = users.split_last() else {
+        return NO_USER_MESSAGE.to_string();
+    };
+
+    if let Some(subject) = lexicon::probed_subject(last) {
+        // The most recent first-person statement wins, as in a real chat.
+        return earlier
+            .iter()
+            .rev()
+            .find_map(|m| subject.stated_value(m))
+            .map(|value| subject.answer_with(&value))
+            .unwrap_or_else(|| subject.refusal(last));
+    }
+    if let Some((subject, _)) = lexicon::stated_subject(last) {
+        return subject.acknowledgement(last);
+    }
+    if let Some((_, answer)) = filler::all_pairs().find(|(q, _)| last.contains(q)) {
+        return answer.to_string();
+    }
+    if let Some(answer) = lexicon::SUBJECTS
+        .iter()
+        .find_map(|s| s.distractor_reply(last))
+    {
+        return answer.to_string();
+    }
+    lexicon::pick(filler::GENERIC_REPLIES, last, 3).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::{Conversation, Dataset, TurnKind};
+
+    const SYSTEM: &str = "You are a helpful assistant.";
+
+    fn committed() -> Dataset {
+        Dataset::load(std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/datasets/continuity-150.jsonl"
+        )))
+        .unwrap()
+    }
+
+    /// System prompt, then every turn up to `upto` (exclusive) with its
+    /// scripted reply, then turn `upto`'s user message, skipping `drop`.
+    fn history(c: &Conversation, upto: usize, drop: Option<usize>) -> Vec<ChatMessage> {
+        let mut m = vec![ChatMessage::new("system", SYSTEM)];
+        for (i, t) in c.turns[..upto].iter().enumerate() {
+            if Some(i) == drop {
+                continue;
+            }
+            m.push(ChatMessage::new("user", &t.user));
+            m.push(ChatMessage::new(
+                "assistant",
+                t.assistant.as_deref().unwrap_or(""),
+            ));
+        }
+        m.push(ChatMessage::new("user", &c.turns[upto].user));
+        m
+    }
+
+    fn contains_any(text: &str, values: &[String]) -> bool {
+        let lower = text.to_lowercase();
+        values.iter().any(|v| lower.contains(&v.to_lowercase()))
+    }
+
+    #[test]
+    fn answers_every_probe_from_full_history() {
+        for c in &committed().conversations {
+            let answer = reply(&history(c, c.n_turns() - 1, None));
+            assert!(
+                contains_any(&answer, &c.anchor.variants),
+                "{}: {answer:?} lacks {:?}",
+                c.id,
+                c.anchor.value
+            );
+            assert!(!answer.starts_with("I don't know"));
+        }
+    }
+
+    #[test]
+    fn refuses_when_only_the_probe_arrives() {
+        for c in &committed().conversations {
+            let messages = vec![
+                ChatMessage::new("system", SYSTEM),
+                ChatMessage::new("user", c.probe()),
+            ];
+            let answer = reply(&messages);
+            assert!(answer.starts_with("I don't know"), "{}: {answer:?}", c.id);
+            assert!(!contains_any(&answer, &c.anchor.variants));
+        }
+    }
+
+    #[test]
+    fn never_answers_with_a_distractor_when_the_anchor_is_missing() {
+        let dataset = committed();
+        let mut checked = 0;
+        for c in &dataset.conversations {
+            let answer = reply(&history(c, c.n_turns() - 1, Some(0)));
+            assert!(answer.starts_with("I don't know"), "{}: {answer:?}", c.id);
+            for d in c.distractors() {
+                assert!(
+                    !answer.contains(d),
+                    "{}: answered with distractor {d}",
+                    c.id
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 0);
+    }
+
+    #[test]
+    fn live_replies_match_the_scripted_ones_and_never_leak_the_anchor() {
+        for c in &committed().conversations {
+            for (i, t) in c.turns.iter().enumerate() {
+                if t.kind == TurnKind::Probe {
+                    continue;
+                }
+                let live = reply(&history(c, i, None));
+                assert_eq!(
+                    Some(live.as_str()),
+                    t.assistant.as_deref(),
+                    "{} turn {}",
+                    c.id,
+                    i + 1
+                );
+                assert!(
+                    !contains_any(&live, &c.anchor.variants),
+                    "{} turn {}",
+                    c.id,
+                    i + 1
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn reads_content_parts_and_the_latest_statement() {
+        let parts = ChatMessage {
+            role: "user".into(),
+            content: serde_json::json!([{"type": "text", "text": "My sister's name is Oriane."}]),
+        };
+        let messages = vec![
+            parts,
+            ChatMessage::new("assistant", "Noted."),
+            ChatMessage::new("user", "Actually, my sister's name is Ysolde."),
+            ChatMessage::new("user", "What's my sister's name?"),
+        ];
+        assert_eq!(reply(&messages), "Your sister is called Ysolde.");
+    }
+
+    #[test]
+    fn ignores_assistant_messages_and_third_person_mentions() {
+        let messages = vec![
+            ChatMessage::new("assistant", "My sister's name is Oriane."),
+            ChatMessage::new("user", "My neighbour's youngest is called Maelis, and their football keeps landing in our garden. How do I bring it up politely?"),
+            ChatMessage::new("user", "What's my sister's name?"),
+        ];
+        let answer = reply(&messages);
+        assert!(answer.starts_with("I don't know"), "{answer}");
+        assert!(!answer.contains("Oriane") && !answer.contains("Maelis"));
+    }
+
+    #[test]
+    fn is_deterministic_and_handles_empty_input() {
+        let m = vec![ChatMessage::new("user", "Tell me something about clouds.")];
+        assert_eq!(reply(&m), reply(&m));
+        assert!(!reply(&m).is_empty());
+        assert_eq!(reply(&[]), NO_USER_MESSAGE);
+    }
 }
