@@ -8,6 +8,7 @@ pub mod config;
 pub mod dataset;
 pub mod driver;
 pub mod faults;
+pub mod judge;
 pub mod openai;
 pub mod proxy;
 pub mod record;
