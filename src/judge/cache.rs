@@ -20,7 +20,9 @@ use std::sync::Mutex;
 #[derive(Debug, thiserror::Error)]
 pub enum CacheError {
     /// Reading or appending the file failed.
-    #[error("judge cache {path}: {source}; fix the path given to --judge-cache or its permissions")]
+    #[error(
+        "judge cache {path}: {source}; fix the path given to --judge-cache or its permissions"
+    )]
     Io {
         /// The cache file.
         path: PathBuf,

@@ -61,7 +61,10 @@ impl CalibrationCase {
     pub fn conversation(&self) -> Conversation {
         let mut turns = vec![Turn {
             kind: TurnKind::Anchor,
-            user: format!("Please remember this: my {} is {}.", self.subject, self.value),
+            user: format!(
+                "Please remember this: my {} is {}.",
+                self.subject, self.value
+            ),
             assistant: Some("Noted, I'll keep that in mind.".into()),
             distractor: None,
         }];
@@ -305,8 +308,7 @@ pub async fn calibrate(
             });
             let answer = Some(case.answer.as_str());
             let fast_scored = fast(&conversation, answer, &index);
-            let combined = if fast_scored.verdict == Verdict::Undetermined && judge_ref.is_some()
-            {
+            let combined = if fast_scored.verdict == Verdict::Undetermined && judge_ref.is_some() {
                 score_with(fast, &conversation, answer, &index, judge_ref).await
             } else {
                 fast_scored.clone()
@@ -392,7 +394,9 @@ impl Calibration {
     pub fn fast_wrong(&self) -> Vec<&CaseOutcome> {
         self.outcomes
             .iter()
-            .filter(|o| o.fast.verdict != Verdict::Undetermined && !matches(o.label, o.fast.verdict))
+            .filter(|o| {
+                o.fast.verdict != Verdict::Undetermined && !matches(o.label, o.fast.verdict)
+            })
             .collect()
     }
 
@@ -410,7 +414,11 @@ impl Calibration {
         if wrong.is_empty() {
             let _ = writeln!(out, "  wrong decisions: none");
         } else {
-            let _ = writeln!(out, "  WRONG decisions: {} (the fast path must never decide wrongly)", wrong.len());
+            let _ = writeln!(
+                out,
+                "  WRONG decisions: {} (the fast path must never decide wrongly)",
+                wrong.len()
+            );
             for o in wrong {
                 let _ = writeln!(
                     out,
@@ -481,7 +489,11 @@ impl Calibration {
         if let Some(o) = self.outcomes.iter().find(|o| {
             o.combined.method == VerdictMethod::Judge && o.combined.verdict == Verdict::Undetermined
         }) {
-            let _ = writeln!(out, "  first judge failure: {}: {}", o.id, o.combined.reason);
+            let _ = writeln!(
+                out,
+                "  first judge failure: {}: {}",
+                o.id, o.combined.reason
+            );
         }
         out
     }

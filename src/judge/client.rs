@@ -196,8 +196,7 @@ impl LlmJudge {
         let status = response.status();
         if !status.is_success() {
             let kind = format!("HTTP {}", status.as_u16());
-            return if status.is_server_error() || status.as_u16() == 429 || status.as_u16() == 408
-            {
+            return if status.is_server_error() || status.as_u16() == 429 || status.as_u16() == 408 {
                 Attempt::Retry(kind)
             } else {
                 Attempt::GiveUp(kind)
@@ -348,12 +347,7 @@ mod tests {
     #[test]
     fn key_is_redacted_everywhere() {
         let secret = "sk-test-DO-NOT-PRINT-1234";
-        let settings = JudgeSettings::new(
-            "http://127.0.0.1:1",
-            "m",
-            Some(ApiKey::new(secret)),
-            1,
-        );
+        let settings = JudgeSettings::new("http://127.0.0.1:1", "m", Some(ApiKey::new(secret)), 1);
         let judge = LlmJudge::new(settings.clone(), None).unwrap();
         assert!(!format!("{settings:?}").contains(secret));
         assert!(!format!("{judge:?}").contains(secret));

@@ -69,7 +69,9 @@ pub struct JudgeConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum JudgeConfigError {
     /// `--judge URL` without `--judge-model`.
-    #[error("--judge {0} needs --judge-model, the model id to ask (e.g. --judge-model gpt-4o-mini)")]
+    #[error(
+        "--judge {0} needs --judge-model, the model id to ask (e.g. --judge-model gpt-4o-mini)"
+    )]
     MissingModel(String),
     /// `--judge-model` or `--judge-cache` without `--judge`.
     #[error("{0} has no effect without --judge; add --judge URL (or --judge sim), or drop {0}")]
@@ -196,7 +198,14 @@ pub async fn score_with_judge(
     index: &AnchorIndex,
     judge: Option<&dyn Judge>,
 ) -> Scored {
-    score_with(crate::scoring::score_fast, conversation, answer, index, judge).await
+    score_with(
+        crate::scoring::score_fast,
+        conversation,
+        answer,
+        index,
+        judge,
+    )
+    .await
 }
 
 /// [`score_with_judge`] with the fast path passed in.

@@ -102,11 +102,26 @@ mod tests {
 
     #[test]
     fn garbage_is_an_error() {
-        assert_eq!(parse_reply("I think the user meant Oriane."), Err(ParseError::NoObject));
+        assert_eq!(
+            parse_reply("I think the user meant Oriane."),
+            Err(ParseError::NoObject)
+        );
         assert_eq!(parse_reply(""), Err(ParseError::NoObject));
-        assert_eq!(parse_reply("{\"preserved\": \"yes\"}"), Err(ParseError::NoVerdict));
-        assert_eq!(parse_reply("{\"verdict\": true}"), Err(ParseError::NoVerdict));
-        assert_eq!(parse_reply("{\"preserved\": true, \"reason\": 3}"), Err(ParseError::BadReason));
-        assert_eq!(parse_reply("{\"preserved\": tru"), Err(ParseError::NoObject));
+        assert_eq!(
+            parse_reply("{\"preserved\": \"yes\"}"),
+            Err(ParseError::NoVerdict)
+        );
+        assert_eq!(
+            parse_reply("{\"verdict\": true}"),
+            Err(ParseError::NoVerdict)
+        );
+        assert_eq!(
+            parse_reply("{\"preserved\": true, \"reason\": 3}"),
+            Err(ParseError::BadReason)
+        );
+        assert_eq!(
+            parse_reply("{\"preserved\": tru"),
+            Err(ParseError::NoObject)
+        );
     }
 }

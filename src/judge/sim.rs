@@ -5,13 +5,13 @@
 //!
 //! The `Sensible` rule set, applied to the answer sentence by sentence:
 //! 1. A *mention* is the expected value or an accepted variant appearing as
-//!    whole words (case-insensitive, punctuation ignored).
+//!    whole words (case-insensitive, punctuation and a possessive 's ignored).
 //! 2. A mention is *denied* when a negation word (not, no, never, isn't, ...)
 //!    precedes it in its clause (clauses end at , ; : — and "but").
-//! 3. A mention is *doubted* when its clause holds a hedge word (maybe,
-//!    perhaps, possibly, might, guess, or), when its sentence ends with "?",
-//!    or when its sentence says it does not know (not sure, don't recall,
-//!    don't remember, can't remember, no idea, not certain).
+//! 3. A mention is *doubted* when its sentence holds a hedge word (maybe,
+//!    perhaps, possibly, might, guess, or), ends with "?", or says it does
+//!    not know (not sure, don't recall, don't remember, can't remember, no
+//!    idea, not certain).
 //! 4. Preserved when there is at least one mention and none is denied or
 //!    doubted; lost otherwise. Mild hedges ("I think", "if I remember
 //!    right") are not doubt.
@@ -144,8 +144,9 @@ async fn handle(State(state): State<SimState>, Json(request): Json<ChatRequest>)
                     .into_response();
             };
             let verdict = sensible_verdict(&case);
-            let json = serde_json::json!({"preserved": verdict.preserved, "reason": verdict.reason})
-                .to_string();
+            let json =
+                serde_json::json!({"preserved": verdict.preserved, "reason": verdict.reason})
+                    .to_string();
             let text = match case.answer.bytes().map(u64::from).sum::<u64>() % 3 {
                 0 => json,
                 1 => format!("```json\n{json}\n```"),
@@ -194,7 +195,10 @@ fn sentences(text: &str) -> Vec<(Vec<Tok>, bool)> {
     let mut word = String::new();
     let flush = |word: &mut String, toks: &mut Vec<Tok>| {
         if !word.is_empty() {
-            let w = std::mem::take(word);
+            let mut w = std::mem::take(word);
+            if let Some(stem) = w.strip_suffix("'s") {
+                w = stem.to_string();
+            }
             toks.push(if w == "but" { Tok::Break } else { Tok::Word(w) });
         }
     };
@@ -221,7 +225,7 @@ fn sentences(text: &str) -> Vec<(Vec<Tok>, bool)> {
     out
 }
 
-fn words(text: &str) -> Vec<String> {
+pub(crate) fn words(text: &str) -> Vec<String> {
     sentences(text)
         .into_iter()
         .flat_map(|(t, _)| t)
@@ -256,35 +260,31 @@ pub fn sensible_verdict(case: &JudgeCase) -> JudgeReply {
             Tok::Break => "",
         };
         let all: Vec<&str> = word_pos.iter().map(|&i| word_at(i)).collect();
-        let unknowing = UNKNOWING.iter().any(|p| contains_seq(&all, p));
+        let doubt = question
+            || UNKNOWING.iter().any(|p| contains_seq(&all, p))
+            || all.iter().any(|w| HEDGES.contains(w));
         for value in &values {
             let needle: Vec<&str> = value.iter().map(String::as_str).collect();
             for start in 0..all.len() {
-                if all.len() - start < needle.len() || all[start..start + needle.len()] != needle[..]
+                if all.len() - start < needle.len()
+                    || all[start..start + needle.len()] != needle[..]
                 {
                     continue;
                 }
                 mentions += 1;
-                let (first, last) = (word_pos[start], word_pos[start + needle.len() - 1]);
+                let first = word_pos[start];
                 let clause_start = (0..first)
                     .rev()
                     .find(|&i| toks[i] == Tok::Break)
                     .map_or(0, |i| i + 1);
-                let clause_end = (last + 1..toks.len())
-                    .find(|&i| toks[i] == Tok::Break)
-                    .unwrap_or(toks.len());
                 let before: Vec<&str> = (clause_start..first)
                     .filter(|&i| toks[i] != Tok::Break)
-                    .map(word_at)
-                    .collect();
-                let clause: Vec<&str> = (clause_start..clause_end)
-                    .filter(|&i| (i < first || i > last) && toks[i] != Tok::Break)
                     .map(word_at)
                     .collect();
                 if before.iter().any(|w| NEGATIONS.contains(w)) {
                     return lost(&format!("the answer denies {}", case.expected_value));
                 }
-                if question || unknowing || clause.iter().any(|w| HEDGES.contains(w)) {
+                if doubt {
                     return lost(&format!(
                         "the answer only guesses {}, with doubt",
                         case.expected_value
@@ -294,7 +294,10 @@ pub fn sensible_verdict(case: &JudgeCase) -> JudgeReply {
         }
     }
     if mentions == 0 {
-        lost(&format!("the answer does not state {}", case.expected_value))
+        lost(&format!(
+            "the answer does not state {}",
+            case.expected_value
+        ))
     } else {
         JudgeReply {
             preserved: true,
@@ -330,10 +333,19 @@ mod tests {
 
     #[test]
     fn sensible_rules_positive() {
-        assert!(preserved("Oriane", &[], "Your sister? Oriane, if I remember right."));
+        assert!(preserved(
+            "Oriane",
+            &[],
+            "Your sister? Oriane, if I remember right."
+        ));
         assert!(preserved("Oriane", &[], "I think it's ORIANE."));
         assert!(preserved("Oriane", &[], "It's Oriane, not Maelis."));
-        assert!(preserved("2031-03-14", &["March 14, 2031"], "It's on March 14, 2031. Anything else?"));
+        assert!(preserved("Teodor", &[], "Teodor's the name."));
+        assert!(preserved(
+            "2031-03-14",
+            &["March 14, 2031"],
+            "It's on March 14, 2031. Anything else?"
+        ));
         assert!(preserved("48", &["forty-eight"], "Forty-eight steps."));
     }
 
@@ -343,7 +355,16 @@ mod tests {
         assert!(!preserved("Oriane", &[], "It's not Oriane."));
         assert!(!preserved("Oriane", &[], "It's Maelis."));
         assert!(!preserved("Oriane", &[], "Oriane or Maelis, one of those."));
-        assert!(!preserved("Oriane", &[], "I'm not sure, but I think Oriane."));
+        assert!(!preserved(
+            "Oriane",
+            &[],
+            "I'm not sure, but I think Oriane."
+        ));
         assert!(!preserved("17", &[], "It was 2017."));
+        assert!(!preserved(
+            "oolong",
+            &[],
+            "I believe it was oolong, but I might be confusing it."
+        ));
     }
 }
