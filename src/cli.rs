@@ -31,6 +31,9 @@ pub enum Command {
     /// Re-render summary.json, summary.md and the plots of a report directory
     /// from its CSV files.
     Report(ReportArgs),
+    /// LLM judge tools: measure how far the fast-path scorer and a judge
+    /// agree with hand labels.
+    Judge(JudgeArgs),
 }
 
 /// Arguments of `generate`.
@@ -219,6 +222,68 @@ pub struct RunArgs {
 pub struct ReportArgs {
     /// A report directory written by `run`.
     pub dir: PathBuf,
+}
+
+/// Options selecting the LLM judge that decides what the fast-path scorer
+/// leaves undetermined. Shared by every command that scores answers.
+#[derive(Debug, Clone, Args)]
+pub struct JudgeOptions {
+    /// Base URL of an OpenAI-compatible API used as judge, e.g.
+    /// https://api.openai.com/v1 (or the full .../chat/completions URL), or
+    /// `sim` for the built-in simulated judge. Without it, answers the fast
+    /// path cannot decide stay undetermined.
+    #[arg(long, value_name = "URL")]
+    pub judge: Option<String>,
+    /// Model id the judge is asked with (required with a URL; default
+    /// `sim-judge` for `--judge sim`).
+    #[arg(long, value_name = "MODEL")]
+    pub judge_model: Option<String>,
+    /// Name of the environment variable holding the judge's API key. The key
+    /// is sent as a Bearer token and never printed.
+    #[arg(long, value_name = "VAR", default_value = "OPENAI_API_KEY")]
+    pub judge_key_env: String,
+    /// JSONL file caching judge verdicts across runs (created if missing);
+    /// keyed by model, prompt version, anchor, probe and answer.
+    #[arg(long, value_name = "PATH")]
+    pub judge_cache: Option<PathBuf>,
+    /// Deadline of one judge request; a request that misses it is retried
+    /// (3 attempts in all), then the verdict is undetermined.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    pub judge_timeout: std::time::Duration,
+}
+
+/// Arguments of `judge`.
+#[derive(Debug, Args)]
+pub struct JudgeArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: JudgeCommand,
+}
+
+/// Subcommands of `judge`.
+#[derive(Debug, Subcommand)]
+pub enum JudgeCommand {
+    /// Score the labelled calibration set with the fast path alone and with
+    /// fast path plus judge; print agreement, Cohen's kappa and confusion
+    /// matrices. Exits 1 if the fast path decided any case wrongly.
+    Calibrate(CalibrateArgs),
+}
+
+/// Arguments of `judge calibrate`.
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// The judge to calibrate (none: fast path only).
+    #[command(flatten)]
+    pub judge: JudgeOptions,
+    /// Labelled cases (JSONL).
+    #[arg(long, default_value = crate::judge::calibrate::DEFAULT_CASES)]
+    pub cases: PathBuf,
+    /// Master seed of the judge's retry backoff jitter.
+    #[arg(long, default_value_t = crate::seed::DEFAULT_SEED)]
+    pub seed: u64,
+    /// Judge requests in flight at once.
+    #[arg(long, default_value_t = 8)]
+    pub concurrency: usize,
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ pub mod dataset;
 pub mod driver;
 pub mod faults;
 pub mod harness;
+pub mod judge;
 pub mod openai;
 pub mod proxy;
 pub mod record;

@@ -3,6 +3,7 @@
 //! picks the module.
 
 mod generate;
+mod judge;
 mod proxy;
 mod report;
 mod run;
@@ -23,6 +24,7 @@ pub async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Generate(args) => generate::generate_command(&args),
         Command::Upstreams(args) => upstreams::upstreams(args).await,
         Command::Proxy(args) => proxy::proxy(args).await,
+        Command::Judge(args) => judge::judge(args).await,
         Command::Report(args) => report::report(&args.dir),
     }
 }
