@@ -215,6 +215,9 @@ pub struct RunArgs {
     /// giving up with the configuration it should have.
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     pub gateway_wait: std::time::Duration,
+    /// The LLM judge for answers the fast path cannot decide.
+    #[command(flatten)]
+    pub judge: JudgeOptions,
 }
 
 /// Arguments of `report`.

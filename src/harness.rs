@@ -11,7 +11,7 @@ use crate::faults::{FaultPlan, FaultProfile, Role};
 use crate::proxy::{self, ProxyConfig, ProxyMode};
 use crate::record::{AttemptRecord, EventRecord, TurnRecord};
 use crate::report::{self, ReportData};
-use crate::scoring::{score_fast, AnchorIndex, Scored, Verdict, VerdictMethod};
+use crate::scoring::{score_fast, AnchorIndex, Judge, Scored, Verdict, VerdictMethod};
 use crate::server::ServerHandle;
 use crate::summary::summarize;
 use crate::upstream::{
@@ -118,6 +118,10 @@ pub async fn execute(config: &RunConfig, cancel: CancellationToken) -> anyhow::R
         system_prompt: SYSTEM_PROMPT.to_string(),
         seed: config.seed,
     };
+    let judge = match &config.judge {
+        Some(judge) => Some(crate::judge::start(judge, config.seed).await?),
+        None => None,
+    };
     let anchors = Arc::new(AnchorIndex::new(&dataset));
     let started = Instant::now();
     let mut outcomes = Vec::new();
@@ -155,8 +159,11 @@ pub async fn execute(config: &RunConfig, cancel: CancellationToken) -> anyhow::R
                 .context("the collector stopped unexpectedly")?,
         );
     }
-    let wall = started.elapsed();
     let interrupted = cancel.is_cancelled();
+    if let Some(judge) = &judge {
+        judge_undetermined(&mut outcomes, &dataset, judge.judge.as_ref()).await;
+    }
+    let wall = started.elapsed();
     let attempts = ctx.log.snapshot();
     let data = assemble(&resolved, &dataset, &plan, outcomes, attempts, interrupted);
     report::write_report(&config.out, &data)?;
@@ -349,6 +356,37 @@ async fn collect(
     }
     progress.finish();
     collected
+}
+
+/// Judge requests in flight at once.
+const JUDGE_CONCURRENCY: usize = 8;
+
+/// Hands the answers the fast path left undetermined to the judge, a few at
+/// a time. A judge that fails leaves the verdict undetermined (with the
+/// judge's reason); it never stops the run.
+async fn judge_undetermined(collected: &mut [Collected], dataset: &Dataset, judge: &dyn Judge) {
+    use futures::StreamExt;
+    let pending: Vec<usize> = (0..collected.len())
+        .filter(|&i| {
+            let c = &collected[i];
+            c.scored.verdict == Verdict::Undetermined
+                && c.scored.method == VerdictMethod::FastPath
+                && c.outcome.turns.last().is_some_and(|t| t.is_final && t.error.is_none())
+        })
+        .collect();
+    let judged: Vec<(usize, Scored)> = futures::stream::iter(pending)
+        .map(|i| {
+            let c = &collected[i];
+            let conversation = &dataset.conversations[c.outcome.conversation];
+            let answer = c.outcome.turns.last().map(|t| t.answer.as_str()).unwrap_or_default();
+            async move { (i, judge.judge(conversation, answer).await) }
+        })
+        .buffer_unordered(JUDGE_CONCURRENCY)
+        .collect()
+        .await;
+    for (i, scored) in judged {
+        collected[i].scored = scored;
+    }
 }
 
 /// Scores a replayed conversation: the final turn's answer, or an error when

@@ -275,24 +275,55 @@ pub fn generate(opts: &GenerateOptions) -> Dataset {
     }
 
     let width = n.to_string().len().max(3);
-    let conversations = anchors
-        .into_iter()
-        .enumerate()
-        .map(|(i, (subject, drawn))| {
-            let mut rng = crate::seed::rng(seed, "dataset-conversation", i as u64);
-            let order = &orders[subject_index(subject)];
-            build_conversation(
-                format!("c{:0width$}", i + 1),
-                subject,
-                drawn,
-                lengths[i],
-                &mut rng,
-                order,
-                &taken,
-            )
+    let mut used_probes = std::collections::HashSet::new();
+    let mut conversations = Vec::with_capacity(n);
+    for (i, (subject, drawn)) in anchors.into_iter().enumerate() {
+        let mut rng = crate::seed::rng(seed, "dataset-conversation", i as u64);
+        let order = &orders[subject_index(subject)];
+        let mut conversation = build_conversation(
+            format!("c{:0width$}", i + 1),
+            subject,
+            drawn,
+            lengths[i],
+            &mut rng,
+            order,
+            &taken,
+        );
+        make_probe_unique(&mut conversation, subject, &mut used_probes, seed, i);
+        conversations.push(conversation);
+    }
+    Dataset { conversations }
+}
+
+/// Rewords a probe that an earlier conversation already uses, with another
+/// opener and question of the same subject, so that every probe is unique: an
+/// upstream that receives a lone probe (a gateway that dropped the history)
+/// can still tell which conversation it belongs to. Leaves it as is when every
+/// wording is taken (only possible far beyond the default size).
+fn make_probe_unique(
+    conversation: &mut Conversation,
+    subject: &'static Subject,
+    used: &mut std::collections::HashSet<String>,
+    seed: u64,
+    i: usize,
+) {
+    let Some(probe) = conversation.turns.last_mut() else { return };
+    if used.insert(probe.user.clone()) {
+        return;
+    }
+    let mut wordings: Vec<String> = filler::PROBE_OPENERS
+        .iter()
+        .flat_map(|opener| {
+            subject.probes.iter().map(move |question| {
+                [*opener, *question].iter().filter(|p| !p.is_empty()).copied().collect::<Vec<_>>().join(" ")
+            })
         })
         .collect();
-    Dataset { conversations }
+    wordings.shuffle(&mut crate::seed::rng(seed, "dataset-probe-wording", i as u64));
+    if let Some(free) = wordings.into_iter().find(|w| !used.contains(w)) {
+        used.insert(free.clone());
+        probe.user = free;
+    }
 }
 
 /// One conversation: anchor turn, filler (some with distractors), probe.
@@ -473,6 +504,8 @@ mod tests {
             .map(|c| c.first_user_message())
             .collect();
         assert_eq!(firsts.len(), d.conversations.len());
+        let probes: HashSet<&str> = d.conversations.iter().map(|c| c.probe()).collect();
+        assert_eq!(probes.len(), d.conversations.len(), "probes are unique");
         for c in &d.conversations {
             assert_eq!(c.turns[0].kind, TurnKind::Anchor);
             assert!(c.turns[1..c.n_turns() - 1]

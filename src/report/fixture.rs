@@ -222,6 +222,7 @@ pub(crate) fn config() -> ResolvedConfig {
         attempt_timeout_ms: 10_000,
         request_timeout_ms: 60_000,
         systems: vec!["stateless".into(), "history".into()],
+        judge: None,
         model: "continuity-sim".into(),
         gateways: Vec::new(),
         confidence: 0.95,

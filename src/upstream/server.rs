@@ -220,8 +220,8 @@ pub fn retry_after_secs(d: Duration) -> u64 {
     (d.as_secs_f64().ceil() as u64).max(1)
 }
 
-/// Who is asking: (conversation index, id) from the first user message, and
-/// the turn (number of user messages).
+/// Who is asking: (conversation index, id) and turn, recognised from the
+/// request content (see [`super::index`]).
 fn identify(ctx: &UpstreamContext, req: &ChatRequest) -> (Option<usize>, String, u32) {
     let turn = req.messages.iter().filter(|m| m.role == "user").count() as u32;
     let first = req
@@ -229,8 +229,8 @@ fn identify(ctx: &UpstreamContext, req: &ChatRequest) -> (Option<usize>, String,
         .iter()
         .find(|m| m.role == "user")
         .map(|m| m.text());
-    match first.as_deref().and_then(|f| ctx.index.lookup(f)) {
-        Some((i, id, _)) => (Some(i), id.to_string(), turn),
+    match first.as_deref().and_then(|f| ctx.index.recognise(f, turn as usize)) {
+        Some(r) => (Some(r.index), r.id.to_string(), r.turn as u32),
         None => (None, String::new(), turn),
     }
 }

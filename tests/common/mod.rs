@@ -33,6 +33,7 @@ pub fn quick_run(out: &Path, runs: u32) -> RunConfig {
         gateways: Vec::new(),
         model: continuity_bench::config::DRIVER_MODEL.to_string(),
         gateway_wait: Duration::from_secs(5),
+        judge: None,
     }
 }
 
