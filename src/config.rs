@@ -260,9 +260,12 @@ impl RunConfig {
             });
         }
         let gateways = parse_gateways(args, &|var| std::env::var(var).ok())?;
-        let mut judge = crate::judge::JudgeConfig::from_options(&args.judge, |v| std::env::var(v).ok())?;
+        let mut judge =
+            crate::judge::JudgeConfig::from_options(&args.judge, |v| std::env::var(v).ok())?;
         if let Some(judge) = judge.as_mut() {
-            judge.cache.get_or_insert_with(|| PathBuf::from(DEFAULT_JUDGE_CACHE));
+            judge
+                .cache
+                .get_or_insert_with(|| PathBuf::from(DEFAULT_JUDGE_CACHE));
         }
         if args.no_builtin && gateways.is_empty() {
             return Err(ConfigError::NoSystems);

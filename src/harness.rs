@@ -371,14 +371,22 @@ async fn judge_undetermined(collected: &mut [Collected], dataset: &Dataset, judg
             let c = &collected[i];
             c.scored.verdict == Verdict::Undetermined
                 && c.scored.method == VerdictMethod::FastPath
-                && c.outcome.turns.last().is_some_and(|t| t.is_final && t.error.is_none())
+                && c.outcome
+                    .turns
+                    .last()
+                    .is_some_and(|t| t.is_final && t.error.is_none())
         })
         .collect();
     let judged: Vec<(usize, Scored)> = futures::stream::iter(pending)
         .map(|i| {
             let c = &collected[i];
             let conversation = &dataset.conversations[c.outcome.conversation];
-            let answer = c.outcome.turns.last().map(|t| t.answer.as_str()).unwrap_or_default();
+            let answer = c
+                .outcome
+                .turns
+                .last()
+                .map(|t| t.answer.as_str())
+                .unwrap_or_default();
             async move { (i, judge.judge(conversation, answer).await) }
         })
         .buffer_unordered(JUDGE_CONCURRENCY)
@@ -481,7 +489,11 @@ fn assemble(
         .into_iter()
         .flat_map(|c| c.outcome.turns)
         .collect();
-    let summary = summarize(&report::summary_context(resolved, run_notes(interrupted)), &events, &attempts);
+    let summary = summarize(
+        &report::summary_context(resolved, run_notes(interrupted)),
+        &events,
+        &attempts,
+    );
     ReportData {
         config: resolved.clone(),
         turns,

@@ -57,4 +57,3 @@ pub async fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
-

@@ -307,7 +307,9 @@ fn make_probe_unique(
     seed: u64,
     i: usize,
 ) {
-    let Some(probe) = conversation.turns.last_mut() else { return };
+    let Some(probe) = conversation.turns.last_mut() else {
+        return;
+    };
     if used.insert(probe.user.clone()) {
         return;
     }
@@ -315,11 +317,20 @@ fn make_probe_unique(
         .iter()
         .flat_map(|opener| {
             subject.probes.iter().map(move |question| {
-                [*opener, *question].iter().filter(|p| !p.is_empty()).copied().collect::<Vec<_>>().join(" ")
+                [*opener, *question]
+                    .iter()
+                    .filter(|p| !p.is_empty())
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(" ")
             })
         })
         .collect();
-    wordings.shuffle(&mut crate::seed::rng(seed, "dataset-probe-wording", i as u64));
+    wordings.shuffle(&mut crate::seed::rng(
+        seed,
+        "dataset-probe-wording",
+        i as u64,
+    ));
     if let Some(free) = wordings.into_iter().find(|w| !used.contains(w)) {
         used.insert(free.clone());
         probe.user = free;

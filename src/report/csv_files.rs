@@ -269,7 +269,7 @@ mod tests {
         );
         assert_eq!(
             header(&AttemptsCsv.render(&data).unwrap()),
-            "run,system,role,conversation,turn,attempt,arrived_ms,action,status,messages,approx_tokens,model,stream,client_gave_up,duration_ms"
+            "run,system,role,conversation,turn,attempt,arrived_ms,action,status,retry_after_ms,messages,approx_tokens,model,stream,client_gave_up,duration_ms"
         );
     }
 

@@ -98,6 +98,9 @@ fn stateless() -> SystemSummary {
                 p99: 10_003.2,
                 max: 10_004.0,
             },
+            early_retries: 0,
+            storm: false,
+            storm_reasons: vec![],
         },
         final_turn_latency_ms: Distribution {
             n: 750,
@@ -159,6 +162,9 @@ fn history() -> SystemSummary {
                 p99: 10_480.0,
                 max: 11_020.3,
             },
+            early_retries: 0,
+            storm: false,
+            storm_reasons: vec![],
         },
         final_turn_latency_ms: Distribution {
             n: 750,

@@ -146,6 +146,18 @@ fn system_section(out: &mut String, s: &Summary, x: &SystemSummary) {
     );
     let _ = writeln!(
         out,
+        "- Retry storm: {}",
+        if a.storm {
+            format!("**flagged**: {}", a.storm_reasons.join("; "))
+        } else {
+            format!(
+                "no (no event over {} attempts, no retry before its Retry-After)",
+                crate::summary::build::STORM_MAX_ATTEMPTS
+            )
+        }
+    );
+    let _ = writeln!(
+        out,
         "- Final-turn latency: {}\n",
         distribution(&x.final_turn_latency_ms, false)
     );

@@ -5,7 +5,7 @@ use super::format::{confidence, interval, mean, ms_number, percent, signed_ms};
 use crate::summary::Summary;
 
 /// Column headers; `{level}` is replaced by the confidence level.
-const HEADERS: [&str; 9] = [
+const HEADERS: [&str; 10] = [
     "system",
     "events",
     "CPR",
@@ -14,6 +14,7 @@ const HEADERS: [&str; 9] = [
     "availability",
     "bleed",
     "attempts/event",
+    "storm",
     "final-turn p50/p95 ms",
 ];
 
@@ -21,7 +22,7 @@ const HEADERS: [&str; 9] = [
 const COLUMN_GAP: &str = "  ";
 
 /// The table: system | events | CPR | Wilson | clustered | availability |
-/// bleed | attempts/event | final-turn p50/p95 ms, then a CLO line.
+/// bleed | attempts/event | storm | final-turn p50/p95 ms, then a CLO line.
 pub fn render_table(summary: &Summary) -> String {
     let level = confidence(summary.confidence);
     let headers: Vec<String> = HEADERS
@@ -46,6 +47,7 @@ pub fn render_table(summary: &Summary) -> String {
                 percent(x.availability.rate),
                 x.bleed.events.to_string(),
                 mean(x.attempts.primary_mean + x.attempts.fallback_mean),
+                if x.attempts.storm { "STORM" } else { "no" }.to_string(),
                 format!(
                     "{} / {}",
                     ms_number(x.final_turn_latency_ms.median, false),

@@ -246,6 +246,7 @@ fn attempt_summary(
     let mut fallback_429s = 0u64;
     let mut histogram: BTreeMap<u32, u64> = BTreeMap::new();
     let mut gaps = Vec::new();
+    let mut early_retries = 0u64;
     for e in events {
         let mut mine: Vec<&AttemptRecord> = by_turn
             .get(&(e.run, system, e.conversation.as_str(), e.turns))
@@ -262,6 +263,7 @@ fn attempt_summary(
             .count() as u64;
         *histogram.entry(mine.len() as u32).or_default() += 1;
         gaps.extend(mine.windows(2).map(|w| w[1].arrived_ms - w[0].arrived_ms));
+        early_retries += early_retries_of(&mine);
     }
     let n = events.len() as f64;
     let mean = |total: u64| {
@@ -271,14 +273,61 @@ fn attempt_summary(
             total as f64 / n
         }
     };
+    let max_per_event = histogram.keys().next_back().copied().unwrap_or(0);
+    let mut storm_reasons = Vec::new();
+    if max_per_event > STORM_MAX_ATTEMPTS {
+        let over: u64 = histogram
+            .range(STORM_MAX_ATTEMPTS + 1..)
+            .map(|(_, n)| n)
+            .sum();
+        storm_reasons.push(format!(
+            "{over} event(s) cost more than {STORM_MAX_ATTEMPTS} upstream attempts (at most {max_per_event})"
+        ));
+    }
+    if early_retries > 0 {
+        storm_reasons.push(format!(
+            "{early_retries} retr{} came sooner than the Retry-After the upstream asked",
+            if early_retries == 1 { "y" } else { "ies" }
+        ));
+    }
     AttemptSummary {
         primary_mean: mean(primary_total),
         fallback_mean: mean(fallback_total),
-        max_per_event: histogram.keys().next_back().copied().unwrap_or(0),
+        max_per_event,
         per_event: histogram.into_iter().collect(),
         fallback_429s,
         gaps_ms: describe(&gaps),
+        early_retries,
+        storm: !storm_reasons.is_empty(),
+        storm_reasons,
     }
+}
+
+/// Most upstream attempts one event may cost before it counts as a storm:
+/// one primary attempt, one fallback attempt and up to four retries. The
+/// reference proxies need at most five (1 + 1 + 3 retries on a 429).
+pub const STORM_MAX_ATTEMPTS: u32 = 6;
+
+/// Slack for timer granularity when comparing a retry's gap with the
+/// `Retry-After` asked.
+const RETRY_AFTER_SLACK_MS: f64 = 10.0;
+
+/// Retries of one event (attempts sorted by arrival) that reached the same
+/// upstream sooner after a 429 than its `Retry-After`.
+fn early_retries_of(attempts: &[&AttemptRecord]) -> u64 {
+    let mut early = 0;
+    for (i, a) in attempts.iter().enumerate() {
+        let (Some(429), Some(wait)) = (a.status, a.retry_after_ms) else {
+            continue;
+        };
+        let next_same = attempts[i + 1..].iter().find(|b| b.role == a.role);
+        if let Some(b) = next_same {
+            if b.arrived_ms - a.arrived_ms + RETRY_AFTER_SLACK_MS < wait as f64 {
+                early += 1;
+            }
+        }
+    }
+    early
 }
 
 /// CLO: for each (run, conversation) where both reference systems answered
@@ -648,5 +697,67 @@ mod tests {
         assert_eq!(s.systems[1].name, "litellm");
         assert_eq!(s.systems[1].events, 0);
         assert!(serde_json::to_string(&s).is_ok());
+    }
+
+    fn rate_limited(role: Role, arrived_ms: f64) -> AttemptRecord {
+        let mut a = attempt(1, "history", role, "c1", 7, arrived_ms, Some(429));
+        a.retry_after_ms = Some(1000);
+        a
+    }
+
+    #[test]
+    fn retries_before_retry_after_are_a_storm() {
+        let ok = |role, at| attempt(1, "history", role, "c1", 7, at, Some(200));
+        // Positive control: a tight loop on the fallback, 20 ms apart.
+        let mut tight = vec![attempt(
+            1,
+            "history",
+            Role::Primary,
+            "c1",
+            7,
+            0.0,
+            Some(503),
+        )];
+        tight.extend((0..5).map(|k| rate_limited(Role::Fallback, 10.0 + 20.0 * f64::from(k))));
+        tight.push(ok(Role::Fallback, 110.0));
+        let one = [event(
+            1,
+            "history",
+            "c1",
+            7,
+            Timeout,
+            Some(200),
+            1000.0,
+            Preserved,
+        )];
+        let s = summarize(&ctx(&["history"]), &one, &tight);
+        let a = &s.systems[0].attempts;
+        assert_eq!(a.per_event, vec![(7, 1)], "{a:?}");
+        assert_eq!(a.early_retries, 5);
+        assert!(a.storm);
+        assert!(
+            a.storm_reasons.iter().any(|r| r.contains("Retry-After")),
+            "{:?}",
+            a.storm_reasons
+        );
+        assert!(
+            a.storm_reasons.iter().any(|r| r.contains("more than 6")),
+            "{:?}",
+            a.storm_reasons
+        );
+
+        // Negative control: a primary 429 followed at once by the fallback
+        // (a failover, not a retry), then fallback retries that wait out
+        // Retry-After.
+        let patient = vec![
+            rate_limited(Role::Primary, 0.0),
+            rate_limited(Role::Fallback, 5.0),
+            rate_limited(Role::Fallback, 1_100.0),
+            ok(Role::Fallback, 2_300.0),
+        ];
+        let s = summarize(&ctx(&["history"]), &one, &patient);
+        let a = &s.systems[0].attempts;
+        assert_eq!(a.early_retries, 0);
+        assert!(!a.storm, "{:?}", a.storm_reasons);
     }
 }

@@ -122,6 +122,15 @@ pub struct AttemptSummary {
     pub fallback_429s: u64,
     /// Milliseconds between consecutive attempts of one event (any upstream).
     pub gaps_ms: Distribution,
+    /// Retries sent to an upstream sooner than the `Retry-After` of the 429
+    /// it had just answered.
+    pub early_retries: u64,
+    /// Whether this looks like a retry storm: an event cost more than
+    /// [`build::STORM_MAX_ATTEMPTS`] upstream attempts, or a retry came
+    /// before the `Retry-After` asked.
+    pub storm: bool,
+    /// Why `storm` is set, in plain words; empty when it is not.
+    pub storm_reasons: Vec<String>,
 }
 
 /// Everything measured for one system under test.

@@ -39,7 +39,9 @@ impl ConversationIndex {
         let mut index = ConversationIndex::default();
         for (i, c) in dataset.conversations.iter().enumerate() {
             let entry = (i, c.id.clone(), c.n_turns());
-            index.by_first_message.insert(c.first_user_message().to_string(), entry.clone());
+            index
+                .by_first_message
+                .insert(c.first_user_message().to_string(), entry.clone());
             index
                 .by_probe
                 .entry(c.probe().to_string())
@@ -51,17 +53,27 @@ impl ConversationIndex {
 
     /// The conversation whose first user message is `first`: (index, id, turns).
     pub fn lookup(&self, first: &str) -> Option<(usize, &str, usize)> {
-        self.by_first_message.get(first).map(|(i, id, n)| (*i, id.as_str(), *n))
+        self.by_first_message
+            .get(first)
+            .map(|(i, id, n)| (*i, id.as_str(), *n))
     }
 
     /// Recognises a request from its first user message and its number of
     /// user messages.
     pub fn recognise(&self, first_user: &str, user_messages: usize) -> Option<Recognised<'_>> {
         if let Some((index, id, _)) = self.by_first_message.get(first_user) {
-            return Some(Recognised { index: *index, id, turn: user_messages });
+            return Some(Recognised {
+                index: *index,
+                id,
+                turn: user_messages,
+            });
         }
         match self.by_probe.get(first_user) {
-            Some(Some((index, id, n))) if user_messages == 1 => Some(Recognised { index: *index, id, turn: *n }),
+            Some(Some((index, id, n))) if user_messages == 1 => Some(Recognised {
+                index: *index,
+                id,
+                turn: *n,
+            }),
             _ => None,
         }
     }
@@ -72,8 +84,11 @@ mod tests {
     use super::*;
 
     fn committed() -> Dataset {
-        Dataset::load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/datasets/continuity-150.jsonl")))
-            .unwrap()
+        Dataset::load(std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/datasets/continuity-150.jsonl"
+        )))
+        .unwrap()
     }
 
     #[test]
@@ -91,7 +106,9 @@ mod tests {
         let d = committed();
         let index = ConversationIndex::new(&d);
         for (i, c) in d.conversations.iter().enumerate() {
-            let r = index.recognise(c.probe(), 1).expect("probes are unique in the committed dataset");
+            let r = index
+                .recognise(c.probe(), 1)
+                .expect("probes are unique in the committed dataset");
             assert_eq!((r.index, r.turn), (i, c.n_turns()));
             // With more user messages the probe is not the first one, so
             // it is not a lone probe.

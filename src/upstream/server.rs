@@ -229,7 +229,10 @@ fn identify(ctx: &UpstreamContext, req: &ChatRequest) -> (Option<usize>, String,
         .iter()
         .find(|m| m.role == "user")
         .map(|m| m.text());
-    match first.as_deref().and_then(|f| ctx.index.recognise(f, turn as usize)) {
+    match first
+        .as_deref()
+        .and_then(|f| ctx.index.recognise(f, turn as usize))
+    {
         Some(r) => (Some(r.index), r.id.to_string(), r.turn as u32),
         None => (None, String::new(), turn),
     }
