@@ -169,10 +169,11 @@ pub struct RunArgs {
     /// of replaying every turn live.
     #[arg(long)]
     pub fast_forward: bool,
-    /// Per-attempt timeout of the built-in proxies (how long they wait for
-    /// the primary before failing over).
-    #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
-    pub attempt_timeout: std::time::Duration,
+    /// Per-attempt timeout of the built-in proxies: how long they wait for an
+    /// upstream's response headers before failing over (default 1s, or 5s
+    /// with --latency realistic, whose answers take over a second).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub attempt_timeout: Option<std::time::Duration>,
     /// Deadline of every request the driver sends.
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     pub request_timeout: std::time::Duration,

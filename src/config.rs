@@ -249,7 +249,11 @@ impl RunConfig {
                 return Err(ConfigError::FailUnder(x));
             }
         }
-        if args.attempt_timeout.is_zero() {
+        let attempt_timeout = args.attempt_timeout.unwrap_or(match args.latency {
+            LatencyArg::Realistic => Duration::from_secs(5),
+            LatencyArg::Instant | LatencyArg::Fast => Duration::from_secs(1),
+        });
+        if attempt_timeout.is_zero() {
             return Err(ConfigError::ZeroDuration {
                 flag: "--attempt-timeout",
             });
@@ -286,7 +290,7 @@ impl RunConfig {
             } else {
                 Replay::Live
             },
-            attempt_timeout: args.attempt_timeout,
+            attempt_timeout,
             request_timeout: args.request_timeout,
             out,
             quiet: args.quiet,

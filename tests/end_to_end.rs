@@ -138,15 +138,7 @@ async fn ctrl_c_still_writes_the_report() {
 fn fail_under_cpr_exits_non_zero() {
     let dir = tempfile::tempdir().unwrap();
     let status = std::process::Command::new(env!("CARGO_BIN_EXE_continuity-bench"))
-        .args([
-            "run",
-            "--quiet",
-            "--latency",
-            "instant",
-            "--fast-forward",
-            "--attempt-timeout",
-            "200ms",
-        ])
+        .args(["run", "--quiet", "--latency", "instant", "--fast-forward"])
         .args([
             "--fail-system",
             "stateless",
@@ -160,15 +152,7 @@ fn fail_under_cpr_exits_non_zero() {
         .unwrap();
     assert_eq!(status.code(), Some(1), "stateless CPR 0 % is under 50 %");
     let status = std::process::Command::new(env!("CARGO_BIN_EXE_continuity-bench"))
-        .args([
-            "run",
-            "--quiet",
-            "--latency",
-            "instant",
-            "--fast-forward",
-            "--attempt-timeout",
-            "200ms",
-        ])
+        .args(["run", "--quiet", "--latency", "instant", "--fast-forward"])
         .args(["--fail-under-cpr", "99", "--out"])
         .arg(dir.path())
         .current_dir(repo(""))

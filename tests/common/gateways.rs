@@ -25,10 +25,18 @@ pub enum Misbehaviour {
     TightRetryLoop,
     /// Sends the fallback only the last 3 messages (truncates history).
     TruncateToLast3,
+    /// Forwards history correctly but ends every fallback answer with a
+    /// question, which the fast path leaves to a judge.
+    AsksBack,
 }
 
-/// Deadline of one upstream attempt in the control gateways.
-const ATTEMPT_TIMEOUT: Duration = Duration::from_millis(300);
+/// Deadline of a primary attempt in the control gateways (the TIMEOUT fault
+/// holds far longer).
+const PRIMARY_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Deadline of a fallback attempt: generous, so a loaded test machine does
+/// not turn a slow answer into an error.
+const FALLBACK_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Clone)]
 struct Gateway {
@@ -49,13 +57,22 @@ pub async fn start(kind: Misbehaviour, primary: String, fallback: String) -> Ser
         client: reqwest::Client::builder().no_proxy().build().unwrap(),
         last_history: Arc::new(Mutex::new(None)),
     };
-    let router = Router::new().route("/v1/chat/completions", post(handle)).with_state(state);
+    let router = Router::new()
+        .route("/v1/chat/completions", post(handle))
+        .with_state(state);
     serve(([127, 0, 0, 1], 0).into(), router).await.unwrap()
 }
 
-async fn call(g: &Gateway, base: &str, body: &Value) -> Option<(u16, Value)> {
+async fn call(g: &Gateway, base: &str, body: &Value, timeout: Duration) -> Option<(u16, Value)> {
     let url = format!("{base}/v1/chat/completions");
-    let response = g.client.post(url).json(body).timeout(ATTEMPT_TIMEOUT).send().await.ok()?;
+    let response = g
+        .client
+        .post(url)
+        .json(body)
+        .timeout(timeout)
+        .send()
+        .await
+        .ok()?;
     let status = response.status().as_u16();
     let json = response.json::<Value>().await.unwrap_or(Value::Null);
     Some((status, json))
@@ -64,7 +81,7 @@ async fn call(g: &Gateway, base: &str, body: &Value) -> Option<(u16, Value)> {
 async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
     let leaked = g.last_history.lock().unwrap().replace(messages.clone());
-    if let Some((status, json)) = call(&g, &g.primary, &body).await {
+    if let Some((status, json)) = call(&g, &g.primary, &body, PRIMARY_TIMEOUT).await {
         if (200..300).contains(&status) {
             return (StatusCode::OK, Json(json)).into_response();
         }
@@ -74,27 +91,43 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
     fallback_body["messages"] = Value::Array(match g.kind {
         Misbehaviour::LastMessageOnly => last,
         Misbehaviour::SharedHistory => leaked.unwrap_or_default().into_iter().chain(last).collect(),
-        Misbehaviour::TightRetryLoop => messages.clone(),
+        Misbehaviour::TightRetryLoop | Misbehaviour::AsksBack => messages.clone(),
         Misbehaviour::TruncateToLast3 => messages[messages.len().saturating_sub(3)..].to_vec(),
     });
-    let tries = if g.kind == Misbehaviour::TightRetryLoop { 21 } else { 1 };
+    let tries = if g.kind == Misbehaviour::TightRetryLoop {
+        21
+    } else {
+        1
+    };
     let mut answer = None;
     for _ in 0..tries {
-        answer = call(&g, &g.fallback, &fallback_body).await;
+        answer = call(&g, &g.fallback, &fallback_body, FALLBACK_TIMEOUT).await;
         match &answer {
             Some((429, _)) => tokio::time::sleep(Duration::from_millis(10)).await,
             _ => break,
         }
     }
-    match answer {
-        Some((status, json)) => {
-            (StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY), Json(json)).into_response()
+    if let (Misbehaviour::AsksBack, Some((_, json))) = (g.kind, answer.as_mut()) {
+        if let Some(text) = json["choices"][0]["message"]["content"].as_str() {
+            json["choices"][0]["message"]["content"] =
+                Value::String(format!("{text} Anything else I can help with?"));
         }
+    }
+    match answer {
+        Some((status, json)) => (
+            StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY),
+            Json(json),
+        )
+            .into_response(),
         None => StatusCode::GATEWAY_TIMEOUT.into_response(),
     }
 }
 
 /// A port on 127.0.0.1 that was free a moment ago.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }

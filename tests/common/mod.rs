@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod gateways;
+
 use continuity_bench::config::{Replay, RunConfig};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -23,7 +25,7 @@ pub fn quick_run(out: &Path, runs: u32) -> RunConfig {
         faults: repo("fault_profiles/paper.toml"),
         latency: "instant",
         replay: Replay::Live,
-        attempt_timeout: Duration::from_millis(250),
+        attempt_timeout: Duration::from_secs(2),
         request_timeout: Duration::from_secs(20),
         out: out.to_path_buf(),
         quiet: true,

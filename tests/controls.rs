@@ -1,0 +1,241 @@
+//! Positive and negative controls of every continuity detector: small
+//! gateways built to trip one detector each (dropping history, leaking it
+//! between sessions, retrying a 429 in a tight loop, truncating it, asking
+//! back so a judge must decide), run beside the reference systems, which
+//! must trip none of them.
+
+mod common;
+
+use common::gateways::{free_port, start, Misbehaviour};
+use common::{quick_run, repo};
+use continuity_bench::config::{GatewaySpec, Replay, RunConfig};
+use continuity_bench::harness::{self, RunOutcome};
+use continuity_bench::judge::{sim, JudgeConfig};
+use continuity_bench::summary::SystemSummary;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Runs the reference systems and one control gateway under `profile`, once.
+async fn run_with_control(
+    kind: Misbehaviour,
+    profile: &str,
+    judge: Option<JudgeConfig>,
+) -> (tempfile::TempDir, RunOutcome) {
+    run_with_control_tuned(kind, profile, judge, |_| ()).await
+}
+
+/// As [`run_with_control`], with a last change to the configuration.
+async fn run_with_control_tuned(
+    kind: Misbehaviour,
+    profile: &str,
+    judge: Option<JudgeConfig>,
+    tune: impl FnOnce(&mut RunConfig),
+) -> (tempfile::TempDir, RunOutcome) {
+    let (primary, fallback) = (free_port(), free_port());
+    let gateway = start(
+        kind,
+        format!("http://127.0.0.1:{primary}"),
+        format!("http://127.0.0.1:{fallback}"),
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = quick_run(dir.path(), 1);
+    config.faults = repo(profile);
+    config.judge = judge;
+    config.gateways = vec![GatewaySpec {
+        name: "control".into(),
+        url: gateway.url(),
+        primary_port: primary,
+        fallback_port: fallback,
+        headers: Vec::new(),
+    }];
+    tune(&mut config);
+    let outcome = harness::execute(&config, CancellationToken::new())
+        .await
+        .unwrap();
+    (dir, outcome)
+}
+
+fn system<'a>(outcome: &'a RunOutcome, name: &str) -> &'a SystemSummary {
+    outcome
+        .data
+        .summary
+        .systems
+        .iter()
+        .find(|s| s.name == name)
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_history_loses_the_conversation() {
+    let (_dir, outcome) = run_with_control(
+        Misbehaviour::LastMessageOnly,
+        "fault_profiles/paper.toml",
+        None,
+    )
+    .await;
+    let control = system(&outcome, "control");
+    assert_eq!(control.events, 150);
+    assert_eq!(
+        control.availability.successes, 150,
+        "it answers, so only CPR can catch it"
+    );
+    assert!(control.cpr.rate < 0.05, "control CPR {}", control.cpr.rate);
+    assert!(system(&outcome, "history").cpr.rate >= 0.99);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_history_bleeds_between_sessions() {
+    let (_dir, outcome) = run_with_control(
+        Misbehaviour::SharedHistory,
+        "fault_profiles/paper.toml",
+        None,
+    )
+    .await;
+    let control = system(&outcome, "control");
+    assert!(
+        control.bleed.events > 0,
+        "bleed detected at concurrency 100: {:?}",
+        control.bleed
+    );
+    let example = &control.bleed.examples[0];
+    assert_ne!(
+        example.anchor_of, example.conversation,
+        "the anchor came from another conversation"
+    );
+    for name in ["history", "stateless"] {
+        assert_eq!(
+            system(&outcome, name).bleed.events,
+            0,
+            "{name} keeps sessions apart"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tight_retry_loop_is_flagged_as_a_storm() {
+    let (_dir, outcome) = run_with_control(
+        Misbehaviour::TightRetryLoop,
+        "fault_profiles/storm.toml",
+        None,
+    )
+    .await;
+    let control = system(&outcome, "control");
+    assert!(control.attempts.storm, "{:?}", control.attempts);
+    assert!(control.attempts.early_retries > 0);
+    assert!(
+        control.attempts.fallback_429s > 0,
+        "the fallback's bucket ran dry"
+    );
+    let history = system(&outcome, "history");
+    assert!(
+        !history.attempts.storm,
+        "the reference honours Retry-After: {:?}",
+        history.attempts.storm_reasons
+    );
+    assert!(
+        history.attempts.fallback_429s > 0,
+        "the reference met the same rate limit"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn truncating_history_lowers_cpr() {
+    let (_dir, outcome) = run_with_control(
+        Misbehaviour::TruncateToLast3,
+        "fault_profiles/paper.toml",
+        None,
+    )
+    .await;
+    let (control, history) = (system(&outcome, "control"), system(&outcome, "history"));
+    assert!(
+        control.cpr.rate + 0.5 < history.cpr.rate,
+        "control {} vs history {}",
+        control.cpr.rate,
+        history.cpr.rate
+    );
+    assert_eq!(history.attempts.storm, false);
+    assert_eq!(history.bleed.events, 0);
+}
+
+/// A judge configuration pointing at `url`.
+fn judge_at(url: String, timeout: Duration) -> JudgeConfig {
+    let options = continuity_bench::cli::JudgeOptions {
+        judge: Some(url),
+        judge_model: Some("judge-model".into()),
+        judge_key_env: "CONTROL_JUDGE_KEY".into(),
+        judge_cache: None,
+        judge_timeout: timeout,
+    };
+    JudgeConfig::from_options(&options, |_| Some("test-key".into()))
+        .unwrap()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_judge_decides_what_the_fast_path_leaves() {
+    let judge = sim::start(sim::Behaviour::Sensible).await.unwrap();
+    let (_dir, outcome) = run_with_control(
+        Misbehaviour::AsksBack,
+        "fault_profiles/paper.toml",
+        Some(judge_at(judge.url(), Duration::from_secs(5))),
+    )
+    .await;
+    let control = system(&outcome, "control");
+    assert_eq!(
+        control.verdicts.by_judge, 150,
+        "every answer ends with a question: {:?}",
+        control.verdicts
+    );
+    assert!(
+        control.cpr.rate >= 0.99,
+        "the judge sees the value: {}",
+        control.cpr.rate
+    );
+    assert_eq!(
+        system(&outcome, "history").verdicts.by_judge,
+        0,
+        "plain answers stay on the fast path"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_judge_leaves_events_undetermined_and_the_report_finishes() {
+    for behaviour in [
+        sim::Behaviour::Garbage,
+        sim::Behaviour::Error500,
+        sim::Behaviour::Hang,
+    ] {
+        let judge = sim::start(behaviour).await.unwrap();
+        let (_dir, outcome) = run_with_control_tuned(
+            Misbehaviour::AsksBack,
+            "fault_profiles/paper.toml",
+            Some(judge_at(judge.url(), Duration::from_millis(200))),
+            |c| {
+                c.builtin = false;
+                c.replay = Replay::FastForward;
+            },
+        )
+        .await;
+        let control = system(&outcome, "control");
+        assert_eq!(
+            control.verdicts.undetermined, 150,
+            "{behaviour:?}: {:?}",
+            control.verdicts
+        );
+        assert_eq!(control.cpr.successes, 0, "undetermined is not preserved");
+        assert!(outcome.report_dir.join("summary.md").is_file());
+        let reasons: Vec<&str> = outcome
+            .data
+            .events
+            .iter()
+            .filter(|e| e.system == "control")
+            .map(|e| e.reason.as_str())
+            .collect();
+        assert!(
+            reasons.iter().all(|r| r.contains("judge")),
+            "{behaviour:?}: {:?}",
+            &reasons[..3]
+        );
+    }
+}
