@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# Compares LiteLLM and the Portkey gateway with the built-in reference systems.
+#
+# Installs both gateways at pinned versions into a local cache (a Python venv
+# and a node_modules, never globally), starts them bound to 127.0.0.1 with
+# their logs in files, runs continuity-bench against all four systems, prints
+# the summary table and stops what it started (trap on EXIT). Every wait is
+# bounded. A gateway that cannot be installed or started is reported and
+# skipped; the others still run.
+#
+# Usage (from anywhere in the repository):
+#   examples/gateways/compare.sh [extra `continuity-bench run` flags...]
+#   RUNS=2 examples/gateways/compare.sh --concurrency 50
+#
+# Environment (all optional):
+#   RUNS                runs of the benchmark (default 1)
+#   GATEWAYS            which gateways to run (default "litellm portkey")
+#   GATEWAYS_CACHE      install and log directory
+#                       (default examples/gateways/.cache, git-ignored)
+#   LITELLM_PORT        LiteLLM's port (default 4000)
+#   PORTKEY_PORT        Portkey's port (default 8787)
+#   INSTALL_TIMEOUT     seconds allowed for each install (default 900)
+#   START_TIMEOUT       seconds allowed for each gateway to come up (default 120)
+#   RUN_TIMEOUT         seconds allowed for the benchmark (default 3600; on
+#                       expiry it is interrupted and writes what finished)
+#   OUT                 report directory (default reports/gateways-<UTC time>)
+
+set -euo pipefail
+
+LITELLM_VERSION="1.106.12"
+PORTKEY_VERSION="1.15.2"
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+cache="${GATEWAYS_CACHE:-$here/.cache}"
+runs="${RUNS:-1}"
+gateways="${GATEWAYS:-litellm portkey}"
+litellm_port="${LITELLM_PORT:-4000}"
+portkey_port="${PORTKEY_PORT:-8787}"
+install_timeout="${INSTALL_TIMEOUT:-900}"
+start_timeout="${START_TIMEOUT:-120}"
+run_timeout="${RUN_TIMEOUT:-3600}"
+out="${OUT:-reports/gateways-$(date -u +%Y-%m-%dT%H-%M-%SZ)}"
+logs="$cache/logs"
+
+say() { printf 'compare.sh: %s\n' "$*" >&2; }
+
+mkdir -p "$cache" "$logs"
+
+# --- stop what we started ------------------------------------------------
+started_pids=()
+cleanup() {
+    local pid
+    for pid in "${started_pids[@]}"; do
+        # Each gateway was started with setsid, so its pid is also its
+        # process group: this ends the gateway and any worker it spawned.
+        kill -TERM -- "-$pid" 2>/dev/null || true
+    done
+    for pid in "${started_pids[@]}"; do
+        for _ in $(seq 1 20); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.5
+        done
+        kill -KILL -- "-$pid" 2>/dev/null || true
+    done
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+port_busy() {
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# wait_http NAME PID URL [CURL ARGS...]: polls URL until it answers 2xx, the
+# process exits, or START_TIMEOUT passes.
+wait_http() {
+    local name="$1" pid="$2" url="$3"
+    shift 3
+    local deadline=$((SECONDS + start_timeout))
+    while ((SECONDS < deadline)); do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            say "$name exited during start-up; last lines of $logs/$name.log:"
+            tail -n 25 "$logs/$name.log" >&2 || true
+            return 1
+        fi
+        if curl -fsS --max-time 2 -o /dev/null "$@" "$url" 2>/dev/null; then
+            return 0
+        fi
+        sleep 1
+    done
+    say "$name did not answer $url within ${start_timeout}s; see $logs/$name.log"
+    return 1
+}
+
+# --- LiteLLM -------------------------------------------------------------
+install_litellm() {
+    local venv="$cache/litellm-venv" stamp="$cache/litellm-venv/.installed-$LITELLM_VERSION"
+    [[ -f "$stamp" ]] && return 0
+    command -v python3 >/dev/null || { say "python3 not found; cannot install LiteLLM"; return 1; }
+    say "installing litellm[proxy]==$LITELLM_VERSION into $venv (log: $logs/litellm-install.log)"
+    python3 -m venv "$venv" >"$logs/litellm-install.log" 2>&1 &&
+        timeout "$install_timeout" "$venv/bin/pip" install --disable-pip-version-check \
+            "litellm[proxy]==$LITELLM_VERSION" >>"$logs/litellm-install.log" 2>&1 || {
+        say "LiteLLM install failed; last lines of $logs/litellm-install.log:"
+        tail -n 5 "$logs/litellm-install.log" >&2
+        return 1
+    }
+    touch "$stamp"
+}
+
+start_litellm() {
+    if port_busy "$litellm_port"; then
+        say "port $litellm_port is already in use; set LITELLM_PORT to a free port"
+        return 1
+    fi
+    # The proxy refuses to start without a master key. A fresh random one per
+    # run, kept in the environment only (never written to a file or printed).
+    LITELLM_MASTER_KEY="sk-local-$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
+    export LITELLM_AUTH="Bearer $LITELLM_MASTER_KEY"
+    say "starting LiteLLM on 127.0.0.1:$litellm_port (log: $logs/litellm.log)"
+    # LITELLM_LOCAL_MODEL_COST_MAP: use the bundled model price map instead of
+    # downloading it at start-up (the download blocks offline).
+    # --keepalive_timeout 120: uvicorn closes idle keep-alive connections after
+    # 5 s by default, and a client that reuses one at that instant gets
+    # "connection reset by peer" (seen between runs); 120 s outlasts the
+    # driver's idle connections.
+    LITELLM_MASTER_KEY="$LITELLM_MASTER_KEY" LITELLM_LOCAL_MODEL_COST_MAP=True \
+        setsid "$cache/litellm-venv/bin/litellm" --config "$here/litellm/config.yaml" \
+        --host 127.0.0.1 --port "$litellm_port" --keepalive_timeout 120 >"$logs/litellm.log" 2>&1 </dev/null &
+    local pid=$!
+    started_pids+=("$pid")
+    wait_http litellm "$pid" "http://127.0.0.1:$litellm_port/health/liveliness"
+}
+
+# --- Portkey -------------------------------------------------------------
+install_portkey() {
+    local dir="$cache/portkey" stamp="$cache/portkey/.installed-$PORTKEY_VERSION"
+    [[ -f "$stamp" ]] && return 0
+    command -v npm >/dev/null || { say "npm not found; cannot install the Portkey gateway"; return 1; }
+    say "installing @portkey-ai/gateway@$PORTKEY_VERSION into $dir (log: $logs/portkey-install.log)"
+    mkdir -p "$dir"
+    [[ -f "$dir/package.json" ]] || echo '{"name":"continuity-bench-portkey","private":true}' >"$dir/package.json"
+    timeout "$install_timeout" npm install --prefix "$dir" --no-audit --no-fund --save-exact \
+        "@portkey-ai/gateway@$PORTKEY_VERSION" >"$logs/portkey-install.log" 2>&1 || {
+        say "Portkey install failed; last lines of $logs/portkey-install.log:"
+        tail -n 5 "$logs/portkey-install.log" >&2
+        return 1
+    }
+    touch "$stamp"
+}
+
+start_portkey() {
+    if port_busy "$portkey_port"; then
+        say "port $portkey_port is already in use; set PORTKEY_PORT to a free port"
+        return 1
+    fi
+    # Routing travels with every request in the x-portkey-config header.
+    PORTKEY_CONFIG="$(tr -d '\n' <"$here/portkey/config.json")"
+    export PORTKEY_CONFIG
+    say "starting Portkey on 127.0.0.1:$portkey_port (log: $logs/portkey.log)"
+    PORTKEY_GATEWAY_ENTRY="$cache/portkey/node_modules/@portkey-ai/gateway/build/start-server.js" \
+        setsid node "$here/portkey/start-local.mjs" "--port=$portkey_port" --headless \
+        >"$logs/portkey.log" 2>&1 </dev/null &
+    local pid=$!
+    started_pids+=("$pid")
+    wait_http portkey "$pid" "http://127.0.0.1:$portkey_port/"
+}
+
+# --- run -----------------------------------------------------------------
+args=()
+for g in $gateways; do
+    case "$g" in
+        litellm)
+            if install_litellm && start_litellm; then
+                args+=(--gateway "litellm=http://127.0.0.1:$litellm_port"
+                    --upstream-ports litellm=9001,9002
+                    --header litellm:Authorization=env:LITELLM_AUTH)
+            else
+                say "skipping litellm"
+            fi
+            ;;
+        portkey)
+            if install_portkey && start_portkey; then
+                args+=(--gateway "portkey=http://127.0.0.1:$portkey_port"
+                    --upstream-ports portkey=9011,9012
+                    --header portkey:x-portkey-config=env:PORTKEY_CONFIG)
+            else
+                say "skipping portkey"
+            fi
+            ;;
+        *)
+            say "unknown gateway $g (known: litellm portkey)"
+            exit 2
+            ;;
+    esac
+done
+((${#args[@]})) || say "no gateway could be started; running the built-in systems only"
+
+cd "$root"
+say "running continuity-bench (runs $runs, report in $out)"
+status=0
+timeout -s INT -k 60 "$run_timeout" \
+    cargo run --release --quiet -- run --runs "$runs" --out "$out" --gateway-wait 60s \
+    "${args[@]}" "$@" || status=$?
+if ((status != 0)); then
+    say "continuity-bench exited with status $status; gateway logs are in $logs"
+fi
+exit "$status"
