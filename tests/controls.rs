@@ -154,7 +154,7 @@ async fn truncating_history_lowers_cpr() {
         control.cpr.rate,
         history.cpr.rate
     );
-    assert_eq!(history.attempts.storm, false);
+    assert!(!history.attempts.storm);
     assert_eq!(history.bleed.events, 0);
 }
 
