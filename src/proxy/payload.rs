@@ -9,7 +9,9 @@
 //! `messages` are replaced.
 
 use super::ProxyMode;
-use serde_json::Value;
+use bytes::Bytes;
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::{Map, Value};
 
 /// Roles that carry instructions rather than conversation turns. `developer`
 /// is OpenAI's newer name for `system`.
@@ -32,6 +34,54 @@ pub fn wants_stream(body: &Value) -> bool {
 /// `model` is set.
 pub fn primary_body(client: &Value, model: Option<&str>) -> Value {
     with_model(client.clone(), model)
+}
+
+/// The bytes sent to the primary for the client body `raw`, which parsed to
+/// the JSON object `client`: `raw` itself (no copy, no re-serialisation)
+/// when no model is mapped, otherwise `client` serialised with `model`
+/// replaced (the same JSON as [`primary_body`], without cloning it).
+///
+/// # Errors
+/// Only if serialisation fails, which a parsed [`Value`] does not.
+pub fn primary_bytes(
+    client: &Value,
+    raw: &Bytes,
+    model: Option<&str>,
+) -> Result<Bytes, serde_json::Error> {
+    match (model, client.as_object()) {
+        (Some(model), Some(body)) => {
+            serde_json::to_vec(&WithModel { body, model }).map(Bytes::from)
+        }
+        (Some(model), None) => {
+            serde_json::to_vec(&with_model(client.clone(), Some(model))).map(Bytes::from)
+        }
+        (None, _) => Ok(raw.clone()),
+    }
+}
+
+/// A JSON object serialised with its `model` replaced (or added last).
+struct WithModel<'a> {
+    body: &'a Map<String, Value>,
+    model: &'a str,
+}
+
+impl Serialize for WithModel<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let has_model = self.body.contains_key("model");
+        let len = self.body.len() + usize::from(!has_model);
+        let mut map = serializer.serialize_map(Some(len))?;
+        for (key, value) in self.body {
+            if key == "model" {
+                map.serialize_entry(key, self.model)?;
+            } else {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        if !has_model {
+            map.serialize_entry("model", self.model)?;
+        }
+        map.end()
+    }
 }
 
 /// The body sent to the fallback under `mode`, with `model` replaced when
@@ -108,6 +158,22 @@ mod tests {
         expected["model"] = json!("p-model");
         assert_eq!(body, expected);
         assert_eq!(primary_body(&request(), None), request());
+    }
+
+    #[test]
+    fn primary_bytes_are_the_client_bytes_or_the_mapped_body() {
+        let raw = Bytes::from(serde_json::to_vec(&request()).unwrap());
+        let same = primary_bytes(&request(), &raw, None).unwrap();
+        assert_eq!(same, raw);
+        assert_eq!(same.as_ptr(), raw.as_ptr(), "forwarded without a copy");
+        let mapped = primary_bytes(&request(), &raw, Some("p-model")).unwrap();
+        let parsed: Value = serde_json::from_slice(&mapped).unwrap();
+        assert_eq!(parsed, primary_body(&request(), Some("p-model")));
+        // A client body without `model` gets one.
+        let bare = json!({"messages": []});
+        let added = primary_bytes(&bare, &Bytes::new(), Some("p")).unwrap();
+        let parsed: Value = serde_json::from_slice(&added).unwrap();
+        assert_eq!(parsed, json!({"messages": [], "model": "p"}));
     }
 
     #[test]

@@ -125,7 +125,7 @@ pub async fn spawn(
 async fn chat(State(state): State<ProxyState>, body: Bytes) -> Response {
     let index = state.inner.requests.fetch_add(1, Ordering::Relaxed);
     let (reply, event) = match serde_json::from_slice::<Value>(&body) {
-        Ok(request) if request.is_object() => state.inner.core.handle(index, &request).await,
+        Ok(request) if request.is_object() => state.inner.core.handle(index, &request, &body).await,
         _ => invalid(&state, index),
     };
     state.record(event);
