@@ -32,12 +32,11 @@
 
 use super::backoff::{backoff_delay, retry_after};
 use super::events::{SwitchEvent, REASON_NONE};
-use super::payload::{fallback_body, primary_bytes, requested_model, wants_stream};
+use super::payload::{fallback_body, primary_bytes, ClientRequest};
 use super::{ProxyConfig, ProxyError};
 use axum::http::{header, HeaderValue, StatusCode};
 use bytes::Bytes;
 use reqwest::Url;
-use serde_json::Value;
 use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
 
@@ -216,15 +215,14 @@ impl Core {
 
     /// Serves one client request (`index` numbers it for the jitter seed and
     /// the event): tries the primary, fails over per [`classify`], and
-    /// returns the reply with its switch event. `client` is the request
-    /// parsed from `raw`, the bytes the client sent; the primary gets `raw`
-    /// unchanged unless its model is mapped.
-    pub async fn handle(&self, index: u64, client: &Value, raw: &Bytes) -> (Reply, SwitchEvent) {
+    /// returns the reply with its switch event. The primary gets the
+    /// client's bytes unchanged unless its model is mapped.
+    pub async fn handle(&self, index: u64, client: &ClientRequest) -> (Reply, SwitchEvent) {
         let cfg = &self.config;
         let start = Instant::now();
         let deadline = start + cfg.deadline;
-        let stream = wants_stream(client);
-        let requested = requested_model(client);
+        let stream = client.stream;
+        let requested = client.model.clone();
         let mut event = SwitchEvent {
             request: index,
             mode: cfg.mode.as_str().to_string(),
@@ -241,7 +239,7 @@ impl Core {
         };
 
         let primary_model = cfg.primary_model.as_deref();
-        let body = match primary_bytes(client, raw, primary_model) {
+        let body = match primary_bytes(client, primary_model) {
             Ok(body) => body,
             Err(e) => {
                 let reply = Reply::error(
@@ -296,7 +294,7 @@ impl Core {
     async fn fallback(
         &self,
         index: u64,
-        client: &Value,
+        client: &ClientRequest,
         deadline: Instant,
         event: &mut SwitchEvent,
     ) -> Reply {
@@ -305,11 +303,13 @@ impl Core {
             .fallback_model
             .clone()
             .unwrap_or_else(|| event.model_requested.clone());
-        let body = match serde_json::to_vec(&fallback_body(
-            client,
-            cfg.mode,
-            cfg.fallback_model.as_deref(),
-        )) {
+        let body = match client.value().and_then(|client| {
+            serde_json::to_vec(&fallback_body(
+                &client,
+                cfg.mode,
+                cfg.fallback_model.as_deref(),
+            ))
+        }) {
             Ok(body) => Bytes::from(body),
             Err(e) => {
                 event.latency_fallback_ms = Some(0.0);
