@@ -80,6 +80,7 @@ fn main() -> anyhow::Result<()> {
             std::thread::available_parallelism().map_or(0, |n| n.get()),
             tokio::runtime::Handle::current().metrics().num_workers(),
         );
+        println!("load average before: {}", load_average());
         let mut results = Vec::new();
         if selected("sequential") {
             results.push(sequential_instant().await?);
@@ -87,6 +88,7 @@ fn main() -> anyhow::Result<()> {
         if selected("concurrent") {
             results.push(concurrent_fast().await?);
         }
+        println!("load average after: {}", load_average());
         println!();
         print_table(&results);
         println!(
@@ -95,6 +97,16 @@ fn main() -> anyhow::Result<()> {
         );
         Ok(())
     })
+}
+
+/// The 1, 5 and 15 minute load averages (Linux), to say how busy the
+/// machine was: other processes competing for the cores inflate both paths
+/// and, under load, the proxy's extra hop more.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|| "unknown".to_string())
 }
 
 /// Whether the case named `name` runs: every case when no filter is given
