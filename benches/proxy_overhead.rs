@@ -2,7 +2,7 @@
 //! forwards to, measured against that same upstream called directly, side by
 //! side in one run.
 //!
-//! Run it (release build, about a minute):
+//! Run it (release build; about 10 s once compiled):
 //!
 //! ```text
 //! cargo bench --bench proxy_overhead
