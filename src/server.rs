@@ -4,6 +4,7 @@
 //! goes through here, binds where it is told (127.0.0.1 by default) and stops
 //! when its handle is shut down or dropped with the run.
 
+use axum::serve::ListenerExt;
 use axum::Router;
 use std::net::SocketAddr;
 use tokio::net::TcpListener;
@@ -45,6 +46,7 @@ impl Drop for ServerHandle {
 }
 
 /// Binds `addr` and serves `router` on it until the handle is shut down.
+/// Accepted connections have `TCP_NODELAY` set.
 ///
 /// # Errors
 /// When the address cannot be bound (in use, not local, no permission).
@@ -59,6 +61,11 @@ pub async fn serve(addr: SocketAddr, router: Router) -> std::io::Result<ServerHa
     let token = CancellationToken::new();
     let stop = token.clone();
     let task = tokio::spawn(async move {
+        // Small request/response exchanges on kept-alive connections must
+        // not wait for Nagle's algorithm.
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         let _ = axum::serve(listener, router.into_make_service())
             .with_graceful_shutdown(async move { stop.cancelled().await })
             .await;

@@ -32,12 +32,11 @@
 
 use super::backoff::{backoff_delay, retry_after};
 use super::events::{SwitchEvent, REASON_NONE};
-use super::payload::{fallback_body, primary_body, requested_model, wants_stream};
+use super::payload::{fallback_body, primary_bytes, ClientRequest};
 use super::{ProxyConfig, ProxyError};
 use axum::http::{header, HeaderValue, StatusCode};
 use bytes::Bytes;
 use reqwest::Url;
-use serde_json::Value;
 use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
 
@@ -216,13 +215,14 @@ impl Core {
 
     /// Serves one client request (`index` numbers it for the jitter seed and
     /// the event): tries the primary, fails over per [`classify`], and
-    /// returns the reply with its switch event.
-    pub async fn handle(&self, index: u64, client: &Value) -> (Reply, SwitchEvent) {
+    /// returns the reply with its switch event. The primary gets the
+    /// client's bytes unchanged unless its model is mapped.
+    pub async fn handle(&self, index: u64, client: &ClientRequest) -> (Reply, SwitchEvent) {
         let cfg = &self.config;
         let start = Instant::now();
         let deadline = start + cfg.deadline;
-        let stream = wants_stream(client);
-        let requested = requested_model(client);
+        let stream = client.stream;
+        let requested = client.model.clone();
         let mut event = SwitchEvent {
             request: index,
             mode: cfg.mode.as_str().to_string(),
@@ -239,8 +239,18 @@ impl Core {
         };
 
         let primary_model = cfg.primary_model.as_deref();
-        let body = primary_body(client, primary_model);
-        let (outcome, response) = match self.send(&self.primary, &body, deadline).await {
+        let body = match primary_bytes(client, primary_model) {
+            Ok(body) => body,
+            Err(e) => {
+                let reply = Reply::error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    &format!("cannot serialise the primary's request: {e}"),
+                    "serialization_error",
+                );
+                return finish(event, reply);
+            }
+        };
+        let (outcome, response) = match self.send(&self.primary, body, deadline).await {
             Sent::Headers(r) => (Outcome::Status(r.status().as_u16()), Some(r)),
             Sent::Timeout => (Outcome::Timeout, None),
             Sent::ConnectError => (Outcome::ConnectError, None),
@@ -284,7 +294,7 @@ impl Core {
     async fn fallback(
         &self,
         index: u64,
-        client: &Value,
+        client: &ClientRequest,
         deadline: Instant,
         event: &mut SwitchEvent,
     ) -> Reply {
@@ -293,13 +303,29 @@ impl Core {
             .fallback_model
             .clone()
             .unwrap_or_else(|| event.model_requested.clone());
-        let body = fallback_body(client, cfg.mode, cfg.fallback_model.as_deref());
+        let body = match client.value().and_then(|client| {
+            serde_json::to_vec(&fallback_body(
+                &client,
+                cfg.mode,
+                cfg.fallback_model.as_deref(),
+            ))
+        }) {
+            Ok(body) => Bytes::from(body),
+            Err(e) => {
+                event.latency_fallback_ms = Some(0.0);
+                return Reply::error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    &format!("cannot serialise the fallback's request: {e}"),
+                    "serialization_error",
+                );
+            }
+        };
         let start = Instant::now();
         let mut rng = crate::seed::rng(cfg.seed, "backoff", index);
         let mut retry = 0u32;
         let reply = loop {
             event.fallback_attempts += 1;
-            let response = match self.send(&self.fallback, &body, deadline).await {
+            let response = match self.send(&self.fallback, body.clone(), deadline).await {
                 Sent::Headers(r) => r,
                 Sent::Deadline => break Reply::deadline(cfg.deadline),
                 Sent::Timeout => {
@@ -348,16 +374,24 @@ impl Core {
         reply
     }
 
-    /// Sends `body` to `url` and waits for response headers, at most the
-    /// attempt timeout and never past `deadline`.
-    async fn send(&self, url: &Url, body: &Value, deadline: Instant) -> Sent {
+    /// Sends the JSON `body` to `url` and waits for response headers, at
+    /// most the attempt timeout and never past `deadline`.
+    async fn send(&self, url: &Url, body: Bytes, deadline: Instant) -> Sent {
         let now = Instant::now();
         if now >= deadline {
             return Sent::Deadline;
         }
         let remaining = deadline - now;
         let limit = self.config.attempt_timeout.min(remaining);
-        let request = self.client.post(url.clone()).json(body).send();
+        let request = self
+            .client
+            .post(url.clone())
+            .header(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )
+            .body(body)
+            .send();
         match tokio::time::timeout(limit, request).await {
             Ok(Ok(response)) => Sent::Headers(response),
             Ok(Err(e)) if e.is_timeout() => Sent::Timeout,

@@ -34,63 +34,86 @@ const EVENT_WRITE_ERRORS: Family = Family {
     help: "Switch events that could not be appended to the events file.",
 };
 
-/// The counters of one proxy. Keys are rendered label sets, so the output
-/// order is stable.
+/// The counters of one proxy: per family, rendered label set -> count, so
+/// the output order is stable. Counting a label set seen before allocates
+/// nothing (the labels are rendered into a reused buffer).
 #[derive(Debug, Default)]
 pub struct Metrics {
-    counters: Mutex<BTreeMap<(&'static str, String), u64>>,
+    inner: Mutex<Counters>,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    families: BTreeMap<&'static str, BTreeMap<String, u64>>,
+    scratch: String,
 }
 
 impl Metrics {
-    fn add(&self, family: &Family, labels: String, n: u64) {
-        let mut counters = self.counters.lock().unwrap_or_else(|p| p.into_inner());
-        *counters.entry((family.name, labels)).or_insert(0) += n;
+    /// Adds `n` to the counter of `family` whose labels `render` writes.
+    fn add(&self, family: &Family, n: u64, render: impl FnOnce(&mut String)) {
+        let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let Counters { families, scratch } = &mut *guard;
+        scratch.clear();
+        render(scratch);
+        let counters = families.entry(family.name).or_default();
+        match counters.get_mut(scratch.as_str()) {
+            Some(value) => *value += n,
+            None => {
+                counters.insert(scratch.clone(), n);
+            }
+        }
     }
 
     /// Counts one finished request from its switch event.
     pub fn observe(&self, event: &SwitchEvent) {
         let mode = &event.mode;
-        self.add(
-            &REQUESTS,
-            format!("mode=\"{mode}\",status=\"{}\"", event.status),
-            1,
-        );
+        self.add(&REQUESTS, 1, |l| {
+            let _ = write!(l, "mode=\"{mode}\",status=\"{}\"", event.status);
+        });
         if event.reason == REASON_INVALID {
             return;
         }
-        self.add(&ATTEMPTS, format!("mode=\"{mode}\",role=\"primary\""), 1);
+        self.add(&ATTEMPTS, 1, |l| {
+            let _ = write!(l, "mode=\"{mode}\",role=\"primary\"");
+        });
         if event.reason != REASON_NONE {
-            self.add(
-                &FAILOVERS,
-                format!("mode=\"{mode}\",reason=\"{}\"", event.reason),
-                1,
-            );
+            self.add(&FAILOVERS, 1, |l| {
+                let _ = write!(l, "mode=\"{mode}\",reason=\"{}\"", event.reason);
+            });
         }
         if event.fallback_attempts > 0 {
             let n = u64::from(event.fallback_attempts);
-            self.add(&ATTEMPTS, format!("mode=\"{mode}\",role=\"fallback\""), n);
-            self.add(&RETRIES, format!("mode=\"{mode}\""), n - 1);
+            self.add(&ATTEMPTS, n, |l| {
+                let _ = write!(l, "mode=\"{mode}\",role=\"fallback\"");
+            });
+            self.add(&RETRIES, n - 1, |l| {
+                let _ = write!(l, "mode=\"{mode}\"");
+            });
         }
     }
 
     /// Counts an event that could not be written to the events file.
     pub fn event_write_error(&self, mode: &str) {
-        self.add(&EVENT_WRITE_ERRORS, format!("mode=\"{mode}\""), 1);
+        self.add(&EVENT_WRITE_ERRORS, 1, |l| {
+            let _ = write!(l, "mode=\"{mode}\"");
+        });
     }
 
     /// The value of one counter, 0 when never incremented. `labels` as
     /// rendered, e.g. `mode="history",reason="timeout"`.
     pub fn get(&self, name: &str, labels: &str) -> u64 {
-        let counters = self.counters.lock().unwrap_or_else(|p| p.into_inner());
-        counters
-            .iter()
-            .find(|((n, l), _)| *n == name && l == labels)
-            .map_or(0, |(_, v)| *v)
+        let guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        guard
+            .families
+            .get(name)
+            .and_then(|counters| counters.get(labels))
+            .copied()
+            .unwrap_or(0)
     }
 
     /// Every counter in the Prometheus text exposition format (0.0.4).
     pub fn render(&self) -> String {
-        let counters = self.counters.lock().unwrap_or_else(|p| p.into_inner());
+        let guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         let mut out = String::new();
         for family in [
             &REQUESTS,
@@ -101,10 +124,9 @@ impl Metrics {
         ] {
             let _ = writeln!(out, "# HELP {} {}", family.name, family.help);
             let _ = writeln!(out, "# TYPE {} counter", family.name);
-            for ((name, labels), value) in counters.iter() {
-                if *name == family.name {
-                    let _ = writeln!(out, "{name}{{{labels}}} {value}");
-                }
+            let name = family.name;
+            for (labels, value) in guard.families.get(name).into_iter().flatten() {
+                let _ = writeln!(out, "{name}{{{labels}}} {value}");
             }
         }
         out

@@ -9,11 +9,178 @@
 //! `messages` are replaced.
 
 use super::ProxyMode;
-use serde_json::Value;
+use bytes::Bytes;
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::{Map, Value};
+use std::fmt;
 
 /// Roles that carry instructions rather than conversation turns. `developer`
 /// is OpenAI's newer name for `system`.
 const INSTRUCTION_ROLES: [&str; 2] = ["system", "developer"];
+
+/// A client body that is a JSON object, checked without building it.
+///
+/// [`ClientRequest::parse`] accepts exactly the bodies that
+/// `serde_json::from_slice::<Value>` parses to an object (it drives the same
+/// parser through `deserialize_any`, so number ranges, escapes, UTF-8,
+/// nesting depth and trailing bytes are checked alike), but allocates only
+/// for the top-level `model` and `stream` values. The full [`Value`] is built
+/// by [`ClientRequest::value`] only when a body must be rewritten (a mapped
+/// model, a failover).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientRequest {
+    /// The bytes the client sent.
+    pub raw: Bytes,
+    /// The model id the client asked for, as [`requested_model`] reads it.
+    pub model: String,
+    /// Whether the client asked for a stream, as [`wants_stream`] reads it.
+    pub stream: bool,
+}
+
+impl ClientRequest {
+    /// Checks `raw`; `None` when it is not a JSON object.
+    pub fn parse(raw: Bytes) -> Option<Self> {
+        let top: Top = serde_json::from_slice(&raw).ok()?;
+        Some(ClientRequest {
+            model: top
+                .model
+                .as_ref()
+                .map(requested_model_of)
+                .unwrap_or_default(),
+            stream: top
+                .stream
+                .as_ref()
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            raw,
+        })
+    }
+
+    /// The body as a JSON value.
+    ///
+    /// # Errors
+    /// Never for a body [`ClientRequest::parse`] accepted.
+    pub fn value(&self) -> Result<Value, serde_json::Error> {
+        serde_json::from_slice(&self.raw)
+    }
+}
+
+fn requested_model_of(model: &Value) -> String {
+    model.as_str().unwrap_or_default().to_string()
+}
+
+/// The top level of a client body: an object whose `model` and `stream`
+/// are kept (the last occurrence wins, as in a parsed [`Value`]).
+struct Top {
+    model: Option<Value>,
+    stream: Option<Value>,
+}
+
+impl<'de> Deserialize<'de> for Top {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TopVisitor;
+        impl<'de> Visitor<'de> for TopVisitor {
+            type Value = Top;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Top, A::Error> {
+                let mut top = Top {
+                    model: None,
+                    stream: None,
+                };
+                while let Some(key) = map.next_key::<Key>()? {
+                    match key {
+                        Key::Model => top.model = Some(map.next_value()?),
+                        Key::Stream => top.stream = Some(map.next_value()?),
+                        Key::Other => {
+                            map.next_value::<Any>()?;
+                        }
+                    }
+                }
+                Ok(top)
+            }
+        }
+        deserializer.deserialize_any(TopVisitor)
+    }
+}
+
+/// An object key, read as a parsed [`Value`] reads keys (`deserialize_str`).
+enum Key {
+    Model,
+    Stream,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = Key;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string key")
+            }
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<Key, E> {
+                Ok(match key {
+                    "model" => Key::Model,
+                    "stream" => Key::Stream,
+                    _ => Key::Other,
+                })
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+/// Any JSON value, checked as a parsed [`Value`] checks it and dropped.
+struct Any;
+
+impl<'de> Deserialize<'de> for Any {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct AnyVisitor;
+        impl<'de> Visitor<'de> for AnyVisitor {
+            type Value = Any;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Any, E> {
+                Ok(Any)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Any, E> {
+                Ok(Any)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Any, E> {
+                Ok(Any)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Any, E> {
+                // The parser has already rejected numbers out of range.
+                Ok(Any)
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Any, E> {
+                Ok(Any)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Any, E> {
+                Ok(Any)
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Any, E> {
+                Ok(Any)
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Any, D::Error> {
+                Any::deserialize(d)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Any, A::Error> {
+                while seq.next_element::<Any>()?.is_some() {}
+                Ok(Any)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Any, A::Error> {
+                while map.next_entry::<Key, Any>()?.is_some() {}
+                Ok(Any)
+            }
+        }
+        deserializer.deserialize_any(AnyVisitor)
+    }
+}
 
 /// The model id the client asked for, empty when absent or not a string.
 pub fn requested_model(body: &Value) -> String {
@@ -32,6 +199,51 @@ pub fn wants_stream(body: &Value) -> bool {
 /// `model` is set.
 pub fn primary_body(client: &Value, model: Option<&str>) -> Value {
     with_model(client.clone(), model)
+}
+
+/// The bytes sent to the primary: the client's own bytes (no copy, no
+/// re-serialisation) when no model is mapped, otherwise the client's body
+/// serialised with `model` replaced (the same JSON as [`primary_body`]).
+///
+/// # Errors
+/// Only if the body does not parse, which a checked [`ClientRequest`] does.
+pub fn primary_bytes(
+    client: &ClientRequest,
+    model: Option<&str>,
+) -> Result<Bytes, serde_json::Error> {
+    let Some(model) = model else {
+        return Ok(client.raw.clone());
+    };
+    let value = client.value()?;
+    match value.as_object() {
+        Some(body) => serde_json::to_vec(&WithModel { body, model }).map(Bytes::from),
+        None => serde_json::to_vec(&with_model(value.clone(), Some(model))).map(Bytes::from),
+    }
+}
+
+/// A JSON object serialised with its `model` replaced (or added last).
+struct WithModel<'a> {
+    body: &'a Map<String, Value>,
+    model: &'a str,
+}
+
+impl Serialize for WithModel<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let has_model = self.body.contains_key("model");
+        let len = self.body.len() + usize::from(!has_model);
+        let mut map = serializer.serialize_map(Some(len))?;
+        for (key, value) in self.body {
+            if key == "model" {
+                map.serialize_entry(key, self.model)?;
+            } else {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        if !has_model {
+            map.serialize_entry("model", self.model)?;
+        }
+        map.end()
+    }
 }
 
 /// The body sent to the fallback under `mode`, with `model` replaced when
@@ -108,6 +320,89 @@ mod tests {
         expected["model"] = json!("p-model");
         assert_eq!(body, expected);
         assert_eq!(primary_body(&request(), None), request());
+    }
+
+    fn checked(body: &Value) -> ClientRequest {
+        ClientRequest::parse(Bytes::from(serde_json::to_vec(body).unwrap())).unwrap()
+    }
+
+    #[test]
+    fn primary_bytes_are_the_client_bytes_or_the_mapped_body() {
+        let client = checked(&request());
+        let same = primary_bytes(&client, None).unwrap();
+        assert_eq!(same, client.raw);
+        assert_eq!(
+            same.as_ptr(),
+            client.raw.as_ptr(),
+            "forwarded without a copy"
+        );
+        let mapped = primary_bytes(&client, Some("p-model")).unwrap();
+        let parsed: Value = serde_json::from_slice(&mapped).unwrap();
+        assert_eq!(parsed, primary_body(&request(), Some("p-model")));
+        // A client body without `model` gets one.
+        let bare = checked(&json!({"messages": []}));
+        let added = primary_bytes(&bare, Some("p")).unwrap();
+        let parsed: Value = serde_json::from_slice(&added).unwrap();
+        assert_eq!(parsed, json!({"messages": [], "model": "p"}));
+    }
+
+    #[test]
+    fn client_request_reads_model_and_stream_like_a_parsed_value() {
+        let cases = [
+            r#"{"model":"m","stream":true,"messages":[]}"#,
+            r#"{"model":"a","model":"b","stream":false,"stream":true}"#,
+            r#"{"model":7,"stream":"yes"}"#,
+            r#"{"model":{"x":1},"stream":null}"#,
+            r#"{}"#,
+            " {\"model\" : \"sp\\u00e9c\\n\"} \n",
+        ];
+        for text in cases {
+            let value: Value = serde_json::from_str(text).unwrap();
+            let client = ClientRequest::parse(Bytes::from(text)).unwrap();
+            assert_eq!(client.model, requested_model(&value), "{text}");
+            assert_eq!(client.stream, wants_stream(&value), "{text}");
+            assert_eq!(client.value().unwrap(), value, "{text}");
+        }
+    }
+
+    #[test]
+    fn client_request_rejects_what_a_parsed_value_rejects() {
+        let rejected: [&[u8]; 13] = [
+            b"not json",
+            b"",
+            b"[1, 2]",
+            b"\"text\"",
+            b"null",
+            b"{\"a\": 1} trailing",
+            b"{\"a\": 1e400}",
+            b"{\"a\": -1e400}",
+            b"{\"a\": \"\\ud800\"}",
+            b"{\"a\": \"\xff\"}",
+            b"{\"a\": [1, 2,]}",
+            b"{\"a\": \"\\q\"}",
+            b"{\"a\": 01}",
+        ];
+        for body in rejected {
+            let value = serde_json::from_slice::<Value>(body);
+            assert!(
+                !value.as_ref().is_ok_and(Value::is_object),
+                "{:?} parses to an object",
+                String::from_utf8_lossy(body)
+            );
+            assert!(
+                ClientRequest::parse(Bytes::from_static(body)).is_none(),
+                "{:?} accepted",
+                String::from_utf8_lossy(body)
+            );
+        }
+        // Nesting deeper than serde_json's limit is rejected by both.
+        let deep = format!("{{\"a\": {}{}}}", "[".repeat(200), "]".repeat(200));
+        assert!(serde_json::from_str::<Value>(&deep).is_err());
+        assert!(ClientRequest::parse(Bytes::from(deep)).is_none());
+        // Big integers and long floats are fine for both.
+        let big = r#"{"a": 123456789012345678901234567890, "b": 1.5e300, "c": -0.0}"#;
+        assert!(serde_json::from_str::<Value>(big).is_ok());
+        assert!(ClientRequest::parse(Bytes::from(big)).is_some());
     }
 
     #[test]

@@ -6,6 +6,7 @@
 use super::core::{Core, Reply, ReplyBody};
 use super::events::{EventSink, SwitchEvent, REASON_INVALID};
 use super::metrics::Metrics;
+use super::payload::ClientRequest;
 use super::{ProxyConfig, ProxyError};
 use crate::server::ServerHandle;
 use axum::body::Body;
@@ -16,7 +17,6 @@ use axum::routing::{get, post};
 use axum::Router;
 use bytes::Bytes;
 use futures::StreamExt;
-use serde_json::Value;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -124,9 +124,9 @@ pub async fn spawn(
 
 async fn chat(State(state): State<ProxyState>, body: Bytes) -> Response {
     let index = state.inner.requests.fetch_add(1, Ordering::Relaxed);
-    let (reply, event) = match serde_json::from_slice::<Value>(&body) {
-        Ok(request) if request.is_object() => state.inner.core.handle(index, &request).await,
-        _ => invalid(&state, index),
+    let (reply, event) = match ClientRequest::parse(body) {
+        Some(request) => state.inner.core.handle(index, &request).await,
+        None => invalid(&state, index),
     };
     state.record(event);
     into_response(reply)

@@ -371,6 +371,15 @@ async fn chat_completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Res
     }
 }
 
+/// Waits `d`; returns at once when `d` is zero. A zero `tokio::time::sleep`
+/// still waits for the timer's next millisecond tick, which would give the
+/// `instant` profile about a millisecond of hidden latency.
+async fn pause(d: Duration) {
+    if !d.is_zero() {
+        tokio::time::sleep(d).await;
+    }
+}
+
 /// The normal answer: the simulated model's reply after the modelled latency.
 async fn answer(
     st: &UpstreamState,
@@ -409,13 +418,13 @@ async fn answer(
         .unwrap_or_default();
 
     if !req.stream {
-        tokio::time::sleep(ttft + ctx.latency.output_time(output_tokens)).await;
+        pause(ttft + ctx.latency.output_time(output_tokens)).await;
         guard.finish(Some(200));
         let body = completion_body(&id, &req.model, created, &text, usage);
         return json_response(200, body.to_string());
     }
 
-    tokio::time::sleep(ttft).await;
+    pause(ttft).await;
     let model = req.model.as_str();
     let frame = |v: Value| format!("data: {v}\n\n");
     // Each frame carries its due time as an offset from the first one; the
