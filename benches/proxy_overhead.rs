@@ -31,6 +31,9 @@
 //! switch events and the upstream attempt log before printing anything.
 //! Percentiles are type 7 ([`continuity_bench::stats::percentile_type7`]).
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use anyhow::{bail, ensure, Context};
 use bytes::Bytes;
 use continuity_bench::dataset::{Anchor, Category, Conversation, Dataset, Turn, TurnKind};

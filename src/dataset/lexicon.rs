@@ -66,11 +66,34 @@ fn at_word_start(text: &str, idx: usize) -> bool {
 /// the literal before the placeholder must start a word; the value must be a
 /// short phrase without sentence punctuation.
 pub fn extract(template: &str, placeholder: &str, text: &str) -> Option<String> {
+    extract_in(template, placeholder, &Prepared::new(text))
+}
+
+/// A message prepared once for matching against many templates: typographic
+/// apostrophes straightened, and its ASCII-lower-cased form (same byte
+/// offsets). The simulated model matches each message against every template
+/// of the lexicon; preparing it once keeps that cheap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prepared {
+    text: String,
+    folded: String,
+}
+
+impl Prepared {
+    /// Prepares `text`.
+    pub fn new(text: &str) -> Self {
+        let text = text.replace('\u{2019}', "'");
+        let folded = text.to_ascii_lowercase();
+        Prepared { text, folded }
+    }
+}
+
+/// [`extract`] on a prepared message.
+pub fn extract_in(template: &str, placeholder: &str, prepared: &Prepared) -> Option<String> {
     let (pre, post) = template.split_once(placeholder)?;
     let pre = fold(pre);
     let post = fold(post);
-    let text = text.replace('\u{2019}', "'");
-    let folded = text.to_ascii_lowercase();
+    let (text, folded) = (&prepared.text, &prepared.folded);
     // The literal after the value without its final full stop, so that a
     // statement at the very end of a message without punctuation still parses.
     let post_core = post.trim_end_matches('.');
@@ -107,7 +130,14 @@ impl Subject {
     /// The value the user stated in `text` with one of this subject's
     /// statements, as written.
     pub fn stated_value(&self, text: &str) -> Option<String> {
-        self.statements.iter().find_map(|t| extract(t, VALUE, text))
+        self.stated_value_in(&Prepared::new(text))
+    }
+
+    /// [`Subject::stated_value`] on a prepared message.
+    pub fn stated_value_in(&self, prepared: &Prepared) -> Option<String> {
+        self.statements
+            .iter()
+            .find_map(|t| extract_in(t, VALUE, prepared))
     }
 
     /// True when `text` asks this subject's probe.
@@ -133,23 +163,50 @@ impl Subject {
 
     /// If `text` is one of this subject's distractor sentences, its scripted reply.
     pub fn distractor_reply(&self, text: &str) -> Option<&'static str> {
+        self.distractor_reply_in(&Prepared::new(text))
+    }
+
+    /// [`Subject::distractor_reply`] on a prepared message.
+    pub fn distractor_reply_in(&self, prepared: &Prepared) -> Option<&'static str> {
         self.distractors
             .iter()
-            .find(|(t, _)| extract(t, DISTRACTOR, text).is_some())
+            .find(|(t, _)| extract_in(t, DISTRACTOR, prepared).is_some())
             .map(|(_, reply)| *reply)
     }
 }
 
 /// The subject whose probe `text` asks, if any.
 pub fn probed_subject(text: &str) -> Option<&'static Subject> {
-    SUBJECTS.iter().find(|s| s.is_probed_by(text))
+    probed_subject_in(&Prepared::new(text))
+}
+
+/// Every subject's probes, folded once.
+static FOLDED_PROBES: std::sync::LazyLock<Vec<Vec<String>>> = std::sync::LazyLock::new(|| {
+    SUBJECTS
+        .iter()
+        .map(|s| s.probes.iter().map(|p| fold(p)).collect())
+        .collect()
+});
+
+/// [`probed_subject`] on a prepared message.
+pub fn probed_subject_in(prepared: &Prepared) -> Option<&'static Subject> {
+    SUBJECTS
+        .iter()
+        .zip(FOLDED_PROBES.iter())
+        .find(|(_, probes)| probes.iter().any(|p| prepared.folded.contains(p.as_str())))
+        .map(|(s, _)| s)
 }
 
 /// The subject and value `text` states in the first person, if any.
 pub fn stated_subject(text: &str) -> Option<(&'static Subject, String)> {
+    stated_subject_in(&Prepared::new(text))
+}
+
+/// [`stated_subject`] on a prepared message.
+pub fn stated_subject_in(prepared: &Prepared) -> Option<(&'static Subject, String)> {
     SUBJECTS
         .iter()
-        .find_map(|s| s.stated_value(text).map(|v| (s, v)))
+        .find_map(|s| s.stated_value_in(prepared).map(|v| (s, v)))
 }
 
 /// Lower-case word tokens of `text` (letters and digits; everything else

@@ -25,7 +25,8 @@ pub fn reply(messages: &[ChatMessage]) -> String {
         return NO_USER_MESSAGE.to_string();
     };
 
-    if let Some(subject) = lexicon::probed_subject(last) {
+    let prepared = lexicon::Prepared::new(last);
+    if let Some(subject) = lexicon::probed_subject_in(&prepared) {
         // The most recent first-person statement wins, as in a real chat.
         return earlier
             .iter()
@@ -34,7 +35,7 @@ pub fn reply(messages: &[ChatMessage]) -> String {
             .map(|value| subject.answer_with(&value))
             .unwrap_or_else(|| subject.refusal(last));
     }
-    if let Some((subject, _)) = lexicon::stated_subject(last) {
+    if let Some((subject, _)) = lexicon::stated_subject_in(&prepared) {
         return subject.acknowledgement(last);
     }
     if let Some((_, answer)) = filler::all_pairs().find(|(q, _)| last.contains(q)) {
@@ -42,7 +43,7 @@ pub fn reply(messages: &[ChatMessage]) -> String {
     }
     if let Some(answer) = lexicon::SUBJECTS
         .iter()
-        .find_map(|s| s.distractor_reply(last))
+        .find_map(|s| s.distractor_reply_in(&prepared))
     {
         return answer.to_string();
     }
