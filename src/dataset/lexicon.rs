@@ -101,7 +101,7 @@ pub fn extract_in(template: &str, placeholder: &str, prepared: &Prepared) -> Opt
     while let Some(rel) = folded[from..].find(&pre) {
         let start = from + rel;
         from = start + pre.len().max(1);
-        if !at_word_start(&folded, start) {
+        if !at_word_start(folded, start) {
             continue;
         }
         let value_start = start + pre.len();

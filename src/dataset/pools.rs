@@ -160,34 +160,37 @@ fn looks_guessable(digits: &str) -> bool {
     all_same || ascending || descending
 }
 
+/// English words for 0..=19, shared with the scorer.
+pub const ONES: [&str; 20] = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+];
+/// English words for the tens, by tens digit (empty below twenty).
+pub const TENS: [&str; 10] = [
+    "", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
+];
+
 /// English words for 100..=999: "three hundred and forty-seven" (British,
 /// with "and") or "three hundred forty-seven".
 pub fn number_words(n: u32, with_and: bool) -> String {
-    const ONES: [&str; 20] = [
-        "zero",
-        "one",
-        "two",
-        "three",
-        "four",
-        "five",
-        "six",
-        "seven",
-        "eight",
-        "nine",
-        "ten",
-        "eleven",
-        "twelve",
-        "thirteen",
-        "fourteen",
-        "fifteen",
-        "sixteen",
-        "seventeen",
-        "eighteen",
-        "nineteen",
-    ];
-    const TENS: [&str; 10] = [
-        "", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
-    ];
     let below_hundred = |m: u32| -> String {
         if m < 20 {
             ONES[m as usize].to_string()

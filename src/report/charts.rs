@@ -3,8 +3,9 @@
 //! `plots.rs` owns the file formats and the font.
 
 use super::exporter::ReportData;
-use super::plot_data::{clo_deltas, ecdf, latency_by_length, quantile};
+use super::plot_data::{clo_deltas, ecdf, latency_by_length};
 use super::plots::Chart;
+use crate::stats::percentile_type7;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -271,7 +272,7 @@ fn draw_clo<DB: DrawingBackend>(
         .label("empirical CDF")
         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], curve.stroke_width(2)));
     for (name, p, colour) in [("median", 0.5, MEDIAN_COLOUR), ("P95", 0.95, P95_COLOUR)] {
-        let value = quantile(&sorted, p);
+        let value = percentile_type7(&sorted, p);
         chart
             .draw_series(std::iter::once(PathElement::new(
                 vec![(value, 0.0), (value, 1.0)],

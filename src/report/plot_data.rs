@@ -3,6 +3,7 @@
 //! computed from the event rows. Pure functions, tested on their own.
 
 use crate::record::EventRecord;
+use crate::stats::percentile_type7;
 use std::collections::BTreeMap;
 
 /// Whether the client received a 2xx answer.
@@ -55,27 +56,11 @@ pub fn latency_by_length(events: &[EventRecord], system: &str) -> Vec<LengthLate
             LengthLatency {
                 turns,
                 n: values.len(),
-                median: quantile(&values, 0.5),
-                p95: quantile(&values, 0.95),
+                median: percentile_type7(&values, 0.5),
+                p95: percentile_type7(&values, 0.95),
             }
         })
         .collect()
-}
-
-/// Type-7 quantile of sorted values (numpy's default), for plot markers.
-/// The same definition as `crate::stats::percentile_type7`; kept here so a
-/// plot never depends on anything but the rows it is drawn from.
-pub fn quantile(sorted: &[f64], p: f64) -> f64 {
-    match sorted.len() {
-        0 => f64::NAN,
-        1 => sorted[0],
-        n => {
-            let h = (n - 1) as f64 * p.clamp(0.0, 1.0);
-            let lo = h.floor() as usize;
-            let hi = (lo + 1).min(n - 1);
-            sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
-        }
-    }
 }
 
 /// Points of the empirical CDF of `values`: (value, fraction ≤ value),
@@ -146,16 +131,6 @@ mod tests {
             vec![500.0, -500.0]
         );
         assert!(clo_deltas(&events, "history", "nobody").is_empty());
-    }
-
-    #[test]
-    fn quantile_matches_numpy_linear() {
-        // numpy.percentile([1, 2, 3, 4], [50, 95]) -> [2.5, 3.85]
-        let v = [1.0, 2.0, 3.0, 4.0];
-        assert!((quantile(&v, 0.5) - 2.5).abs() < 1e-12);
-        assert!((quantile(&v, 0.95) - 3.85).abs() < 1e-12);
-        assert_eq!(quantile(&[7.0], 0.95), 7.0);
-        assert!(quantile(&[], 0.5).is_nan());
     }
 
     #[test]

@@ -144,31 +144,7 @@ pub fn find_phrase(haystack: &[String], phrase: &[String]) -> Vec<usize> {
         .collect()
 }
 
-const ONES: [&str; 20] = [
-    "zero",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-    "thirteen",
-    "fourteen",
-    "fifteen",
-    "sixteen",
-    "seventeen",
-    "eighteen",
-    "nineteen",
-];
-const TENS: [&str; 10] = [
-    "", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
-];
+use crate::dataset::pools::{ONES, TENS};
 
 /// Words for 0..=99 ("forty eight").
 fn below_hundred(n: u64) -> Vec<&'static str> {
