@@ -14,35 +14,7 @@ use crate::summary::{
 };
 use rand::Rng;
 
-/// 95 % Wilson interval (test-only; the real one lives in `crate::stats`).
-fn wilson95(successes: u64, trials: u64) -> Interval {
-    if trials == 0 {
-        return Interval { lo: 0.0, hi: 1.0 };
-    }
-    let z: f64 = 1.959_963_984_540_054;
-    let n = trials as f64;
-    let p = successes as f64 / n;
-    let denom = 1.0 + z * z / n;
-    let centre = (p + z * z / (2.0 * n)) / denom;
-    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / denom;
-    Interval {
-        lo: (centre - half).max(0.0),
-        hi: (centre + half).min(1.0),
-    }
-}
-
-pub(crate) fn rate(successes: u64, trials: u64) -> Rate {
-    Rate {
-        successes,
-        trials,
-        rate: if trials == 0 {
-            0.0
-        } else {
-            successes as f64 / trials as f64
-        },
-        wilson: wilson95(successes, trials),
-    }
-}
+pub(crate) use crate::summary::build::rate;
 
 fn groups(keys: &[&str], successes: &[u64], trials: u64) -> Vec<GroupRate> {
     keys.iter()
