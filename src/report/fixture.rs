@@ -9,8 +9,8 @@ use crate::report::ReportData;
 use crate::scoring::{Verdict, VerdictMethod};
 use crate::stats::{Distribution, Interval};
 use crate::summary::{
-    AttemptSummary, BleedExample, BleedSummary, CloSummary, GroupRate, Rate, Summary,
-    SystemSummary, VerdictCounts,
+    AttemptSummary, BleedExample, BleedSummary, CloSummary, GroupRate, Summary, SystemSummary,
+    VerdictCounts,
 };
 use rand::Rng;
 
