@@ -8,12 +8,15 @@ mod common;
 
 use common::gateways::{free_port, start, Misbehaviour};
 use common::{quick_run, repo};
-use continuity_bench::config::{GatewaySpec, Replay, RunConfig};
+use continuity_bench::config::{GatewaySpec, Replay, RunConfig, Secret};
 use continuity_bench::harness::{self, RunOutcome};
 use continuity_bench::judge::{sim, JudgeConfig};
 use continuity_bench::summary::SystemSummary;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+
+/// A header value sent to the control gateway; it must appear in no report file.
+const SECRET_HEADER_VALUE: &str = "Bearer control-gateway-secret-4711";
 
 /// Runs the reference systems and one control gateway under `profile`, once.
 async fn run_with_control(
@@ -47,7 +50,7 @@ async fn run_with_control_tuned(
         url: gateway.url(),
         primary_port: primary,
         fallback_port: fallback,
-        headers: Vec::new(),
+        headers: vec![("Authorization".into(), Secret(SECRET_HEADER_VALUE.into()))],
     }];
     tune(&mut config);
     let outcome = harness::execute(&config, CancellationToken::new())
@@ -82,6 +85,14 @@ async fn dropping_history_loses_the_conversation() {
     );
     assert!(control.cpr.rate < 0.05, "control CPR {}", control.cpr.rate);
     assert!(system(&outcome, "history").cpr.rate >= 0.99);
+    for entry in std::fs::read_dir(&outcome.report_dir).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(
+            !text.contains("control-gateway-secret"),
+            "a header value leaked into the report"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,6 +3,7 @@
 
 mod common;
 
+use common::gateways::free_port;
 use common::{csv_rows, quick_run, repo};
 use continuity_bench::harness;
 use continuity_bench::scoring::Verdict;
@@ -194,4 +195,65 @@ fn sigint_stops_cleanly_with_a_report() {
     assert!(stderr.contains("interrupted"), "stderr: {stderr}");
     assert!(dir.path().join("summary.json").is_file());
     assert!(dir.path().join("events.csv").is_file());
+}
+
+#[test]
+fn a_typo_in_a_fault_profile_names_file_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = std::fs::read_to_string(repo("fault_profiles/paper.toml")).unwrap();
+    let bad = dir.path().join("typo.toml");
+    std::fs::write(&bad, profile.replace("hold = \"30s\"", "hodl = \"30s\"")).unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_continuity-bench"))
+        .args(["run", "--quiet", "--faults"])
+        .arg(&bad)
+        .current_dir(repo(""))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("typo.toml") && stderr.contains("\"hodl\""),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_unreachable_gateway_stops_the_run_before_it_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (dead, primary, fallback) = (free_port(), free_port(), free_port());
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_continuity-bench"))
+        .args([
+            "run",
+            "--quiet",
+            "--no-builtin",
+            "--gateway-wait",
+            "1s",
+            "--gateway",
+        ])
+        .arg(format!("mygw=http://127.0.0.1:{dead}"))
+        .arg("--upstream-ports")
+        .arg(format!("mygw={primary},{fallback}"))
+        .arg("--header")
+        .arg("mygw:Authorization=env:CONTINUITY_TEST_SECRET")
+        .env("CONTINUITY_TEST_SECRET", "Bearer do-not-print-me")
+        .arg("--out")
+        .arg(dir.path())
+        .current_dir(repo(""))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("did not answer"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("http://127.0.0.1:{primary}/v1")),
+        "shows the expected config: {stderr}"
+    );
+    assert!(
+        !stderr.contains("do-not-print-me"),
+        "the header value stays secret"
+    );
+    assert!(
+        !dir.path().join("summary.json").exists(),
+        "no run, no report"
+    );
 }
