@@ -21,6 +21,12 @@ pub fn z_for(confidence: f64) -> Option<f64> {
 /// With no trials nothing is known and the interval is [0, 1]; the same
 /// holds for a `confidence` outside (0, 1). `successes` above `trials` is a
 /// caller bug and is clamped to `trials`.
+///
+/// ```
+/// // The paper's history-forwarding figure: 744 of 750 preserved.
+/// let ci = continuity_bench::stats::wilson(744, 750, 0.95);
+/// assert!((ci.lo - 0.9827).abs() < 5e-5 && (ci.hi - 0.9963).abs() < 5e-5);
+/// ```
 pub fn wilson(successes: u64, trials: u64, confidence: f64) -> Interval {
     let everything = Interval { lo: 0.0, hi: 1.0 };
     let Some(z) = z_for(confidence) else {
