@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
+use std::borrow::Cow;
 
 /// One chat message. `content` is kept as JSON because clients may send a
 /// string or an array of content parts; [`ChatMessage::text`] flattens it.
@@ -29,14 +30,23 @@ impl ChatMessage {
     /// The text of the message: the string, or the `text` of every text part
     /// joined by newlines; empty for null or other shapes.
     pub fn text(&self) -> String {
+        self.text_cow().into_owned()
+    }
+
+    /// [`ChatMessage::text`], borrowed when the content is a plain string
+    /// (the common case), so reading every message of a long history does
+    /// not copy it.
+    pub fn text_cow(&self) -> Cow<'_, str> {
         match &self.content {
-            Value::String(s) => s.clone(),
-            Value::Array(parts) => parts
-                .iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join("\n"),
-            _ => String::new(),
+            Value::String(s) => Cow::Borrowed(s),
+            Value::Array(parts) => Cow::Owned(
+                parts
+                    .iter()
+                    .filter_map(|p| p.get("text").and_then(Value::as_str))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
+            _ => Cow::Borrowed(""),
         }
     }
 }

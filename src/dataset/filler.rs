@@ -4,6 +4,9 @@
 //! Nothing here contains a digit or a value any anchor pool can produce, so a
 //! filler turn never gives the answer to a probe away (a test checks this).
 
+use aho_corasick::AhoCorasick;
+use std::sync::LazyLock;
+
 /// One topic: a name and question/answer pairs.
 #[derive(Debug, Clone, Copy)]
 pub struct Topic {
@@ -193,4 +196,33 @@ pub const TOPICS: &[Topic] = &[
 /// Every (question, reply) pair of every topic, in table order.
 pub fn all_pairs() -> impl Iterator<Item = (&'static str, &'static str)> {
     TOPICS.iter().flat_map(|t| t.pairs.iter().copied())
+}
+
+/// Every distinct question in one automaton, with the reply of its first
+/// pair in table order.
+static QUESTIONS: LazyLock<(AhoCorasick, Vec<(usize, &'static str)>)> = LazyLock::new(|| {
+    let mut questions: Vec<&'static str> = Vec::new();
+    // (table position of the first pair, its reply), per distinct question.
+    let mut replies: Vec<(usize, &'static str)> = Vec::new();
+    for (position, (q, a)) in all_pairs().enumerate() {
+        if !questions.contains(&q) {
+            questions.push(q);
+            replies.push((position, a));
+        }
+    }
+    let automaton = AhoCorasick::new(&questions)
+        .unwrap_or_else(|e| panic!("the filler questions do not compile: {e}"));
+    (automaton, replies)
+});
+
+/// The scripted reply of the first pair (in table order) whose question
+/// occurs in `text`, as `all_pairs().find(|(q, _)| text.contains(q))` would
+/// find it, in one pass over `text`.
+pub fn reply_in(text: &str) -> Option<&'static str> {
+    let (automaton, replies) = &*QUESTIONS;
+    automaton
+        .find_overlapping_iter(text)
+        .map(|m| replies[m.pattern().as_usize()])
+        .min_by_key(|(position, _)| *position)
+        .map(|(_, reply)| reply)
 }

@@ -9,6 +9,10 @@
 
 use super::filler;
 pub use super::subjects::{Subject, SUBJECTS};
+use aho_corasick::AhoCorasick;
+use memchr::memmem;
+use std::collections::HashMap;
+use std::sync::LazyLock;
 
 /// Placeholder of the anchor value in statements and answers.
 pub const VALUE: &str = "{v}";
@@ -70,60 +74,188 @@ pub fn extract(template: &str, placeholder: &str, text: &str) -> Option<String> 
 }
 
 /// A message prepared once for matching against many templates: typographic
-/// apostrophes straightened, and its ASCII-lower-cased form (same byte
-/// offsets). The simulated model matches each message against every template
-/// of the lexicon; preparing it once keeps that cheap.
+/// apostrophes straightened, its ASCII-lower-cased form (same byte offsets),
+/// and which of the lexicon's literals (probes, template prefixes) occur in
+/// it, found in one pass. The simulated model matches each message against
+/// every template of the lexicon; preparing it once keeps that cheap.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Prepared {
     text: String,
     folded: String,
+    /// Bit `i` set when literal `i` of [`COMPILED`] occurs in `folded`.
+    seen: Vec<u64>,
 }
 
 impl Prepared {
     /// Prepares `text`.
     pub fn new(text: &str) -> Self {
-        let text = text.replace('\u{2019}', "'");
+        let text = if text.contains('\u{2019}') {
+            text.replace('\u{2019}', "'")
+        } else {
+            text.to_string()
+        };
         let folded = text.to_ascii_lowercase();
-        Prepared { text, folded }
+        let compiled = &*COMPILED;
+        let mut seen = vec![0u64; compiled.literals.patterns_len().div_ceil(64)];
+        for m in compiled.literals.find_overlapping_iter(folded.as_str()) {
+            let i = m.pattern().as_usize();
+            seen[i / 64] |= 1 << (i % 64);
+        }
+        Prepared { text, folded, seen }
+    }
+
+    /// Whether literal `id` of [`COMPILED`] occurs in the message.
+    fn has(&self, id: usize) -> bool {
+        self.seen[id / 64] & (1 << (id % 64)) != 0
     }
 }
 
+/// A template split at its placeholder and folded, with searchers built once.
+#[derive(Debug)]
+struct Template {
+    /// Folded literal before the placeholder.
+    pre: memmem::Finder<'static>,
+    /// Folded literal after the placeholder without its final full stops;
+    /// `None` when empty.
+    post_core: Option<memmem::Finder<'static>>,
+    /// Index of `pre` among [`Compiled::literals`]; `None` when `pre` is
+    /// empty (it occurs everywhere).
+    literal: Option<usize>,
+}
+
+impl Template {
+    /// Splits `template` at `placeholder`; `None` without the placeholder.
+    /// `literal` gives the id of a folded prefix.
+    fn new(template: &str, placeholder: &str, literal: impl FnOnce(&str) -> usize) -> Option<Self> {
+        let (pre, post) = template.split_once(placeholder)?;
+        let pre = fold(pre);
+        let post = fold(post);
+        // The literal after the value without its final full stop, so that a
+        // statement at the very end of a message without punctuation still parses.
+        let post_core = post.trim_end_matches('.');
+        Some(Template {
+            literal: (!pre.is_empty()).then(|| literal(&pre)),
+            pre: memmem::Finder::new(pre.as_bytes()).into_owned(),
+            post_core: (!post_core.is_empty())
+                .then(|| memmem::Finder::new(post_core.as_bytes()).into_owned()),
+        })
+    }
+
+    /// The value in the placeholder's position in `prepared`, as written.
+    fn extract(&self, prepared: &Prepared) -> Option<String> {
+        if self.literal.is_some_and(|id| !prepared.has(id)) {
+            return None;
+        }
+        let (text, folded) = (&prepared.text, &prepared.folded);
+        let pre_len = self.pre.needle().len();
+        let mut from = 0;
+        while let Some(rel) = self.pre.find(&folded.as_bytes()[from..]) {
+            let start = from + rel;
+            from = start + pre_len.max(1);
+            if !at_word_start(folded, start) {
+                continue;
+            }
+            let value_start = start + pre_len;
+            let rest = &folded[value_start..];
+            let end = match &self.post_core {
+                None => rest.find(VALUE_STOPS).unwrap_or(rest.len()),
+                Some(post) => match post.find(rest.as_bytes()) {
+                    Some(e) => e,
+                    None => continue,
+                },
+            };
+            // Folding only changes ASCII letters, so a match of a whole
+            // UTF-8 literal always sits on character boundaries.
+            let Some(value) = text.get(value_start..value_start + end) else {
+                continue;
+            };
+            let value = value.trim();
+            if value.is_empty()
+                || value.chars().count() > MAX_VALUE_CHARS
+                || value.contains(VALUE_STOPS)
+            {
+                continue;
+            }
+            return Some(value.to_string());
+        }
+        None
+    }
+}
+
+/// The lexicon compiled once for parsing: one automaton over every distinct
+/// folded literal (probes and template prefixes), and each subject's
+/// templates split and folded.
+#[derive(Debug)]
+struct Compiled {
+    /// Every distinct folded literal.
+    literals: AhoCorasick,
+    /// Per subject, the literal ids of its folded probes.
+    probes: Vec<Vec<usize>>,
+    /// Per subject, its statements in table order.
+    statements: Vec<Vec<Template>>,
+    /// Per subject, its distractor sentences in table order.
+    distractors: Vec<Vec<Template>>,
+}
+
+impl Compiled {
+    fn new() -> Self {
+        let mut literals: Vec<String> = Vec::new();
+        let mut ids: HashMap<String, usize> = HashMap::new();
+        let mut id_of = |lit: &str| -> usize {
+            *ids.entry(lit.to_string()).or_insert_with(|| {
+                literals.push(lit.to_string());
+                literals.len() - 1
+            })
+        };
+        let mut probes = Vec::new();
+        let mut statements = Vec::new();
+        let mut distractors = Vec::new();
+        for s in SUBJECTS {
+            probes.push(s.probes.iter().map(|p| id_of(&fold(p))).collect());
+            statements.push(
+                s.statements
+                    .iter()
+                    .filter_map(|t| Template::new(t, VALUE, &mut id_of))
+                    .collect(),
+            );
+            distractors.push(
+                s.distractors
+                    .iter()
+                    .filter_map(|(t, _)| Template::new(t, DISTRACTOR, &mut id_of))
+                    .collect(),
+            );
+        }
+        Compiled {
+            // Standard match semantics (the default) report every
+            // occurrence of every literal in an overlapping search.
+            literals: AhoCorasick::new(&literals)
+                .unwrap_or_else(|e| panic!("the lexicon's literals do not compile: {e}")),
+            probes,
+            statements,
+            distractors,
+        }
+    }
+
+    /// Where `subject` sits in [`SUBJECTS`]; `None` for a subject built
+    /// elsewhere (parsed without the compiled tables).
+    fn subject_index(subject: &Subject) -> Option<usize> {
+        SUBJECTS.iter().position(|s| {
+            s.key == subject.key
+                && s.statements == subject.statements
+                && s.distractors == subject.distractors
+        })
+    }
+}
+
+/// The lexicon compiled for parsing, built on first use.
+static COMPILED: LazyLock<Compiled> = LazyLock::new(Compiled::new);
+
 /// [`extract`] on a prepared message.
 pub fn extract_in(template: &str, placeholder: &str, prepared: &Prepared) -> Option<String> {
-    let (pre, post) = template.split_once(placeholder)?;
-    let pre = fold(pre);
-    let post = fold(post);
-    let (text, folded) = (&prepared.text, &prepared.folded);
-    // The literal after the value without its final full stop, so that a
-    // statement at the very end of a message without punctuation still parses.
-    let post_core = post.trim_end_matches('.');
-    let mut from = 0;
-    while let Some(rel) = folded[from..].find(&pre) {
-        let start = from + rel;
-        from = start + pre.len().max(1);
-        if !at_word_start(folded, start) {
-            continue;
-        }
-        let value_start = start + pre.len();
-        let rest = &folded[value_start..];
-        let end = if post_core.is_empty() {
-            rest.find(VALUE_STOPS).unwrap_or(rest.len())
-        } else {
-            match rest.find(post_core) {
-                Some(e) => e,
-                None => continue,
-            }
-        };
-        let value = text[value_start..value_start + end].trim();
-        if value.is_empty()
-            || value.chars().count() > MAX_VALUE_CHARS
-            || value.contains(VALUE_STOPS)
-        {
-            continue;
-        }
-        return Some(value.to_string());
-    }
-    None
+    // An ad-hoc template is not among the compiled literals: no prefilter.
+    let mut t = Template::new(template, placeholder, |_| 0)?;
+    t.literal = None;
+    t.extract(prepared)
 }
 
 impl Subject {
@@ -135,9 +267,15 @@ impl Subject {
 
     /// [`Subject::stated_value`] on a prepared message.
     pub fn stated_value_in(&self, prepared: &Prepared) -> Option<String> {
-        self.statements
-            .iter()
-            .find_map(|t| extract_in(t, VALUE, prepared))
+        match Compiled::subject_index(self) {
+            Some(i) => COMPILED.statements[i]
+                .iter()
+                .find_map(|t| t.extract(prepared)),
+            None => self
+                .statements
+                .iter()
+                .find_map(|t| extract_in(t, VALUE, prepared)),
+        }
     }
 
     /// True when `text` asks this subject's probe.
@@ -168,10 +306,18 @@ impl Subject {
 
     /// [`Subject::distractor_reply`] on a prepared message.
     pub fn distractor_reply_in(&self, prepared: &Prepared) -> Option<&'static str> {
-        self.distractors
-            .iter()
-            .find(|(t, _)| extract_in(t, DISTRACTOR, prepared).is_some())
-            .map(|(_, reply)| *reply)
+        match Compiled::subject_index(self) {
+            Some(i) => COMPILED.distractors[i]
+                .iter()
+                .zip(self.distractors)
+                .find(|(t, _)| t.extract(prepared).is_some())
+                .map(|(_, (_, reply))| *reply),
+            None => self
+                .distractors
+                .iter()
+                .find(|(t, _)| extract_in(t, DISTRACTOR, prepared).is_some())
+                .map(|(_, reply)| *reply),
+        }
     }
 }
 
@@ -180,20 +326,13 @@ pub fn probed_subject(text: &str) -> Option<&'static Subject> {
     probed_subject_in(&Prepared::new(text))
 }
 
-/// Every subject's probes, folded once.
-static FOLDED_PROBES: std::sync::LazyLock<Vec<Vec<String>>> = std::sync::LazyLock::new(|| {
-    SUBJECTS
-        .iter()
-        .map(|s| s.probes.iter().map(|p| fold(p)).collect())
-        .collect()
-});
-
-/// [`probed_subject`] on a prepared message.
+/// [`probed_subject`] on a prepared message: the first subject in table
+/// order with a probe in the message.
 pub fn probed_subject_in(prepared: &Prepared) -> Option<&'static Subject> {
     SUBJECTS
         .iter()
-        .zip(FOLDED_PROBES.iter())
-        .find(|(_, probes)| probes.iter().any(|p| prepared.folded.contains(p.as_str())))
+        .zip(COMPILED.probes.iter())
+        .find(|(_, probes)| probes.iter().any(|&id| prepared.has(id)))
         .map(|(s, _)| s)
 }
 
@@ -206,7 +345,28 @@ pub fn stated_subject(text: &str) -> Option<(&'static Subject, String)> {
 pub fn stated_subject_in(prepared: &Prepared) -> Option<(&'static Subject, String)> {
     SUBJECTS
         .iter()
-        .find_map(|s| s.stated_value_in(prepared).map(|v| (s, v)))
+        .zip(COMPILED.statements.iter())
+        .find_map(|(s, templates)| {
+            templates
+                .iter()
+                .find_map(|t| t.extract(prepared))
+                .map(|v| (s, v))
+        })
+}
+
+/// The scripted reply of the first subject (in table order) whose
+/// distractor sentence `prepared` is, if any.
+pub fn distractor_reply_in(prepared: &Prepared) -> Option<&'static str> {
+    SUBJECTS
+        .iter()
+        .zip(COMPILED.distractors.iter())
+        .find_map(|(s, templates)| {
+            templates
+                .iter()
+                .zip(s.distractors)
+                .find(|(t, _)| t.extract(prepared).is_some())
+                .map(|(_, (_, reply))| *reply)
+        })
 }
 
 /// Lower-case word tokens of `text` (letters and digits; everything else

@@ -10,16 +10,17 @@
 
 use crate::dataset::{filler, lexicon};
 use crate::openai::ChatMessage;
+use std::borrow::Cow;
 
 /// Reply when the request carries no user message at all.
 const NO_USER_MESSAGE: &str = "Hello! What can I help you with today?";
 
 /// The reply to `messages`.
 pub fn reply(messages: &[ChatMessage]) -> String {
-    let users: Vec<String> = messages
+    let users: Vec<Cow<'_, str>> = messages
         .iter()
         .filter(|m| m.role == "user")
-        .map(ChatMessage::text)
+        .map(ChatMessage::text_cow)
         .collect();
     let Some((last, earlier)) = users.split_last() else {
         return NO_USER_MESSAGE.to_string();
@@ -38,13 +39,10 @@ pub fn reply(messages: &[ChatMessage]) -> String {
     if let Some((subject, _)) = lexicon::stated_subject_in(&prepared) {
         return subject.acknowledgement(last);
     }
-    if let Some((_, answer)) = filler::all_pairs().find(|(q, _)| last.contains(q)) {
+    if let Some(answer) = filler::reply_in(last) {
         return answer.to_string();
     }
-    if let Some(answer) = lexicon::SUBJECTS
-        .iter()
-        .find_map(|s| s.distractor_reply_in(&prepared))
-    {
+    if let Some(answer) = lexicon::distractor_reply_in(&prepared) {
         return answer.to_string();
     }
     lexicon::pick(filler::GENERIC_REPLIES, last, 3).to_string()

@@ -228,7 +228,7 @@ fn identify(ctx: &UpstreamContext, req: &ChatRequest) -> (Option<usize>, String,
         .messages
         .iter()
         .find(|m| m.role == "user")
-        .map(|m| m.text());
+        .map(|m| m.text_cow());
     match first
         .as_deref()
         .and_then(|f| ctx.index.recognise(f, turn as usize))
@@ -289,7 +289,11 @@ async fn chat_completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Res
     let attempt = ctx
         .log
         .next_attempt(run, &st.system, st.role, &conversation, turn);
-    let input_tokens: u32 = req.messages.iter().map(|m| approx_tokens(&m.text())).sum();
+    let input_tokens: u32 = req
+        .messages
+        .iter()
+        .map(|m| approx_tokens(&m.text_cow()))
+        .sum();
     let mut guard = AttemptGuard {
         log: ctx.log.clone(),
         row: Some(AttemptRecord {
