@@ -321,6 +321,7 @@ impl RunConfig {
             request_timeout_ms: self.request_timeout.as_millis() as u64,
             systems,
             judge: self.judge.as_ref().map(crate::judge::JudgeConfig::describe),
+            interrupted: false,
             model: self.model.clone(),
             gateways: self
                 .gateways
@@ -391,6 +392,9 @@ pub struct ResolvedConfig {
     /// The LLM judge (endpoint, model, prompt version; never a key), if any.
     #[serde(default)]
     pub judge: Option<String>,
+    /// Whether Ctrl-C cut the run short (the figures cover what finished).
+    #[serde(default)]
+    pub interrupted: bool,
     /// The model id the driver asked for.
     pub model: String,
     /// External gateways (header values are never written, only names).

@@ -165,7 +165,11 @@ pub async fn execute(config: &RunConfig, cancel: CancellationToken) -> anyhow::R
     }
     let wall = started.elapsed();
     let attempts = ctx.log.snapshot();
-    let data = assemble(&resolved, &dataset, &plan, outcomes, attempts, interrupted);
+    let resolved = ResolvedConfig {
+        interrupted,
+        ..resolved
+    };
+    let data = assemble(&resolved, &dataset, &plan, outcomes, attempts);
     report::write_report(&config.out, &data)?;
     Ok(RunOutcome {
         report_dir: config.out.clone(),
@@ -443,7 +447,6 @@ fn assemble(
     plan: &FaultPlan,
     mut collected: Vec<Collected>,
     attempts: Vec<AttemptRecord>,
-    interrupted: bool,
 ) -> ReportData {
     collected.sort_by_key(|c| (c.outcome.run, c.outcome.system, c.outcome.conversation));
     let mut final_attempts: HashMap<(u32, &str, &str, u32), (u32, u32)> = HashMap::new();
@@ -494,7 +497,7 @@ fn assemble(
         .flat_map(|c| c.outcome.turns)
         .collect();
     let summary = summarize(
-        &report::summary_context(resolved, run_notes(interrupted)),
+        &report::summary_context(resolved, run_notes(resolved.interrupted)),
         &events,
         &attempts,
     );

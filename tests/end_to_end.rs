@@ -257,3 +257,32 @@ fn an_unreachable_gateway_stops_the_run_before_it_starts() {
         "no run, no report"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn report_re_renders_the_same_summary_from_the_csv_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = quick_run(dir.path(), 1);
+    config.replay = continuity_bench::config::Replay::FastForward;
+    harness::execute(&config, CancellationToken::new())
+        .await
+        .unwrap();
+    let read = |p: &std::path::Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
+    let before = read(&dir.path().join("summary.json"));
+    std::fs::remove_file(dir.path().join("summary.json")).unwrap();
+    std::fs::remove_file(dir.path().join("cpr_by_fault.svg")).unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_continuity-bench"))
+        .arg("report")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).contains("history"));
+    assert_eq!(read(&dir.path().join("summary.json")), before);
+    assert!(dir.path().join("cpr_by_fault.svg").is_file());
+}

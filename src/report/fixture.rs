@@ -201,6 +201,7 @@ pub(crate) fn config() -> ResolvedConfig {
         request_timeout_ms: 60_000,
         systems: vec!["stateless".into(), "history".into()],
         judge: None,
+        interrupted: false,
         model: "continuity-sim".into(),
         gateways: Vec::new(),
         confidence: 0.95,

@@ -20,5 +20,5 @@ pub mod table;
 pub(crate) mod fixture;
 
 pub use exporter::{write_report, write_summary_files, Exporter, ReportData, ReportError};
-pub use read::{previous_notes, read_report, summary_context, ReportRows};
+pub use read::{read_report, summary_context, ReportRows};
 pub use table::render_table;

@@ -4,7 +4,7 @@
 
 use super::csv_files::{read_attempts, read_events, read_turns};
 use super::exporter::ReportError;
-use super::json::{CONFIG_FILE, SUMMARY_FILE};
+use super::json::CONFIG_FILE;
 use crate::config::ResolvedConfig;
 use crate::record::{AttemptRecord, EventRecord, TurnRecord};
 use crate::summary::SummaryContext;
@@ -44,29 +44,6 @@ pub fn read_config(dir: &Path) -> Result<ResolvedConfig, ReportError> {
         source,
     })?;
     serde_json::from_slice(&bytes).map_err(|source| ReportError::Json { path, source })
-}
-
-/// The notes of the summary.json already in `dir`, so a re-rendered summary
-/// keeps them; empty when there is no summary.json or it has no readable
-/// notes (the notes are prose, not data: losing them must not stop a
-/// re-render).
-pub fn previous_notes(dir: &Path) -> Vec<String> {
-    let Ok(bytes) = std::fs::read(dir.join(SUMMARY_FILE)) else {
-        return Vec::new();
-    };
-    let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
-        return Vec::new();
-    };
-    value
-        .get("notes")
-        .and_then(serde_json::Value::as_array)
-        .map(|notes| {
-            notes
-                .iter()
-                .filter_map(|n| n.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// What `summarize` needs besides the rows, from a resolved configuration.
@@ -129,17 +106,6 @@ mod tests {
         let err = read_report(dir.path()).unwrap_err();
         let message = err.to_string();
         assert!(message.contains("config.json: invalid JSON"), "{message}");
-    }
-
-    #[test]
-    fn previous_notes_are_kept_or_empty() {
-        let dir = tempfile::tempdir().unwrap();
-        assert!(previous_notes(dir.path()).is_empty());
-        let data = report_data();
-        write_report(dir.path(), &data).unwrap();
-        assert_eq!(previous_notes(dir.path()), data.summary.notes);
-        std::fs::write(dir.path().join("summary.json"), b"not json").unwrap();
-        assert!(previous_notes(dir.path()).is_empty());
     }
 
     #[test]
