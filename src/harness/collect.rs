@@ -1,0 +1,147 @@
+//! The single collector of a run: folds finished conversations, scores
+//! their final turn (fast path, then the judge for what it leaves) and ticks
+//! the progress bar.
+
+use crate::config::RunConfig;
+use crate::dataset::Dataset;
+use crate::driver::ConversationOutcome;
+use crate::record::TurnRecord;
+use crate::scoring::{score_fast, AnchorIndex, Judge, Scored, Verdict, VerdictMethod};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+pub(super) fn progress_bar(config: &RunConfig, run: u32, total: usize) -> ProgressBar {
+    if config.quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
+    let style =
+        ProgressStyle::with_template("run {prefix} [{bar:30}] {pos}/{len} conversations · {msg}")
+            .map(|s| s.progress_chars("=> "))
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    bar.set_prefix(format!("{run}/{}", config.runs));
+    bar
+}
+
+/// A finished conversation with the verdict on its final turn.
+pub(super) struct Collected {
+    pub(super) outcome: ConversationOutcome,
+    pub(super) scored: Scored,
+}
+
+/// The single collector: folds finished conversations, scores their final
+/// turn and ticks the progress bar with the running CPR per system.
+pub(super) async fn collect(
+    mut rx: mpsc::Receiver<ConversationOutcome>,
+    dataset: Arc<Dataset>,
+    anchors: Arc<AnchorIndex>,
+    names: Vec<String>,
+    progress: ProgressBar,
+) -> Vec<Collected> {
+    let mut collected = Vec::new();
+    let mut tally = vec![(0u64, 0u64); names.len()];
+    while let Some(outcome) = rx.recv().await {
+        let conversation = &dataset.conversations[outcome.conversation];
+        let scored = score_outcome(conversation, &outcome.turns, &anchors);
+        let entry = &mut tally[outcome.system];
+        entry.1 += 1;
+        if scored.verdict == Verdict::Preserved {
+            entry.0 += 1;
+        }
+        progress.inc(1);
+        let status: Vec<String> = names
+            .iter()
+            .zip(&tally)
+            .map(|(name, (kept, all))| {
+                format!(
+                    "{name} CPR {:.1} %",
+                    100.0 * *kept as f64 / (*all).max(1) as f64
+                )
+            })
+            .collect();
+        progress.set_message(status.join(" · "));
+        collected.push(Collected { outcome, scored });
+    }
+    progress.finish();
+    collected
+}
+
+/// Judge requests in flight at once.
+pub(super) const JUDGE_CONCURRENCY: usize = 8;
+
+/// Hands the answers the fast path left undetermined to the judge, a few at
+/// a time. A judge that fails leaves the verdict undetermined (with the
+/// judge's reason); it never stops the run.
+pub(super) async fn judge_undetermined(
+    collected: &mut [Collected],
+    dataset: &Dataset,
+    judge: &dyn Judge,
+) {
+    use futures::StreamExt;
+    let pending: Vec<usize> = (0..collected.len())
+        .filter(|&i| {
+            let c = &collected[i];
+            c.scored.verdict == Verdict::Undetermined
+                && c.scored.method == VerdictMethod::FastPath
+                && c.outcome
+                    .turns
+                    .last()
+                    .is_some_and(|t| t.is_final && t.error.is_none())
+        })
+        .collect();
+    let judged: Vec<(usize, Scored)> = futures::stream::iter(pending)
+        .map(|i| {
+            let c = &collected[i];
+            let conversation = &dataset.conversations[c.outcome.conversation];
+            let answer = c
+                .outcome
+                .turns
+                .last()
+                .map(|t| t.answer.as_str())
+                .unwrap_or_default();
+            async move { (i, judge.judge(conversation, answer).await) }
+        })
+        .buffer_unordered(JUDGE_CONCURRENCY)
+        .collect()
+        .await;
+    for (i, scored) in judged {
+        collected[i].scored = scored;
+    }
+}
+
+/// Scores a replayed conversation: the final turn's answer, or an error when
+/// the conversation broke before (or at) it.
+pub(super) fn score_outcome(
+    conversation: &crate::dataset::Conversation,
+    turns: &[TurnRecord],
+    anchors: &AnchorIndex,
+) -> Scored {
+    match turns.last() {
+        Some(last) if last.is_final && last.error.is_none() => {
+            score_fast(conversation, Some(&last.answer), anchors)
+        }
+        Some(last) => Scored {
+            verdict: Verdict::Error,
+            method: VerdictMethod::FastPath,
+            reason: if last.is_final {
+                last.error.clone().unwrap_or_default()
+            } else {
+                format!(
+                    "conversation broke at turn {}: {}",
+                    last.turn,
+                    last.error.clone().unwrap_or_default()
+                )
+            },
+            bleed_from: Vec::new(),
+        },
+        None => Scored {
+            verdict: Verdict::Error,
+            method: VerdictMethod::FastPath,
+            reason: "no request was sent".to_string(),
+            bleed_from: Vec::new(),
+        },
+    }
+}

@@ -1,0 +1,173 @@
+//! The `run` command's orchestration: load the dataset and fault plan, start
+//! an upstream pair and a reference proxy per built-in system, replay every
+//! run through the driver with one collector, score, summarise and write the
+//! report. Ctrl-C (the cancellation token) stops the replay and the report of
+//! what finished is still written.
+
+mod assemble;
+mod collect;
+mod systems;
+
+pub use assemble::run_notes;
+
+use crate::config::{ResolvedConfig, RunConfig};
+use crate::dataset::Dataset;
+use crate::driver::{self, DriverOptions};
+use crate::faults::{FaultPlan, FaultProfile};
+use crate::proxy::ProxyMode;
+use crate::report::{self, ReportData};
+use crate::scoring::AnchorIndex;
+use crate::upstream::{AttemptLog, ConversationIndex, LatencyProfile, UpstreamContext};
+use anyhow::Context;
+use assemble::assemble;
+use collect::{collect, judge_undetermined, progress_bar};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use systems::{driver_client, gateway_hint, preflight, start_builtin, start_gateways, Systems};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// The system prompt every driver request starts with.
+pub const SYSTEM_PROMPT: &str = "You are a helpful assistant. Answer briefly.";
+
+/// Deadline of one preflight request.
+const PREFLIGHT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Longest answer excerpt kept in events.csv.
+const EXCERPT_CHARS: usize = 160;
+
+/// What a finished (or interrupted) run produced.
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// Where the report was written.
+    pub report_dir: PathBuf,
+    /// Everything the report was made from.
+    pub data: ReportData,
+    /// Whether Ctrl-C cut the run short.
+    pub interrupted: bool,
+    /// Wall time of the replay.
+    pub wall: Duration,
+}
+
+/// The built-in systems: the two reference proxies.
+const BUILTIN: [ProxyMode; 2] = [ProxyMode::Stateless, ProxyMode::History];
+
+/// Runs the whole benchmark described by `config`.
+///
+/// # Errors
+/// When the dataset or fault profile cannot be loaded, a server cannot be
+/// started, a system does not answer before the run, or the report cannot be
+/// written.
+pub async fn execute(config: &RunConfig, cancel: CancellationToken) -> anyhow::Result<RunOutcome> {
+    let dataset = Arc::new(Dataset::load(&config.dataset)?);
+    let profile = FaultProfile::load(&config.faults)?;
+    let turns: Vec<usize> = dataset.conversations.iter().map(|c| c.n_turns()).collect();
+    let plan = Arc::new(FaultPlan::new(profile, config.seed, turns));
+    let latency = LatencyProfile::from_name(config.latency)
+        .with_context(|| format!("unknown latency profile {:?}", config.latency))?;
+    let run_cell = Arc::new(AtomicU32::new(1));
+    let ctx = UpstreamContext {
+        plan: Arc::clone(&plan),
+        index: Arc::new(ConversationIndex::new(&dataset)),
+        latency,
+        seed: config.seed,
+        run: Arc::clone(&run_cell),
+        log: AttemptLog::default(),
+        epoch: Instant::now(),
+    };
+    let mut systems = Systems {
+        targets: Vec::new(),
+        _pairs: Vec::new(),
+        _proxies: Vec::new(),
+    };
+    if config.builtin {
+        start_builtin(config, &ctx, &mut systems).await?;
+    }
+    start_gateways(config, &ctx, &mut systems).await?;
+    let client = driver_client()?;
+    for target in &systems.targets {
+        let wait = if config.gateways.iter().any(|g| g.name == target.name) {
+            config.gateway_wait
+        } else {
+            Duration::ZERO
+        };
+        preflight(&client, target, &config.model, wait)
+            .await
+            .map_err(|e| match gateway_hint(config, target) {
+                Some(hint) => e.context(hint),
+                None => e,
+            })?;
+    }
+    let names: Vec<String> = systems.targets.iter().map(|t| t.name.clone()).collect();
+    let resolved = config.resolved(dataset.conversations.len() as u32, names.clone());
+
+    let options = DriverOptions {
+        concurrency: config.concurrency,
+        replay: config.replay,
+        request_timeout: config.request_timeout,
+        model: config.model.clone(),
+        system_prompt: SYSTEM_PROMPT.to_string(),
+        seed: config.seed,
+    };
+    let judge = match &config.judge {
+        Some(judge) => Some(crate::judge::start(judge, config.seed).await?),
+        None => None,
+    };
+    let anchors = Arc::new(AnchorIndex::new(&dataset));
+    let started = Instant::now();
+    let mut outcomes = Vec::new();
+    for run in 1..=config.runs {
+        if cancel.is_cancelled() {
+            break;
+        }
+        run_cell.store(run, Ordering::SeqCst);
+        let progress = progress_bar(
+            config,
+            run,
+            systems.targets.len() * dataset.conversations.len(),
+        );
+        let (tx, rx) = mpsc::channel(256);
+        let collector = tokio::spawn(collect(
+            rx,
+            Arc::clone(&dataset),
+            Arc::clone(&anchors),
+            names.clone(),
+            progress,
+        ));
+        driver::run_once(
+            run,
+            &systems.targets,
+            Arc::clone(&dataset),
+            &options,
+            client.clone(),
+            cancel.clone(),
+            tx,
+        )
+        .await;
+        outcomes.extend(
+            collector
+                .await
+                .context("the collector stopped unexpectedly")?,
+        );
+    }
+    let interrupted = cancel.is_cancelled();
+    if let Some(judge) = &judge {
+        judge_undetermined(&mut outcomes, &dataset, judge.judge.as_ref()).await;
+    }
+    let wall = started.elapsed();
+    let attempts = ctx.log.snapshot();
+    let resolved = ResolvedConfig {
+        interrupted,
+        ..resolved
+    };
+    let data = assemble(&resolved, &dataset, &plan, outcomes, attempts);
+    report::write_report(&config.out, &data)?;
+    Ok(RunOutcome {
+        report_dir: config.out.clone(),
+        data,
+        interrupted,
+        wall,
+    })
+}

@@ -1,0 +1,150 @@
+//! Starting the systems under test: an upstream pair and a reference proxy
+//! per built-in system, an upstream pair per external gateway, and the
+//! preflight request that proves each one answers before the run.
+
+use super::{BUILTIN, PREFLIGHT_TIMEOUT};
+use crate::config::{RunConfig, FALLBACK_MODEL};
+use crate::driver::{self, Target};
+use crate::proxy::{self, ProxyConfig};
+use crate::server::ServerHandle;
+use crate::upstream::{self, UpstreamContext, UpstreamPair};
+use anyhow::Context;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+/// Servers kept alive for the duration of the run.
+pub(super) struct Systems {
+    pub(super) targets: Vec<Target>,
+    pub(super) _pairs: Vec<UpstreamPair>,
+    pub(super) _proxies: Vec<ServerHandle>,
+}
+
+/// Starts an upstream pair and a proxy for each built-in system.
+pub(super) async fn start_builtin(
+    config: &RunConfig,
+    ctx: &UpstreamContext,
+    systems: &mut Systems,
+) -> anyhow::Result<()> {
+    let local: SocketAddr = ([127, 0, 0, 1], 0).into();
+    for mode in BUILTIN {
+        let name = mode.as_str();
+        let pair = upstream::start_pair(name, local, local, ctx.clone())
+            .await
+            .with_context(|| format!("cannot start the simulated upstreams of {name}"))?;
+        let mut proxy_config = ProxyConfig::new(mode, pair.primary.url(), pair.fallback.url());
+        proxy_config.fallback_model = Some(FALLBACK_MODEL.to_string());
+        proxy_config.attempt_timeout = config.attempt_timeout;
+        proxy_config.deadline = config.request_timeout;
+        proxy_config.seed = crate::seed::derive(config.seed, "proxy", mode as u64);
+        let (handle, _state) = proxy::spawn(local, proxy_config)
+            .await
+            .with_context(|| format!("cannot start the {name} reference proxy"))?;
+        systems.targets.push(Target {
+            name: name.to_string(),
+            url: handle.url(),
+            headers: Vec::new(),
+        });
+        systems._pairs.push(pair);
+        systems._proxies.push(handle);
+    }
+    Ok(())
+}
+
+/// Starts an upstream pair on the documented ports for each external
+/// gateway and prints where the gateway must send its traffic.
+pub(super) async fn start_gateways(
+    config: &RunConfig,
+    ctx: &UpstreamContext,
+    systems: &mut Systems,
+) -> anyhow::Result<()> {
+    for gateway in &config.gateways {
+        let primary: SocketAddr = ([127, 0, 0, 1], gateway.primary_port).into();
+        let fallback: SocketAddr = ([127, 0, 0, 1], gateway.fallback_port).into();
+        let pair = upstream::start_pair(&gateway.name, primary, fallback, ctx.clone()).await.with_context(|| {
+            format!(
+                "cannot start the upstreams of gateway {:?} on ports {} and {}; free them or choose others with \
+                 --upstream-ports {}=PRIMARY,FALLBACK",
+                gateway.name, gateway.primary_port, gateway.fallback_port, gateway.name
+            )
+        })?;
+        eprintln!(
+            "gateway {} at {}: primary upstream http://{}/v1, fallback upstream http://{}/v1, model {:?}",
+            gateway.name, gateway.url, pair.primary.addr, pair.fallback.addr, config.model
+        );
+        let headers = gateway
+            .headers
+            .iter()
+            .map(|(h, v)| (h.clone(), v.0.clone()))
+            .collect();
+        systems.targets.push(Target {
+            name: gateway.name.clone(),
+            url: gateway.url.clone(),
+            headers,
+        });
+        systems._pairs.push(pair);
+    }
+    Ok(())
+}
+
+/// What an external gateway must be configured to do, for error messages.
+pub(super) fn gateway_hint(config: &RunConfig, target: &Target) -> Option<String> {
+    let g = config.gateways.iter().find(|g| g.name == target.name)?;
+    Some(format!(
+        "gateway {:?} must listen at {} and route model {:?} to the primary upstream http://127.0.0.1:{}/v1, \
+         failing over to http://127.0.0.1:{}/v1 on 429, 5xx and timeouts (see examples/gateways/)",
+        g.name, g.url, config.model, g.primary_port, g.fallback_port
+    ))
+}
+
+/// The HTTP client of the driver: no proxy from the environment, no retries,
+/// a connection pool large enough for the workers. Idle connections are
+/// dropped after 2 s, before the 5 s keep-alive of common gateway servers
+/// (uvicorn, Node) closes them under a request that reuses one.
+pub(super) fn driver_client() -> anyhow::Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .no_proxy()
+        .tcp_nodelay(true)
+        .pool_max_idle_per_host(512)
+        .pool_idle_timeout(Duration::from_secs(2))
+        .build()
+        .context("cannot build the HTTP client")
+}
+
+/// Sends one request that matches no conversation and insists on a usable
+/// answer, so that a system that is down or misconfigured stops the run
+/// before it starts rather than scoring 0 %.
+///
+/// A gateway that is still starting gets `wait` to come up (retried every
+/// half second).
+pub(super) async fn preflight(
+    client: &reqwest::Client,
+    target: &Target,
+    model: &str,
+    wait: Duration,
+) -> anyhow::Result<()> {
+    let request = crate::openai::ChatRequest {
+        model: model.to_string(),
+        messages: vec![crate::openai::ChatMessage::new(
+            "user",
+            "continuity-bench preflight: please reply.",
+        )],
+        stream: false,
+        stream_options: None,
+        extra: serde_json::Map::new(),
+    };
+    let give_up = Instant::now() + wait;
+    let mut reply = driver::client::send(client, target, &request, PREFLIGHT_TIMEOUT).await;
+    while reply.error.is_some() && Instant::now() < give_up {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        reply = driver::client::send(client, target, &request, PREFLIGHT_TIMEOUT).await;
+    }
+    match reply.error {
+        None => Ok(()),
+        Some(error) => anyhow::bail!(
+            "system {:?} at {} did not answer a preflight request: {error}. Check that it is running and \
+             configured to use its upstreams, then run again.",
+            target.name,
+            target.url
+        ),
+    }
+}
