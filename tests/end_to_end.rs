@@ -135,34 +135,32 @@ async fn ctrl_c_still_writes_the_report() {
         .any(|n| n.contains("interrupted")));
 }
 
+/// Exit code of a quick `run` (instant latency, fast-forward, a generous
+/// proxy timeout so a loaded test machine does not turn a slow fallback
+/// answer into an error) with `extra` flags, writing its report to `out`.
+fn quick_run_exit_code(extra: &[&str], out: &std::path::Path) -> Option<i32> {
+    std::process::Command::new(env!("CARGO_BIN_EXE_continuity-bench"))
+        .args(["run", "--quiet", "--latency", "instant", "--fast-forward"])
+        .args(["--attempt-timeout", "3s"])
+        .args(extra)
+        .arg("--out")
+        .arg(out)
+        .current_dir(repo(""))
+        .status()
+        .unwrap()
+        .code()
+}
+
 #[test]
 fn fail_under_cpr_exits_non_zero() {
     let dir = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_continuity-bench"))
-        .args(["run", "--quiet", "--latency", "instant", "--fast-forward"])
-        .args([
-            "--fail-system",
-            "stateless",
-            "--fail-under-cpr",
-            "50",
-            "--out",
-        ])
-        .arg(dir.path())
-        .current_dir(repo(""))
-        .status()
-        .unwrap();
-    assert_eq!(status.code(), Some(1), "stateless CPR 0 % is under 50 %");
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_continuity-bench"))
-        .args(["run", "--quiet", "--latency", "instant", "--fast-forward"])
-        // A generous proxy timeout: a loaded test machine must not turn a
-        // slow fallback answer into an error and the verdict into a failure.
-        .args(["--attempt-timeout", "3s"])
-        .args(["--fail-under-cpr", "99", "--out"])
-        .arg(dir.path())
-        .current_dir(repo(""))
-        .status()
-        .unwrap();
-    assert_eq!(status.code(), Some(0), "history CPR is at least 99 %");
+    let code = quick_run_exit_code(
+        &["--fail-system", "stateless", "--fail-under-cpr", "50"],
+        dir.path(),
+    );
+    assert_eq!(code, Some(1), "stateless CPR 0 % is under 50 %");
+    let code = quick_run_exit_code(&["--fail-under-cpr", "99"], dir.path());
+    assert_eq!(code, Some(0), "history CPR is at least 99 %");
 }
 
 #[test]
