@@ -28,6 +28,10 @@ pub enum Command {
     Upstreams(UpstreamsArgs),
     /// Serve a reference gateway (stateless or history) until Ctrl-C.
     Proxy(ProxyArgs),
+    /// Check which primary failures each system fails over on, on the wire:
+    /// one request per HTTP status (400-504) and a timeout, against the
+    /// decision tree. Exits 1 when a system deviates from it.
+    Semantics(SemanticsArgs),
     /// Re-render summary.json, summary.md and the plots of a report directory
     /// from its CSV files.
     Report(ReportArgs),
@@ -190,6 +194,18 @@ pub struct RunArgs {
     /// The system `--fail-under-cpr` checks.
     #[arg(long, default_value = "history")]
     pub fail_system: String,
+    /// Which systems are under test.
+    #[command(flatten)]
+    pub systems: SystemOptions,
+    /// The LLM judge for answers the fast path cannot decide.
+    #[command(flatten)]
+    pub judge: JudgeOptions,
+}
+
+/// The systems under test: the built-in reference proxies and any external
+/// gateways. Shared by every command that drives systems.
+#[derive(Debug, Clone, Args)]
+pub struct SystemOptions {
     /// Add an OpenAI-compatible gateway as a system under test, as
     /// NAME=URL (base URL without /v1, e.g. litellm=http://127.0.0.1:4000).
     /// Repeatable. Each gets its own upstream pair; the ports are printed at
@@ -216,9 +232,29 @@ pub struct RunArgs {
     /// giving up with the configuration it should have.
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     pub gateway_wait: std::time::Duration,
-    /// The LLM judge for answers the fast path cannot decide.
+}
+
+/// Arguments of `semantics`.
+#[derive(Debug, Args)]
+pub struct SemanticsArgs {
+    /// Which systems are under test.
     #[command(flatten)]
-    pub judge: JudgeOptions,
+    pub systems: SystemOptions,
+    /// Per-attempt timeout of the built-in proxies (how long they wait for
+    /// response headers before failing over).
+    #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
+    pub attempt_timeout: std::time::Duration,
+    /// Deadline of every check request; a gateway that has not answered by
+    /// then is recorded as having given no answer.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    pub request_timeout: std::time::Duration,
+    /// Master seed of the built-in proxies' backoff jitter and the simulated
+    /// latency.
+    #[arg(long, default_value_t = crate::seed::DEFAULT_SEED)]
+    pub seed: u64,
+    /// Also write the results as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
 }
 
 /// Arguments of `report`.

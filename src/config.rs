@@ -3,7 +3,7 @@
 //! configuration is written as `config.json` in every report and read back by
 //! `report DIR`.
 
-use crate::cli::{LatencyArg, RunArgs};
+use crate::cli::{LatencyArg, RunArgs, SemanticsArgs, SystemOptions};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -132,6 +132,58 @@ pub struct RunConfig {
     pub judge: Option<crate::judge::JudgeConfig>,
 }
 
+/// A validated `semantics` configuration.
+#[derive(Debug, Clone)]
+pub struct SemanticsConfig {
+    /// Master seed.
+    pub seed: u64,
+    /// Per-attempt timeout of the built-in proxies.
+    pub attempt_timeout: Duration,
+    /// Deadline of every check request.
+    pub request_timeout: Duration,
+    /// Whether the built-in stateless and history proxies are checked.
+    pub builtin: bool,
+    /// External gateways under test.
+    pub gateways: Vec<GatewaySpec>,
+    /// The model id every request asks for.
+    pub model: String,
+    /// How long to wait for a gateway's first answer.
+    pub gateway_wait: Duration,
+    /// Where to write the results as JSON, if anywhere.
+    pub json: Option<PathBuf>,
+}
+
+impl SemanticsConfig {
+    /// Validates `semantics` arguments.
+    ///
+    /// # Errors
+    /// A [`ConfigError`] naming the flag to fix.
+    pub fn from_args(args: &SemanticsArgs) -> Result<Self, ConfigError> {
+        for (flag, d) in [
+            ("--attempt-timeout", args.attempt_timeout),
+            ("--request-timeout", args.request_timeout),
+        ] {
+            if d.is_zero() {
+                return Err(ConfigError::ZeroDuration { flag });
+            }
+        }
+        let gateways = parse_gateways(&args.systems, &|var| std::env::var(var).ok())?;
+        if args.systems.no_builtin && gateways.is_empty() {
+            return Err(ConfigError::NoSystems);
+        }
+        Ok(SemanticsConfig {
+            seed: args.seed,
+            attempt_timeout: args.attempt_timeout,
+            request_timeout: args.request_timeout,
+            builtin: !args.systems.no_builtin,
+            gateways,
+            model: args.systems.model.clone(),
+            gateway_wait: args.systems.gateway_wait,
+            json: args.json.clone(),
+        })
+    }
+}
+
 /// A header value that never appears in a report, a log line or an error.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Secret(pub String);
@@ -165,7 +217,10 @@ pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 ///
 /// # Errors
 /// A [`ConfigError`] naming the flag and the expected form.
-pub fn parse_gateways(args: &RunArgs, env: EnvLookup<'_>) -> Result<Vec<GatewaySpec>, ConfigError> {
+pub fn parse_gateways(
+    args: &SystemOptions,
+    env: EnvLookup<'_>,
+) -> Result<Vec<GatewaySpec>, ConfigError> {
     let mut gateways: Vec<GatewaySpec> = Vec::new();
     for (k, raw) in args.gateways.iter().enumerate() {
         let (name, url) = raw
@@ -263,7 +318,7 @@ impl RunConfig {
                 flag: "--request-timeout",
             });
         }
-        let gateways = parse_gateways(args, &|var| std::env::var(var).ok())?;
+        let gateways = parse_gateways(&args.systems, &|var| std::env::var(var).ok())?;
         let mut judge =
             crate::judge::JudgeConfig::from_options(&args.judge, |v| std::env::var(v).ok())?;
         if let Some(judge) = judge.as_mut() {
@@ -271,7 +326,7 @@ impl RunConfig {
                 .cache
                 .get_or_insert_with(|| PathBuf::from(DEFAULT_JUDGE_CACHE));
         }
-        if args.no_builtin && gateways.is_empty() {
+        if args.systems.no_builtin && gateways.is_empty() {
             return Err(ConfigError::NoSystems);
         }
         let out = args
@@ -296,10 +351,10 @@ impl RunConfig {
             quiet: args.quiet,
             fail_under_cpr: args.fail_under_cpr,
             fail_system: args.fail_system.clone(),
-            builtin: !args.no_builtin,
+            builtin: !args.systems.no_builtin,
             gateways,
-            model: args.model.clone(),
-            gateway_wait: args.gateway_wait,
+            model: args.systems.model.clone(),
+            gateway_wait: args.systems.gateway_wait,
             judge,
         })
     }
@@ -472,7 +527,7 @@ mod tests {
             "litellm:Authorization=env:TEST_KEY_VAR",
         ]);
         let env = |var: &str| (var == "TEST_KEY_VAR").then(|| "Bearer s3cr3t-value".to_string());
-        let g = parse_gateways(&a, &env).unwrap();
+        let g = parse_gateways(&a.systems, &env).unwrap();
         assert_eq!((g[0].primary_port, g[0].fallback_port), (9001, 9002));
         assert_eq!((g[1].primary_port, g[1].fallback_port), (9101, 9102));
         assert_eq!(g[0].url, "http://127.0.0.1:4000");
@@ -495,12 +550,13 @@ mod tests {
     #[test]
     fn gateway_mistakes_are_named() {
         let none = |_: &str| None;
-        let err = parse_gateways(&args(&["--gateway", "litellm"]), &none).unwrap_err();
+        let err = parse_gateways(&args(&["--gateway", "litellm"]).systems, &none).unwrap_err();
         assert!(err.to_string().contains("NAME=URL"));
-        let err = parse_gateways(&args(&["--gateway", "history=http://x"]), &none).unwrap_err();
+        let err =
+            parse_gateways(&args(&["--gateway", "history=http://x"]).systems, &none).unwrap_err();
         assert!(matches!(err, ConfigError::DuplicateSystem(ref n) if n == "history"));
         let err = parse_gateways(
-            &args(&["--gateway", "a=http://x", "--upstream-ports", "b=1,2"]),
+            &args(&["--gateway", "a=http://x", "--upstream-ports", "b=1,2"]).systems,
             &none,
         )
         .unwrap_err();

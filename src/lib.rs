@@ -16,6 +16,7 @@ pub mod record;
 pub mod report;
 pub mod scoring;
 pub mod seed;
+pub mod semantics;
 pub mod server;
 pub mod stats;
 pub mod summary;

@@ -7,6 +7,7 @@ mod judge;
 mod proxy;
 mod report;
 mod run;
+mod semantics;
 mod upstreams;
 
 pub use proxy::proxy_config;
@@ -25,6 +26,7 @@ pub async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Upstreams(args) => upstreams::upstreams(args).await,
         Command::Proxy(args) => proxy::proxy(args).await,
         Command::Judge(args) => judge::judge(args).await,
+        Command::Semantics(args) => semantics::semantics(&args).await,
         Command::Report(args) => report::report(&args.dir),
     }
 }

@@ -79,9 +79,10 @@ pub enum FaultAction {
         /// How long to hold.
         hold: Duration,
     },
-    /// Answer `status` (5xx) with `body` (JSON text).
+    /// Answer `status` with `body` (JSON text): a 5xx from a profile, or any
+    /// error status in a scripted plan.
     ApiError {
-        /// The HTTP status, 500..=599.
+        /// The HTTP status: 500..=599 from a profile, 400..=599 scripted.
         status: u16,
         /// The response body, an OpenAI-style error object as JSON text.
         body: String,

@@ -21,6 +21,8 @@ pub struct FaultPlan {
     profile: FaultProfile,
     master_seed: u64,
     turns_per_conversation: Vec<usize>,
+    /// When set, replaces the profile's schedule (see [`FaultPlan::scripted`]).
+    script: Option<Vec<Option<FaultAction>>>,
 }
 
 /// Splits `n` slots among `weights` in proportion, by largest remainder.
@@ -62,6 +64,19 @@ impl FaultPlan {
             profile,
             master_seed,
             turns_per_conversation,
+            script: None,
+        }
+    }
+
+    /// A plan that schedules nothing from a profile: conversation `i` gets
+    /// `script[i]` at the primary upstream, on every turn and every attempt
+    /// (`None`: the primary answers). For checks that need one exact fault
+    /// per conversation, such as `semantics`.
+    pub fn scripted(profile: FaultProfile, script: Vec<Option<FaultAction>>) -> Self {
+        FaultPlan {
+            turns_per_conversation: vec![1; script.len()],
+            script: Some(script),
+            ..FaultPlan::new(profile, 0, Vec::new())
         }
     }
 
@@ -102,6 +117,9 @@ impl FaultPlan {
     /// of conversation index `conversation` in `run` (from 1), if any. This
     /// is what makes a (run, system, conversation) a failover event.
     pub fn final_turn_mode(&self, run: u32, conversation: usize) -> Option<FaultMode> {
+        if let Some(script) = &self.script {
+            return script.get(conversation)?.as_ref().map(FaultAction::mode);
+        }
         let n_turns = *self.turns_per_conversation.get(conversation)?;
         if self.profile.upstream != Role::Primary || !self.profile.turns.includes(n_turns, n_turns)
         {
@@ -120,6 +138,12 @@ impl FaultPlan {
         turn: usize,
         role: Role,
     ) -> Option<FaultAction> {
+        if let Some(script) = &self.script {
+            return match role {
+                Role::Primary => script.get(conversation)?.clone(),
+                Role::Fallback => None,
+            };
+        }
         let n_turns = *self.turns_per_conversation.get(conversation)?;
         if role != self.profile.upstream || !self.profile.turns.includes(turn, n_turns) {
             return None;
@@ -173,6 +197,25 @@ mod tests {
 
     fn count(s: &[FaultMode], m: FaultMode) -> usize {
         s.iter().filter(|x| **x == m).count()
+    }
+
+    #[test]
+    fn a_scripted_plan_faults_exactly_what_it_says() {
+        let hold = Duration::from_secs(3);
+        let script = vec![None, Some(FaultAction::Timeout { hold })];
+        let p = FaultPlan::scripted(paper(), script);
+        assert_eq!(p.conversations(), 2);
+        for turn in [1, 5] {
+            assert_eq!(p.action(1, 0, turn, Role::Primary), None);
+            assert_eq!(
+                p.action(3, 1, turn, Role::Primary),
+                Some(FaultAction::Timeout { hold })
+            );
+            assert_eq!(p.action(1, 1, turn, Role::Fallback), None);
+        }
+        assert_eq!(p.final_turn_mode(1, 0), None);
+        assert_eq!(p.final_turn_mode(1, 1), Some(FaultMode::Timeout));
+        assert_eq!(p.action(1, 2, 1, Role::Primary), None);
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod collect;
 mod systems;
 
 pub use assemble::run_notes;
+pub use systems::{driver_client, Systems, SystemsSpec};
 
 use crate::config::{ResolvedConfig, RunConfig};
 use crate::dataset::Dataset;
@@ -25,7 +26,6 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use systems::{driver_client, gateway_hint, preflight, start_builtin, start_gateways, Systems};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -77,30 +77,9 @@ pub async fn execute(config: &RunConfig, cancel: CancellationToken) -> anyhow::R
         log: AttemptLog::default(),
         epoch: Instant::now(),
     };
-    let mut systems = Systems {
-        targets: Vec::new(),
-        _pairs: Vec::new(),
-        _proxies: Vec::new(),
-    };
-    if config.builtin {
-        start_builtin(config, &ctx, &mut systems).await?;
-    }
-    start_gateways(config, &ctx, &mut systems).await?;
     let client = driver_client()?;
-    for target in &systems.targets {
-        let wait = if config.gateways.iter().any(|g| g.name == target.name) {
-            config.gateway_wait
-        } else {
-            Duration::ZERO
-        };
-        preflight(&client, target, &config.model, wait)
-            .await
-            .map_err(|e| match gateway_hint(config, target) {
-                Some(hint) => e.context(hint),
-                None => e,
-            })?;
-    }
-    let names: Vec<String> = systems.targets.iter().map(|t| t.name.clone()).collect();
+    let systems = Systems::start(SystemsSpec::from(config), &ctx, &client).await?;
+    let names = systems.names();
     let resolved = config.resolved(dataset.conversations.len() as u32, names.clone());
 
     let options = DriverOptions {

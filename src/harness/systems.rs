@@ -1,9 +1,10 @@
 //! Starting the systems under test: an upstream pair and a reference proxy
 //! per built-in system, an upstream pair per external gateway, and the
-//! preflight request that proves each one answers before the run.
+//! preflight request that proves each one answers before the run. Shared by
+//! `run` and `semantics`.
 
 use super::{BUILTIN, PREFLIGHT_TIMEOUT};
-use crate::config::{RunConfig, FALLBACK_MODEL};
+use crate::config::{GatewaySpec, RunConfig, SemanticsConfig, FALLBACK_MODEL};
 use crate::driver::{self, Target};
 use crate::proxy::{self, ProxyConfig};
 use crate::server::ServerHandle;
@@ -12,16 +13,109 @@ use anyhow::Context;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-/// Servers kept alive for the duration of the run.
-pub(super) struct Systems {
-    pub(super) targets: Vec<Target>,
-    pub(super) _pairs: Vec<UpstreamPair>,
-    pub(super) _proxies: Vec<ServerHandle>,
+/// What starting the systems under test takes, from `run` or `semantics`.
+#[derive(Debug, Clone, Copy)]
+pub struct SystemsSpec<'a> {
+    /// Whether the built-in stateless and history proxies run.
+    pub builtin: bool,
+    /// External gateways under test.
+    pub gateways: &'a [GatewaySpec],
+    /// The model id the systems are asked for.
+    pub model: &'a str,
+    /// How long to wait for a gateway's first answer.
+    pub gateway_wait: Duration,
+    /// Per-attempt timeout of the built-in proxies.
+    pub attempt_timeout: Duration,
+    /// Overall deadline of the built-in proxies.
+    pub request_timeout: Duration,
+    /// Master seed (the built-in proxies' backoff jitter derives from it).
+    pub seed: u64,
+}
+
+impl<'a> From<&'a RunConfig> for SystemsSpec<'a> {
+    fn from(c: &'a RunConfig) -> Self {
+        SystemsSpec {
+            builtin: c.builtin,
+            gateways: &c.gateways,
+            model: &c.model,
+            gateway_wait: c.gateway_wait,
+            attempt_timeout: c.attempt_timeout,
+            request_timeout: c.request_timeout,
+            seed: c.seed,
+        }
+    }
+}
+
+impl<'a> From<&'a SemanticsConfig> for SystemsSpec<'a> {
+    fn from(c: &'a SemanticsConfig) -> Self {
+        SystemsSpec {
+            builtin: c.builtin,
+            gateways: &c.gateways,
+            model: &c.model,
+            gateway_wait: c.gateway_wait,
+            attempt_timeout: c.attempt_timeout,
+            request_timeout: c.request_timeout,
+            seed: c.seed,
+        }
+    }
+}
+
+/// The systems under test, started, with the servers kept alive until this
+/// is dropped.
+pub struct Systems {
+    /// Where to send each system's requests, in start order.
+    pub targets: Vec<Target>,
+    _pairs: Vec<UpstreamPair>,
+    _proxies: Vec<ServerHandle>,
+}
+
+impl Systems {
+    /// Starts an upstream pair (serving `ctx`) and a reference proxy per
+    /// built-in system, an upstream pair per external gateway, and sends
+    /// each system a preflight request with `client`.
+    ///
+    /// # Errors
+    /// A server that cannot start, or a system that does not answer its
+    /// preflight (with the configuration a gateway must have).
+    pub async fn start(
+        spec: SystemsSpec<'_>,
+        ctx: &UpstreamContext,
+        client: &reqwest::Client,
+    ) -> anyhow::Result<Self> {
+        let mut systems = Systems {
+            targets: Vec::new(),
+            _pairs: Vec::new(),
+            _proxies: Vec::new(),
+        };
+        if spec.builtin {
+            start_builtin(&spec, ctx, &mut systems).await?;
+        }
+        start_gateways(&spec, ctx, &mut systems).await?;
+        for target in &systems.targets {
+            let wait = if spec.gateways.iter().any(|g| g.name == target.name) {
+                spec.gateway_wait
+            } else {
+                Duration::ZERO
+            };
+            preflight(client, target, spec.model, wait)
+                .await
+                .map_err(|e| match gateway_hint(&spec, target) {
+                    Some(hint) => e.context(hint),
+                    None => e,
+                })?;
+        }
+        Ok(systems)
+    }
+
+    /// The systems' names, in start order.
+    pub fn names(&self) -> Vec<String> {
+        self.targets.iter().map(|t| t.name.clone()).collect()
+    }
 }
 
 /// Starts an upstream pair and a proxy for each built-in system.
-pub(super) async fn start_builtin(
-    config: &RunConfig,
+async fn start_builtin(
+    config: &SystemsSpec<'_>,
     ctx: &UpstreamContext,
     systems: &mut Systems,
 ) -> anyhow::Result<()> {
@@ -52,12 +146,12 @@ pub(super) async fn start_builtin(
 
 /// Starts an upstream pair on the documented ports for each external
 /// gateway and prints where the gateway must send its traffic.
-pub(super) async fn start_gateways(
-    config: &RunConfig,
+async fn start_gateways(
+    config: &SystemsSpec<'_>,
     ctx: &UpstreamContext,
     systems: &mut Systems,
 ) -> anyhow::Result<()> {
-    for gateway in &config.gateways {
+    for gateway in config.gateways {
         let primary: SocketAddr = ([127, 0, 0, 1], gateway.primary_port).into();
         let fallback: SocketAddr = ([127, 0, 0, 1], gateway.fallback_port).into();
         let pair = upstream::start_pair(&gateway.name, primary, fallback, ctx.clone()).await.with_context(|| {
@@ -87,7 +181,7 @@ pub(super) async fn start_gateways(
 }
 
 /// What an external gateway must be configured to do, for error messages.
-pub(super) fn gateway_hint(config: &RunConfig, target: &Target) -> Option<String> {
+fn gateway_hint(config: &SystemsSpec<'_>, target: &Target) -> Option<String> {
     let g = config.gateways.iter().find(|g| g.name == target.name)?;
     Some(format!(
         "gateway {:?} must listen at {} and route model {:?} to the primary upstream http://127.0.0.1:{}/v1, \
@@ -100,7 +194,7 @@ pub(super) fn gateway_hint(config: &RunConfig, target: &Target) -> Option<String
 /// a connection pool large enough for the workers. Idle connections are
 /// dropped after 2 s, before the 5 s keep-alive of common gateway servers
 /// (uvicorn, Node) closes them under a request that reuses one.
-pub(super) fn driver_client() -> anyhow::Result<reqwest::Client> {
+pub fn driver_client() -> anyhow::Result<reqwest::Client> {
     reqwest::Client::builder()
         .no_proxy()
         .tcp_nodelay(true)
@@ -116,7 +210,7 @@ pub(super) fn driver_client() -> anyhow::Result<reqwest::Client> {
 ///
 /// A gateway that is still starting gets `wait` to come up (retried every
 /// half second).
-pub(super) async fn preflight(
+async fn preflight(
     client: &reqwest::Client,
     target: &Target,
     model: &str,

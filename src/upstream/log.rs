@@ -61,6 +61,27 @@ impl AttemptLog {
         *n
     }
 
+    /// Attempts that have arrived for (run, system, role, conversation,
+    /// turn), including those still in progress (a held TIMEOUT is recorded
+    /// only when it ends, but counted here from its arrival).
+    pub fn arrived(
+        &self,
+        run: u32,
+        system: &str,
+        role: Role,
+        conversation: &str,
+        turn: u32,
+    ) -> u32 {
+        let key = (
+            run,
+            system.to_string(),
+            role,
+            conversation.to_string(),
+            turn,
+        );
+        self.lock().attempts.get(&key).copied().unwrap_or(0)
+    }
+
     /// Appends one row.
     pub fn record(&self, row: AttemptRecord) {
         self.lock().rows.push(row);

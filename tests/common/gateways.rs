@@ -28,6 +28,11 @@ pub enum Misbehaviour {
     /// Forwards history correctly but ends every fallback answer with a
     /// question, which the fast path leaves to a judge.
     AsksBack,
+    /// Forwards history and fails over on every non-2xx, a 401 included.
+    FallsBackOnAnyError,
+    /// Never calls the fallback: the client gets the primary's status and
+    /// body, or 504 when the primary sent none in time.
+    NeverFallsBack,
 }
 
 /// Deadline of a primary attempt in the control gateways (the TIMEOUT fault
@@ -81,17 +86,27 @@ async fn call(g: &Gateway, base: &str, body: &Value, timeout: Duration) -> Optio
 async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
     let leaked = g.last_history.lock().unwrap().replace(messages.clone());
-    if let Some((status, json)) = call(&g, &g.primary, &body, PRIMARY_TIMEOUT).await {
-        if (200..300).contains(&status) {
-            return (StatusCode::OK, Json(json)).into_response();
+    let primary = call(&g, &g.primary, &body, PRIMARY_TIMEOUT).await;
+    match (&primary, g.kind) {
+        (Some((status, json)), _) if (200..300).contains(status) => {
+            return (StatusCode::OK, Json(json.clone())).into_response();
         }
+        (Some((status, json)), Misbehaviour::NeverFallsBack) => {
+            let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::BAD_GATEWAY);
+            return (status, Json(json.clone())).into_response();
+        }
+        (None, Misbehaviour::NeverFallsBack) => return StatusCode::GATEWAY_TIMEOUT.into_response(),
+        _ => {}
     }
     let mut fallback_body = body.clone();
     let last = messages.last().cloned().into_iter().collect::<Vec<_>>();
     fallback_body["messages"] = Value::Array(match g.kind {
         Misbehaviour::LastMessageOnly => last,
         Misbehaviour::SharedHistory => leaked.unwrap_or_default().into_iter().chain(last).collect(),
-        Misbehaviour::TightRetryLoop | Misbehaviour::AsksBack => messages.clone(),
+        Misbehaviour::TightRetryLoop
+        | Misbehaviour::AsksBack
+        | Misbehaviour::FallsBackOnAnyError
+        | Misbehaviour::NeverFallsBack => messages.clone(),
         Misbehaviour::TruncateToLast3 => messages[messages.len().saturating_sub(3)..].to_vec(),
     });
     let tries = if g.kind == Misbehaviour::TightRetryLoop {

@@ -1,0 +1,27 @@
+//! `semantics`: run the failover-semantics cases through every system, print
+//! the table and the findings, optionally write them as JSON, and exit 1
+//! when a system deviates from the decision tree.
+
+use crate::cli::SemanticsArgs;
+use crate::config::SemanticsConfig;
+use anyhow::Context as _;
+use std::process::ExitCode;
+
+/// `semantics`: exit 0 when every case of every system is what the decision
+/// tree says (or inconclusive), 1 when one deviates.
+pub async fn semantics(args: &SemanticsArgs) -> anyhow::Result<ExitCode> {
+    let config = SemanticsConfig::from_args(args)?;
+    let report = crate::semantics::execute(&config).await?;
+    print!("{}", report.render());
+    if let Some(path) = &config.json {
+        let text = serde_json::to_string_pretty(&report)?;
+        std::fs::write(path, text + "\n")
+            .with_context(|| format!("cannot write --json {}", path.display()))?;
+        println!("results written to {}", path.display());
+    }
+    Ok(if report.deviations() > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,181 @@
+//! The failures `semantics` puts in front of a gateway, one per case, and
+//! what the decision tree says a gateway should do with each.
+//!
+//! The expectation is not written here: it is
+//! [`classify`](crate::proxy::core::classify), the one decision tree the
+//! reference proxies also follow, applied to the case's primary outcome.
+
+use crate::faults::plan::rate_limit_body;
+use crate::faults::FaultAction;
+use crate::openai::error_body;
+use crate::proxy::core::{classify, Decision, Outcome};
+use std::time::Duration;
+
+/// What the primary upstream does in one case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Nothing: it answers (the control case).
+    None,
+    /// It answers this error status with an OpenAI-style body (429 with
+    /// `Retry-After`).
+    Status(u16),
+    /// It holds the connection without a byte until the gateway gives up.
+    Timeout,
+}
+
+/// One check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Case {
+    /// Short id used in tables and JSON (`401`, `timeout`, `ok`).
+    pub id: &'static str,
+    /// What the primary does, in words.
+    pub label: &'static str,
+    /// What the primary does.
+    pub fault: Fault,
+}
+
+/// `Retry-After` of the 429 case.
+pub const RETRY_AFTER: Duration = Duration::from_secs(1);
+
+/// Every case, in the order they are sent: the control first, then the
+/// permanent errors, then the transient ones, so that a gateway that cools
+/// a failing provider down has seen no failure before the cases that must
+/// reach the primary.
+pub const CASES: [Case; 12] = [
+    case("ok", "answers normally", Fault::None),
+    case("400", "400 invalid request", Fault::Status(400)),
+    case("401", "401 invalid API key", Fault::Status(401)),
+    case("402", "402 payment required", Fault::Status(402)),
+    case("403", "403 permission denied", Fault::Status(403)),
+    case("404", "404 model not found", Fault::Status(404)),
+    case("429", "429 rate limited, Retry-After 1", Fault::Status(429)),
+    case("500", "500 internal error", Fault::Status(500)),
+    case("502", "502 bad gateway", Fault::Status(502)),
+    case("503", "503 unavailable", Fault::Status(503)),
+    case("504", "504 gateway timeout", Fault::Status(504)),
+    case("timeout", "holds the connection, no byte", Fault::Timeout),
+];
+
+const fn case(id: &'static str, label: &'static str, fault: Fault) -> Case {
+    Case { id, label, fault }
+}
+
+impl Case {
+    /// What the decision tree says a gateway should do.
+    pub fn expected(&self) -> Decision {
+        match self.fault {
+            Fault::None => Decision::Deliver,
+            Fault::Status(code) => classify(Outcome::Status(code)),
+            Fault::Timeout => classify(Outcome::Timeout),
+        }
+    }
+
+    /// The user message of the case's request. It names the case, so the
+    /// simulated upstreams recognise it from the content alone.
+    pub fn message(&self) -> String {
+        format!(
+            "continuity-bench semantics check, case {}: the primary {}. Please reply with one short sentence.",
+            self.id, self.label
+        )
+    }
+
+    /// The fault the primary upstream executes; a timeout holds for `hold`
+    /// or until the gateway goes away.
+    pub fn action(&self, hold: Duration) -> Option<FaultAction> {
+        match self.fault {
+            Fault::None => None,
+            Fault::Timeout => Some(FaultAction::Timeout { hold }),
+            Fault::Status(429) => Some(FaultAction::RateLimit {
+                status: 429,
+                retry_after: RETRY_AFTER,
+                body: rate_limit_body("Rate limit reached for requests (simulated by semantics)."),
+            }),
+            Fault::Status(status) => Some(FaultAction::ApiError {
+                status,
+                body: status_body(status),
+            }),
+        }
+    }
+}
+
+/// The OpenAI-style error body a provider sends with `status`.
+fn status_body(status: u16) -> String {
+    let (message, kind, code) = match status {
+        400 => (
+            "Invalid request: 'messages' could not be processed (simulated 400).",
+            "invalid_request_error",
+            None,
+        ),
+        401 => (
+            "Incorrect API key provided (simulated 401).",
+            "invalid_request_error",
+            Some("invalid_api_key"),
+        ),
+        402 => (
+            "Insufficient credits on this account (simulated 402).",
+            "insufficient_quota",
+            Some("payment_required"),
+        ),
+        403 => (
+            "You are not allowed to use this model (simulated 403).",
+            "invalid_request_error",
+            Some("permission_denied"),
+        ),
+        404 => (
+            "The model does not exist or you do not have access to it (simulated 404).",
+            "invalid_request_error",
+            Some("model_not_found"),
+        ),
+        _ => (
+            "The server had an error while processing your request (simulated 5xx).",
+            "server_error",
+            None,
+        ),
+    };
+    error_body(message, kind, code).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expectations_follow_the_decision_tree() {
+        let expected = |id: &str| CASES.iter().find(|c| c.id == id).unwrap().expected();
+        assert_eq!(expected("ok"), Decision::Deliver);
+        for id in ["400", "401", "402", "403"] {
+            assert_eq!(expected(id), Decision::PassThrough, "{id}");
+        }
+        for id in ["404", "429", "500", "502", "503", "504", "timeout"] {
+            assert!(matches!(expected(id), Decision::Failover(_)), "{id}");
+        }
+    }
+
+    #[test]
+    fn ids_and_messages_are_unique() {
+        let mut ids: Vec<&str> = CASES.iter().map(|c| c.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), CASES.len());
+        let mut messages: Vec<String> = CASES.iter().map(Case::message).collect();
+        messages.sort();
+        messages.dedup();
+        assert_eq!(messages.len(), CASES.len());
+    }
+
+    #[test]
+    fn error_bodies_are_openai_style() {
+        for case in CASES {
+            if let Some(FaultAction::ApiError { status, body }) = case.action(Duration::ZERO) {
+                let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+                assert!(v["error"]["message"].is_string(), "{status}");
+                assert!(v["error"]["type"].is_string(), "{status}");
+            }
+        }
+        let Some(FaultAction::RateLimit { retry_after, .. }) = CASES[6].action(Duration::ZERO)
+        else {
+            panic!("case 429 is a rate limit")
+        };
+        assert_eq!(retry_after, RETRY_AFTER);
+    }
+}

@@ -1,0 +1,295 @@
+//! `semantics`: which primary failures each system fails over on, checked on
+//! the wire against the decision tree.
+//!
+//! Each system gets its own simulated upstream pair, as in `run`. For every
+//! case in [`cases::CASES`] one single-turn request goes through the system
+//! while its primary upstream executes the case's failure for real (an
+//! error status with an OpenAI-style body, a 429 with `Retry-After`, or a
+//! held connection). What the client got and how many requests each
+//! upstream saw decide, by [`verdict::judge`], whether the system switched
+//! when it should (5xx, 429, 404, timeout) and passed through what another
+//! provider would not fix (400, 401, 402, 403).
+//!
+//! Cases run one after another for a system, control first, so a gateway's
+//! cooldown after one failure cannot hide the next case's primary; systems
+//! run side by side.
+
+pub mod cases;
+pub mod verdict;
+
+use crate::config::SemanticsConfig;
+use crate::dataset::{Anchor, Category, Conversation, Dataset, Turn, TurnKind};
+use crate::driver::{self, Target};
+use crate::faults::{FaultPlan, FaultProfile, Role};
+use crate::harness::{driver_client, Systems, SystemsSpec};
+use crate::openai::{ChatMessage, ChatRequest};
+use crate::proxy::core::Decision;
+use crate::upstream::{ConversationIndex, LatencyProfile, UpstreamContext};
+use anyhow::Context;
+use cases::{Case, Fault, CASES};
+use serde::Serialize;
+use std::time::Duration;
+use verdict::{judge, Observation, Status, Verdict};
+
+/// The profile behind the scripted plan: it schedules nothing itself.
+const SCRIPT_PROFILE: &str = "name = \"semantics\"\ndescription = \"one scripted failure per case\"\nturns = [99]\n[modes.api_error]\nweight = 1\n";
+
+/// How much longer than the check's own deadline a TIMEOUT case holds, so
+/// the hold never ends before the gateway or the check gives up.
+const HOLD_MARGIN: Duration = Duration::from_secs(5);
+
+/// Everything `semantics` found.
+#[derive(Debug, Clone, Serialize)]
+pub struct SemanticsReport {
+    /// The tool and its version.
+    pub tool: String,
+    /// The model id every request asked for.
+    pub model: String,
+    /// One entry per system, in start order.
+    pub systems: Vec<SystemResult>,
+}
+
+/// The cases of one system.
+#[derive(Debug, Clone, Serialize)]
+pub struct SystemResult {
+    /// The system's name.
+    pub system: String,
+    /// One entry per case, in [`CASES`] order.
+    pub cases: Vec<CaseResult>,
+}
+
+/// One case for one system.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseResult {
+    /// The case id (`401`, `timeout`, ...).
+    pub case: String,
+    /// What the primary did.
+    pub primary: String,
+    /// What the decision tree says: `deliver`, `pass through` or `fail over`.
+    pub expected: String,
+    /// What was seen.
+    pub observation: Observation,
+    /// Whether that is what the decision tree says.
+    pub verdict: Verdict,
+}
+
+impl SemanticsReport {
+    /// Cases that deviate from the decision tree, over all systems.
+    pub fn deviations(&self) -> usize {
+        self.count(Status::Deviates)
+    }
+
+    /// Cases that showed nothing (the primary never saw the request).
+    pub fn inconclusive(&self) -> usize {
+        self.count(Status::Inconclusive)
+    }
+
+    fn count(&self, status: Status) -> usize {
+        self.systems
+            .iter()
+            .flat_map(|s| &s.cases)
+            .filter(|c| c.verdict.status == status)
+            .count()
+    }
+
+    /// The result table and, under it, every finding and note.
+    pub fn render(&self) -> String {
+        let mut rows = vec![[
+            "system".to_string(),
+            "case".to_string(),
+            "expected".to_string(),
+            "client got".to_string(),
+            "primary/fallback attempts".to_string(),
+            "fallback model".to_string(),
+            "verdict".to_string(),
+        ]];
+        for system in &self.systems {
+            for c in &system.cases {
+                let o = &c.observation;
+                rows.push([
+                    system.system.clone(),
+                    c.case.clone(),
+                    c.expected.clone(),
+                    o.client_status
+                        .map_or_else(|| "no answer".to_string(), |s| s.to_string()),
+                    format!("{} / {}", o.primary_attempts, o.fallback_attempts),
+                    o.fallback_model.clone().unwrap_or_else(|| "-".to_string()),
+                    match c.verdict.status {
+                        Status::Expected => "ok",
+                        Status::Deviates => "DEVIATES",
+                        Status::Inconclusive => "inconclusive",
+                    }
+                    .to_string(),
+                ]);
+            }
+        }
+        let widths: Vec<usize> = (0..7)
+            .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+            .collect();
+        let mut out = String::new();
+        for (k, row) in rows.iter().enumerate() {
+            let cells: Vec<String> = row
+                .iter()
+                .zip(&widths)
+                .map(|(cell, w)| format!("{cell:<w$}"))
+                .collect();
+            out.push_str(cells.join("  ").trim_end());
+            out.push('\n');
+            if k == 0 {
+                let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+                out.push_str(&rule.join("  "));
+                out.push('\n');
+            }
+        }
+        let mut findings = Vec::new();
+        for system in &self.systems {
+            for c in &system.cases {
+                if !c.verdict.finding.is_empty() {
+                    findings.push(format!(
+                        "{} {}: {}",
+                        system.system, c.case, c.verdict.finding
+                    ));
+                }
+                for note in &c.verdict.notes {
+                    findings.push(format!("{} {}: note: {note}", system.system, c.case));
+                }
+            }
+        }
+        if !findings.is_empty() {
+            out.push('\n');
+            out.push_str(&findings.join("\n"));
+            out.push('\n');
+        }
+        out.push_str(&format!(
+            "\n{} cases x {} systems: {} deviate from the decision tree, {} inconclusive\n",
+            CASES.len(),
+            self.systems.len(),
+            self.deviations(),
+            self.inconclusive()
+        ));
+        out
+    }
+}
+
+/// Starts the systems and runs every case through each.
+///
+/// # Errors
+/// A server that cannot start or a system that does not answer its
+/// preflight request.
+pub async fn execute(config: &SemanticsConfig) -> anyhow::Result<SemanticsReport> {
+    let dataset = cases_dataset();
+    let hold = config.request_timeout + HOLD_MARGIN;
+    let script = CASES.iter().map(|c| c.action(hold)).collect();
+    let profile = FaultProfile::parse(SCRIPT_PROFILE, "semantics")
+        .context("the built-in semantics profile does not parse")?;
+    let ctx = UpstreamContext::new(
+        FaultPlan::scripted(profile, script),
+        ConversationIndex::new(&dataset),
+        LatencyProfile::INSTANT,
+        config.seed,
+        1,
+    );
+    let client = driver_client()?;
+    let systems = Systems::start(SystemsSpec::from(config), &ctx, &client).await?;
+    let checks = systems
+        .targets
+        .iter()
+        .map(|target| check_system(&client, target, config, &ctx, &dataset));
+    let systems_results = futures::future::join_all(checks).await;
+    Ok(SemanticsReport {
+        tool: format!("{} {}", env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
+        model: config.model.clone(),
+        systems: systems_results,
+    })
+}
+
+/// Runs every case through one system, one after another.
+async fn check_system(
+    client: &reqwest::Client,
+    target: &Target,
+    config: &SemanticsConfig,
+    ctx: &UpstreamContext,
+    dataset: &Dataset,
+) -> SystemResult {
+    let mut cases = Vec::with_capacity(CASES.len());
+    for (case, conversation) in CASES.iter().zip(&dataset.conversations) {
+        let request = ChatRequest {
+            model: config.model.clone(),
+            messages: vec![
+                ChatMessage::new("system", crate::harness::SYSTEM_PROMPT),
+                ChatMessage::new("user", &case.message()),
+            ],
+            stream: false,
+            stream_options: None,
+            extra: serde_json::Map::new(),
+        };
+        let reply = driver::client::send(client, target, &request, config.request_timeout).await;
+        let run = ctx.current_run();
+        let arrived = |role| {
+            ctx.log
+                .arrived(run, &target.name, role, &conversation.id, 1)
+        };
+        let fallback_model = ctx
+            .log
+            .snapshot()
+            .into_iter()
+            .rfind(|a| {
+                a.system == target.name
+                    && a.conversation == conversation.id
+                    && a.role == Role::Fallback
+            })
+            .map(|a| a.model);
+        let observation = Observation {
+            client_status: reply.status,
+            client_error: reply.error,
+            primary_attempts: arrived(Role::Primary),
+            fallback_attempts: arrived(Role::Fallback),
+            fallback_model,
+            latency_ms: reply.latency_ms,
+        };
+        let expected = case.expected();
+        let injected = match case.fault {
+            Fault::Status(s) => Some(s),
+            Fault::None | Fault::Timeout => None,
+        };
+        cases.push(CaseResult {
+            case: case.id.to_string(),
+            primary: case.label.to_string(),
+            expected: match expected {
+                Decision::Deliver => "deliver",
+                Decision::PassThrough => "pass through",
+                Decision::Failover(_) => "fail over",
+            }
+            .to_string(),
+            verdict: judge(expected, injected, &observation),
+            observation,
+        });
+    }
+    SystemResult {
+        system: target.name.clone(),
+        cases,
+    }
+}
+
+/// One single-turn conversation per case, recognisable by its message.
+fn cases_dataset() -> Dataset {
+    let conversations = CASES
+        .iter()
+        .map(|case: &Case| Conversation {
+            id: format!("semantics-{}", case.id),
+            anchor: Anchor {
+                category: Category::PersonName,
+                subject: "case".to_string(),
+                value: case.id.to_string(),
+                variants: vec![case.id.to_string()],
+            },
+            turns: vec![Turn {
+                kind: TurnKind::Probe,
+                user: case.message(),
+                assistant: None,
+                distractor: None,
+            }],
+        })
+        .collect();
+    Dataset { conversations }
+}

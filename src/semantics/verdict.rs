@@ -1,0 +1,249 @@
+//! Whether what a gateway did with one failure is what the decision tree
+//! says: one pure function from what was seen on the wire to a verdict.
+
+use crate::proxy::core::Decision;
+use serde::Serialize;
+
+/// What one case did to one system, as seen by the client and the
+/// simulated upstreams.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Observation {
+    /// The status the client got, if a response came.
+    pub client_status: Option<u16>,
+    /// Why the client got no usable answer, if it did not (no response in
+    /// time, a transport error, a non-2xx, a malformed body).
+    pub client_error: Option<String>,
+    /// Requests the primary upstream saw for the case.
+    pub primary_attempts: u32,
+    /// Requests the fallback upstream saw for the case.
+    pub fallback_attempts: u32,
+    /// The model id the fallback received (the last attempt's), if called.
+    pub fallback_model: Option<String>,
+    /// Client latency, request sent to last byte.
+    pub latency_ms: f64,
+}
+
+impl Observation {
+    fn switched(&self) -> bool {
+        self.fallback_attempts > 0
+    }
+
+    fn answered(&self) -> bool {
+        self.client_status.is_some_and(|s| (200..300).contains(&s)) && self.client_error.is_none()
+    }
+
+    /// What the client got, in words.
+    fn got(&self) -> String {
+        match (self.client_status, &self.client_error) {
+            (Some(s), None) => format!("HTTP {s}"),
+            (Some(s), Some(_)) if !(200..300).contains(&s) => format!("HTTP {s}"),
+            (_, Some(e)) => e.clone(),
+            (None, None) => "nothing".to_string(),
+        }
+    }
+}
+
+/// How a case went for one system.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// The system did what the decision tree says.
+    Expected,
+    /// It did something else; `finding` says what.
+    Deviates,
+    /// The primary never saw the request, so the case shows nothing about
+    /// the decision (the gateway may have cooled the primary down after an
+    /// earlier case, or routes elsewhere).
+    Inconclusive,
+}
+
+/// The verdict of one case for one system.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verdict {
+    /// Expected, deviates or inconclusive.
+    pub status: Status,
+    /// What deviated, or why the case is inconclusive; empty when expected.
+    pub finding: String,
+    /// Facts worth knowing that the decision tree does not rule on:
+    /// retries stacked on one upstream before the answer.
+    pub notes: Vec<String>,
+}
+
+/// Judges `seen` against `expected` for a primary that failed with
+/// `injected` (its status; `None` for a timeout or no fault).
+pub fn judge(expected: Decision, injected: Option<u16>, seen: &Observation) -> Verdict {
+    let mut notes = Vec::new();
+    if seen.primary_attempts > 1 {
+        notes.push(format!(
+            "the primary was tried {} times",
+            seen.primary_attempts
+        ));
+    }
+    if seen.fallback_attempts > 1 {
+        notes.push(format!(
+            "the fallback was tried {} times",
+            seen.fallback_attempts
+        ));
+    }
+    let verdict = |status, finding: String| Verdict {
+        status,
+        finding,
+        notes: notes.clone(),
+    };
+    if seen.primary_attempts == 0 {
+        return verdict(
+            Status::Inconclusive,
+            format!(
+                "the primary never saw the request (a cooldown after an earlier failure?); the client got {}",
+                seen.got()
+            ),
+        );
+    }
+    let what = injected.map_or_else(|| "a timeout".to_string(), |s| format!("a {s}"));
+    match expected {
+        Decision::Deliver if seen.switched() => verdict(
+            Status::Deviates,
+            "failed over although the primary answered".to_string(),
+        ),
+        Decision::Deliver if !seen.answered() => verdict(
+            Status::Deviates,
+            format!("the primary answered but the client got {}", seen.got()),
+        ),
+        Decision::PassThrough if seen.switched() => verdict(
+            Status::Deviates,
+            format!(
+                "failed over on {what}, a permanent error another provider does not fix; the client got {}",
+                seen.got()
+            ),
+        ),
+        Decision::PassThrough if seen.client_status != injected => verdict(
+            Status::Deviates,
+            format!("did not pass {what} through; the client got {}", seen.got()),
+        ),
+        Decision::Failover(_) if !seen.switched() => verdict(
+            Status::Deviates,
+            format!("did not fail over on {what}; the client got {}", seen.got()),
+        ),
+        Decision::Failover(_) if !seen.answered() => verdict(
+            Status::Deviates,
+            format!(
+                "failed over on {what} but the client got {}",
+                seen.got()
+            ),
+        ),
+        Decision::Deliver | Decision::PassThrough | Decision::Failover(_) => {
+            verdict(Status::Expected, String::new())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proxy::core::FailoverReason;
+
+    fn seen(status: Option<u16>, primary: u32, fallback: u32) -> Observation {
+        Observation {
+            client_status: status,
+            client_error: status
+                .filter(|s| !(200..300).contains(s))
+                .map(|s| format!("HTTP {s}: ...")),
+            primary_attempts: primary,
+            fallback_attempts: fallback,
+            fallback_model: None,
+            latency_ms: 1.0,
+        }
+    }
+
+    const SWITCH: Decision = Decision::Failover(FailoverReason::Status(503));
+
+    #[test]
+    fn the_decision_tree_followed_is_expected() {
+        let ok = |d, injected, s: &Observation| judge(d, injected, s).status;
+        assert_eq!(
+            ok(Decision::Deliver, None, &seen(Some(200), 1, 0)),
+            Status::Expected
+        );
+        assert_eq!(
+            ok(Decision::PassThrough, Some(401), &seen(Some(401), 1, 0)),
+            Status::Expected
+        );
+        assert_eq!(
+            ok(SWITCH, Some(503), &seen(Some(200), 1, 1)),
+            Status::Expected
+        );
+    }
+
+    #[test]
+    fn falling_back_on_a_401_deviates() {
+        let v = judge(Decision::PassThrough, Some(401), &seen(Some(200), 1, 1));
+        assert_eq!(v.status, Status::Deviates);
+        assert!(v.finding.contains("failed over on a 401"), "{}", v.finding);
+    }
+
+    #[test]
+    fn rewriting_a_permanent_status_deviates() {
+        let v = judge(Decision::PassThrough, Some(403), &seen(Some(500), 1, 0));
+        assert_eq!(v.status, Status::Deviates);
+        assert!(
+            v.finding.contains("did not pass a 403 through"),
+            "{}",
+            v.finding
+        );
+        assert!(v.finding.contains("HTTP 500"), "{}", v.finding);
+    }
+
+    #[test]
+    fn not_failing_over_on_a_transient_error_deviates() {
+        let v = judge(SWITCH, Some(503), &seen(Some(503), 1, 0));
+        assert_eq!(v.status, Status::Deviates);
+        assert!(
+            v.finding.contains("did not fail over on a 503"),
+            "{}",
+            v.finding
+        );
+        let mut hung = seen(None, 1, 0);
+        hung.client_error = Some("no complete response within 30000 ms".into());
+        let v = judge(Decision::Failover(FailoverReason::Timeout), None, &hung);
+        assert!(
+            v.finding.contains("did not fail over on a timeout"),
+            "{}",
+            v.finding
+        );
+        assert!(v.finding.contains("no complete response"), "{}", v.finding);
+    }
+
+    #[test]
+    fn a_failover_that_still_fails_deviates() {
+        let v = judge(SWITCH, Some(502), &seen(Some(502), 1, 1));
+        assert_eq!(v.status, Status::Deviates);
+        assert!(
+            v.finding.contains("failed over on a 502 but"),
+            "{}",
+            v.finding
+        );
+    }
+
+    #[test]
+    fn a_healthy_primary_must_be_delivered() {
+        let v = judge(Decision::Deliver, None, &seen(Some(200), 1, 1));
+        assert_eq!(v.status, Status::Deviates);
+        let v = judge(Decision::Deliver, None, &seen(Some(500), 1, 0));
+        assert_eq!(v.status, Status::Deviates);
+    }
+
+    #[test]
+    fn an_untouched_primary_is_inconclusive_and_retries_are_noted() {
+        let v = judge(SWITCH, Some(503), &seen(Some(200), 0, 1));
+        assert_eq!(v.status, Status::Inconclusive);
+        let v = judge(SWITCH, Some(503), &seen(Some(200), 3, 2));
+        assert_eq!(v.status, Status::Expected);
+        assert_eq!(
+            v.notes,
+            [
+                "the primary was tried 3 times",
+                "the fallback was tried 2 times"
+            ]
+        );
+    }
+}

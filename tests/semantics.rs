@@ -1,0 +1,175 @@
+//! Positive and negative controls of the failover-semantics check: a gateway
+//! that fails over on every error (a 401 included) and one that never fails
+//! over must each be caught on exactly the cases they get wrong, while the
+//! reference proxies, checked beside them, follow the decision tree.
+
+mod common;
+
+use common::gateways::{free_port, start, Misbehaviour};
+use continuity_bench::config::{GatewaySpec, SemanticsConfig};
+use continuity_bench::semantics::verdict::Status;
+use continuity_bench::semantics::{self, SemanticsReport, SystemResult};
+use std::time::Duration;
+
+/// Checks the reference proxies and one control gateway.
+async fn check_with_control(kind: Misbehaviour) -> SemanticsReport {
+    let (primary, fallback) = (free_port(), free_port());
+    let gateway = start(
+        kind,
+        format!("http://127.0.0.1:{primary}"),
+        format!("http://127.0.0.1:{fallback}"),
+    )
+    .await;
+    let config = SemanticsConfig {
+        seed: 42,
+        attempt_timeout: Duration::from_secs(1),
+        request_timeout: Duration::from_secs(20),
+        builtin: true,
+        gateways: vec![GatewaySpec {
+            name: "control".into(),
+            url: gateway.url(),
+            primary_port: primary,
+            fallback_port: fallback,
+            headers: Vec::new(),
+        }],
+        model: continuity_bench::config::DRIVER_MODEL.to_string(),
+        gateway_wait: Duration::from_secs(5),
+        json: None,
+    };
+    semantics::execute(&config).await.unwrap()
+}
+
+fn system<'a>(report: &'a SemanticsReport, name: &str) -> &'a SystemResult {
+    report.systems.iter().find(|s| s.system == name).unwrap()
+}
+
+/// The ids of the cases of `name` with `status`.
+fn cases_with(report: &SemanticsReport, name: &str, status: Status) -> Vec<String> {
+    system(report, name)
+        .cases
+        .iter()
+        .filter(|c| c.verdict.status == status)
+        .map(|c| c.case.clone())
+        .collect()
+}
+
+fn assert_reference_systems_follow_the_tree(report: &SemanticsReport) {
+    for name in ["stateless", "history"] {
+        let s = system(report, name);
+        assert_eq!(s.cases.len(), semantics::cases::CASES.len());
+        for c in &s.cases {
+            assert_eq!(
+                c.verdict.status,
+                Status::Expected,
+                "{name} {}: {:?}",
+                c.case,
+                c.verdict
+            );
+            assert!(
+                c.verdict.notes.is_empty(),
+                "{name} {}: {:?}",
+                c.case,
+                c.verdict
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_that_fails_over_on_401_is_caught() {
+    let report = check_with_control(Misbehaviour::FallsBackOnAnyError).await;
+    assert_reference_systems_follow_the_tree(&report);
+    assert_eq!(
+        cases_with(&report, "control", Status::Deviates),
+        ["400", "401", "402", "403"]
+    );
+    let c401 = system(&report, "control")
+        .cases
+        .iter()
+        .find(|c| c.case == "401")
+        .unwrap();
+    assert!(
+        c401.verdict.finding.contains("failed over on a 401"),
+        "{:?}",
+        c401.verdict
+    );
+    assert_eq!(c401.observation.primary_attempts, 1);
+    assert_eq!(c401.observation.fallback_attempts, 1);
+    assert_eq!(report.deviations(), 4);
+    assert!(report
+        .render()
+        .contains("control 401: failed over on a 401"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_that_never_fails_over_is_caught() {
+    let report = check_with_control(Misbehaviour::NeverFallsBack).await;
+    assert_reference_systems_follow_the_tree(&report);
+    assert_eq!(
+        cases_with(&report, "control", Status::Deviates),
+        ["404", "429", "500", "502", "503", "504", "timeout"]
+    );
+    assert_eq!(
+        cases_with(&report, "control", Status::Expected),
+        ["ok", "400", "401", "402", "403"]
+    );
+    let timeout = system(&report, "control")
+        .cases
+        .iter()
+        .find(|c| c.case == "timeout")
+        .unwrap();
+    assert!(
+        timeout
+            .verdict
+            .finding
+            .contains("did not fail over on a timeout; the client got HTTP 504"),
+        "{:?}",
+        timeout.verdict
+    );
+    assert_eq!(timeout.observation.fallback_attempts, 0);
+}
+
+/// The command line: exit 1 when a gateway deviates, the findings printed,
+/// and the same results written as JSON.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_command_exits_1_on_a_deviation_and_writes_json() {
+    let (primary, fallback) = (free_port(), free_port());
+    let gateway = start(
+        Misbehaviour::FallsBackOnAnyError,
+        format!("http://127.0.0.1:{primary}"),
+        format!("http://127.0.0.1:{fallback}"),
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("semantics.json");
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_continuity-bench"));
+    command
+        .args(["semantics", "--no-builtin", "--gateway"])
+        .arg(format!("control={}", gateway.url()))
+        .arg("--upstream-ports")
+        .arg(format!("control={primary},{fallback}"))
+        .arg("--json")
+        .arg(&json);
+    // The control gateway serves on this runtime while the command runs.
+    let output = tokio::task::spawn_blocking(move || command.output())
+        .await
+        .unwrap()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("control 401: failed over on a 401"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("4 deviate from the decision tree"),
+        "{stdout}"
+    );
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let cases = written["systems"][0]["cases"].as_array().unwrap();
+    let c401 = cases.iter().find(|c| c["case"] == "401").unwrap();
+    assert_eq!(c401["verdict"]["status"], "deviates");
+    assert_eq!(c401["expected"], "pass through");
+    assert_eq!(c401["observation"]["fallback_attempts"], 1);
+}
