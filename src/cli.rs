@@ -252,6 +252,11 @@ pub struct SemanticsArgs {
     /// latency.
     #[arg(long, default_value_t = crate::seed::DEFAULT_SEED)]
     pub seed: u64,
+    /// When a gateway sends a case straight to the fallback (it cooled the
+    /// primary down after an earlier case), wait this long and send it
+    /// again, at most twice. 0 disables. LiteLLM's default cooldown is 5 s.
+    #[arg(long, default_value = "6s", value_parser = humantime::parse_duration)]
+    pub cooldown_wait: std::time::Duration,
     /// Also write the results as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,

@@ -149,6 +149,8 @@ pub struct SemanticsConfig {
     pub model: String,
     /// How long to wait for a gateway's first answer.
     pub gateway_wait: Duration,
+    /// How long to wait before re-sending a case that skipped the primary.
+    pub cooldown_wait: Duration,
     /// Where to write the results as JSON, if anywhere.
     pub json: Option<PathBuf>,
 }
@@ -179,6 +181,7 @@ impl SemanticsConfig {
             gateways,
             model: args.systems.model.clone(),
             gateway_wait: args.systems.gateway_wait,
+            cooldown_wait: args.cooldown_wait,
             json: args.json.clone(),
         })
     }

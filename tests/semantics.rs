@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::gateways::{free_port, start, Misbehaviour};
+use common::gateways::{free_port, start, Misbehaviour, COOLDOWN};
 use continuity_bench::config::{GatewaySpec, SemanticsConfig};
 use continuity_bench::semantics::verdict::Status;
 use continuity_bench::semantics::{self, SemanticsReport, SystemResult};
@@ -13,6 +13,15 @@ use std::time::Duration;
 
 /// Checks the reference proxies and one control gateway.
 async fn check_with_control(kind: Misbehaviour) -> SemanticsReport {
+    check_with_control_waiting(kind, Duration::from_secs(1)).await
+}
+
+/// As [`check_with_control`], re-sending a case that skipped the primary
+/// after `cooldown_wait` (zero: never).
+async fn check_with_control_waiting(
+    kind: Misbehaviour,
+    cooldown_wait: Duration,
+) -> SemanticsReport {
     let (primary, fallback) = (free_port(), free_port());
     let gateway = start(
         kind,
@@ -34,6 +43,7 @@ async fn check_with_control(kind: Misbehaviour) -> SemanticsReport {
         }],
         model: continuity_bench::config::DRIVER_MODEL.to_string(),
         gateway_wait: Duration::from_secs(5),
+        cooldown_wait,
         json: None,
     };
     semantics::execute(&config).await.unwrap()
@@ -172,4 +182,34 @@ async fn the_command_exits_1_on_a_deviation_and_writes_json() {
     assert_eq!(c401["verdict"]["status"], "deviates");
     assert_eq!(c401["expected"], "pass through");
     assert_eq!(c401["observation"]["fallback_attempts"], 1);
+}
+
+/// A gateway that cools its primary down after a failure sends the next
+/// case straight to the fallback. Without waiting, those cases are
+/// inconclusive (never counted as a pass); waiting out the cooldown and
+/// sending again recovers the real verdicts, with a note saying so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_primary_cooldown_is_waited_out_or_reported_inconclusive() {
+    let report = check_with_control_waiting(Misbehaviour::CoolsDownPrimary, Duration::ZERO).await;
+    let inconclusive = cases_with(&report, "control", Status::Inconclusive);
+    assert!(inconclusive.len() >= 5, "{inconclusive:?}");
+    assert!(!inconclusive.contains(&"ok".to_string()));
+    assert_eq!(report.inconclusive(), inconclusive.len());
+
+    let report = check_with_control_waiting(Misbehaviour::CoolsDownPrimary, COOLDOWN * 2).await;
+    assert_reference_systems_follow_the_tree(&report);
+    assert_eq!(
+        cases_with(&report, "control", Status::Inconclusive),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        cases_with(&report, "control", Status::Deviates),
+        ["400", "401", "402", "403"]
+    );
+    let resent = system(&report, "control")
+        .cases
+        .iter()
+        .filter(|c| c.verdict.notes.iter().any(|n| n.contains("was skipped")))
+        .count();
+    assert!(resent >= 5, "{resent}");
 }

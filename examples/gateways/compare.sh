@@ -11,8 +11,11 @@
 # Usage (from anywhere in the repository):
 #   examples/gateways/compare.sh [extra `continuity-bench run` flags...]
 #   RUNS=2 examples/gateways/compare.sh --concurrency 50
+#   COMMAND=semantics examples/gateways/compare.sh
 #
 # Environment (all optional):
+#   COMMAND             `run` (default): the continuity benchmark; `semantics`:
+#                       which primary failures each gateway fails over on
 #   RUNS                runs of the benchmark (default 1)
 #   GATEWAYS            which gateways to run (default "litellm portkey")
 #   GATEWAYS_CACHE      install and log directory
@@ -34,6 +37,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 cache="${GATEWAYS_CACHE:-$here/.cache}"
 runs="${RUNS:-1}"
+command="${COMMAND:-run}"
 gateways="${GATEWAYS:-litellm portkey}"
 litellm_port="${LITELLM_PORT:-4000}"
 portkey_port="${PORTKEY_PORT:-8787}"
@@ -197,11 +201,26 @@ done
 ((${#args[@]})) || say "no gateway could be started; running the built-in systems only"
 
 cd "$root"
-say "running continuity-bench (runs $runs, report in $out)"
 status=0
-timeout -s INT -k 60 "$run_timeout" \
-    cargo run --release --quiet -- run --runs "$runs" --out "$out" --gateway-wait 60s \
-    "${args[@]}" "$@" || status=$?
+case "$command" in
+    run)
+        say "running continuity-bench (runs $runs, report in $out)"
+        timeout -s INT -k 60 "$run_timeout" \
+            cargo run --release --quiet -- run --runs "$runs" --out "$out" --gateway-wait 60s \
+            "${args[@]}" "$@" || status=$?
+        ;;
+    semantics)
+        mkdir -p "$out"
+        say "checking failover semantics (results in $out/semantics.json)"
+        timeout -s INT -k 60 "$run_timeout" \
+            cargo run --release --quiet -- semantics --json "$out/semantics.json" --gateway-wait 60s \
+            "${args[@]}" "$@" || status=$?
+        ;;
+    *)
+        say "unknown COMMAND $command (known: run semantics)"
+        exit 2
+        ;;
+esac
 if ((status != 0)); then
     say "continuity-bench exited with status $status; gateway logs are in $logs"
 fi

@@ -34,6 +34,9 @@ use verdict::{judge, Observation, Status, Verdict};
 /// The profile behind the scripted plan: it schedules nothing itself.
 const SCRIPT_PROFILE: &str = "name = \"semantics\"\ndescription = \"one scripted failure per case\"\nturns = [99]\n[modes.api_error]\nweight = 1\n";
 
+/// Most times a request that skipped the primary is sent again.
+pub const MAX_RESENDS: u32 = 2;
+
 /// How much longer than the check's own deadline a TIMEOUT case holds, so
 /// the hold never ends before the gateway or the check gives up.
 const HOLD_MARGIN: Duration = Duration::from_secs(5);
@@ -223,30 +226,8 @@ async fn check_system(
             stream_options: None,
             extra: serde_json::Map::new(),
         };
-        let reply = driver::client::send(client, target, &request, config.request_timeout).await;
-        let run = ctx.current_run();
-        let arrived = |role| {
-            ctx.log
-                .arrived(run, &target.name, role, &conversation.id, 1)
-        };
-        let fallback_model = ctx
-            .log
-            .snapshot()
-            .into_iter()
-            .rfind(|a| {
-                a.system == target.name
-                    && a.conversation == conversation.id
-                    && a.role == Role::Fallback
-            })
-            .map(|a| a.model);
-        let observation = Observation {
-            client_status: reply.status,
-            client_error: reply.error,
-            primary_attempts: arrived(Role::Primary),
-            fallback_attempts: arrived(Role::Fallback),
-            fallback_model,
-            latency_ms: reply.latency_ms,
-        };
+        let (observation, resent) =
+            send_case(client, target, config, ctx, conversation, &request).await;
         let expected = case.expected();
         let injected = match case.fault {
             Fault::Status(s) => Some(s),
@@ -261,13 +242,75 @@ async fn check_system(
                 Decision::Failover(_) => "fail over",
             }
             .to_string(),
-            verdict: judge(expected, injected, &observation),
+            verdict: {
+                let mut verdict = judge(expected, injected, &observation);
+                if resent > 0 {
+                    verdict.notes.push(format!(
+                        "the primary was skipped (a cooldown after an earlier case?); the request was sent {} more time(s), {} s apart",
+                        resent,
+                        config.cooldown_wait.as_secs_f64()
+                    ));
+                }
+                verdict
+            },
             observation,
         });
     }
     SystemResult {
         system: target.name.clone(),
         cases,
+    }
+}
+
+/// Sends one case's request and observes it. A gateway that cooled its
+/// primary down after an earlier case sends the request straight to the
+/// fallback, which shows nothing about this case; the request is then sent
+/// again after `cooldown_wait`, at most [`MAX_RESENDS`] times. Returns the
+/// observation of the last send (attempts counted for that send only) and
+/// how many times it was re-sent.
+async fn send_case(
+    client: &reqwest::Client,
+    target: &Target,
+    config: &SemanticsConfig,
+    ctx: &UpstreamContext,
+    conversation: &Conversation,
+    request: &ChatRequest,
+) -> (Observation, u32) {
+    let run = ctx.current_run();
+    let arrived = |role| {
+        ctx.log
+            .arrived(run, &target.name, role, &conversation.id, 1)
+    };
+    let mut resent = 0;
+    loop {
+        let before = (arrived(Role::Primary), arrived(Role::Fallback));
+        let reply = driver::client::send(client, target, request, config.request_timeout).await;
+        let fallback_model = ctx
+            .log
+            .snapshot()
+            .into_iter()
+            .rfind(|a| {
+                a.system == target.name
+                    && a.conversation == conversation.id
+                    && a.role == Role::Fallback
+            })
+            .map(|a| a.model);
+        let observation = Observation {
+            client_status: reply.status,
+            client_error: reply.error,
+            primary_attempts: arrived(Role::Primary) - before.0,
+            fallback_attempts: arrived(Role::Fallback) - before.1,
+            fallback_model,
+            latency_ms: reply.latency_ms,
+        };
+        if observation.primary_attempts > 0
+            || resent >= MAX_RESENDS
+            || config.cooldown_wait.is_zero()
+        {
+            return (observation, resent);
+        }
+        tokio::time::sleep(config.cooldown_wait).await;
+        resent += 1;
     }
 }
 

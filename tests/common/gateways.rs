@@ -33,7 +33,14 @@ pub enum Misbehaviour {
     /// Never calls the fallback: the client gets the primary's status and
     /// body, or 504 when the primary sent none in time.
     NeverFallsBack,
+    /// As `FallsBackOnAnyError`, and after a primary failure sends every
+    /// request straight to the fallback for [`COOLDOWN`], as LiteLLM's
+    /// router cools a failing deployment down.
+    CoolsDownPrimary,
 }
+
+/// How long `CoolsDownPrimary` skips the primary after it failed.
+pub const COOLDOWN: Duration = Duration::from_millis(500);
 
 /// Deadline of a primary attempt in the control gateways (the TIMEOUT fault
 /// holds far longer).
@@ -50,6 +57,7 @@ struct Gateway {
     fallback: String,
     client: reqwest::Client,
     last_history: Arc<Mutex<Option<Vec<Value>>>>,
+    cooled_until: Arc<Mutex<Option<tokio::time::Instant>>>,
 }
 
 /// Starts a control gateway on 127.0.0.1 in front of `primary` and
@@ -61,6 +69,7 @@ pub async fn start(kind: Misbehaviour, primary: String, fallback: String) -> Ser
         fallback,
         client: reqwest::Client::builder().no_proxy().build().unwrap(),
         last_history: Arc::new(Mutex::new(None)),
+        cooled_until: Arc::new(Mutex::new(None)),
     };
     let router = Router::new()
         .route("/v1/chat/completions", post(handle))
@@ -86,7 +95,23 @@ async fn call(g: &Gateway, base: &str, body: &Value, timeout: Duration) -> Optio
 async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
     let leaked = g.last_history.lock().unwrap().replace(messages.clone());
-    let primary = call(&g, &g.primary, &body, PRIMARY_TIMEOUT).await;
+    let now = tokio::time::Instant::now();
+    let cooled = g
+        .cooled_until
+        .lock()
+        .unwrap()
+        .is_some_and(|until| now < until);
+    let primary = if cooled {
+        None
+    } else {
+        call(&g, &g.primary, &body, PRIMARY_TIMEOUT).await
+    };
+    let failed = !primary
+        .as_ref()
+        .is_some_and(|(status, _)| (200..300).contains(status));
+    if g.kind == Misbehaviour::CoolsDownPrimary && failed && !cooled {
+        *g.cooled_until.lock().unwrap() = Some(tokio::time::Instant::now() + COOLDOWN);
+    }
     match (&primary, g.kind) {
         (Some((status, json)), _) if (200..300).contains(status) => {
             return (StatusCode::OK, Json(json.clone())).into_response();
@@ -106,7 +131,8 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
         Misbehaviour::TightRetryLoop
         | Misbehaviour::AsksBack
         | Misbehaviour::FallsBackOnAnyError
-        | Misbehaviour::NeverFallsBack => messages.clone(),
+        | Misbehaviour::NeverFallsBack
+        | Misbehaviour::CoolsDownPrimary => messages.clone(),
         Misbehaviour::TruncateToLast3 => messages[messages.len().saturating_sub(3)..].to_vec(),
     });
     let tries = if g.kind == Misbehaviour::TightRetryLoop {
