@@ -163,10 +163,11 @@ impl SemanticsReport {
             out.push_str(&findings.join("\n"));
             out.push('\n');
         }
+        let n = self.systems.len();
         out.push_str(&format!(
-            "\n{} cases x {} systems: {} deviate from the decision tree, {} inconclusive\n",
+            "\n{} cases x {n} system{}: {} deviate from the decision tree, {} inconclusive\n",
             CASES.len(),
-            self.systems.len(),
+            if n == 1 { "" } else { "s" },
             self.deviations(),
             self.inconclusive()
         ));
