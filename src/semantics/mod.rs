@@ -286,21 +286,22 @@ async fn send_case(
     loop {
         let before = (arrived(Role::Primary), arrived(Role::Fallback));
         let reply = driver::client::send(client, target, request, config.request_timeout).await;
-        let fallback_model = ctx
-            .log
-            .snapshot()
-            .into_iter()
-            .rfind(|a| {
-                a.system == target.name
-                    && a.conversation == conversation.id
-                    && a.role == Role::Fallback
+        let fallback_attempts = arrived(Role::Fallback) - before.1;
+        let fallback_model = (fallback_attempts > 0)
+            .then(|| {
+                ctx.log.snapshot().into_iter().rfind(|a| {
+                    a.system == target.name
+                        && a.conversation == conversation.id
+                        && a.role == Role::Fallback
+                })
             })
+            .flatten()
             .map(|a| a.model);
         let observation = Observation {
             client_status: reply.status,
             client_error: reply.error,
             primary_attempts: arrived(Role::Primary) - before.0,
-            fallback_attempts: arrived(Role::Fallback) - before.1,
+            fallback_attempts,
             fallback_model,
             latency_ms: reply.latency_ms,
         };
