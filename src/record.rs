@@ -106,6 +106,11 @@ pub struct AttemptRecord {
     pub model: String,
     /// Whether the request asked for a stream.
     pub stream: bool,
+    /// The request's other top-level parameters, by name, sorted and
+    /// space-separated (`max_tokens seed temperature`); empty when none.
+    /// Shows which provider parameters a gateway forwards.
+    #[serde(default)]
+    pub params: String,
     /// Whether the client went away before the upstream finished.
     pub client_gave_up: bool,
     /// Milliseconds from arrival until the upstream finished or saw the

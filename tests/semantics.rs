@@ -213,3 +213,40 @@ async fn a_primary_cooldown_is_waited_out_or_reported_inconclusive() {
         .count();
     assert!(resent >= 5, "{resent}");
 }
+
+/// Provider parameters (max_tokens, seed, temperature, top_p, user) must
+/// reach the fallback: a gateway that rebuilds the fallback's body from
+/// `model` and `messages` alone is noted on every case it failed over,
+/// while the reference proxies forward them all (checked above: no notes).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parameters_dropped_at_the_fallback_are_noted() {
+    let report = check_with_control(Misbehaviour::DropsParams).await;
+    assert_reference_systems_follow_the_tree(&report);
+    let control = system(&report, "control");
+    let note =
+        "the fallback did not receive the client's max_tokens, seed, temperature, top_p, user";
+    for c in &control.cases {
+        let failed_over = c.observation.fallback_attempts > 0;
+        assert_eq!(
+            c.verdict.notes.iter().any(|n| n == note),
+            failed_over,
+            "{}: {:?}",
+            c.case,
+            c.verdict.notes
+        );
+        assert_eq!(
+            c.observation.primary_params_missing,
+            Some(Vec::new()),
+            "{}",
+            c.case
+        );
+    }
+    assert!(
+        control
+            .cases
+            .iter()
+            .filter(|c| c.observation.fallback_attempts > 0)
+            .count()
+            >= 11
+    );
+}

@@ -46,7 +46,7 @@ pub const EVENT_COLUMNS: [&str; 14] = [
 ];
 
 /// Columns of attempts.csv, in order (the fields of [`AttemptRecord`]).
-pub const ATTEMPT_COLUMNS: [&str; 16] = [
+pub const ATTEMPT_COLUMNS: [&str; 17] = [
     "run",
     "system",
     "role",
@@ -61,6 +61,7 @@ pub const ATTEMPT_COLUMNS: [&str; 16] = [
     "approx_tokens",
     "model",
     "stream",
+    "params",
     "client_gave_up",
     "duration_ms",
 ];
@@ -269,7 +270,7 @@ mod tests {
         );
         assert_eq!(
             header(&AttemptsCsv.render(&data).unwrap()),
-            "run,system,role,conversation,turn,attempt,arrived_ms,action,status,retry_after_ms,messages,approx_tokens,model,stream,client_gave_up,duration_ms"
+            "run,system,role,conversation,turn,attempt,arrived_ms,action,status,retry_after_ms,messages,approx_tokens,model,stream,params,client_gave_up,duration_ms"
         );
     }
 

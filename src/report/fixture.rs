@@ -343,6 +343,7 @@ fn rows() -> (Vec<TurnRecord>, Vec<EventRecord>, Vec<AttemptRecord>) {
                         approx_tokens: 40 * n_turns,
                         model: "sim-model-1".to_string(),
                         stream: false,
+                        params: String::new(),
                         client_gave_up: role == Role::Primary && mode == FaultMode::Timeout,
                         duration_ms: attempt_duration,
                     });

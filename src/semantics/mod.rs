@@ -225,7 +225,7 @@ async fn check_system(
             ],
             stream: false,
             stream_options: None,
-            extra: serde_json::Map::new(),
+            extra: case_params(),
         };
         let (observation, resent) =
             send_case(client, target, config, ctx, conversation, &request).await;
@@ -286,23 +286,32 @@ async fn send_case(
     loop {
         let before = (arrived(Role::Primary), arrived(Role::Fallback));
         let reply = driver::client::send(client, target, request, config.request_timeout).await;
+        let primary_attempts = arrived(Role::Primary) - before.0;
         let fallback_attempts = arrived(Role::Fallback) - before.1;
-        let fallback_model = (fallback_attempts > 0)
-            .then(|| {
-                ctx.log.snapshot().into_iter().rfind(|a| {
-                    a.system == target.name
-                        && a.conversation == conversation.id
-                        && a.role == Role::Fallback
+        let rows = ctx.log.snapshot();
+        let last = |role: Role, attempts: u32| {
+            (attempts > 0)
+                .then(|| {
+                    rows.iter().rfind(|a| {
+                        a.system == target.name
+                            && a.conversation == conversation.id
+                            && a.role == role
+                    })
                 })
-            })
-            .flatten()
-            .map(|a| a.model);
+                .flatten()
+        };
+        let (primary_row, fallback_row) = (
+            last(Role::Primary, primary_attempts),
+            last(Role::Fallback, fallback_attempts),
+        );
         let observation = Observation {
             client_status: reply.status,
             client_error: reply.error,
-            primary_attempts: arrived(Role::Primary) - before.0,
+            primary_attempts,
             fallback_attempts,
-            fallback_model,
+            fallback_model: fallback_row.map(|a| a.model.clone()),
+            primary_params_missing: primary_row.map(|a| missing_params(request, &a.params)),
+            fallback_params_missing: fallback_row.map(|a| missing_params(request, &a.params)),
             latency_ms: reply.latency_ms,
         };
         if observation.primary_attempts > 0
@@ -313,6 +322,34 @@ async fn send_case(
         }
         tokio::time::sleep(config.cooldown_wait).await;
         resent += 1;
+    }
+}
+
+/// The parameters of `request` that an upstream's `received` list (from
+/// its attempt log) lacks.
+fn missing_params(request: &ChatRequest, received: &str) -> Vec<String> {
+    let received: Vec<&str> = received.split_whitespace().collect();
+    request
+        .extra
+        .keys()
+        .filter(|k| !received.contains(&k.as_str()))
+        .cloned()
+        .collect()
+}
+
+/// The provider parameters every case's request carries, to see which
+/// reach each upstream.
+fn case_params() -> serde_json::Map<String, serde_json::Value> {
+    let params = serde_json::json!({
+        "max_tokens": 64,
+        "seed": 7,
+        "temperature": 0.2,
+        "top_p": 0.9,
+        "user": "continuity-bench-semantics",
+    });
+    match params {
+        serde_json::Value::Object(map) => map,
+        _ => serde_json::Map::new(),
     }
 }
 

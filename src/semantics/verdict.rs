@@ -19,6 +19,12 @@ pub struct Observation {
     pub fallback_attempts: u32,
     /// The model id the fallback received (the last attempt's), if called.
     pub fallback_model: Option<String>,
+    /// Parameters the client sent that the primary's last attempt lacked
+    /// (`None`: no attempt recorded).
+    pub primary_params_missing: Option<Vec<String>>,
+    /// Parameters the client sent that the fallback's last attempt lacked
+    /// (`None`: the fallback was not called).
+    pub fallback_params_missing: Option<Vec<String>>,
     /// Client latency, request sent to last byte.
     pub latency_ms: f64,
 }
@@ -64,8 +70,8 @@ pub struct Verdict {
     pub status: Status,
     /// What deviated, or why the case is inconclusive; empty when expected.
     pub finding: String,
-    /// Facts worth knowing that the decision tree does not rule on:
-    /// retries stacked on one upstream before the answer.
+    /// Facts worth knowing that the decision tree does not rule on: retries
+    /// stacked on one upstream, parameters an upstream did not receive.
     pub notes: Vec<String>,
 }
 
@@ -84,6 +90,17 @@ pub fn judge(expected: Decision, injected: Option<u16>, seen: &Observation) -> V
             "the fallback was tried {} times",
             seen.fallback_attempts
         ));
+    }
+    for (upstream, missing) in [
+        ("primary", &seen.primary_params_missing),
+        ("fallback", &seen.fallback_params_missing),
+    ] {
+        if let Some(missing) = missing.as_ref().filter(|m| !m.is_empty()) {
+            notes.push(format!(
+                "the {upstream} did not receive the client's {}",
+                missing.join(", ")
+            ));
+        }
     }
     let verdict = |status, finding: String| Verdict {
         status,
@@ -151,6 +168,8 @@ mod tests {
             primary_attempts: primary,
             fallback_attempts: fallback,
             fallback_model: None,
+            primary_params_missing: None,
+            fallback_params_missing: None,
             latency_ms: 1.0,
         }
     }

@@ -429,6 +429,7 @@ mod tests {
             approx_tokens: 10,
             model: "m".into(),
             stream: false,
+            params: String::new(),
             client_gave_up: false,
             duration_ms: 1.0,
         }

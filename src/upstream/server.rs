@@ -277,6 +277,7 @@ async fn chat_completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Res
                 approx_tokens: 0,
                 model,
                 stream: false,
+                params: String::new(),
                 client_gave_up: false,
                 duration_ms: millis(start.elapsed()),
             });
@@ -311,6 +312,7 @@ async fn chat_completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Res
             approx_tokens: input_tokens,
             model: req.model.clone(),
             stream: req.stream,
+            params: param_names(&req),
             client_gave_up: false,
             duration_ms: 0.0,
         }),
@@ -373,6 +375,14 @@ async fn chat_completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Res
         }
         None => answer(st, req, &conversation, turn, attempt, input_tokens, guard).await,
     }
+}
+
+/// The request's top-level parameters other than `model`, `messages`,
+/// `stream` and `stream_options`, by name, sorted, space-separated.
+fn param_names(req: &ChatRequest) -> String {
+    let mut names: Vec<&str> = req.extra.keys().map(String::as_str).collect();
+    names.sort_unstable();
+    names.join(" ")
 }
 
 /// Waits `d`; returns at once when `d` is zero. A zero `tokio::time::sleep`

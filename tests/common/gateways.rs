@@ -37,6 +37,9 @@ pub enum Misbehaviour {
     /// request straight to the fallback for [`COOLDOWN`], as LiteLLM's
     /// router cools a failing deployment down.
     CoolsDownPrimary,
+    /// As `FallsBackOnAnyError`, but sends the fallback only `model` and
+    /// `messages`, dropping every other parameter the client set.
+    DropsParams,
 }
 
 /// How long `CoolsDownPrimary` skips the primary after it failed.
@@ -132,9 +135,16 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
         | Misbehaviour::AsksBack
         | Misbehaviour::FallsBackOnAnyError
         | Misbehaviour::NeverFallsBack
-        | Misbehaviour::CoolsDownPrimary => messages.clone(),
+        | Misbehaviour::CoolsDownPrimary
+        | Misbehaviour::DropsParams => messages.clone(),
         Misbehaviour::TruncateToLast3 => messages[messages.len().saturating_sub(3)..].to_vec(),
     });
+    if g.kind == Misbehaviour::DropsParams {
+        fallback_body = serde_json::json!({
+            "model": fallback_body["model"].clone(),
+            "messages": fallback_body["messages"].clone(),
+        });
+    }
     let tries = if g.kind == Misbehaviour::TightRetryLoop {
         21
     } else {
