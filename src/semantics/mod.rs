@@ -153,9 +153,25 @@ impl SemanticsReport {
                         system.system, c.case, c.verdict.finding
                     ));
                 }
+            }
+            // A note that holds for many cases (a parameter never
+            // forwarded) is printed once, with the cases it holds for.
+            let mut notes: Vec<(&str, Vec<&str>)> = Vec::new();
+            for c in &system.cases {
                 for note in &c.verdict.notes {
-                    findings.push(format!("{} {}: note: {note}", system.system, c.case));
+                    match notes.iter_mut().find(|(n, _)| n == note) {
+                        Some((_, cases)) => cases.push(&c.case),
+                        None => notes.push((note, vec![&c.case])),
+                    }
                 }
+            }
+            for (note, cases) in notes {
+                let which = if cases.len() == system.cases.len() {
+                    "every case".to_string()
+                } else {
+                    cases.join(", ")
+                };
+                findings.push(format!("{} {which}: note: {note}", system.system));
             }
         }
         if !findings.is_empty() {
