@@ -66,6 +66,10 @@ pub const ATTEMPT_COLUMNS: [&str; 17] = [
     "duration_ms",
 ];
 
+/// Columns added to attempts.csv after the first release: a file without
+/// them (an older report) is still read, the field taking its default.
+pub const ATTEMPT_COLUMNS_ADDED: [&str; 1] = ["params"];
+
 /// File name of the turn rows.
 pub const TURNS_FILE: &str = "turns.csv";
 /// File name of the event rows.
@@ -184,7 +188,14 @@ fn parse_csv<T: DeserializeOwned>(
             message: format!("unreadable header: {e}"),
         })?
         .clone();
-    if headers.iter().ne(columns.iter().copied()) {
+    // An older attempts.csv lacks the columns added since; serde fills them
+    // in with their defaults.
+    let older_attempts = columns == ATTEMPT_COLUMNS
+        && headers.iter().eq(columns
+            .iter()
+            .copied()
+            .filter(|c| !ATTEMPT_COLUMNS_ADDED.contains(c)));
+    if headers.iter().ne(columns.iter().copied()) && !older_attempts {
         return Err(ReportError::Columns {
             path: path.to_path_buf(),
             found: headers.iter().collect::<Vec<_>>().join(","),
@@ -272,6 +283,25 @@ mod tests {
             header(&AttemptsCsv.render(&data).unwrap()),
             "run,system,role,conversation,turn,attempt,arrived_ms,action,status,retry_after_ms,messages,approx_tokens,model,stream,params,client_gave_up,duration_ms"
         );
+    }
+
+    #[test]
+    fn attempts_written_before_params_existed_are_still_read() {
+        let old = "run,system,role,conversation,turn,attempt,arrived_ms,action,status,retry_after_ms,messages,approx_tokens,model,stream,client_gave_up,duration_ms\n\
+                   1,history,primary,c001,7,1,12.5,ok,200,,14,300,continuity-sim,false,false,3.0\n";
+        let rows: Vec<AttemptRecord> =
+            parse_csv(Path::new("attempts.csv"), &ATTEMPT_COLUMNS, old.as_bytes()).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].params, "");
+        assert_eq!(rows[0].messages, 14);
+        // Any other missing column is still an error.
+        let cut = old
+            .replacen(",client_gave_up", "", 1)
+            .replacen(",false,3.0", ",3.0", 1);
+        let err =
+            parse_csv::<AttemptRecord>(Path::new("attempts.csv"), &ATTEMPT_COLUMNS, cut.as_bytes())
+                .unwrap_err();
+        assert!(matches!(err, ReportError::Columns { .. }), "{err}");
     }
 
     #[test]
