@@ -120,16 +120,44 @@ pub struct RunConfig {
     pub fail_under_cpr: Option<f64>,
     /// The system checked by `fail_under_cpr`.
     pub fail_system: String,
+    /// The systems under test.
+    pub systems: SystemsConfig,
+    /// The LLM judge for what the fast path leaves undetermined, if any.
+    pub judge: Option<crate::judge::JudgeConfig>,
+}
+
+/// The systems under test, validated; shared by `run` and `semantics`.
+#[derive(Debug, Clone)]
+pub struct SystemsConfig {
     /// Whether the built-in stateless and history proxies run.
     pub builtin: bool,
     /// External gateways under test.
     pub gateways: Vec<GatewaySpec>,
-    /// The model id the driver asks for.
+    /// The model id every request asks for.
     pub model: String,
     /// How long to wait for a gateway's first answer.
     pub gateway_wait: Duration,
-    /// The LLM judge for what the fast path leaves undetermined, if any.
-    pub judge: Option<crate::judge::JudgeConfig>,
+}
+
+impl SystemsConfig {
+    /// Validates the system options, reading `env:` header values from the
+    /// environment.
+    ///
+    /// # Errors
+    /// A [`ConfigError`] naming the flag to fix; [`ConfigError::NoSystems`]
+    /// when `--no-builtin` leaves nothing.
+    pub fn from_options(options: &SystemOptions) -> Result<Self, ConfigError> {
+        let gateways = parse_gateways(options, &|var| std::env::var(var).ok())?;
+        if options.no_builtin && gateways.is_empty() {
+            return Err(ConfigError::NoSystems);
+        }
+        Ok(SystemsConfig {
+            builtin: !options.no_builtin,
+            gateways,
+            model: options.model.clone(),
+            gateway_wait: options.gateway_wait,
+        })
+    }
 }
 
 /// A validated `semantics` configuration.
@@ -141,14 +169,8 @@ pub struct SemanticsConfig {
     pub attempt_timeout: Duration,
     /// Deadline of every check request.
     pub request_timeout: Duration,
-    /// Whether the built-in stateless and history proxies are checked.
-    pub builtin: bool,
-    /// External gateways under test.
-    pub gateways: Vec<GatewaySpec>,
-    /// The model id every request asks for.
-    pub model: String,
-    /// How long to wait for a gateway's first answer.
-    pub gateway_wait: Duration,
+    /// The systems under test.
+    pub systems: SystemsConfig,
     /// How long to wait before re-sending a case that skipped the primary.
     pub cooldown_wait: Duration,
     /// Where to write the results as JSON, if anywhere.
@@ -169,18 +191,11 @@ impl SemanticsConfig {
                 return Err(ConfigError::ZeroDuration { flag });
             }
         }
-        let gateways = parse_gateways(&args.systems, &|var| std::env::var(var).ok())?;
-        if args.systems.no_builtin && gateways.is_empty() {
-            return Err(ConfigError::NoSystems);
-        }
         Ok(SemanticsConfig {
             seed: args.seed,
             attempt_timeout: args.attempt_timeout,
             request_timeout: args.request_timeout,
-            builtin: !args.systems.no_builtin,
-            gateways,
-            model: args.systems.model.clone(),
-            gateway_wait: args.systems.gateway_wait,
+            systems: SystemsConfig::from_options(&args.systems)?,
             cooldown_wait: args.cooldown_wait,
             json: args.json.clone(),
         })
@@ -321,16 +336,13 @@ impl RunConfig {
                 flag: "--request-timeout",
             });
         }
-        let gateways = parse_gateways(&args.systems, &|var| std::env::var(var).ok())?;
+        let systems = SystemsConfig::from_options(&args.systems)?;
         let mut judge =
             crate::judge::JudgeConfig::from_options(&args.judge, |v| std::env::var(v).ok())?;
         if let Some(judge) = judge.as_mut() {
             judge
                 .cache
                 .get_or_insert_with(|| PathBuf::from(DEFAULT_JUDGE_CACHE));
-        }
-        if args.systems.no_builtin && gateways.is_empty() {
-            return Err(ConfigError::NoSystems);
         }
         let out = args
             .out
@@ -354,10 +366,7 @@ impl RunConfig {
             quiet: args.quiet,
             fail_under_cpr: args.fail_under_cpr,
             fail_system: args.fail_system.clone(),
-            builtin: !args.systems.no_builtin,
-            gateways,
-            model: args.systems.model.clone(),
-            gateway_wait: args.systems.gateway_wait,
+            systems,
             judge,
         })
     }
@@ -380,8 +389,9 @@ impl RunConfig {
             systems,
             judge: self.judge.as_ref().map(crate::judge::JudgeConfig::describe),
             interrupted: false,
-            model: self.model.clone(),
+            model: self.systems.model.clone(),
             gateways: self
+                .systems
                 .gateways
                 .iter()
                 .map(|g| ResolvedGateway {

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::gateways::{free_port, start, Misbehaviour};
+use common::gateways::{start_on_free_ports, Misbehaviour};
 use common::{quick_run, repo};
 use continuity_bench::config::{GatewaySpec, Replay, RunConfig, Secret};
 use continuity_bench::harness::{self, RunOutcome};
@@ -34,18 +34,12 @@ async fn run_with_control_tuned(
     judge: Option<JudgeConfig>,
     tune: impl FnOnce(&mut RunConfig),
 ) -> (tempfile::TempDir, RunOutcome) {
-    let (primary, fallback) = (free_port(), free_port());
-    let gateway = start(
-        kind,
-        format!("http://127.0.0.1:{primary}"),
-        format!("http://127.0.0.1:{fallback}"),
-    )
-    .await;
+    let (gateway, primary, fallback) = start_on_free_ports(kind).await;
     let dir = tempfile::tempdir().unwrap();
     let mut config = quick_run(dir.path(), 1);
     config.faults = repo(profile);
     config.judge = judge;
-    config.gateways = vec![GatewaySpec {
+    config.systems.gateways = vec![GatewaySpec {
         name: "control".into(),
         url: gateway.url(),
         primary_port: primary,
@@ -223,7 +217,7 @@ async fn a_failing_judge_leaves_events_undetermined_and_the_report_finishes() {
             "fault_profiles/paper.toml",
             Some(judge_at(judge.url(), Duration::from_millis(200))),
             |c| {
-                c.builtin = false;
+                c.systems.builtin = false;
                 c.replay = Replay::FastForward;
             },
         )

@@ -5,8 +5,8 @@
 
 mod common;
 
-use common::gateways::{free_port, start, Misbehaviour, COOLDOWN};
-use continuity_bench::config::{GatewaySpec, SemanticsConfig};
+use common::gateways::{start_on_free_ports, Misbehaviour, COOLDOWN};
+use continuity_bench::config::{GatewaySpec, SemanticsConfig, SystemsConfig};
 use continuity_bench::semantics::verdict::Status;
 use continuity_bench::semantics::{self, SemanticsReport, SystemResult};
 use std::time::Duration;
@@ -22,27 +22,23 @@ async fn check_with_control_waiting(
     kind: Misbehaviour,
     cooldown_wait: Duration,
 ) -> SemanticsReport {
-    let (primary, fallback) = (free_port(), free_port());
-    let gateway = start(
-        kind,
-        format!("http://127.0.0.1:{primary}"),
-        format!("http://127.0.0.1:{fallback}"),
-    )
-    .await;
+    let (gateway, primary, fallback) = start_on_free_ports(kind).await;
     let config = SemanticsConfig {
         seed: 42,
         attempt_timeout: Duration::from_secs(1),
         request_timeout: Duration::from_secs(20),
-        builtin: true,
-        gateways: vec![GatewaySpec {
-            name: "control".into(),
-            url: gateway.url(),
-            primary_port: primary,
-            fallback_port: fallback,
-            headers: Vec::new(),
-        }],
-        model: continuity_bench::config::DRIVER_MODEL.to_string(),
-        gateway_wait: Duration::from_secs(5),
+        systems: SystemsConfig {
+            builtin: true,
+            gateways: vec![GatewaySpec {
+                name: "control".into(),
+                url: gateway.url(),
+                primary_port: primary,
+                fallback_port: fallback,
+                headers: Vec::new(),
+            }],
+            model: continuity_bench::config::DRIVER_MODEL.to_string(),
+            gateway_wait: Duration::from_secs(5),
+        },
         cooldown_wait,
         json: None,
     };
@@ -143,13 +139,7 @@ async fn a_gateway_that_never_fails_over_is_caught() {
 /// and the same results written as JSON.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_command_exits_1_on_a_deviation_and_writes_json() {
-    let (primary, fallback) = (free_port(), free_port());
-    let gateway = start(
-        Misbehaviour::FallsBackOnAnyError,
-        format!("http://127.0.0.1:{primary}"),
-        format!("http://127.0.0.1:{fallback}"),
-    )
-    .await;
+    let (gateway, primary, fallback) = start_on_free_ports(Misbehaviour::FallsBackOnAnyError).await;
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("semantics.json");
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_continuity-bench"));

@@ -78,7 +78,13 @@ pub async fn execute(config: &RunConfig, cancel: CancellationToken) -> anyhow::R
         epoch: Instant::now(),
     };
     let client = driver_client()?;
-    let systems = Systems::start(SystemsSpec::from(config), &ctx, &client).await?;
+    let spec = SystemsSpec {
+        systems: &config.systems,
+        attempt_timeout: config.attempt_timeout,
+        request_timeout: config.request_timeout,
+        seed: config.seed,
+    };
+    let systems = Systems::start(spec, &ctx, &client).await?;
     let names = systems.names();
     let resolved = config.resolved(dataset.conversations.len() as u32, names.clone());
 
@@ -86,7 +92,7 @@ pub async fn execute(config: &RunConfig, cancel: CancellationToken) -> anyhow::R
         concurrency: config.concurrency,
         replay: config.replay,
         request_timeout: config.request_timeout,
-        model: config.model.clone(),
+        model: config.systems.model.clone(),
         system_prompt: SYSTEM_PROMPT.to_string(),
         seed: config.seed,
     };

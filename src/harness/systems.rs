@@ -4,7 +4,7 @@
 //! `run` and `semantics`.
 
 use super::{BUILTIN, PREFLIGHT_TIMEOUT};
-use crate::config::{GatewaySpec, RunConfig, SemanticsConfig, FALLBACK_MODEL};
+use crate::config::{SystemsConfig, FALLBACK_MODEL};
 use crate::driver::{self, Target};
 use crate::proxy::{self, ProxyConfig};
 use crate::server::ServerHandle;
@@ -16,48 +16,14 @@ use std::time::{Duration, Instant};
 /// What starting the systems under test takes, from `run` or `semantics`.
 #[derive(Debug, Clone, Copy)]
 pub struct SystemsSpec<'a> {
-    /// Whether the built-in stateless and history proxies run.
-    pub builtin: bool,
-    /// External gateways under test.
-    pub gateways: &'a [GatewaySpec],
-    /// The model id the systems are asked for.
-    pub model: &'a str,
-    /// How long to wait for a gateway's first answer.
-    pub gateway_wait: Duration,
+    /// Which systems.
+    pub systems: &'a SystemsConfig,
     /// Per-attempt timeout of the built-in proxies.
     pub attempt_timeout: Duration,
     /// Overall deadline of the built-in proxies.
     pub request_timeout: Duration,
     /// Master seed (the built-in proxies' backoff jitter derives from it).
     pub seed: u64,
-}
-
-impl<'a> From<&'a RunConfig> for SystemsSpec<'a> {
-    fn from(c: &'a RunConfig) -> Self {
-        SystemsSpec {
-            builtin: c.builtin,
-            gateways: &c.gateways,
-            model: &c.model,
-            gateway_wait: c.gateway_wait,
-            attempt_timeout: c.attempt_timeout,
-            request_timeout: c.request_timeout,
-            seed: c.seed,
-        }
-    }
-}
-
-impl<'a> From<&'a SemanticsConfig> for SystemsSpec<'a> {
-    fn from(c: &'a SemanticsConfig) -> Self {
-        SystemsSpec {
-            builtin: c.builtin,
-            gateways: &c.gateways,
-            model: &c.model,
-            gateway_wait: c.gateway_wait,
-            attempt_timeout: c.attempt_timeout,
-            request_timeout: c.request_timeout,
-            seed: c.seed,
-        }
-    }
 }
 
 /// The systems under test, started, with the servers kept alive until this
@@ -87,17 +53,17 @@ impl Systems {
             _pairs: Vec::new(),
             _proxies: Vec::new(),
         };
-        if spec.builtin {
+        if spec.systems.builtin {
             start_builtin(&spec, ctx, &mut systems).await?;
         }
         start_gateways(&spec, ctx, &mut systems).await?;
         for target in &systems.targets {
-            let wait = if spec.gateways.iter().any(|g| g.name == target.name) {
-                spec.gateway_wait
+            let wait = if spec.systems.gateways.iter().any(|g| g.name == target.name) {
+                spec.systems.gateway_wait
             } else {
                 Duration::ZERO
             };
-            preflight(client, target, spec.model, wait)
+            preflight(client, target, &spec.systems.model, wait)
                 .await
                 .map_err(|e| match gateway_hint(&spec, target) {
                     Some(hint) => e.context(hint),
@@ -151,7 +117,7 @@ async fn start_gateways(
     ctx: &UpstreamContext,
     systems: &mut Systems,
 ) -> anyhow::Result<()> {
-    for gateway in config.gateways {
+    for gateway in &config.systems.gateways {
         let primary: SocketAddr = ([127, 0, 0, 1], gateway.primary_port).into();
         let fallback: SocketAddr = ([127, 0, 0, 1], gateway.fallback_port).into();
         let pair = upstream::start_pair(&gateway.name, primary, fallback, ctx.clone()).await.with_context(|| {
@@ -163,7 +129,7 @@ async fn start_gateways(
         })?;
         eprintln!(
             "gateway {} at {}: primary upstream http://{}/v1, fallback upstream http://{}/v1, model {:?}",
-            gateway.name, gateway.url, pair.primary.addr, pair.fallback.addr, config.model
+            gateway.name, gateway.url, pair.primary.addr, pair.fallback.addr, config.systems.model
         );
         let headers = gateway
             .headers
@@ -182,11 +148,15 @@ async fn start_gateways(
 
 /// What an external gateway must be configured to do, for error messages.
 fn gateway_hint(config: &SystemsSpec<'_>, target: &Target) -> Option<String> {
-    let g = config.gateways.iter().find(|g| g.name == target.name)?;
+    let g = config
+        .systems
+        .gateways
+        .iter()
+        .find(|g| g.name == target.name)?;
     Some(format!(
         "gateway {:?} must listen at {} and route model {:?} to the primary upstream http://127.0.0.1:{}/v1, \
          failing over to http://127.0.0.1:{}/v1 on 429, 5xx and timeouts (see examples/gateways/)",
-        g.name, g.url, config.model, g.primary_port, g.fallback_port
+        g.name, g.url, config.systems.model, g.primary_port, g.fallback_port
     ))
 }
 

@@ -210,7 +210,13 @@ pub async fn execute(config: &SemanticsConfig) -> anyhow::Result<SemanticsReport
         1,
     );
     let client = driver_client()?;
-    let systems = Systems::start(SystemsSpec::from(config), &ctx, &client).await?;
+    let spec = SystemsSpec {
+        systems: &config.systems,
+        attempt_timeout: config.attempt_timeout,
+        request_timeout: config.request_timeout,
+        seed: config.seed,
+    };
+    let systems = Systems::start(spec, &ctx, &client).await?;
     let checks = systems
         .targets
         .iter()
@@ -218,7 +224,7 @@ pub async fn execute(config: &SemanticsConfig) -> anyhow::Result<SemanticsReport
     let systems_results = futures::future::join_all(checks).await;
     Ok(SemanticsReport {
         tool: format!("{} {}", env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
-        model: config.model.clone(),
+        model: config.systems.model.clone(),
         systems: systems_results,
     })
 }
@@ -234,7 +240,7 @@ async fn check_system(
     let mut cases = Vec::with_capacity(CASES.len());
     for (case, conversation) in CASES.iter().zip(&dataset.conversations) {
         let request = ChatRequest {
-            model: config.model.clone(),
+            model: config.systems.model.clone(),
             messages: vec![
                 ChatMessage::new("system", crate::harness::SYSTEM_PROMPT),
                 ChatMessage::new("user", &case.message()),

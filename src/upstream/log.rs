@@ -12,6 +12,16 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 type AttemptKey = (u32, String, Role, String, u32);
 
+fn key(run: u32, system: &str, role: Role, conversation: &str, turn: u32) -> AttemptKey {
+    (
+        run,
+        system.to_string(),
+        role,
+        conversation.to_string(),
+        turn,
+    )
+}
+
 #[derive(Debug, Default)]
 struct Inner {
     rows: Vec<AttemptRecord>,
@@ -49,13 +59,7 @@ impl AttemptLog {
         let mut inner = self.lock();
         let n = inner
             .attempts
-            .entry((
-                run,
-                system.to_string(),
-                role,
-                conversation.to_string(),
-                turn,
-            ))
+            .entry(key(run, system, role, conversation, turn))
             .or_insert(0);
         *n += 1;
         *n
@@ -72,13 +76,7 @@ impl AttemptLog {
         conversation: &str,
         turn: u32,
     ) -> u32 {
-        let key = (
-            run,
-            system.to_string(),
-            role,
-            conversation.to_string(),
-            turn,
-        );
+        let key = key(run, system, role, conversation, turn);
         self.lock().attempts.get(&key).copied().unwrap_or(0)
     }
 

@@ -174,6 +174,19 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
     }
 }
 
+/// A control gateway in front of upstreams to be started on two ports that
+/// were free a moment ago: (gateway, primary port, fallback port).
+pub async fn start_on_free_ports(kind: Misbehaviour) -> (ServerHandle, u16, u16) {
+    let (primary, fallback) = (free_port(), free_port());
+    let gateway = start(
+        kind,
+        format!("http://127.0.0.1:{primary}"),
+        format!("http://127.0.0.1:{fallback}"),
+    )
+    .await;
+    (gateway, primary, fallback)
+}
+
 /// A port on 127.0.0.1 that was free a moment ago.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

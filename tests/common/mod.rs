@@ -5,7 +5,7 @@
 
 pub mod gateways;
 
-use continuity_bench::config::{Replay, RunConfig};
+use continuity_bench::config::{Replay, RunConfig, SystemsConfig};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -32,10 +32,12 @@ pub fn quick_run(out: &Path, runs: u32) -> RunConfig {
         quiet: true,
         fail_under_cpr: None,
         fail_system: "history".to_string(),
-        builtin: true,
-        gateways: Vec::new(),
-        model: continuity_bench::config::DRIVER_MODEL.to_string(),
-        gateway_wait: Duration::from_secs(5),
+        systems: SystemsConfig {
+            builtin: true,
+            gateways: Vec::new(),
+            model: continuity_bench::config::DRIVER_MODEL.to_string(),
+            gateway_wait: Duration::from_secs(5),
+        },
         judge: None,
     }
 }
