@@ -173,6 +173,11 @@ pub struct RunArgs {
     /// of replaying every turn live.
     #[arg(long)]
     pub fast_forward: bool,
+    /// Ask every system for streamed answers (server-sent events), read to
+    /// `data: [DONE]`; a stream cut short, a malformed chunk or an error
+    /// chunk is an error with its reason.
+    #[arg(long)]
+    pub stream: bool,
     /// Per-attempt timeout of the built-in proxies: how long they wait for an
     /// upstream's response headers before failing over (default 1s, or 5s
     /// with --latency realistic, whose answers take over a second).
@@ -252,6 +257,9 @@ pub struct SemanticsArgs {
     /// latency.
     #[arg(long, default_value_t = crate::seed::DEFAULT_SEED)]
     pub seed: u64,
+    /// Send every case as a streamed request (server-sent events).
+    #[arg(long)]
+    pub stream: bool,
     /// When a gateway sends a case straight to the fallback (it cooled the
     /// primary down after an earlier case), wait this long and send it
     /// again, at most twice. 0 disables. LiteLLM's default cooldown is 5 s.

@@ -108,6 +108,8 @@ pub struct RunConfig {
     pub latency: &'static str,
     /// Replay mode.
     pub replay: Replay,
+    /// Whether the driver asks for streamed answers.
+    pub stream: bool,
     /// Per-attempt timeout of the built-in proxies.
     pub attempt_timeout: Duration,
     /// Deadline of every driver request.
@@ -171,6 +173,8 @@ pub struct SemanticsConfig {
     pub request_timeout: Duration,
     /// The systems under test.
     pub systems: SystemsConfig,
+    /// Whether every case is sent as a streamed request.
+    pub stream: bool,
     /// How long to wait before re-sending a case that skipped the primary.
     pub cooldown_wait: Duration,
     /// Where to write the results as JSON, if anywhere.
@@ -196,6 +200,7 @@ impl SemanticsConfig {
             attempt_timeout: args.attempt_timeout,
             request_timeout: args.request_timeout,
             systems: SystemsConfig::from_options(&args.systems)?,
+            stream: args.stream,
             cooldown_wait: args.cooldown_wait,
             json: args.json.clone(),
         })
@@ -355,6 +360,7 @@ impl RunConfig {
             dataset: args.dataset.clone(),
             faults: args.faults.clone(),
             latency: latency_name(args.latency),
+            stream: args.stream,
             replay: if args.fast_forward {
                 Replay::FastForward
             } else {
@@ -384,6 +390,7 @@ impl RunConfig {
             fault_profile: self.faults.display().to_string(),
             latency: self.latency.to_string(),
             replay: self.replay.as_str().to_string(),
+            stream: self.stream,
             attempt_timeout_ms: self.attempt_timeout.as_millis() as u64,
             request_timeout_ms: self.request_timeout.as_millis() as u64,
             systems,
@@ -451,6 +458,9 @@ pub struct ResolvedConfig {
     pub latency: String,
     /// `live` or `fast_forward`.
     pub replay: String,
+    /// Whether the driver asked for streamed answers.
+    #[serde(default)]
+    pub stream: bool,
     /// Per-attempt timeout of the built-in proxies, milliseconds.
     pub attempt_timeout_ms: u64,
     /// Deadline of every driver request, milliseconds.

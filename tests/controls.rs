@@ -244,3 +244,50 @@ async fn a_failing_judge_leaves_events_undetermined_and_the_report_finishes() {
         );
     }
 }
+
+/// With `--stream`, an answer counts only when its stream is complete: a
+/// gateway whose fallback stream is cut before `data: [DONE]` gets no
+/// preserved event, each an error naming the cut, while the reference
+/// proxies stream their answers through intact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fallback_stream_cut_before_done_is_an_error() {
+    let (_dir, outcome) = run_with_control_tuned(
+        Misbehaviour::CutsFallbackStreams,
+        "fault_profiles/paper.toml",
+        None,
+        |c| c.stream = true,
+    )
+    .await;
+    let control = system(&outcome, "control");
+    assert_eq!(control.events, 150);
+    assert_eq!(control.cpr.successes, 0, "{:?}", control.cpr);
+    let events: Vec<_> = outcome
+        .data
+        .events
+        .iter()
+        .filter(|e| e.system == "control")
+        .collect();
+    assert!(
+        events
+            .iter()
+            .all(|e| e.reason.contains("the stream ended without data: [DONE]")),
+        "{:?}",
+        events[0]
+    );
+    assert!(system(&outcome, "history").cpr.rate >= 0.99);
+    assert_eq!(system(&outcome, "stateless").availability.successes, 150);
+    // The turns before the failure streamed through the control intact.
+    let control_turns = outcome
+        .data
+        .turns
+        .iter()
+        .filter(|t| t.system == "control" && !t.is_final);
+    assert!(control_turns.clone().count() > 500);
+    assert!(control_turns.clone().all(|t| t.error.is_none()));
+    assert!(outcome
+        .data
+        .summary
+        .notes
+        .iter()
+        .any(|n| n.contains("streamed answer")));
+}

@@ -13,14 +13,15 @@ use std::time::Duration;
 
 /// Checks the reference proxies and one control gateway.
 async fn check_with_control(kind: Misbehaviour) -> SemanticsReport {
-    check_with_control_waiting(kind, Duration::from_secs(1)).await
+    check_with_control_waiting(kind, Duration::from_secs(1), false).await
 }
 
 /// As [`check_with_control`], re-sending a case that skipped the primary
-/// after `cooldown_wait` (zero: never).
+/// after `cooldown_wait` (zero: never), with streamed requests if `stream`.
 async fn check_with_control_waiting(
     kind: Misbehaviour,
     cooldown_wait: Duration,
+    stream: bool,
 ) -> SemanticsReport {
     let (gateway, primary, fallback) = start_on_free_ports(kind).await;
     let config = SemanticsConfig {
@@ -39,6 +40,7 @@ async fn check_with_control_waiting(
             model: continuity_bench::config::DRIVER_MODEL.to_string(),
             gateway_wait: Duration::from_secs(5),
         },
+        stream,
         cooldown_wait,
         json: None,
     };
@@ -180,13 +182,15 @@ async fn the_command_exits_1_on_a_deviation_and_writes_json() {
 /// sending again recovers the real verdicts, with a note saying so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_primary_cooldown_is_waited_out_or_reported_inconclusive() {
-    let report = check_with_control_waiting(Misbehaviour::CoolsDownPrimary, Duration::ZERO).await;
+    let report =
+        check_with_control_waiting(Misbehaviour::CoolsDownPrimary, Duration::ZERO, false).await;
     let inconclusive = cases_with(&report, "control", Status::Inconclusive);
     assert!(inconclusive.len() >= 5, "{inconclusive:?}");
     assert!(!inconclusive.contains(&"ok".to_string()));
     assert_eq!(report.inconclusive(), inconclusive.len());
 
-    let report = check_with_control_waiting(Misbehaviour::CoolsDownPrimary, COOLDOWN * 2).await;
+    let report =
+        check_with_control_waiting(Misbehaviour::CoolsDownPrimary, COOLDOWN * 2, false).await;
     assert_reference_systems_follow_the_tree(&report);
     assert_eq!(
         cases_with(&report, "control", Status::Inconclusive),
@@ -238,5 +242,25 @@ async fn parameters_dropped_at_the_fallback_are_noted() {
             .filter(|c| c.observation.fallback_attempts > 0)
             .count()
             >= 11
+    );
+}
+
+/// Streamed requests take the same decision tree: a gateway that fails
+/// over plain requests but never streamed ones is caught with `--stream` on
+/// every case that must fail over, while the reference proxies follow the
+/// tree for streams too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_that_does_not_fail_over_streams_is_caught_with_stream() {
+    let report =
+        check_with_control_waiting(Misbehaviour::NoStreamFailover, Duration::from_secs(1), true)
+            .await;
+    assert_reference_systems_follow_the_tree(&report);
+    assert_eq!(
+        cases_with(&report, "control", Status::Deviates),
+        ["404", "429", "500", "502", "503", "504", "timeout"]
+    );
+    assert_eq!(
+        cases_with(&report, "control", Status::Expected),
+        ["ok", "400", "401", "402", "403"]
     );
 }

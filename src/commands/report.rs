@@ -12,7 +12,7 @@ pub fn report(dir: &Path) -> anyhow::Result<ExitCode> {
     use crate::report;
     let (config, turns, events, attempts) = report::read_report(dir)
         .with_context(|| format!("cannot re-render the report in {}", dir.display()))?;
-    let ctx = report::summary_context(&config, crate::harness::run_notes(config.interrupted));
+    let ctx = report::summary_context(&config, crate::harness::run_notes(&config));
     let summary = crate::summary::summarize(&ctx, &events, &attempts);
     let data = report::ReportData {
         config,

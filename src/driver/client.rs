@@ -1,5 +1,6 @@
 //! One chat-completions request from the driver, with a deadline, and what
-//! came back: status, assistant text, or the reason there is none.
+//! came back: status, assistant text, or the reason there is none. A
+//! request with `stream: true` is read as server-sent events to the end.
 
 use crate::openai::{response_text, ChatRequest};
 use std::time::{Duration, Instant};
@@ -70,6 +71,16 @@ pub async fn send(
         Ok(Ok((status, body))) if !(200..300).contains(&status) => {
             failed(Some(status), format!("HTTP {status}: {}", excerpt(&body)))
         }
+        Ok(Ok((status, body))) if request.stream => match super::sse::stream_text(&body) {
+            Ok(text) if !text.trim().is_empty() => Reply {
+                status: Some(status),
+                answer: Some(text),
+                error: None,
+                latency_ms,
+            },
+            Ok(_) => failed(Some(status), "empty assistant message".to_string()),
+            Err(reason) => failed(Some(status), reason),
+        },
         Ok(Ok((status, body))) => match serde_json::from_slice::<serde_json::Value>(&body) {
             Err(e) => failed(
                 Some(status),

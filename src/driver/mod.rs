@@ -10,6 +10,7 @@
 
 pub mod client;
 pub mod replay;
+pub mod sse;
 
 pub use client::{Reply, Target};
 pub use replay::replay_conversation;
@@ -35,6 +36,8 @@ pub struct DriverOptions {
     pub request_timeout: Duration,
     /// The model id sent in every request.
     pub model: String,
+    /// Whether every request asks for a streamed answer.
+    pub stream: bool,
     /// The system prompt sent first in every request.
     pub system_prompt: String,
     /// Master seed (the job order derives from it).

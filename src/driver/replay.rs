@@ -45,7 +45,7 @@ pub async fn replay_conversation(
         let request = ChatRequest {
             model: options.model.clone(),
             messages: messages.clone(),
-            stream: false,
+            stream: options.stream,
             stream_options: None,
             extra: serde_json::Map::new(),
         };

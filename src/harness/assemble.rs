@@ -69,7 +69,7 @@ pub(super) fn assemble(
         .flat_map(|c| c.outcome.turns)
         .collect();
     let summary = summarize(
-        &report::summary_context(resolved, run_notes(resolved.interrupted)),
+        &report::summary_context(resolved, run_notes(resolved)),
         &events,
         &attempts,
     );
@@ -82,8 +82,9 @@ pub(super) fn assemble(
     }
 }
 
-/// The notes every report of a run carries: what the figures mean.
-pub fn run_notes(interrupted: bool) -> Vec<String> {
+/// The notes every report of a run carries: what the figures mean, and
+/// how the run was made when that changes them (streamed, interrupted).
+pub fn run_notes(config: &ResolvedConfig) -> Vec<String> {
     let mut notes = vec![
         "The upstreams are simulated: the model answers only from the messages it receives, so a fallback \
          that is not sent the history cannot answer the probe. With this model the CPR gap between `stateless` \
@@ -95,7 +96,14 @@ pub fn run_notes(interrupted: bool) -> Vec<String> {
          answers carry no other conversation's facts; and what forwarding the history costs in latency."
             .to_string(),
     ];
-    if interrupted {
+    if config.stream {
+        notes.push(
+            "Every request asked for a streamed answer (server-sent events): an answer counts only when its \
+             stream ended with `data: [DONE]`, and latency is to the last byte."
+                .into(),
+        );
+    }
+    if config.interrupted {
         notes.push("The run was interrupted (Ctrl-C): the figures cover only the conversations that finished.".into());
     }
     notes

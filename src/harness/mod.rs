@@ -93,6 +93,7 @@ pub async fn execute(config: &RunConfig, cancel: CancellationToken) -> anyhow::R
         replay: config.replay,
         request_timeout: config.request_timeout,
         model: config.systems.model.clone(),
+        stream: config.stream,
         system_prompt: SYSTEM_PROMPT.to_string(),
         seed: config.seed,
     };

@@ -197,6 +197,7 @@ pub(crate) fn config() -> ResolvedConfig {
         fault_profile: "fault_profiles/paper.toml".into(),
         latency: "fast".into(),
         replay: "fast_forward".into(),
+        stream: false,
         attempt_timeout_ms: 10_000,
         request_timeout_ms: 60_000,
         systems: vec!["stateless".into(), "history".into()],

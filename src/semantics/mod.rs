@@ -245,7 +245,7 @@ async fn check_system(
                 ChatMessage::new("system", crate::harness::SYSTEM_PROMPT),
                 ChatMessage::new("user", &case.message()),
             ],
-            stream: false,
+            stream: config.stream,
             stream_options: None,
             extra: case_params(),
         };

@@ -40,6 +40,12 @@ pub enum Misbehaviour {
     /// As `FallsBackOnAnyError`, but sends the fallback only `model` and
     /// `messages`, dropping every other parameter the client set.
     DropsParams,
+    /// Forwards history and streams, but cuts the fallback's stream before
+    /// its last chunk and `data: [DONE]` (a broken streaming failover path).
+    CutsFallbackStreams,
+    /// Fails over on any error for a plain request, never for a streamed
+    /// one: the primary's status and body go to the streaming client.
+    NoStreamFailover,
 }
 
 /// How long `CoolsDownPrimary` skips the primary after it failed.
@@ -95,7 +101,66 @@ async fn call(g: &Gateway, base: &str, body: &Value, timeout: Duration) -> Optio
     Some((status, json))
 }
 
+/// Sends `body` to `base` and returns status and raw body bytes.
+async fn call_raw(
+    g: &Gateway,
+    base: &str,
+    body: &Value,
+    timeout: Duration,
+) -> Option<(u16, bytes::Bytes)> {
+    let url = format!("{base}/v1/chat/completions");
+    let response = g
+        .client
+        .post(url)
+        .json(body)
+        .timeout(timeout)
+        .send()
+        .await
+        .ok()?;
+    let status = response.status().as_u16();
+    Some((status, response.bytes().await.ok()?))
+}
+
+/// A streamed request: the primary's stream when it answers 2xx, else the
+/// fallback's, cut short by `CutsFallbackStreams`.
+async fn handle_stream(g: &Gateway, body: &Value) -> Response {
+    let sse = |status: u16, bytes: bytes::Bytes| {
+        Response::builder()
+            .status(status)
+            .header("content-type", "text/event-stream")
+            .body(axum::body::Body::from(bytes))
+            .unwrap()
+    };
+    match call_raw(g, &g.primary, body, PRIMARY_TIMEOUT).await {
+        Some((status, bytes)) if (200..300).contains(&status) => return sse(status, bytes),
+        Some((status, bytes)) if g.kind == Misbehaviour::NoStreamFailover => {
+            return (
+                StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY),
+                bytes,
+            )
+                .into_response();
+        }
+        None if g.kind == Misbehaviour::NoStreamFailover => {
+            return StatusCode::GATEWAY_TIMEOUT.into_response();
+        }
+        _ => {}
+    }
+    match call_raw(g, &g.fallback, body, FALLBACK_TIMEOUT).await {
+        Some((status, bytes)) if g.kind == Misbehaviour::CutsFallbackStreams => {
+            let text = String::from_utf8_lossy(&bytes);
+            let chunks: Vec<&str> = text.split("\n\n").filter(|c| !c.is_empty()).collect();
+            let kept = chunks[..chunks.len().saturating_sub(3)].join("\n\n") + "\n\n";
+            sse(status, bytes::Bytes::from(kept))
+        }
+        Some((status, bytes)) => sse(status, bytes),
+        None => StatusCode::GATEWAY_TIMEOUT.into_response(),
+    }
+}
+
 async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
+    if body["stream"] == Value::Bool(true) {
+        return handle_stream(&g, &body).await;
+    }
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
     let leaked = g.last_history.lock().unwrap().replace(messages.clone());
     let now = tokio::time::Instant::now();
@@ -136,7 +201,9 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
         | Misbehaviour::FallsBackOnAnyError
         | Misbehaviour::NeverFallsBack
         | Misbehaviour::CoolsDownPrimary
-        | Misbehaviour::DropsParams => messages.clone(),
+        | Misbehaviour::DropsParams
+        | Misbehaviour::CutsFallbackStreams
+        | Misbehaviour::NoStreamFailover => messages.clone(),
         Misbehaviour::TruncateToLast3 => messages[messages.len().saturating_sub(3)..].to_vec(),
     });
     if g.kind == Misbehaviour::DropsParams {

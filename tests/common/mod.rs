@@ -26,6 +26,7 @@ pub fn quick_run(out: &Path, runs: u32) -> RunConfig {
         faults: repo("fault_profiles/paper.toml"),
         latency: "instant",
         replay: Replay::Live,
+        stream: false,
         attempt_timeout: Duration::from_secs(3),
         request_timeout: Duration::from_secs(20),
         out: out.to_path_buf(),
