@@ -98,8 +98,10 @@ async fn a_shared_history_bleeds_between_sessions() {
     )
     .await;
     let control = system(&outcome, "control");
+    // About 35 of 150 events bleed with a pool of 20 histories; 10 leaves
+    // room for scheduling without letting a detector that misses most pass.
     assert!(
-        control.bleed.events > 0,
+        control.bleed.events >= 10,
         "bleed detected at concurrency 100: {:?}",
         control.bleed
     );

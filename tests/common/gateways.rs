@@ -17,8 +17,9 @@ use std::time::Duration;
 pub enum Misbehaviour {
     /// Sends the fallback only the last message (drops history).
     LastMessageOnly,
-    /// Keeps one shared "last history" across all sessions and sends it to
-    /// the fallback in place of the request's own (leaks between sessions).
+    /// Keeps one memory shared by all sessions (the histories of the last
+    /// [`SHARED_POOL`] requests) and sends it to the fallback in place of
+    /// the request's own history (leaks between sessions).
     SharedHistory,
     /// Forwards history, but retries a fallback 429 every 10 ms, 20 times,
     /// ignoring `Retry-After` (a retry storm).
@@ -51,6 +52,9 @@ pub enum Misbehaviour {
 /// How long `CoolsDownPrimary` skips the primary after it failed.
 pub const COOLDOWN: Duration = Duration::from_millis(500);
 
+/// Requests whose histories `SharedHistory` pools and hands to the fallback.
+const SHARED_POOL: usize = 20;
+
 /// Deadline of a primary attempt in the control gateways (the TIMEOUT fault
 /// holds far longer).
 const PRIMARY_TIMEOUT: Duration = Duration::from_secs(1);
@@ -65,7 +69,8 @@ struct Gateway {
     primary: String,
     fallback: String,
     client: reqwest::Client,
-    last_history: Arc<Mutex<Option<Vec<Value>>>>,
+    /// The histories of the last [`SHARED_POOL`] requests, any session's.
+    shared: Arc<Mutex<std::collections::VecDeque<Vec<Value>>>>,
     cooled_until: Arc<Mutex<Option<tokio::time::Instant>>>,
 }
 
@@ -77,7 +82,7 @@ pub async fn start(kind: Misbehaviour, primary: String, fallback: String) -> Ser
         primary,
         fallback,
         client: reqwest::Client::builder().no_proxy().build().unwrap(),
-        last_history: Arc::new(Mutex::new(None)),
+        shared: Arc::new(Mutex::new(std::collections::VecDeque::new())),
         cooled_until: Arc::new(Mutex::new(None)),
     };
     let router = Router::new()
@@ -162,7 +167,15 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
         return handle_stream(&g, &body).await;
     }
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
-    let leaked = g.last_history.lock().unwrap().replace(messages.clone());
+    let leaked: Vec<Value> = {
+        let mut pool = g.shared.lock().unwrap();
+        let leaked = pool.iter().flatten().cloned().collect();
+        pool.push_back(messages.clone());
+        if pool.len() > SHARED_POOL {
+            pool.pop_front();
+        }
+        leaked
+    };
     let now = tokio::time::Instant::now();
     let cooled = g
         .cooled_until
@@ -195,7 +208,7 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
     let last = messages.last().cloned().into_iter().collect::<Vec<_>>();
     fallback_body["messages"] = Value::Array(match g.kind {
         Misbehaviour::LastMessageOnly => last,
-        Misbehaviour::SharedHistory => leaked.unwrap_or_default().into_iter().chain(last).collect(),
+        Misbehaviour::SharedHistory => leaked.into_iter().chain(last).collect(),
         Misbehaviour::TightRetryLoop
         | Misbehaviour::AsksBack
         | Misbehaviour::FallsBackOnAnyError
