@@ -35,6 +35,10 @@ pub const SYSTEM_PROMPT: &str = "You are a helpful assistant. Answer briefly.";
 /// Deadline of one preflight request.
 const PREFLIGHT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Longest wait at the end of a run for upstream attempts still in flight
+/// to be recorded (see [`AttemptLog::settle`]).
+const SETTLE_WAIT: Duration = Duration::from_secs(2);
+
 /// Longest answer excerpt kept in events.csv.
 const EXCERPT_CHARS: usize = 160;
 
@@ -143,6 +147,9 @@ pub async fn execute(config: &RunConfig, cancel: CancellationToken) -> anyhow::R
         judge_undetermined(&mut outcomes, &dataset, judge.judge.as_ref()).await;
     }
     let wall = started.elapsed();
+    // A held TIMEOUT is recorded when the upstream sees the gateway go
+    // away, which can be just after the gateway's answer reached the driver.
+    ctx.log.settle(SETTLE_WAIT).await;
     let attempts = ctx.log.snapshot();
     let resolved = ResolvedConfig {
         interrupted,

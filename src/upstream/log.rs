@@ -90,6 +90,30 @@ impl AttemptLog {
         self.lock().rows.clone()
     }
 
+    /// Attempts that have arrived but are not recorded yet: held TIMEOUTs
+    /// whose client has not gone away, answers still being written.
+    pub fn in_flight(&self) -> usize {
+        let inner = self.lock();
+        let arrived: u32 = inner.attempts.values().sum();
+        (arrived as usize).saturating_sub(inner.rows.len())
+    }
+
+    /// Waits until every attempt that arrived is recorded, or `max_wait`
+    /// passes; returns whether none is left in flight. A gateway that gave
+    /// up on a held TIMEOUT closes the connection, but the upstream may
+    /// notice a moment after the gateway's answer reached the driver: a
+    /// snapshot taken at once would miss that attempt.
+    pub async fn settle(&self, max_wait: std::time::Duration) -> bool {
+        let give_up = tokio::time::Instant::now() + max_wait;
+        while self.in_flight() > 0 {
+            if tokio::time::Instant::now() >= give_up {
+                return false;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        true
+    }
+
     /// Number of rows recorded so far.
     pub fn len(&self) -> usize {
         self.lock().rows.len()
@@ -142,6 +166,22 @@ impl AttemptLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn settle_waits_for_attempts_still_in_flight() {
+        let log = AttemptLog::new();
+        log.next_attempt(1, "history", Role::Primary, "c1", 7);
+        assert_eq!(log.in_flight(), 1);
+        assert!(!log.settle(std::time::Duration::from_millis(30)).await);
+        let later = log.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            later.record(row(1, "c1", 7, Role::Primary, 0.0));
+        });
+        assert!(log.settle(std::time::Duration::from_secs(5)).await);
+        assert_eq!(log.in_flight(), 0);
+        assert_eq!(log.len(), 1);
+    }
 
     fn row(run: u32, conversation: &str, turn: u32, role: Role, arrived_ms: f64) -> AttemptRecord {
         AttemptRecord {
