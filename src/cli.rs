@@ -253,8 +253,7 @@ pub struct SemanticsArgs {
     /// then is recorded as having given no answer.
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     pub request_timeout: std::time::Duration,
-    /// Master seed of the built-in proxies' backoff jitter and the simulated
-    /// latency.
+    /// Master seed of the built-in proxies' backoff jitter.
     #[arg(long, default_value_t = crate::seed::DEFAULT_SEED)]
     pub seed: u64,
     /// Send every case as a streamed request (server-sent events).
