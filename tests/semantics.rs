@@ -115,7 +115,7 @@ async fn a_gateway_that_never_fails_over_is_caught() {
     assert_reference_systems_follow_the_tree(&report);
     assert_eq!(
         cases_with(&report, "control", Status::Deviates),
-        ["404", "429", "500", "502", "503", "504", "timeout"]
+        ["404", "429", "500", "502", "503", "504", "timeout", "cut"]
     );
     assert_eq!(
         cases_with(&report, "control", Status::Expected),
@@ -259,8 +259,52 @@ async fn a_gateway_that_does_not_fail_over_streams_is_caught_with_stream() {
         cases_with(&report, "control", Status::Deviates),
         ["404", "429", "500", "502", "503", "504", "timeout"]
     );
+    // The cut stream reaches its client as a 504: visibly broken, as it
+    // must be.
     assert_eq!(
         cases_with(&report, "control", Status::Expected),
-        ["ok", "400", "401", "402", "403"]
+        ["ok", "400", "401", "402", "403", "cut"]
     );
+}
+
+/// A stream that breaks off after its first bytes cannot be replaced, so
+/// the client must see the break: a gateway that ends the cut stream with
+/// `data: [DONE]` hands the client a truncated answer that looks complete
+/// and is caught; the reference proxies let the break through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_that_masks_a_cut_stream_is_caught() {
+    let report =
+        check_with_control_waiting(Misbehaviour::MasksCutStreams, Duration::from_secs(1), true)
+            .await;
+    assert_reference_systems_follow_the_tree(&report);
+    for name in ["stateless", "history"] {
+        let cut = system(&report, name)
+            .cases
+            .iter()
+            .find(|c| c.case == "cut")
+            .unwrap();
+        assert!(
+            cut.observation
+                .client_error
+                .as_deref()
+                .is_some_and(|e| e.contains("broken off")),
+            "{name}: {:?}",
+            cut.observation
+        );
+    }
+    assert_eq!(
+        cases_with(&report, "control", Status::Deviates),
+        ["400", "401", "402", "403", "cut"]
+    );
+    let cut = system(&report, "control")
+        .cases
+        .iter()
+        .find(|c| c.case == "cut")
+        .unwrap();
+    assert!(
+        cut.verdict.finding.contains("as a complete answer"),
+        "{:?}",
+        cut.verdict
+    );
+    assert_eq!(cut.observation.fallback_attempts, 0);
 }

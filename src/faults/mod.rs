@@ -87,6 +87,14 @@ pub enum FaultAction {
         /// The response body, an OpenAI-style error object as JSON text.
         body: String,
     },
+    /// Start a normal 200 answer and break the connection off partway:
+    /// after the role chunk and `chunks` content chunks of a stream (no
+    /// `data: [DONE]`), or halfway through a plain JSON body. Scripted plans
+    /// only; no profile mode schedules it.
+    BodyCut {
+        /// Content chunks of a stream sent before the cut.
+        chunks: usize,
+    },
     /// Answer `status` (429) with `Retry-After` and `body` (JSON text).
     RateLimit {
         /// The HTTP status, normally 429.
@@ -99,12 +107,14 @@ pub enum FaultAction {
 }
 
 impl FaultAction {
-    /// The mode this action executes.
-    pub fn mode(&self) -> FaultMode {
+    /// The profile mode this action executes; `None` for a
+    /// [`FaultAction::BodyCut`], which no profile schedules.
+    pub fn mode(&self) -> Option<FaultMode> {
         match self {
-            FaultAction::Timeout { .. } => FaultMode::Timeout,
-            FaultAction::ApiError { .. } => FaultMode::ApiError,
-            FaultAction::RateLimit { .. } => FaultMode::RateLimit,
+            FaultAction::Timeout { .. } => Some(FaultMode::Timeout),
+            FaultAction::ApiError { .. } => Some(FaultMode::ApiError),
+            FaultAction::RateLimit { .. } => Some(FaultMode::RateLimit),
+            FaultAction::BodyCut { .. } => None,
         }
     }
 }

@@ -118,7 +118,10 @@ impl FaultPlan {
     /// is what makes a (run, system, conversation) a failover event.
     pub fn final_turn_mode(&self, run: u32, conversation: usize) -> Option<FaultMode> {
         if let Some(script) = &self.script {
-            return script.get(conversation)?.as_ref().map(FaultAction::mode);
+            return script
+                .get(conversation)?
+                .as_ref()
+                .and_then(FaultAction::mode);
         }
         let n_turns = *self.turns_per_conversation.get(conversation)?;
         if self.profile.upstream != Role::Primary || !self.profile.turns.includes(n_turns, n_turns)
@@ -257,7 +260,7 @@ mod tests {
             assert_eq!(p.action(1, 0, t, Role::Primary), None);
         }
         let action = p.action(1, 0, n, Role::Primary).unwrap();
-        assert_eq!(Some(action.mode()), p.final_turn_mode(1, 0));
+        assert_eq!(action.mode(), p.final_turn_mode(1, 0));
         assert_eq!(p.action(1, 0, n, Role::Fallback), None);
         assert_eq!(p.action(1, 0, n + 1, Role::Primary), None);
         assert_eq!(p.action(1, 999, n, Role::Primary), None);

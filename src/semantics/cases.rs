@@ -5,6 +5,7 @@
 //! [`classify`](crate::proxy::core::classify), the one decision tree the
 //! reference proxies also follow, applied to the case's primary outcome.
 
+use super::verdict::Expected;
 use crate::faults::plan::rate_limit_body;
 use crate::faults::FaultAction;
 use crate::openai::error_body;
@@ -21,6 +22,9 @@ pub enum Fault {
     Status(u16),
     /// It holds the connection without a byte until the gateway gives up.
     Timeout,
+    /// It answers 200 and breaks the body off partway (a stream after two
+    /// content chunks, without `data: [DONE]`).
+    Cut,
 }
 
 /// One check.
@@ -41,7 +45,7 @@ pub const RETRY_AFTER: Duration = Duration::from_secs(1);
 /// permanent errors, then the transient ones, so that a gateway that cools
 /// a failing provider down has seen no failure before the cases that must
 /// reach the primary.
-pub const CASES: [Case; 12] = [
+pub const CASES: [Case; 13] = [
     case("ok", "answers normally", Fault::None),
     case("400", "400 invalid request", Fault::Status(400)),
     case("401", "401 invalid API key", Fault::Status(401)),
@@ -54,6 +58,7 @@ pub const CASES: [Case; 12] = [
     case("503", "503 unavailable", Fault::Status(503)),
     case("504", "504 gateway timeout", Fault::Status(504)),
     case("timeout", "holds the connection, no byte", Fault::Timeout),
+    case("cut", "answers 200, then breaks the body off", Fault::Cut),
 ];
 
 const fn case(id: &'static str, label: &'static str, fault: Fault) -> Case {
@@ -61,13 +66,18 @@ const fn case(id: &'static str, label: &'static str, fault: Fault) -> Case {
 }
 
 impl Case {
-    /// What the decision tree says a gateway should do.
-    pub fn expected(&self) -> Decision {
-        match self.fault {
+    /// What a gateway should do. For a plain request that is the decision
+    /// tree's call; a stream that breaks off after its first bytes went to
+    /// the client cannot be replaced, so it must reach the client visibly
+    /// broken, unless the gateway failed over before sending anything.
+    pub fn expected(&self, stream: bool) -> Expected {
+        Expected::Tree(match self.fault {
             Fault::None => Decision::Deliver,
             Fault::Status(code) => classify(Outcome::Status(code)),
             Fault::Timeout => classify(Outcome::Timeout),
-        }
+            Fault::Cut if stream => return Expected::VisibleCut,
+            Fault::Cut => classify(Outcome::BodyError),
+        })
     }
 
     /// The user message of the case's request. It names the case, so the
@@ -85,6 +95,7 @@ impl Case {
         match self.fault {
             Fault::None => None,
             Fault::Timeout => Some(FaultAction::Timeout { hold }),
+            Fault::Cut => Some(FaultAction::BodyCut { chunks: 2 }),
             Fault::Status(429) => Some(FaultAction::RateLimit {
                 status: 429,
                 retry_after: RETRY_AFTER,
@@ -141,14 +152,29 @@ mod tests {
 
     #[test]
     fn expectations_follow_the_decision_tree() {
-        let expected = |id: &str| CASES.iter().find(|c| c.id == id).unwrap().expected();
-        assert_eq!(expected("ok"), Decision::Deliver);
-        for id in ["400", "401", "402", "403"] {
-            assert_eq!(expected(id), Decision::PassThrough, "{id}");
+        let expected =
+            |id: &str, stream| CASES.iter().find(|c| c.id == id).unwrap().expected(stream);
+        for stream in [false, true] {
+            assert_eq!(expected("ok", stream), Expected::Tree(Decision::Deliver));
+            for id in ["400", "401", "402", "403"] {
+                assert_eq!(
+                    expected(id, stream),
+                    Expected::Tree(Decision::PassThrough),
+                    "{id}"
+                );
+            }
+            for id in ["404", "429", "500", "502", "503", "504", "timeout"] {
+                assert!(
+                    matches!(expected(id, stream), Expected::Tree(Decision::Failover(_))),
+                    "{id}"
+                );
+            }
         }
-        for id in ["404", "429", "500", "502", "503", "504", "timeout"] {
-            assert!(matches!(expected(id), Decision::Failover(_)), "{id}");
-        }
+        assert!(matches!(
+            expected("cut", false),
+            Expected::Tree(Decision::Failover(_))
+        ));
+        assert_eq!(expected("cut", true), Expected::VisibleCut);
     }
 
     #[test]

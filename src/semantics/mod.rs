@@ -23,7 +23,6 @@ use crate::driver::{self, Target};
 use crate::faults::{FaultPlan, FaultProfile, Role};
 use crate::harness::{driver_client, Systems, SystemsSpec};
 use crate::openai::{ChatMessage, ChatRequest};
-use crate::proxy::core::Decision;
 use crate::upstream::{ConversationIndex, LatencyProfile, UpstreamContext};
 use anyhow::Context;
 use cases::{Case, Fault, CASES};
@@ -251,22 +250,19 @@ async fn check_system(
         };
         let (observation, resent) =
             send_case(client, target, config, ctx, conversation, &request).await;
-        let expected = case.expected();
-        let injected = match case.fault {
-            Fault::Status(s) => Some(s),
-            Fault::None | Fault::Timeout => None,
+        let expected = case.expected(config.stream);
+        let (injected, what) = match case.fault {
+            Fault::Status(s) => (Some(s), format!("a {s}")),
+            Fault::Timeout => (None, "a timeout".to_string()),
+            Fault::Cut => (None, "a body cut off".to_string()),
+            Fault::None => (None, "no fault".to_string()),
         };
         cases.push(CaseResult {
             case: case.id.to_string(),
             primary: case.label.to_string(),
-            expected: match expected {
-                Decision::Deliver => "deliver",
-                Decision::PassThrough => "pass through",
-                Decision::Failover(_) => "fail over",
-            }
-            .to_string(),
+            expected: expected.label().to_string(),
             verdict: {
-                let mut verdict = judge(expected, injected, &observation);
+                let mut verdict = judge(expected, injected, &what, &observation);
                 if resent > 0 {
                     verdict.notes.push(format!(
                         "the primary was skipped (a cooldown after an earlier case?); the request was sent {} more time(s), {} s apart",

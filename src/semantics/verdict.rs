@@ -49,6 +49,30 @@ impl Observation {
     }
 }
 
+/// What a system should do in a case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expected {
+    /// What the decision tree says.
+    Tree(Decision),
+    /// A stream broke off after its first bytes: fail over before sending
+    /// anything, or let the client see the break; never hand the client
+    /// the cut stream as a complete answer.
+    VisibleCut,
+}
+
+impl Expected {
+    /// In words, for tables: `deliver`, `pass through`, `fail over`, or
+    /// `fail over or show the cut`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Expected::Tree(Decision::Deliver) => "deliver",
+            Expected::Tree(Decision::PassThrough) => "pass through",
+            Expected::Tree(Decision::Failover(_)) => "fail over",
+            Expected::VisibleCut => "fail over or show the cut",
+        }
+    }
+}
+
 /// How a case went for one system.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -76,8 +100,9 @@ pub struct Verdict {
 }
 
 /// Judges `seen` against `expected` for a primary that failed with
-/// `injected` (its status; `None` for a timeout or no fault).
-pub fn judge(expected: Decision, injected: Option<u16>, seen: &Observation) -> Verdict {
+/// `injected` (its status; `None` for a timeout, a cut or no fault),
+/// described as `what` in findings ("a 401", "a timeout").
+pub fn judge(expected: Expected, injected: Option<u16>, what: &str, seen: &Observation) -> Verdict {
     let mut notes = Vec::new();
     if seen.primary_attempts > 1 {
         notes.push(format!(
@@ -116,7 +141,17 @@ pub fn judge(expected: Decision, injected: Option<u16>, seen: &Observation) -> V
             ),
         );
     }
-    let what = injected.map_or_else(|| "a timeout".to_string(), |s| format!("a {s}"));
+    let expected = match expected {
+        Expected::Tree(decision) => decision,
+        Expected::VisibleCut if seen.answered() && !seen.switched() => {
+            return verdict(
+                Status::Deviates,
+                "the primary's stream broke off, and the client got it as a complete answer"
+                    .to_string(),
+            )
+        }
+        Expected::VisibleCut => return verdict(Status::Expected, String::new()),
+    };
     match expected {
         Decision::Deliver if seen.switched() => verdict(
             Status::Deviates,
@@ -178,7 +213,9 @@ mod tests {
 
     #[test]
     fn the_decision_tree_followed_is_expected() {
-        let ok = |d, injected, s: &Observation| judge(d, injected, s).status;
+        let ok = |d, injected: Option<u16>, s: &Observation| {
+            judge(Expected::Tree(d), injected, "a fault", s).status
+        };
         assert_eq!(
             ok(Decision::Deliver, None, &seen(Some(200), 1, 0)),
             Status::Expected
@@ -195,14 +232,24 @@ mod tests {
 
     #[test]
     fn falling_back_on_a_401_deviates() {
-        let v = judge(Decision::PassThrough, Some(401), &seen(Some(200), 1, 1));
+        let v = judge(
+            Expected::Tree(Decision::PassThrough),
+            Some(401),
+            "a 401",
+            &seen(Some(200), 1, 1),
+        );
         assert_eq!(v.status, Status::Deviates);
         assert!(v.finding.contains("failed over on a 401"), "{}", v.finding);
     }
 
     #[test]
     fn rewriting_a_permanent_status_deviates() {
-        let v = judge(Decision::PassThrough, Some(403), &seen(Some(500), 1, 0));
+        let v = judge(
+            Expected::Tree(Decision::PassThrough),
+            Some(403),
+            "a 403",
+            &seen(Some(500), 1, 0),
+        );
         assert_eq!(v.status, Status::Deviates);
         assert!(
             v.finding.contains("did not pass a 403 through"),
@@ -214,7 +261,12 @@ mod tests {
 
     #[test]
     fn not_failing_over_on_a_transient_error_deviates() {
-        let v = judge(SWITCH, Some(503), &seen(Some(503), 1, 0));
+        let v = judge(
+            Expected::Tree(SWITCH),
+            Some(503),
+            "a 503",
+            &seen(Some(503), 1, 0),
+        );
         assert_eq!(v.status, Status::Deviates);
         assert!(
             v.finding.contains("did not fail over on a 503"),
@@ -223,7 +275,12 @@ mod tests {
         );
         let mut hung = seen(None, 1, 0);
         hung.client_error = Some("no complete response within 30000 ms".into());
-        let v = judge(Decision::Failover(FailoverReason::Timeout), None, &hung);
+        let v = judge(
+            Expected::Tree(Decision::Failover(FailoverReason::Timeout)),
+            None,
+            "a timeout",
+            &hung,
+        );
         assert!(
             v.finding.contains("did not fail over on a timeout"),
             "{}",
@@ -234,7 +291,12 @@ mod tests {
 
     #[test]
     fn a_failover_that_still_fails_deviates() {
-        let v = judge(SWITCH, Some(502), &seen(Some(502), 1, 1));
+        let v = judge(
+            Expected::Tree(SWITCH),
+            Some(502),
+            "a 502",
+            &seen(Some(502), 1, 1),
+        );
         assert_eq!(v.status, Status::Deviates);
         assert!(
             v.finding.contains("failed over on a 502 but"),
@@ -245,17 +307,37 @@ mod tests {
 
     #[test]
     fn a_healthy_primary_must_be_delivered() {
-        let v = judge(Decision::Deliver, None, &seen(Some(200), 1, 1));
+        let v = judge(
+            Expected::Tree(Decision::Deliver),
+            None,
+            "no fault",
+            &seen(Some(200), 1, 1),
+        );
         assert_eq!(v.status, Status::Deviates);
-        let v = judge(Decision::Deliver, None, &seen(Some(500), 1, 0));
+        let v = judge(
+            Expected::Tree(Decision::Deliver),
+            None,
+            "no fault",
+            &seen(Some(500), 1, 0),
+        );
         assert_eq!(v.status, Status::Deviates);
     }
 
     #[test]
     fn an_untouched_primary_is_inconclusive_and_retries_are_noted() {
-        let v = judge(SWITCH, Some(503), &seen(Some(200), 0, 1));
+        let v = judge(
+            Expected::Tree(SWITCH),
+            Some(503),
+            "a 503",
+            &seen(Some(200), 0, 1),
+        );
         assert_eq!(v.status, Status::Inconclusive);
-        let v = judge(SWITCH, Some(503), &seen(Some(200), 3, 2));
+        let v = judge(
+            Expected::Tree(SWITCH),
+            Some(503),
+            "a 503",
+            &seen(Some(200), 3, 2),
+        );
         assert_eq!(v.status, Status::Expected);
         assert_eq!(
             v.notes,

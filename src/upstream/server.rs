@@ -39,7 +39,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -373,7 +372,29 @@ async fn chat_completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Res
             );
             resp
         }
-        None => answer(st, req, &conversation, turn, attempt, input_tokens, guard).await,
+        Some(FaultAction::BodyCut { chunks }) => {
+            guard.set_action("body_cut");
+            let call = Call {
+                st,
+                req,
+                conversation: &conversation,
+                turn,
+                attempt,
+                input_tokens,
+            };
+            answer(call, guard, Some(chunks)).await
+        }
+        None => {
+            let call = Call {
+                st,
+                req,
+                conversation: &conversation,
+                turn,
+                attempt,
+                input_tokens,
+            };
+            answer(call, guard, None).await
+        }
     }
 }
 
@@ -394,16 +415,48 @@ async fn pause(d: Duration) {
     }
 }
 
-/// The normal answer: the simulated model's reply after the modelled latency.
-async fn answer(
-    st: &UpstreamState,
+/// One recognised request to answer.
+struct Call<'a> {
+    st: &'a UpstreamState,
     req: ChatRequest,
-    conversation: &str,
+    conversation: &'a str,
     turn: u32,
     attempt: u32,
     input_tokens: u32,
-    mut guard: AttemptGuard,
-) -> Response {
+}
+
+/// How long a cut body waits after its last bytes before breaking off, so
+/// those bytes have left for the gateway (hyper would otherwise drop the
+/// connection with them still in its buffer, before even the status line).
+const CUT_AFTER: Duration = Duration::from_millis(100);
+
+/// The error that makes hyper abort a body instead of ending it.
+fn cut_error() -> std::io::Error {
+    std::io::Error::other("simulated cut: the upstream broke the body off")
+}
+
+/// A body that sends `part`, waits [`CUT_AFTER`] and breaks off.
+fn broken_body(part: String) -> Body {
+    let sent = futures::stream::once(async move { Ok(Bytes::from(part)) });
+    let cut = futures::stream::once(async {
+        tokio::time::sleep(CUT_AFTER).await;
+        Err(cut_error())
+    });
+    Body::from_stream(futures::StreamExt::chain(sent, cut))
+}
+
+/// The normal answer: the simulated model's reply after the modelled
+/// latency. With `cut`, the answer breaks off partway (see
+/// [`FaultAction::BodyCut`]).
+async fn answer(call: Call<'_>, mut guard: AttemptGuard, cut: Option<usize>) -> Response {
+    let Call {
+        st,
+        req,
+        conversation,
+        turn,
+        attempt,
+        input_tokens,
+    } = call;
     let ctx = &st.ctx;
     let key = JitterKey {
         system: &st.system,
@@ -434,8 +487,19 @@ async fn answer(
     if !req.stream {
         pause(ttft + ctx.latency.output_time(output_tokens)).await;
         guard.finish(Some(200));
-        let body = completion_body(&id, &req.model, created, &text, usage);
-        return json_response(200, body.to_string());
+        let body = completion_body(&id, &req.model, created, &text, usage).to_string();
+        if cut.is_some() {
+            let half = body
+                .char_indices()
+                .nth(body.chars().count() / 2)
+                .map_or(0, |(i, _)| i);
+            return Response::builder()
+                .status(StatusCode::OK)
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(broken_body(body[..half].to_string()))
+                .unwrap_or_else(|_| json_response(500, String::new()));
+        }
+        return json_response(200, body);
     }
 
     pause(ttft).await;
@@ -477,6 +541,10 @@ async fn answer(
     }
     frames.push((due, "data: [DONE]\n\n".to_string()));
 
+    if let Some(chunks) = cut {
+        // The role chunk and `chunks` content chunks, then the break.
+        frames.truncate(1 + chunks);
+    }
     guard.sent = Some(200);
     let first = tokio::time::Instant::now();
     let stream = futures::stream::unfold(
@@ -488,14 +556,16 @@ async fn answer(
                     if deadline > tokio::time::Instant::now() {
                         tokio::time::sleep_until(deadline).await;
                     }
-                    Some((Ok::<Bytes, Infallible>(Bytes::from(text)), (frames, guard)))
+                    Some((Ok(Bytes::from(text)), (frames, guard)))
                 }
-                // Polled once more after the last frame: the stream is done.
+                // Polled once more after the last frame: the stream is done,
+                // or breaks off here when cut.
                 None => {
-                    if let Some(g) = guard.take() {
-                        g.finish(Some(200));
-                    }
-                    None
+                    let g = guard.take()?;
+                    g.finish(Some(200));
+                    cut?;
+                    tokio::time::sleep(CUT_AFTER).await;
+                    Some((Err(cut_error()), (frames, None)))
                 }
             }
         },

@@ -47,6 +47,10 @@ pub enum Misbehaviour {
     /// Fails over on any error for a plain request, never for a streamed
     /// one: the primary's status and body go to the streaming client.
     NoStreamFailover,
+    /// Buffers a streamed answer and, when the primary's stream breaks off,
+    /// sends the client what arrived followed by `data: [DONE]`, so the cut
+    /// answer looks complete.
+    MasksCutStreams,
 }
 
 /// How long `CoolsDownPrimary` skips the primary after it failed.
@@ -102,7 +106,8 @@ async fn call(g: &Gateway, base: &str, body: &Value, timeout: Duration) -> Optio
         .await
         .ok()?;
     let status = response.status().as_u16();
-    let json = response.json::<Value>().await.unwrap_or(Value::Null);
+    // A body that breaks off or is not JSON counts as no answer.
+    let json = response.json::<Value>().await.ok()?;
     Some((status, json))
 }
 
@@ -126,6 +131,35 @@ async fn call_raw(
     Some((status, response.bytes().await.ok()?))
 }
 
+/// The primary's 2xx stream as it arrived, ended with `data: [DONE]` if it
+/// broke off; `None` when the primary did not answer 2xx.
+async fn read_masking_cuts(g: &Gateway, body: &Value) -> Option<bytes::Bytes> {
+    let url = format!("{}/v1/chat/completions", g.primary);
+    let mut response = g
+        .client
+        .post(url)
+        .json(body)
+        .timeout(PRIMARY_TIMEOUT)
+        .send()
+        .await
+        .ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    let mut read = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => read.extend_from_slice(&chunk),
+            Ok(None) => break,
+            Err(_) => {
+                read.extend_from_slice(b"data: [DONE]\n\n");
+                break;
+            }
+        }
+    }
+    Some(bytes::Bytes::from(read))
+}
+
 /// A streamed request: the primary's stream when it answers 2xx, else the
 /// fallback's, cut short by `CutsFallbackStreams`.
 async fn handle_stream(g: &Gateway, body: &Value) -> Response {
@@ -136,6 +170,11 @@ async fn handle_stream(g: &Gateway, body: &Value) -> Response {
             .body(axum::body::Body::from(bytes))
             .unwrap()
     };
+    if g.kind == Misbehaviour::MasksCutStreams {
+        if let Some(bytes) = read_masking_cuts(g, body).await {
+            return sse(200, bytes);
+        }
+    }
     match call_raw(g, &g.primary, body, PRIMARY_TIMEOUT).await {
         Some((status, bytes)) if (200..300).contains(&status) => return sse(status, bytes),
         Some((status, bytes)) if g.kind == Misbehaviour::NoStreamFailover => {
@@ -216,7 +255,8 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
         | Misbehaviour::CoolsDownPrimary
         | Misbehaviour::DropsParams
         | Misbehaviour::CutsFallbackStreams
-        | Misbehaviour::NoStreamFailover => messages.clone(),
+        | Misbehaviour::NoStreamFailover
+        | Misbehaviour::MasksCutStreams => messages.clone(),
         Misbehaviour::TruncateToLast3 => messages[messages.len().saturating_sub(3)..].to_vec(),
     });
     if g.kind == Misbehaviour::DropsParams {
