@@ -372,8 +372,14 @@ async fn chat_completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Res
             );
             resp
         }
-        Some(FaultAction::BodyCut { chunks }) => {
-            guard.set_action("body_cut");
+        answer_action @ (Some(FaultAction::BodyCut { .. }) | None) => {
+            let cut = match answer_action {
+                Some(FaultAction::BodyCut { chunks }) => {
+                    guard.set_action("body_cut");
+                    Some(chunks)
+                }
+                _ => None,
+            };
             let call = Call {
                 st,
                 req,
@@ -382,18 +388,7 @@ async fn chat_completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Res
                 attempt,
                 input_tokens,
             };
-            answer(call, guard, Some(chunks)).await
-        }
-        None => {
-            let call = Call {
-                st,
-                req,
-                conversation: &conversation,
-                turn,
-                attempt,
-                input_tokens,
-            };
-            answer(call, guard, None).await
+            answer(call, guard, cut).await
         }
     }
 }

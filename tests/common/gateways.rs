@@ -96,19 +96,9 @@ pub async fn start(kind: Misbehaviour, primary: String, fallback: String) -> Ser
 }
 
 async fn call(g: &Gateway, base: &str, body: &Value, timeout: Duration) -> Option<(u16, Value)> {
-    let url = format!("{base}/v1/chat/completions");
-    let response = g
-        .client
-        .post(url)
-        .json(body)
-        .timeout(timeout)
-        .send()
-        .await
-        .ok()?;
-    let status = response.status().as_u16();
+    let (status, bytes) = call_raw(g, base, body, timeout).await?;
     // A body that breaks off or is not JSON counts as no answer.
-    let json = response.json::<Value>().await.ok()?;
-    Some((status, json))
+    Some((status, serde_json::from_slice(&bytes).ok()?))
 }
 
 /// Sends `body` to `base` and returns status and raw body bytes.
