@@ -5,21 +5,23 @@
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod continuity;
 pub mod dataset;
 pub mod driver;
 pub mod faults;
-pub mod harness;
 pub mod judge;
 pub mod openai;
+pub mod policy;
 pub mod proxy;
 pub mod record;
 pub mod report;
 pub mod scoring;
+pub mod secret;
 pub mod seed;
 pub mod semantics;
 pub mod server;
 pub mod stats;
-pub mod summary;
+pub mod systems;
 pub mod upstream;
 
 use std::process::ExitCode;

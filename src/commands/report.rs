@@ -9,11 +9,11 @@ use std::process::ExitCode;
 /// summary (keeping the notes of the previous summary.json), rewrites
 /// summary.json, summary.md and the plots, and prints the table.
 pub fn report(dir: &Path) -> anyhow::Result<ExitCode> {
-    use crate::report;
+    use crate::continuity::{self, report};
     let (config, turns, events, attempts) = report::read_report(dir)
         .with_context(|| format!("cannot re-render the report in {}", dir.display()))?;
-    let ctx = report::summary_context(&config, crate::harness::run_notes(&config));
-    let summary = crate::summary::summarize(&ctx, &events, &attempts);
+    let ctx = report::summary_context(&config, continuity::run_notes(&config));
+    let summary = continuity::summary::summarize(&ctx, &events, &attempts);
     let data = report::ReportData {
         config,
         turns,

@@ -3,7 +3,7 @@
 
 use crate::cli::RunArgs;
 use crate::config::RunConfig;
-use crate::harness;
+use crate::continuity;
 use std::process::ExitCode;
 use tokio_util::sync::CancellationToken;
 
@@ -23,9 +23,9 @@ pub async fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             on_signal.cancel();
         }
     });
-    let outcome = harness::execute(&config, cancel).await?;
+    let outcome = continuity::execute(&config, cancel).await?;
     let summary = &outcome.data.summary;
-    println!("{}", crate::report::render_table(summary));
+    println!("{}", continuity::report::render_table(summary));
     println!(
         "wall time {:.1} s · report in {}",
         outcome.wall.as_secs_f64(),

@@ -8,16 +8,14 @@
 //! cancellation token stops workers between requests and aborts requests in
 //! flight; what finished is still delivered.
 
-pub mod client;
 pub mod replay;
-pub mod sse;
 
-pub use client::{Reply, Target};
 pub use replay::replay_conversation;
 
 use crate::config::Replay;
 use crate::dataset::Dataset;
 use crate::record::TurnRecord;
+use crate::systems::Target;
 use rand::seq::SliceRandom;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

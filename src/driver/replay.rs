@@ -6,12 +6,12 @@
 //! without a usable answer ends the conversation there: a chat user whose
 //! message failed does not carry on as if it had been answered.
 
-use super::client::{send, Target};
 use super::DriverOptions;
 use crate::config::Replay;
 use crate::dataset::Conversation;
 use crate::openai::{ChatMessage, ChatRequest};
 use crate::record::TurnRecord;
+use crate::systems::{send, Target};
 use std::time::Instant;
 
 /// Replays `conversation` through `target` and returns one record per request

@@ -1,8 +1,7 @@
 //! The failover core shared by both reference gateways. The two modes differ
 //! only in the fallback's body (see [`super::payload`]); everything about
-//! when to switch, how long to wait and how to back off lives here.
-//!
-//! # Decision tree (primary attempt)
+//! how long to wait and how to back off lives here, and when to switch is
+//! [`crate::policy::classify`]:
 //!
 //! | Primary outcome                               | Decision      | Client gets                 |
 //! |-----------------------------------------------|---------------|-----------------------------|
@@ -34,77 +33,12 @@ use super::backoff::{backoff_delay, retry_after};
 use super::events::{SwitchEvent, REASON_NONE};
 use super::payload::{fallback_body, primary_bytes, ClientRequest};
 use super::{ProxyConfig, ProxyError};
+use crate::policy::{classify, Decision, FailoverReason, Outcome};
 use axum::http::{header, HeaderValue, StatusCode};
 use bytes::Bytes;
 use reqwest::Url;
 use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
-
-/// What came back from one upstream attempt, as far as the decision needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// Response headers arrived with this status.
-    Status(u16),
-    /// No response headers within the attempt timeout.
-    Timeout,
-    /// The connection failed before response headers (refused, reset, DNS).
-    ConnectError,
-    /// A 2xx or passed-through response whose body broke off before it was
-    /// complete (non-streaming only; nothing had reached the client).
-    BodyError,
-}
-
-/// Why a request switched to the fallback.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FailoverReason {
-    /// The primary sent no headers within the attempt timeout.
-    Timeout,
-    /// The primary could not be reached.
-    ConnectError,
-    /// The primary's body broke off.
-    BodyError,
-    /// The primary answered this transient status (5xx, 429, 404).
-    Status(u16),
-}
-
-impl FailoverReason {
-    /// The label used in switch events and metrics: `timeout`,
-    /// `connect_error`, `body_error` or `status_NNN`.
-    pub fn label(self) -> String {
-        match self {
-            FailoverReason::Timeout => "timeout".to_string(),
-            FailoverReason::ConnectError => "connect_error".to_string(),
-            FailoverReason::BodyError => "body_error".to_string(),
-            FailoverReason::Status(code) => format!("status_{code}"),
-        }
-    }
-}
-
-/// What to do with a primary outcome.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
-    /// Return the primary's answer.
-    Deliver,
-    /// Return the primary's status and body unchanged: a permanent error that
-    /// another provider would not fix (bad request, auth, billing).
-    PassThrough,
-    /// Switch to the fallback.
-    Failover(FailoverReason),
-}
-
-/// The decision tree of the module documentation, as one pure function.
-pub fn classify(outcome: Outcome) -> Decision {
-    match outcome {
-        Outcome::Status(200..=299) => Decision::Deliver,
-        Outcome::Status(code @ (404 | 429 | 500..=599)) => {
-            Decision::Failover(FailoverReason::Status(code))
-        }
-        Outcome::Status(_) => Decision::PassThrough,
-        Outcome::Timeout => Decision::Failover(FailoverReason::Timeout),
-        Outcome::ConnectError => Decision::Failover(FailoverReason::ConnectError),
-        Outcome::BodyError => Decision::Failover(FailoverReason::BodyError),
-    }
-}
 
 /// The body of a reply to the client.
 #[derive(Debug)]
@@ -461,43 +395,6 @@ fn endpoint(flag: &'static str, base: &str) -> Result<Url, ProxyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn decision_table() {
-        use Decision::{Deliver, Failover, PassThrough};
-        use FailoverReason as R;
-        let table = [
-            (Outcome::Status(200), Deliver),
-            (Outcome::Status(201), Deliver),
-            (Outcome::Status(500), Failover(R::Status(500))),
-            (Outcome::Status(502), Failover(R::Status(502))),
-            (Outcome::Status(503), Failover(R::Status(503))),
-            (Outcome::Status(504), Failover(R::Status(504))),
-            (Outcome::Status(529), Failover(R::Status(529))),
-            (Outcome::Status(429), Failover(R::Status(429))),
-            (Outcome::Status(404), Failover(R::Status(404))),
-            (Outcome::Status(400), PassThrough),
-            (Outcome::Status(401), PassThrough),
-            (Outcome::Status(402), PassThrough),
-            (Outcome::Status(403), PassThrough),
-            (Outcome::Status(409), PassThrough),
-            (Outcome::Status(422), PassThrough),
-            (Outcome::Status(302), PassThrough),
-            (Outcome::Timeout, Failover(R::Timeout)),
-            (Outcome::ConnectError, Failover(R::ConnectError)),
-            (Outcome::BodyError, Failover(R::BodyError)),
-        ];
-        for (outcome, expected) in table {
-            assert_eq!(classify(outcome), expected, "{outcome:?}");
-        }
-    }
-
-    #[test]
-    fn reason_labels() {
-        assert_eq!(FailoverReason::Status(503).label(), "status_503");
-        assert_eq!(FailoverReason::Timeout.label(), "timeout");
-        assert_eq!(FailoverReason::ConnectError.label(), "connect_error");
-    }
 
     #[test]
     fn endpoints() {

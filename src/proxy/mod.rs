@@ -59,8 +59,11 @@ pub enum ProxyMode {
 }
 
 impl ProxyMode {
+    /// Both modes, in the order the built-in systems run.
+    pub const ALL: [ProxyMode; 2] = [ProxyMode::Stateless, ProxyMode::History];
+
     /// The name used on the command line and in reports.
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             ProxyMode::Stateless => "stateless",
             ProxyMode::History => "history",

@@ -1,12 +1,10 @@
-//! The exporter trait and the manager that owns the report directory.
+//! The exporter trait and the manager that owns a report's files.
 //!
-//! Every file format is one [`Exporter`] that turns [`ReportData`] into bytes;
-//! only the manager ([`write_report`], [`write_summary_files`]) touches the
-//! file system, and it writes each file under a temporary name and renames it,
-//! so a crash never leaves half a file behind.
+//! Every file format is one [`Exporter`] that turns a suite's report data
+//! into bytes; only the manager ([`write_files`]) touches the file system,
+//! and it writes each file under a temporary name and renames it, so a crash
+//! never leaves half a file behind.
 
-use crate::record::{AttemptRecord, EventRecord, TurnRecord};
-use crate::summary::Summary;
 use std::path::{Path, PathBuf};
 
 /// What to tell the user when a report directory cannot be read back.
@@ -69,79 +67,29 @@ pub enum ReportError {
     },
 }
 
-/// Everything a report is made from.
-#[derive(Debug, Clone)]
-pub struct ReportData {
-    /// The resolved configuration (config.json).
-    pub config: crate::config::ResolvedConfig,
-    /// Every driver request.
-    pub turns: Vec<TurnRecord>,
-    /// Every failover event.
-    pub events: Vec<EventRecord>,
-    /// Every upstream attempt.
-    pub attempts: Vec<AttemptRecord>,
-    /// The summary.
-    pub summary: Summary,
-}
-
-/// One output file format.
-pub trait Exporter {
+/// One output file of a report whose data is `D`.
+pub trait Exporter<D: ?Sized> {
     /// File name inside the report directory.
     fn file_name(&self) -> &'static str;
     /// The file's bytes.
     ///
     /// # Errors
     /// [`ReportError::Render`] when the content cannot be produced.
-    fn render(&self, data: &ReportData) -> Result<Vec<u8>, ReportError>;
+    fn render(&self, data: &D) -> Result<Vec<u8>, ReportError>;
 }
 
-/// The files derived from the summary: summary.json, summary.md and the plots.
-pub fn summary_exporters() -> Vec<Box<dyn Exporter>> {
-    let mut exporters: Vec<Box<dyn Exporter>> = vec![
-        Box::new(super::json::SummaryJson),
-        Box::new(super::markdown::SummaryMarkdown),
-    ];
-    exporters.extend(super::plots::exporters());
-    exporters
-}
-
-/// Every file of a report: config.json, the CSV files, then the summary files.
-pub fn all_exporters() -> Vec<Box<dyn Exporter>> {
-    let mut exporters: Vec<Box<dyn Exporter>> = vec![
-        Box::new(super::json::ConfigJson),
-        Box::new(super::csv_files::TurnsCsv),
-        Box::new(super::csv_files::EventsCsv),
-        Box::new(super::csv_files::AttemptsCsv),
-    ];
-    exporters.extend(summary_exporters());
-    exporters
-}
-
-/// Writes every file of a report into `dir` (created if missing) and returns
-/// the paths written, in exporter order.
+/// Writes the file of every exporter into `dir` (created if missing) and
+/// returns the paths written, in exporter order. Every exporter renders
+/// first, then the files are written, so that a rendering error leaves the
+/// directory untouched.
 ///
 /// # Errors
 /// [`ReportError::Write`] naming the file that could not be written, or
 /// [`ReportError::Render`] naming the file that could not be produced.
-pub fn write_report(dir: &Path, data: &ReportData) -> Result<Vec<PathBuf>, ReportError> {
-    write_with(dir, data, &all_exporters())
-}
-
-/// Writes only summary.json, summary.md and the plots into `dir`: what
-/// `report DIR` re-renders from the CSV files.
-///
-/// # Errors
-/// As [`write_report`].
-pub fn write_summary_files(dir: &Path, data: &ReportData) -> Result<Vec<PathBuf>, ReportError> {
-    write_with(dir, data, &summary_exporters())
-}
-
-/// Renders every exporter first, then writes the files, so that a rendering
-/// error leaves the directory untouched.
-fn write_with(
+pub fn write_files<D: ?Sized>(
     dir: &Path,
-    data: &ReportData,
-    exporters: &[Box<dyn Exporter>],
+    data: &D,
+    exporters: &[Box<dyn Exporter<D>>],
 ) -> Result<Vec<PathBuf>, ReportError> {
     let rendered = exporters
         .iter()
@@ -159,7 +107,7 @@ fn write_with(
 
 /// Writes `bytes` to a temporary sibling of `path`, then renames it over
 /// `path`.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<PathBuf, ReportError> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<PathBuf, ReportError> {
     let file_name = path
         .file_name()
         .map(|name| name.to_string_lossy().into_owned())
@@ -182,56 +130,50 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<PathBuf, ReportError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture::report_data;
 
-    const EXPECTED_FILES: [&str; 12] = [
-        "config.json",
-        "turns.csv",
-        "events.csv",
-        "attempts.csv",
-        "summary.json",
-        "summary.md",
-        "cpr_by_fault.svg",
-        "cpr_by_fault.png",
-        "clo.svg",
-        "clo.png",
-        "latency_by_length.svg",
-        "latency_by_length.png",
-    ];
+    struct Text(&'static str);
 
-    fn names(paths: &[PathBuf]) -> Vec<String> {
-        paths
-            .iter()
-            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
-            .collect()
+    impl Exporter<str> for Text {
+        fn file_name(&self) -> &'static str {
+            self.0
+        }
+        fn render(&self, data: &str) -> Result<Vec<u8>, ReportError> {
+            if data.is_empty() {
+                return Err(ReportError::Render {
+                    file: self.0,
+                    message: "nothing to write".into(),
+                });
+            }
+            Ok(format!("{}: {data}", self.0).into_bytes())
+        }
+    }
+
+    fn exporters() -> Vec<Box<dyn Exporter<str>>> {
+        vec![Box::new(Text("a.txt")), Box::new(Text("b.txt"))]
     }
 
     #[test]
-    fn write_report_writes_every_documented_file_and_no_temporary() {
+    fn writes_every_file_and_no_temporary() {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("nested/report");
-        let paths = write_report(&target, &report_data()).unwrap();
-        assert_eq!(names(&paths), EXPECTED_FILES);
+        let paths = write_files(&target, "hello", &exporters()).unwrap();
+        assert_eq!(paths, [target.join("a.txt"), target.join("b.txt")]);
+        assert_eq!(std::fs::read_to_string(&paths[1]).unwrap(), "b.txt: hello");
         let mut on_disk: Vec<String> = std::fs::read_dir(&target)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         on_disk.sort();
-        let mut expected: Vec<String> = EXPECTED_FILES.iter().map(|s| s.to_string()).collect();
-        expected.sort();
-        assert_eq!(on_disk, expected, "no .partial file may remain");
-        for path in &paths {
-            assert!(std::fs::metadata(path).unwrap().len() > 0, "{path:?} empty");
-        }
+        assert_eq!(on_disk, ["a.txt", "b.txt"], "no .partial file may remain");
     }
 
     #[test]
-    fn write_summary_files_leaves_the_csv_files_alone() {
+    fn a_rendering_error_writes_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let paths = write_summary_files(dir.path(), &report_data()).unwrap();
-        assert_eq!(names(&paths), EXPECTED_FILES[4..]);
-        assert!(!dir.path().join("events.csv").exists());
-        assert!(!dir.path().join("config.json").exists());
+        let target = dir.path().join("report");
+        let err = write_files(&target, "", &exporters()).unwrap_err();
+        assert!(err.to_string().contains("a.txt"), "{err}");
+        assert!(!target.exists());
     }
 
     #[test]
@@ -239,7 +181,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let blocker = dir.path().join("file");
         std::fs::write(&blocker, b"not a directory").unwrap();
-        let err = write_report(&blocker.join("report"), &report_data()).unwrap_err();
+        let err = write_files(&blocker.join("report"), "x", &exporters()).unwrap_err();
         let message = err.to_string();
         assert!(message.contains("file/report"), "{message}");
         assert!(message.starts_with("cannot write"), "{message}");

@@ -3,7 +3,7 @@
 //! ("99.20 %"), counts as "744/750", milliseconds with thousands separators.
 
 use crate::stats::Interval;
-use crate::summary::Rate;
+use crate::stats::Rate;
 
 /// A proportion in [0, 1] as a percentage with two decimals: "99.20 %".
 pub fn percent(proportion: f64) -> String {
@@ -93,7 +93,7 @@ pub fn mean(value: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture::rate;
+    use crate::stats::rate;
 
     #[test]
     fn percentages_have_two_decimals() {

@@ -1,45 +1,19 @@
-//! config.json and summary.json: the resolved configuration and the
-//! [`Summary`](crate::summary::Summary) contract, as pretty JSON.
-//!
-//! summary.json is described by `schema/summary.schema.json`; a test checks
-//! the serialised fixture against it.
+//! JSON files of a report: pretty-printed with a final newline, and read
+//! back with errors that name the file.
 
-use super::exporter::{Exporter, ReportData, ReportError};
+use super::ReportError;
+use serde::de::DeserializeOwned;
 use serde::Serialize;
+use std::path::Path;
 
-/// File name of the resolved configuration.
-pub const CONFIG_FILE: &str = "config.json";
-/// File name of the summary.
-pub const SUMMARY_FILE: &str = "summary.json";
-
-/// Writes config.json.
-#[derive(Debug, Clone, Copy)]
-pub struct ConfigJson;
-
-/// Writes summary.json.
-#[derive(Debug, Clone, Copy)]
-pub struct SummaryJson;
-
-impl Exporter for ConfigJson {
-    fn file_name(&self) -> &'static str {
-        CONFIG_FILE
-    }
-    fn render(&self, data: &ReportData) -> Result<Vec<u8>, ReportError> {
-        pretty(CONFIG_FILE, &data.config)
-    }
-}
-
-impl Exporter for SummaryJson {
-    fn file_name(&self) -> &'static str {
-        SUMMARY_FILE
-    }
-    fn render(&self, data: &ReportData) -> Result<Vec<u8>, ReportError> {
-        pretty(SUMMARY_FILE, &data.summary)
-    }
-}
-
-/// Pretty JSON with a final newline.
-fn pretty<T: Serialize>(file: &'static str, value: &T) -> Result<Vec<u8>, ReportError> {
+/// `value` as pretty JSON with a final newline; `file` names it in errors.
+///
+/// # Errors
+/// [`ReportError::Render`] when `value` cannot be serialised.
+pub fn pretty<T: Serialize + ?Sized>(
+    file: &'static str,
+    value: &T,
+) -> Result<Vec<u8>, ReportError> {
     let mut bytes = serde_json::to_vec_pretty(value).map_err(|e| ReportError::Render {
         file,
         message: e.to_string(),
@@ -48,117 +22,18 @@ fn pretty<T: Serialize>(file: &'static str, value: &T) -> Result<Vec<u8>, Report
     Ok(bytes)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::report::fixture::report_data;
-    use crate::summary::Summary;
-
-    fn schema() -> serde_json::Value {
-        let text = include_str!("../../schema/summary.schema.json");
-        serde_json::from_str(text).unwrap()
-    }
-
-    fn fixture_json() -> serde_json::Value {
-        serde_json::from_slice(&SummaryJson.render(&report_data()).unwrap()).unwrap()
-    }
-
-    fn errors(instance: &serde_json::Value) -> Vec<String> {
-        let validator = jsonschema::draft202012::new(&schema()).unwrap();
-        validator
-            .iter_errors(instance)
-            .map(|e| format!("{} at {}", e, e.instance_path))
-            .collect()
-    }
-
-    #[test]
-    fn schema_is_valid_draft_2020_12() {
-        assert!(jsonschema::draft202012::meta::is_valid(&schema()));
-    }
-
-    #[test]
-    fn fixture_summary_matches_the_schema() {
-        assert_eq!(errors(&fixture_json()), Vec::<String>::new());
-    }
-
-    #[test]
-    fn summary_without_clo_matches_the_schema() {
-        let mut data = report_data();
-        data.summary.clo = None;
-        let json: serde_json::Value =
-            serde_json::from_slice(&SummaryJson.render(&data).unwrap()).unwrap();
-        assert_eq!(errors(&json), Vec::<String>::new());
-    }
-
-    #[test]
-    fn schema_rejects_a_missing_field() {
-        let mut json = fixture_json();
-        json["systems"][0]
-            .as_object_mut()
-            .unwrap()
-            .remove("cpr_clustered");
-        let found = errors(&json);
-        assert!(
-            found.iter().any(|e| e.contains("cpr_clustered")),
-            "{found:?}"
-        );
-        let mut json = fixture_json();
-        json.as_object_mut().unwrap().remove("seed");
-        assert!(!errors(&json).is_empty());
-    }
-
-    #[test]
-    fn schema_rejects_an_unknown_field_and_a_wrong_type() {
-        let mut json = fixture_json();
-        json["systems"][1]["cpr"]["extra"] = serde_json::json!(1);
-        assert!(!errors(&json).is_empty());
-        let mut json = fixture_json();
-        json["systems"][0]["events"] = serde_json::json!("750");
-        assert!(!errors(&json).is_empty());
-    }
-
-    /// Equal JSON values, numbers within 1e-12 (serde_json's parser may be
-    /// one ulp off the shortest representation it writes).
-    fn assert_close(a: &serde_json::Value, b: &serde_json::Value, at: &str) {
-        use serde_json::Value;
-        match (a, b) {
-            (Value::Number(x), Value::Number(y)) => {
-                let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
-                assert!(
-                    (x - y).abs() <= 1e-12 * x.abs().max(1.0),
-                    "{at}: {x} != {y}"
-                );
-            }
-            (Value::Array(x), Value::Array(y)) => {
-                assert_eq!(x.len(), y.len(), "{at}");
-                for (i, (x, y)) in x.iter().zip(y).enumerate() {
-                    assert_close(x, y, &format!("{at}/{i}"));
-                }
-            }
-            (Value::Object(x), Value::Object(y)) => {
-                assert_eq!(
-                    x.keys().collect::<Vec<_>>(),
-                    y.keys().collect::<Vec<_>>(),
-                    "{at}"
-                );
-                for (k, x) in x {
-                    assert_close(x, &y[k], &format!("{at}/{k}"));
-                }
-            }
-            _ => assert_eq!(a, b, "{at}"),
-        }
-    }
-
-    #[test]
-    fn summary_json_round_trips() {
-        let data = report_data();
-        let bytes = SummaryJson.render(&data).unwrap();
-        let back: Summary = serde_json::from_slice(&bytes).unwrap();
-        assert_eq!(back.systems[1].cpr.successes, 744);
-        assert_close(
-            &serde_json::to_value(&back).unwrap(),
-            &serde_json::to_value(&data.summary).unwrap(),
-            "",
-        );
-    }
+/// Reads and parses the JSON file at `path`.
+///
+/// # Errors
+/// [`ReportError::Read`] when it cannot be read, [`ReportError::Json`] when
+/// it is not the expected JSON.
+pub fn read<T: DeserializeOwned>(path: &Path) -> Result<T, ReportError> {
+    let bytes = std::fs::read(path).map_err(|source| ReportError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_slice(&bytes).map_err(|source| ReportError::Json {
+        path: path.to_path_buf(),
+        source,
+    })
 }

@@ -1,24 +1,17 @@
-//! Report directory: one exporter per file format behind one trait, a
-//! manager that owns the files, the plots, the stdout table, and reading a
-//! report directory back for `report DIR`.
+//! The report machinery every suite's result goes through: one exporter
+//! trait and the manager that owns the files ([`exporter`]), one
+//! fixed-width table renderer ([`table`]), the number formats ([`format`]),
+//! CSV and JSON helpers, and chart rendering to SVG and PNG ([`plot`]).
 //!
-//! Files: config.json, turns.csv, events.csv, attempts.csv, summary.json,
-//! summary.md, and cpr_by_fault / clo / latency_by_length as SVG and PNG.
+//! A suite defines what its report holds and one exporter per file; this
+//! module never knows which suite it is writing for.
 
-mod charts;
-pub mod csv_files;
+pub mod csv;
 pub mod exporter;
 pub mod format;
 pub mod json;
-pub mod markdown;
-pub mod plot_data;
-pub mod plots;
-pub mod read;
+pub mod plot;
 pub mod table;
 
-#[cfg(test)]
-pub(crate) mod fixture;
-
-pub use exporter::{write_report, write_summary_files, Exporter, ReportData, ReportError};
-pub use read::{read_report, summary_context, ReportRows};
-pub use table::render_table;
+pub use exporter::{write_files, Exporter, ReportError};
+pub use table::{Align, Table};

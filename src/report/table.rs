@@ -1,164 +1,121 @@
-//! The summary table printed on stdout at the end of `run` and `report DIR`:
-//! one fixed-width line per system, then one line for CLO.
-
-use super::format::{confidence, interval, mean, ms_number, percent, signed_ms};
-use crate::summary::Summary;
-
-/// Column headers; `{level}` is replaced by the confidence level.
-const HEADERS: [&str; 10] = [
-    "system",
-    "events",
-    "CPR",
-    "{level} Wilson",
-    "clustered {level}",
-    "availability",
-    "bleed",
-    "attempts/event",
-    "storm",
-    "final-turn p50/p95 ms",
-];
+//! The one fixed-width table renderer of the tool: every table printed on
+//! stdout (the `run` summary, the `semantics` results) goes through it, so
+//! they all read alike: a header line, a rule, one line per row, columns
+//! two spaces apart, trailing blanks trimmed.
 
 /// Gap between columns.
 const COLUMN_GAP: &str = "  ";
 
-/// The table: system | events | CPR | Wilson | clustered | availability |
-/// bleed | attempts/event | storm | final-turn p50/p95 ms, then a CLO line.
-pub fn render_table(summary: &Summary) -> String {
-    let level = confidence(summary.confidence);
-    let headers: Vec<String> = HEADERS
-        .iter()
-        .map(|h| h.replace("{level}", &level))
-        .collect();
-    let rows: Vec<Vec<String>> = summary
-        .systems
-        .iter()
-        .map(|x| {
-            vec![
-                x.name.clone(),
-                x.events.to_string(),
-                format!(
-                    "{} ({}/{})",
-                    percent(x.cpr.rate),
-                    x.cpr.successes,
-                    x.cpr.trials
-                ),
-                interval(&x.cpr.wilson),
-                interval(&x.cpr_clustered),
-                percent(x.availability.rate),
-                x.bleed.events.to_string(),
-                mean(x.attempts.primary_mean + x.attempts.fallback_mean),
-                if x.attempts.storm { "STORM" } else { "no" }.to_string(),
-                format!(
-                    "{} / {}",
-                    ms_number(x.final_turn_latency_ms.median, false),
-                    ms_number(x.final_turn_latency_ms.p95, false)
-                ),
-            ]
-        })
-        .collect();
-    let widths: Vec<usize> = (0..headers.len())
-        .map(|i| {
-            rows.iter()
-                .map(|r| r[i].chars().count())
-                .chain(std::iter::once(headers[i].chars().count()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    out.push_str(&line(&headers, &widths));
-    out.push_str(&line(
-        &widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>(),
-        &widths,
-    ));
-    for row in &rows {
-        out.push_str(&line(row, &widths));
+/// How a column's cells are padded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    /// Text: padded on the right.
+    Left,
+    /// Numbers: padded on the left.
+    Right,
+}
+
+/// A table of text cells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Table {
+    headers: Vec<String>,
+    align: Vec<Align>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// A table with these column headers, every column left-aligned.
+    pub fn new<S: Into<String>>(headers: impl IntoIterator<Item = S>) -> Self {
+        let headers: Vec<String> = headers.into_iter().map(Into::into).collect();
+        Table {
+            align: vec![Align::Left; headers.len()],
+            headers,
+            rows: Vec::new(),
+        }
     }
-    out.push_str(&clo_line(summary));
-    out
-}
 
-/// One line: the first column left-aligned, the others right-aligned.
-fn line(cells: &[String], widths: &[usize]) -> String {
-    let padded: Vec<String> = cells
-        .iter()
-        .zip(widths)
-        .enumerate()
-        .map(|(i, (cell, width))| {
-            if i == 0 {
-                format!("{cell:<width$}")
-            } else {
-                format!("{cell:>width$}")
-            }
-        })
-        .collect();
-    format!("{}\n", padded.join(COLUMN_GAP).trim_end())
-}
+    /// Right-aligns every column from `column` (from 0) on.
+    #[must_use]
+    pub fn right_aligned_from(mut self, column: usize) -> Self {
+        for a in self.align.iter_mut().skip(column) {
+            *a = Align::Right;
+        }
+        self
+    }
 
-fn clo_line(summary: &Summary) -> String {
-    match &summary.clo {
-        Some(clo) if clo.delta_ms.n > 0 => format!(
-            "CLO ({} - {}, n = {}): median {}, mean {}, P95 {}, P99 {}\n",
-            clo.treatment,
-            clo.baseline,
-            clo.delta_ms.n,
-            signed_ms(clo.delta_ms.median),
-            signed_ms(clo.delta_ms.mean),
-            signed_ms(clo.delta_ms.p95),
-            signed_ms(clo.delta_ms.p99)
-        ),
-        Some(clo) => format!(
-            "CLO ({} - {}): no (run, conversation) answered by both\n",
-            clo.treatment, clo.baseline
-        ),
-        None => "CLO: not computed (needs both `stateless` and `history`)\n".to_string(),
+    /// Appends a row; missing cells are blank, extra cells are dropped.
+    pub fn push<S: Into<String>>(&mut self, row: impl IntoIterator<Item = S>) {
+        let mut row: Vec<String> = row.into_iter().map(Into::into).collect();
+        row.resize(self.headers.len(), String::new());
+        self.rows.push(row);
+    }
+
+    /// Number of rows (the header not counted).
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether the table has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The table as text, one line per row, each ending in a newline.
+    pub fn render(&self) -> String {
+        let widths: Vec<usize> = (0..self.headers.len())
+            .map(|i| {
+                self.rows
+                    .iter()
+                    .map(|r| r[i].chars().count())
+                    .chain(std::iter::once(self.headers[i].chars().count()))
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let mut out = self.line(&self.headers, &widths);
+        let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+        out.push_str(&self.line(&rule, &widths));
+        for row in &self.rows {
+            out.push_str(&self.line(row, &widths));
+        }
+        out
+    }
+
+    fn line(&self, cells: &[String], widths: &[usize]) -> String {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(widths)
+            .zip(&self.align)
+            .map(|((cell, width), align)| match align {
+                Align::Left => format!("{cell:<width$}"),
+                Align::Right => format!("{cell:>width$}"),
+            })
+            .collect();
+        format!("{}\n", padded.join(COLUMN_GAP).trim_end())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture::summary;
 
     #[test]
-    fn table_has_the_right_numbers_in_aligned_columns() {
-        let table = render_table(&summary());
-        let lines: Vec<&str> = table.lines().collect();
-        assert_eq!(lines.len(), 5, "{table}");
-        assert!(lines[0].starts_with("system     events"), "{table}");
-        assert!(lines[0].contains("95 % Wilson"), "{table}");
-        assert!(lines[0].contains("clustered 95 %"), "{table}");
-        let history = lines[3];
-        for expected in [
-            "history",
-            "750",
-            "99.20 % (744/750)",
-            "[98.27 %, 99.63 %]",
-            "[98.13 %, 99.73 %]",
-            "99.60 %",
-            "2.004",
-            "1,480 / 12,894",
-        ] {
-            assert!(history.contains(expected), "{expected} not in {history}");
-        }
-        let stateless = lines[2];
-        assert!(stateless.starts_with("stateless"), "{table}");
-        assert!(stateless.contains("0.00 % (0/750)"), "{stateless}");
-        assert!(stateless.contains("[0.00 %, 0.51 %]"), "{stateless}");
-        // Fixed width: every system line ends at the same column as the header.
-        assert_eq!(lines[2].chars().count(), lines[0].chars().count());
-        assert_eq!(lines[3].chars().count(), lines[0].chars().count());
-        assert_eq!(
-            lines[4],
-            "CLO (history - stateless, n = 747): median -450 ms, mean +59.2 ms, P95 +13,614 ms, P99 +14,890 ms"
-        );
+    fn aligns_columns_and_trims() {
+        let mut t = Table::new(["system", "events", "note"]).right_aligned_from(1);
+        t.push(["history", "750", ""]);
+        t.push(["stateless", "12", "x"]);
+        let expected = "system     events  note\n\
+                        ---------  ------  ----\n\
+                        history       750\n\
+                        stateless      12     x\n";
+        assert_eq!(t.render(), expected);
+        assert_eq!(t.len(), 2);
     }
 
     #[test]
-    fn missing_clo_is_said() {
-        let mut s = summary();
-        s.clo = None;
-        assert!(render_table(&s)
-            .ends_with("CLO: not computed (needs both `stateless` and `history`)\n"));
+    fn width_counts_characters_not_bytes() {
+        let mut t = Table::new(["a"]);
+        t.push(["é—"]);
+        assert_eq!(t.render(), "a\n--\né—\n");
     }
 }

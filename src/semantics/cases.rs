@@ -2,14 +2,14 @@
 //! what the decision tree says a gateway should do with each.
 //!
 //! The expectation is not written here: it is
-//! [`classify`](crate::proxy::core::classify), the one decision tree the
+//! [`classify`](crate::policy::classify), the one decision tree the
 //! reference proxies also follow, applied to the case's primary outcome.
 
 use super::verdict::Expected;
 use crate::faults::plan::rate_limit_body;
 use crate::faults::FaultAction;
 use crate::openai::error_body;
-use crate::proxy::core::{classify, Decision, Outcome};
+use crate::policy::{classify, Decision, Outcome};
 use std::time::Duration;
 
 /// What the primary upstream does in one case.

@@ -19,10 +19,9 @@ pub mod verdict;
 
 use crate::config::SemanticsConfig;
 use crate::dataset::{Anchor, Category, Conversation, Dataset, Turn, TurnKind};
-use crate::driver::{self, Target};
 use crate::faults::{FaultPlan, FaultProfile, Role};
-use crate::harness::{driver_client, Systems, SystemsSpec};
 use crate::openai::{ChatMessage, ChatRequest};
+use crate::systems::{driver_client, send, Systems, SystemsSpec, Target, SYSTEM_PROMPT};
 use crate::upstream::{ConversationIndex, LatencyProfile, UpstreamContext};
 use anyhow::Context;
 use cases::{Case, Fault, CASES};
@@ -241,7 +240,7 @@ async fn check_system(
         let request = ChatRequest {
             model: config.systems.model.clone(),
             messages: vec![
-                ChatMessage::new("system", crate::harness::SYSTEM_PROMPT),
+                ChatMessage::new("system", SYSTEM_PROMPT),
                 ChatMessage::new("user", &case.message()),
             ],
             stream: config.stream,
@@ -303,7 +302,7 @@ async fn send_case(
     let mut resent = 0;
     loop {
         let before = (arrived(Role::Primary), arrived(Role::Fallback));
-        let reply = driver::client::send(client, target, request, config.request_timeout).await;
+        let reply = send(client, target, request, config.request_timeout).await;
         let primary_attempts = arrived(Role::Primary) - before.0;
         let fallback_attempts = arrived(Role::Fallback) - before.1;
         let rows = ctx.log.snapshot();

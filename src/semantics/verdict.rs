@@ -1,7 +1,7 @@
 //! Whether what a gateway did with one failure is what the decision tree
 //! says: one pure function from what was seen on the wire to a verdict.
 
-use crate::proxy::core::Decision;
+use crate::policy::Decision;
 use serde::Serialize;
 
 /// What one case did to one system, as seen by the client and the
@@ -192,7 +192,7 @@ pub fn judge(expected: Expected, injected: Option<u16>, what: &str, seen: &Obser
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proxy::core::FailoverReason;
+    use crate::policy::FailoverReason;
 
     fn seen(status: Option<u16>, primary: u32, fallback: u32) -> Observation {
         Observation {

@@ -5,11 +5,16 @@
 
 pub mod bootstrap;
 pub mod percentile;
+pub mod rate;
 pub mod wilson;
 
 pub use bootstrap::cluster_bootstrap;
 pub use percentile::{describe, percentile_type7, PERCENTILE_METHOD};
+pub use rate::{rate, Rate};
 pub use wilson::wilson;
+
+/// Confidence level of every interval the harness reports.
+pub const CONFIDENCE: f64 = 0.95;
 
 use serde::{Deserialize, Serialize};
 

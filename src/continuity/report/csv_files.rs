@@ -1,14 +1,11 @@
-//! turns.csv, events.csv and attempts.csv: every recorded row, written with
-//! serde so the columns are the record fields, and read back by `report DIR`
-//! with errors that name the file, the row and the column.
-//!
-//! Floats are written in their shortest round-trip form, so reading a file
-//! back gives the exact values that were written.
+//! turns.csv, events.csv and attempts.csv of a `run` report: every recorded
+//! row, written through [`crate::report::csv`] so the columns are the record
+//! fields, and read back by `report DIR`.
 
-use super::exporter::{Exporter, ReportData, ReportError};
-use crate::record::{AttemptRecord, EventRecord, TurnRecord};
-use serde::de::DeserializeOwned;
-use serde::Serialize;
+use super::ReportData;
+use crate::continuity::record::EventRecord;
+use crate::record::{AttemptRecord, TurnRecord};
+use crate::report::{csv, Exporter, ReportError};
 use std::path::Path;
 
 /// Columns of turns.csv, in order (the fields of [`TurnRecord`]).
@@ -89,55 +86,31 @@ pub struct EventsCsv;
 #[derive(Debug, Clone, Copy)]
 pub struct AttemptsCsv;
 
-impl Exporter for TurnsCsv {
+impl Exporter<ReportData> for TurnsCsv {
     fn file_name(&self) -> &'static str {
         TURNS_FILE
     }
     fn render(&self, data: &ReportData) -> Result<Vec<u8>, ReportError> {
-        to_csv(TURNS_FILE, &TURN_COLUMNS, &data.turns)
+        csv::write(TURNS_FILE, &TURN_COLUMNS, &data.turns)
     }
 }
 
-impl Exporter for EventsCsv {
+impl Exporter<ReportData> for EventsCsv {
     fn file_name(&self) -> &'static str {
         EVENTS_FILE
     }
     fn render(&self, data: &ReportData) -> Result<Vec<u8>, ReportError> {
-        to_csv(EVENTS_FILE, &EVENT_COLUMNS, &data.events)
+        csv::write(EVENTS_FILE, &EVENT_COLUMNS, &data.events)
     }
 }
 
-impl Exporter for AttemptsCsv {
+impl Exporter<ReportData> for AttemptsCsv {
     fn file_name(&self) -> &'static str {
         ATTEMPTS_FILE
     }
     fn render(&self, data: &ReportData) -> Result<Vec<u8>, ReportError> {
-        to_csv(ATTEMPTS_FILE, &ATTEMPT_COLUMNS, &data.attempts)
+        csv::write(ATTEMPTS_FILE, &ATTEMPT_COLUMNS, &data.attempts)
     }
-}
-
-/// Serialises `rows` with an explicit header, so that a file with no rows
-/// still names its columns.
-fn to_csv<T: Serialize>(
-    file: &'static str,
-    columns: &[&str],
-    rows: &[T],
-) -> Result<Vec<u8>, ReportError> {
-    let render_error = |e: csv::Error| ReportError::Render {
-        file,
-        message: e.to_string(),
-    };
-    let mut writer = csv::WriterBuilder::new()
-        .has_headers(false)
-        .from_writer(Vec::new());
-    writer.write_record(columns).map_err(render_error)?;
-    for row in rows {
-        writer.serialize(row).map_err(render_error)?;
-    }
-    writer.into_inner().map_err(|e| ReportError::Render {
-        file,
-        message: e.to_string(),
-    })
 }
 
 /// Reads turns.csv of a report directory.
@@ -145,7 +118,7 @@ fn to_csv<T: Serialize>(
 /// # Errors
 /// [`ReportError`] naming the file, and the row and column when one is bad.
 pub fn read_turns(dir: &Path) -> Result<Vec<TurnRecord>, ReportError> {
-    read_csv(&dir.join(TURNS_FILE), &TURN_COLUMNS)
+    csv::read(&dir.join(TURNS_FILE), &TURN_COLUMNS, &[])
 }
 
 /// Reads events.csv of a report directory.
@@ -153,7 +126,7 @@ pub fn read_turns(dir: &Path) -> Result<Vec<TurnRecord>, ReportError> {
 /// # Errors
 /// As [`read_turns`].
 pub fn read_events(dir: &Path) -> Result<Vec<EventRecord>, ReportError> {
-    read_csv(&dir.join(EVENTS_FILE), &EVENT_COLUMNS)
+    csv::read(&dir.join(EVENTS_FILE), &EVENT_COLUMNS, &[])
 }
 
 /// Reads attempts.csv of a report directory.
@@ -161,104 +134,18 @@ pub fn read_events(dir: &Path) -> Result<Vec<EventRecord>, ReportError> {
 /// # Errors
 /// As [`read_turns`].
 pub fn read_attempts(dir: &Path) -> Result<Vec<AttemptRecord>, ReportError> {
-    read_csv(&dir.join(ATTEMPTS_FILE), &ATTEMPT_COLUMNS)
-}
-
-fn read_csv<T: DeserializeOwned>(path: &Path, columns: &[&str]) -> Result<Vec<T>, ReportError> {
-    let bytes = std::fs::read(path).map_err(|source| ReportError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    parse_csv(path, columns, &bytes)
-}
-
-/// Parses CSV bytes whose header must be exactly `columns`; `path` only
-/// names the file in errors.
-fn parse_csv<T: DeserializeOwned>(
-    path: &Path,
-    columns: &[&str],
-    bytes: &[u8],
-) -> Result<Vec<T>, ReportError> {
-    let mut reader = csv::ReaderBuilder::new().from_reader(bytes);
-    let headers = reader
-        .headers()
-        .map_err(|e| ReportError::Row {
-            path: path.to_path_buf(),
-            row: 0,
-            message: format!("unreadable header: {e}"),
-        })?
-        .clone();
-    // An older attempts.csv lacks the columns added since; serde fills them
-    // in with their defaults.
-    let older_attempts = columns == ATTEMPT_COLUMNS
-        && headers.iter().eq(columns
-            .iter()
-            .copied()
-            .filter(|c| !ATTEMPT_COLUMNS_ADDED.contains(c)));
-    if headers.iter().ne(columns.iter().copied()) && !older_attempts {
-        return Err(ReportError::Columns {
-            path: path.to_path_buf(),
-            found: headers.iter().collect::<Vec<_>>().join(","),
-            expected: columns.join(","),
-        });
-    }
-    let mut rows = Vec::new();
-    for (index, record) in reader.records().enumerate() {
-        let row = index as u64 + 1;
-        let row_error = |message: String| ReportError::Row {
-            path: path.to_path_buf(),
-            row,
-            message,
-        };
-        let record = record.map_err(|e| row_error(describe_csv_error(&e, columns, None)))?;
-        let value = record
-            .deserialize::<T>(Some(&headers))
-            .map_err(|e| row_error(describe_csv_error(&e, columns, Some(&record))))?;
-        rows.push(value);
-    }
-    Ok(rows)
-}
-
-/// A short message naming the column, without csv's own position prefix
-/// (the caller names the file and row). csv does not say which column an
-/// invalid enum value came from; the column is then found by the value
-/// serde quotes.
-fn describe_csv_error(
-    error: &csv::Error,
-    columns: &[&str],
-    record: Option<&csv::StringRecord>,
-) -> String {
-    match error.kind() {
-        csv::ErrorKind::Deserialize { err, .. } => {
-            let detail = match err.kind() {
-                csv::DeserializeErrorKind::Message(message)
-                | csv::DeserializeErrorKind::Unsupported(message) => message.clone(),
-                other => other.to_string(),
-            };
-            let quoted = detail.split('`').nth(1).map(str::to_string);
-            let detail = detail
-                .replace("unknown variant", "invalid value")
-                .replace('`', "\"");
-            let field = err.field().map(|f| f as usize).or_else(|| {
-                let value = quoted?;
-                record?.iter().position(|v| v == value)
-            });
-            match field.and_then(|f| columns.get(f)) {
-                Some(column) => format!("column {column}: {detail}"),
-                None => detail,
-            }
-        }
-        csv::ErrorKind::UnequalLengths {
-            expected_len, len, ..
-        } => format!("{len} fields, expected {expected_len}"),
-        _ => error.to_string(),
-    }
+    csv::read(
+        &dir.join(ATTEMPTS_FILE),
+        &ATTEMPT_COLUMNS,
+        &ATTEMPT_COLUMNS_ADDED,
+    )
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixture::report_data;
     use super::*;
-    use crate::report::fixture::report_data;
+    use serde::Serialize;
 
     fn header(bytes: &[u8]) -> String {
         String::from_utf8_lossy(bytes)
@@ -289,8 +176,13 @@ mod tests {
     fn attempts_written_before_params_existed_are_still_read() {
         let old = "run,system,role,conversation,turn,attempt,arrived_ms,action,status,retry_after_ms,messages,approx_tokens,model,stream,client_gave_up,duration_ms\n\
                    1,history,primary,c001,7,1,12.5,ok,200,,14,300,continuity-sim,false,false,3.0\n";
-        let rows: Vec<AttemptRecord> =
-            parse_csv(Path::new("attempts.csv"), &ATTEMPT_COLUMNS, old.as_bytes()).unwrap();
+        let rows: Vec<AttemptRecord> = csv::parse(
+            Path::new("attempts.csv"),
+            &ATTEMPT_COLUMNS,
+            &ATTEMPT_COLUMNS_ADDED,
+            old.as_bytes(),
+        )
+        .unwrap();
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].params, "");
         assert_eq!(rows[0].messages, 14);
@@ -298,9 +190,13 @@ mod tests {
         let cut = old
             .replacen(",client_gave_up", "", 1)
             .replacen(",false,3.0", ",3.0", 1);
-        let err =
-            parse_csv::<AttemptRecord>(Path::new("attempts.csv"), &ATTEMPT_COLUMNS, cut.as_bytes())
-                .unwrap_err();
+        let err = csv::parse::<AttemptRecord>(
+            Path::new("attempts.csv"),
+            &ATTEMPT_COLUMNS,
+            &ATTEMPT_COLUMNS_ADDED,
+            cut.as_bytes(),
+        )
+        .unwrap_err();
         assert!(matches!(err, ReportError::Columns { .. }), "{err}");
     }
 
@@ -311,7 +207,7 @@ mod tests {
         // header catches it.
         let data = report_data();
         fn serde_header<T: Serialize>(row: &T) -> String {
-            let mut w = csv::Writer::from_writer(Vec::new());
+            let mut w = ::csv::Writer::from_writer(Vec::new());
             w.serialize(row).unwrap();
             header(&w.into_inner().unwrap())
         }
@@ -338,8 +234,13 @@ mod tests {
         data.events.clear();
         let text = String::from_utf8(EventsCsv.render(&data).unwrap()).unwrap();
         assert_eq!(text, format!("{}\n", EVENT_COLUMNS.join(",")));
-        let back: Vec<EventRecord> =
-            parse_csv(Path::new("events.csv"), &EVENT_COLUMNS, text.as_bytes()).unwrap();
+        let back: Vec<EventRecord> = csv::parse(
+            Path::new("events.csv"),
+            &EVENT_COLUMNS,
+            &[],
+            text.as_bytes(),
+        )
+        .unwrap();
         assert!(back.is_empty());
     }
 
@@ -349,9 +250,10 @@ mod tests {
         let text = String::from_utf8(EventsCsv.render(&data).unwrap()).unwrap();
         let broken = text.replacen(",preserved,", ",presrved,", 1);
         let row = broken.lines().position(|l| l.contains("presrved")).unwrap();
-        let err = parse_csv::<EventRecord>(
+        let err = csv::parse::<EventRecord>(
             Path::new("reports/x/events.csv"),
             &EVENT_COLUMNS,
+            &[],
             broken.as_bytes(),
         )
         .unwrap_err();
@@ -371,8 +273,9 @@ mod tests {
     #[test]
     fn bad_number_and_short_row_are_reported() {
         let text = format!("{}\n1,history,c1\n", EVENT_COLUMNS.join(","));
-        let err = parse_csv::<EventRecord>(Path::new("e.csv"), &EVENT_COLUMNS, text.as_bytes())
-            .unwrap_err();
+        let err =
+            csv::parse::<EventRecord>(Path::new("e.csv"), &EVENT_COLUMNS, &[], text.as_bytes())
+                .unwrap_err();
         assert!(
             err.to_string()
                 .starts_with("e.csv row 1: 3 fields, expected 14"),
@@ -387,9 +290,10 @@ mod tests {
             .position(|l| l.starts_with("1,history,c001,"))
             .unwrap();
         lines[row] = lines[row].replacen("1,", "one,", 1);
-        let err = parse_csv::<EventRecord>(
+        let err = csv::parse::<EventRecord>(
             Path::new("e.csv"),
             &EVENT_COLUMNS,
+            &[],
             lines.join("\n").as_bytes(),
         )
         .unwrap_err();
@@ -403,8 +307,9 @@ mod tests {
     #[test]
     fn wrong_header_is_rejected_with_both_headers() {
         let text = "run,system\n1,history\n";
-        let err = parse_csv::<EventRecord>(Path::new("e.csv"), &EVENT_COLUMNS, text.as_bytes())
-            .unwrap_err();
+        let err =
+            csv::parse::<EventRecord>(Path::new("e.csv"), &EVENT_COLUMNS, &[], text.as_bytes())
+                .unwrap_err();
         let message = err.to_string();
         assert!(message.contains("columns are [run,system]"), "{message}");
         assert!(

@@ -1,17 +1,28 @@
-//! Starting the systems under test: an upstream pair and a reference proxy
-//! per built-in system, an upstream pair per external gateway, and the
-//! preflight request that proves each one answers before the run. Shared by
-//! `run` and `semantics`.
+//! The systems under test, shared by every suite: starting them (an
+//! upstream pair and a reference proxy per built-in system, an upstream
+//! pair per external gateway), the preflight request that proves each one
+//! answers before the work starts, and how to address them ([`client`]:
+//! the driver's HTTP client, one exchange with a deadline, server-sent
+//! events read as a client does).
 
-use super::{BUILTIN, PREFLIGHT_TIMEOUT};
+pub mod client;
+pub mod sse;
+
+pub use client::{driver_client, send, Exchange, SystemKind, Target};
+
 use crate::config::{SystemsConfig, FALLBACK_MODEL};
-use crate::driver::{self, Target};
-use crate::proxy::{self, ProxyConfig};
+use crate::proxy::{self, ProxyConfig, ProxyMode};
 use crate::server::ServerHandle;
 use crate::upstream::{self, UpstreamContext, UpstreamPair};
 use anyhow::Context;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
+
+/// The system prompt every driver request starts with.
+pub const SYSTEM_PROMPT: &str = "You are a helpful assistant. Answer briefly.";
+
+/// Deadline of one preflight request.
+const PREFLIGHT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What starting the systems under test takes, from `run` or `semantics`.
 #[derive(Debug, Clone, Copy)]
@@ -58,10 +69,9 @@ impl Systems {
         }
         start_gateways(&spec, ctx, &mut systems).await?;
         for target in &systems.targets {
-            let wait = if spec.systems.gateways.iter().any(|g| g.name == target.name) {
-                spec.systems.gateway_wait
-            } else {
-                Duration::ZERO
+            let wait = match target.kind {
+                SystemKind::Gateway => spec.systems.gateway_wait,
+                SystemKind::Builtin(_) => Duration::ZERO,
             };
             preflight(client, target, &spec.systems.model, wait)
                 .await
@@ -86,7 +96,7 @@ async fn start_builtin(
     systems: &mut Systems,
 ) -> anyhow::Result<()> {
     let local: SocketAddr = ([127, 0, 0, 1], 0).into();
-    for mode in BUILTIN {
+    for mode in ProxyMode::ALL {
         let name = mode.as_str();
         let pair = upstream::start_pair(name, local, local, ctx.clone())
             .await
@@ -101,6 +111,7 @@ async fn start_builtin(
             .with_context(|| format!("cannot start the {name} reference proxy"))?;
         systems.targets.push(Target {
             name: name.to_string(),
+            kind: SystemKind::Builtin(mode),
             url: handle.url(),
             headers: Vec::new(),
         });
@@ -131,15 +142,11 @@ async fn start_gateways(
             "gateway {} at {}: primary upstream http://{}/v1, fallback upstream http://{}/v1, model {:?}",
             gateway.name, gateway.url, pair.primary.addr, pair.fallback.addr, config.systems.model
         );
-        let headers = gateway
-            .headers
-            .iter()
-            .map(|(h, v)| (h.clone(), v.0.clone()))
-            .collect();
         systems.targets.push(Target {
             name: gateway.name.clone(),
+            kind: SystemKind::Gateway,
             url: gateway.url.clone(),
-            headers,
+            headers: gateway.headers.clone(),
         });
         systems._pairs.push(pair);
     }
@@ -158,20 +165,6 @@ fn gateway_hint(config: &SystemsSpec<'_>, target: &Target) -> Option<String> {
          failing over to http://127.0.0.1:{}/v1 on 429, 5xx and timeouts (see examples/gateways/)",
         g.name, g.url, config.systems.model, g.primary_port, g.fallback_port
     ))
-}
-
-/// The HTTP client of the driver: no proxy from the environment, no retries,
-/// a connection pool large enough for the workers. Idle connections are
-/// dropped after 2 s, before the 5 s keep-alive of common gateway servers
-/// (uvicorn, Node) closes them under a request that reuses one.
-pub fn driver_client() -> anyhow::Result<reqwest::Client> {
-    reqwest::Client::builder()
-        .no_proxy()
-        .tcp_nodelay(true)
-        .pool_max_idle_per_host(512)
-        .pool_idle_timeout(Duration::from_secs(2))
-        .build()
-        .context("cannot build the HTTP client")
 }
 
 /// Sends one request that matches no conversation and insists on a usable
@@ -197,10 +190,10 @@ async fn preflight(
         extra: serde_json::Map::new(),
     };
     let give_up = Instant::now() + wait;
-    let mut reply = driver::client::send(client, target, &request, PREFLIGHT_TIMEOUT).await;
+    let mut reply = send(client, target, &request, PREFLIGHT_TIMEOUT).await;
     while reply.error.is_some() && Instant::now() < give_up {
         tokio::time::sleep(Duration::from_millis(500)).await;
-        reply = driver::client::send(client, target, &request, PREFLIGHT_TIMEOUT).await;
+        reply = send(client, target, &request, PREFLIGHT_TIMEOUT).await;
     }
     match reply.error {
         None => Ok(()),

@@ -1,40 +1,19 @@
 //! How each chart of the report is drawn: one function per chart, generic
 //! over the plotters backend, with sizes and colours as named constants.
-//! `plots.rs` owns the file formats and the font.
+//! `plots.rs` names the files; [`crate::report::plot`] owns the formats and the font.
 
-use super::exporter::ReportData;
 use super::plot_data::{clo_deltas, ecdf, latency_by_length};
 use super::plots::Chart;
+use super::ReportData;
+use crate::report::plot::{
+    caption_style, draw_empty, label_style, system_colour, tick_style, DrawResult, INK, MARGIN,
+    X_LABEL_AREA, Y_LABEL_AREA,
+};
 use crate::stats::percentile_type7;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-/// Font family every text uses.
-pub(super) const FONT: &str = "sans-serif";
-/// Caption size, pixels.
-const CAPTION_SIZE: u32 = 24;
-/// Axis description and legend size, pixels.
-const LABEL_SIZE: u32 = 16;
-/// Tick label size, pixels.
-const TICK_SIZE: u32 = 14;
-/// Margin around the plotting area, pixels.
-const MARGIN: u32 = 16;
-/// Space for the x axis labels, pixels.
-const X_LABEL_AREA: u32 = 48;
-/// Space for the y axis labels, pixels.
-const Y_LABEL_AREA: u32 = 72;
-/// One colour per system, in report order (cycled past the end).
-const SYSTEM_COLOURS: [RGBColor; 6] = [
-    RGBColor(0x1f, 0x77, 0xb4),
-    RGBColor(0xd6, 0x27, 0x28),
-    RGBColor(0x2c, 0xa0, 0x2c),
-    RGBColor(0xff, 0x7f, 0x0e),
-    RGBColor(0x94, 0x67, 0xbd),
-    RGBColor(0x8c, 0x56, 0x4b),
-];
-/// Colour of interval bars and reference lines.
-const INK: RGBColor = RGBColor(0x22, 0x22, 0x22);
 /// Colour of the median marker line on the CLO chart.
 const MEDIAN_COLOUR: RGBColor = RGBColor(0x2c, 0xa0, 0x2c);
 /// Colour of the P95 marker line on the CLO chart.
@@ -52,57 +31,18 @@ const LABEL_GAP: i32 = 8;
 /// Width of a system's line and markers on the latency chart, pixels.
 const MARKER_SIZE: u32 = 5;
 
-/// The colour of the `index`-th system.
-fn system_colour(index: usize) -> RGBColor {
-    SYSTEM_COLOURS[index % SYSTEM_COLOURS.len()]
-}
-
 /// Draws `chart` on `root`.
 pub(super) fn draw<DB: DrawingBackend>(
     chart: Chart,
     root: &DrawingArea<DB, Shift>,
     data: &ReportData,
 ) -> Result<(), String> {
-    root.fill(&WHITE).map_err(|e| e.to_string())?;
     match chart {
         Chart::CprByFault => draw_cpr_by_fault(root, data),
         Chart::Clo => draw_clo(root, data),
         Chart::LatencyByLength => draw_latency_by_length(root, data),
     }
     .map_err(|e| e.to_string())
-}
-
-type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
-
-fn caption_style() -> TextStyle<'static> {
-    TextStyle::from((FONT, CAPTION_SIZE).into_font())
-}
-
-fn label_style() -> TextStyle<'static> {
-    TextStyle::from((FONT, LABEL_SIZE).into_font())
-}
-
-fn tick_style() -> TextStyle<'static> {
-    TextStyle::from((FONT, TICK_SIZE).into_font())
-}
-
-/// Writes `message` in the middle of an otherwise empty chart.
-fn draw_empty<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    caption: &str,
-    message: &str,
-) -> DrawResult<DB> {
-    let (width, height) = root.dim_in_pixel();
-    root.draw(&Text::new(
-        caption.to_string(),
-        (MARGIN as i32, MARGIN as i32),
-        caption_style(),
-    ))?;
-    root.draw(&Text::new(
-        message.to_string(),
-        (width as i32 / 4, height as i32 / 2),
-        label_style(),
-    ))
 }
 
 /// Grouped bars: one group per fault mode (and "all"), one bar per system,
@@ -163,7 +103,7 @@ fn draw_cpr_by_fault<DB: DrawingBackend>(
     let bar_width = GROUP_WIDTH / systems.len() as f64;
     for (s, system) in systems.iter().enumerate() {
         let colour = system_colour(s);
-        let rates: Vec<(f64, &crate::summary::Rate)> = categories
+        let rates: Vec<(f64, &crate::stats::Rate)> = categories
             .iter()
             .enumerate()
             .filter_map(|(c, key)| {
@@ -278,7 +218,10 @@ fn draw_clo<DB: DrawingBackend>(
                 vec![(value, 0.0), (value, 1.0)],
                 colour.stroke_width(2),
             )))?
-            .label(format!("{name} {}", super::format::signed_ms(value)))
+            .label(format!(
+                "{name} {}",
+                crate::report::format::signed_ms(value)
+            ))
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 16, y)], colour.stroke_width(2))
             });

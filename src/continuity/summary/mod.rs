@@ -9,6 +9,7 @@ pub mod build;
 
 pub use build::{summarize, SummaryContext};
 
+pub use crate::stats::Rate;
 use crate::stats::{Distribution, Interval};
 use serde::{Deserialize, Serialize};
 
@@ -44,19 +45,6 @@ pub struct Summary {
     /// Plain-language notes on what the figures mean (for example, that with
     /// the simulated model the CPR gap is by construction).
     pub notes: Vec<String>,
-}
-
-/// A proportion with its counts and its pooled Wilson interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Rate {
-    /// Numerator.
-    pub successes: u64,
-    /// Denominator.
-    pub trials: u64,
-    /// successes / trials, 0 when trials is 0.
-    pub rate: f64,
-    /// Wilson score interval, pooled over all trials.
-    pub wilson: Interval,
 }
 
 /// A rate for one group (a fault mode, a conversation length, a run).

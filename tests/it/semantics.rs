@@ -3,9 +3,7 @@
 //! over must each be caught on exactly the cases they get wrong, while the
 //! reference proxies, checked beside them, follow the decision tree.
 
-mod common;
-
-use common::gateways::{start_on_free_ports, Misbehaviour, COOLDOWN};
+use crate::common::gateways::{start_on_free_ports, Misbehaviour, COOLDOWN};
 use continuity_bench::config::{GatewaySpec, SemanticsConfig, SystemsConfig};
 use continuity_bench::semantics::verdict::Status;
 use continuity_bench::semantics::{self, SemanticsReport, SystemResult};

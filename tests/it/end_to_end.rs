@@ -1,11 +1,9 @@
 //! End-to-end behaviour of `run`: the verdict a user pastes into a write-up,
 //! its reproducibility, and a clean stop on Ctrl-C.
 
-mod common;
-
-use common::gateways::free_port;
-use common::{csv_rows, quick_run, repo};
-use continuity_bench::harness;
+use crate::common::gateways::free_port;
+use crate::common::{csv_rows, quick_run, repo};
+use continuity_bench::continuity;
 use continuity_bench::scoring::Verdict;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -13,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reference_systems_separate_cleanly() {
     let dir = tempfile::tempdir().unwrap();
-    let outcome = harness::execute(&quick_run(dir.path(), 2), CancellationToken::new())
+    let outcome = continuity::execute(&quick_run(dir.path(), 2), CancellationToken::new())
         .await
         .unwrap();
     let summary = &outcome.data.summary;
@@ -85,7 +83,7 @@ async fn reference_systems_separate_cleanly() {
 async fn same_seed_same_verdicts() {
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     for dir in [&a, &b] {
-        harness::execute(&quick_run(dir.path(), 1), CancellationToken::new())
+        continuity::execute(&quick_run(dir.path(), 1), CancellationToken::new())
             .await
             .unwrap();
     }
@@ -117,7 +115,7 @@ async fn ctrl_c_still_writes_the_report() {
         tokio::time::sleep(Duration::from_millis(1500)).await;
         trigger.cancel();
     });
-    let outcome = harness::execute(&config, cancel).await.unwrap();
+    let outcome = continuity::execute(&config, cancel).await.unwrap();
     assert!(outcome.interrupted);
     let events = &outcome.data.events;
     assert!(
@@ -264,7 +262,7 @@ async fn report_re_renders_the_same_summary_from_the_csv_files() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = quick_run(dir.path(), 1);
     config.replay = continuity_bench::config::Replay::FastForward;
-    harness::execute(&config, CancellationToken::new())
+    continuity::execute(&config, CancellationToken::new())
         .await
         .unwrap();
     let read = |p: &std::path::Path| -> serde_json::Value {

@@ -2,19 +2,20 @@
 //! in the summary, with the paper's figures for `history`) and a smaller,
 //! consistent set of recorded rows that the plots and CSV files are made from.
 
+use super::ReportData;
 use crate::config::ResolvedConfig;
-use crate::faults::{FaultMode, Role};
-use crate::record::{AttemptRecord, EventRecord, TurnRecord};
-use crate::report::ReportData;
-use crate::scoring::{Verdict, VerdictMethod};
-use crate::stats::{Distribution, Interval};
-use crate::summary::{
+use crate::continuity::record::EventRecord;
+use crate::continuity::summary::{
     AttemptSummary, BleedExample, BleedSummary, CloSummary, GroupRate, Summary, SystemSummary,
     VerdictCounts,
 };
+use crate::faults::{FaultMode, Role};
+use crate::record::{AttemptRecord, TurnRecord};
+use crate::scoring::{Verdict, VerdictMethod};
+use crate::stats::{Distribution, Interval};
 use rand::Rng;
 
-pub(crate) use crate::summary::build::rate;
+pub(crate) use crate::stats::rate;
 
 fn groups(keys: &[&str], successes: &[u64], trials: u64) -> Vec<GroupRate> {
     keys.iter()

@@ -1,39 +1,39 @@
-//! The `run` command's orchestration: load the dataset and fault plan, start
-//! an upstream pair and a reference proxy per built-in system, replay every
-//! run through the driver with one collector, score, summarise and write the
-//! report. Ctrl-C (the cancellation token) stops the replay and the report of
-//! what finished is still written.
+//! The `run` suite: the continuity experiment. Load the dataset and fault
+//! plan, start the systems under test, replay every run through the driver
+//! with one collector, score, summarise and write the report. Ctrl-C (the
+//! cancellation token) stops the replay and the report of what finished is
+//! still written.
+//!
+//! The suite owns its rows ([`record`]), its summary ([`summary`]) and its
+//! report ([`report`]); it reuses the shared layers (systems, driver,
+//! upstreams, scoring, stats, report machinery) and nothing imports it but
+//! the `run` and `report` commands.
 
 mod assemble;
 mod collect;
-mod systems;
+pub mod record;
+pub mod report;
+pub mod summary;
 
 pub use assemble::run_notes;
-pub use systems::{driver_client, Systems, SystemsSpec};
 
 use crate::config::{ResolvedConfig, RunConfig};
 use crate::dataset::Dataset;
 use crate::driver::{self, DriverOptions};
 use crate::faults::{FaultPlan, FaultProfile};
-use crate::proxy::ProxyMode;
-use crate::report::{self, ReportData};
 use crate::scoring::AnchorIndex;
+use crate::systems::{driver_client, Systems, SystemsSpec, SYSTEM_PROMPT};
 use crate::upstream::{AttemptLog, ConversationIndex, LatencyProfile, UpstreamContext};
 use anyhow::Context;
 use assemble::assemble;
 use collect::{collect, judge_undetermined, progress_bar};
+use report::ReportData;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-
-/// The system prompt every driver request starts with.
-pub const SYSTEM_PROMPT: &str = "You are a helpful assistant. Answer briefly.";
-
-/// Deadline of one preflight request.
-const PREFLIGHT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Longest wait at the end of a run for upstream attempts still in flight
 /// to be recorded (see [`AttemptLog::settle`]).
@@ -54,9 +54,6 @@ pub struct RunOutcome {
     /// Wall time of the replay.
     pub wall: Duration,
 }
-
-/// The built-in systems: the two reference proxies.
-const BUILTIN: [ProxyMode; 2] = [ProxyMode::Stateless, ProxyMode::History];
 
 /// Runs the whole benchmark described by `config`.
 ///

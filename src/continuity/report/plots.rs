@@ -5,14 +5,13 @@
 //! - `clo`: the empirical CDF of the CLO differences;
 //! - `latency_by_length`: median and P95 final-turn latency per conversation
 //!   length and system.
-//!
-//! Text is drawn with an embedded DejaVu Sans (assets/), registered once, so
-//! no system font or fontconfig is needed.
 
-use super::charts::{draw, FONT};
-use super::exporter::{Exporter, ReportData, ReportError};
+use super::charts::draw;
+use super::ReportData;
+use crate::report::plot::{render_image, Drawing, ImageFormat};
+use crate::report::{Exporter, ReportError};
+use plotters::coord::Shift;
 use plotters::prelude::*;
-use std::sync::OnceLock;
 
 /// File name of the CPR chart (SVG; the PNG has the same stem).
 pub const CPR_BY_FAULT_FILE: &str = "cpr_by_fault.svg";
@@ -20,22 +19,6 @@ pub const CPR_BY_FAULT_FILE: &str = "cpr_by_fault.svg";
 pub const CLO_FILE: &str = "clo.svg";
 /// File name of the latency chart.
 pub const LATENCY_BY_LENGTH_FILE: &str = "latency_by_length.svg";
-
-/// Width and height of every chart, pixels.
-pub const CHART_SIZE: (u32, u32) = (960, 560);
-/// The embedded font.
-const FONT_BYTES: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
-
-/// Registers the embedded font once per process.
-fn ensure_font() -> Result<(), String> {
-    static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
-    REGISTERED
-        .get_or_init(|| {
-            plotters::style::register_font(FONT, FontStyle::Normal, FONT_BYTES)
-                .map_err(|_| "the embedded DejaVu Sans font is not a valid font".to_string())
-        })
-        .clone()
-}
 
 /// A chart of the report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,15 +31,6 @@ pub enum Chart {
     LatencyByLength,
 }
 
-/// An image format a chart is exported in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ImageFormat {
-    /// Scalable vector graphics.
-    Svg,
-    /// Portable network graphics (RGB, 8 bits).
-    Png,
-}
-
 /// One chart in one format.
 #[derive(Debug, Clone, Copy)]
 pub struct PlotExporter {
@@ -67,18 +41,18 @@ pub struct PlotExporter {
 }
 
 /// Every chart in SVG and PNG.
-pub fn exporters() -> Vec<Box<dyn Exporter>> {
+pub fn exporters() -> Vec<Box<dyn Exporter<ReportData>>> {
     [Chart::CprByFault, Chart::Clo, Chart::LatencyByLength]
         .into_iter()
         .flat_map(|chart| {
-            [ImageFormat::Svg, ImageFormat::Png]
-                .into_iter()
-                .map(move |format| Box::new(PlotExporter { chart, format }) as Box<dyn Exporter>)
+            ImageFormat::ALL.into_iter().map(move |format| {
+                Box::new(PlotExporter { chart, format }) as Box<dyn Exporter<ReportData>>
+            })
         })
         .collect()
 }
 
-impl Exporter for PlotExporter {
+impl Exporter<ReportData> for PlotExporter {
     fn file_name(&self) -> &'static str {
         match (self.chart, self.format) {
             (Chart::CprByFault, ImageFormat::Svg) => CPR_BY_FAULT_FILE,
@@ -92,49 +66,25 @@ impl Exporter for PlotExporter {
 
     fn render(&self, data: &ReportData) -> Result<Vec<u8>, ReportError> {
         let file = self.file_name();
-        let render_error = |message: String| ReportError::Render { file, message };
-        ensure_font().map_err(render_error)?;
-        match self.format {
-            ImageFormat::Svg => {
-                let mut svg = String::new();
-                {
-                    let root = SVGBackend::with_string(&mut svg, CHART_SIZE).into_drawing_area();
-                    draw(self.chart, &root, data).map_err(render_error)?;
-                    root.present().map_err(|e| render_error(e.to_string()))?;
-                }
-                Ok(svg.into_bytes())
-            }
-            ImageFormat::Png => {
-                let (width, height) = CHART_SIZE;
-                let mut pixels = vec![0u8; width as usize * height as usize * 3];
-                {
-                    let root =
-                        BitMapBackend::with_buffer(&mut pixels, CHART_SIZE).into_drawing_area();
-                    draw(self.chart, &root, data).map_err(render_error)?;
-                    root.present().map_err(|e| render_error(e.to_string()))?;
-                }
-                encode_png(&pixels, CHART_SIZE).map_err(render_error)
-            }
-        }
+        render_image(&ChartOf(self.chart, data), self.format)
+            .map_err(|message| ReportError::Render { file, message })
     }
 }
 
-/// RGB pixels to PNG bytes.
-fn encode_png(pixels: &[u8], (width, height): (u32, u32)) -> Result<Vec<u8>, String> {
-    let mut bytes = Vec::new();
-    let mut encoder = png::Encoder::new(&mut bytes, width, height);
-    encoder.set_color(png::ColorType::Rgb);
-    encoder.set_depth(png::BitDepth::Eight);
-    let mut writer = encoder.write_header().map_err(|e| e.to_string())?;
-    writer.write_image_data(pixels).map_err(|e| e.to_string())?;
-    writer.finish().map_err(|e| e.to_string())?;
-    Ok(bytes)
+/// A chart with the data it draws.
+struct ChartOf<'a>(Chart, &'a ReportData);
+
+impl Drawing for ChartOf<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        draw(self.0, root, self.1)
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixture::report_data;
     use super::*;
-    use crate::report::fixture::report_data;
+    use crate::report::plot::CHART_SIZE;
 
     fn render(chart: Chart, format: ImageFormat, data: &ReportData) -> Vec<u8> {
         PlotExporter { chart, format }.render(data).unwrap()

@@ -7,27 +7,26 @@
 //! Pure: the same rows in any order give the same summary.
 
 use super::{
-    AttemptSummary, BleedExample, BleedSummary, CloSummary, GroupRate, Rate, Summary,
-    SystemSummary, VerdictCounts,
+    AttemptSummary, BleedExample, BleedSummary, CloSummary, GroupRate, Summary, SystemSummary,
+    VerdictCounts,
 };
+use crate::continuity::record::EventRecord;
 use crate::faults::{FaultMode, Role};
-use crate::record::{AttemptRecord, EventRecord};
+use crate::proxy::ProxyMode;
+use crate::record::AttemptRecord;
 use crate::scoring::{Verdict, VerdictMethod};
-use crate::stats::{cluster_bootstrap, describe, wilson, PERCENTILE_METHOD};
+use crate::stats::{cluster_bootstrap, describe, rate, CONFIDENCE, PERCENTILE_METHOD};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
-
-/// Confidence level of every interval in a summary.
-pub const CONFIDENCE: f64 = 0.95;
 
 /// Most bleed examples kept per system.
 pub const MAX_BLEED_EXAMPLES: usize = 10;
 
 /// The reference system that forwards the full history (CLO treatment).
-pub const HISTORY_SYSTEM: &str = "history";
+pub const HISTORY_SYSTEM: &str = ProxyMode::History.as_str();
 
 /// The reference system that forwards only the last message (CLO baseline).
-pub const STATELESS_SYSTEM: &str = "stateless";
+pub const STATELESS_SYSTEM: &str = ProxyMode::Stateless.as_str();
 
 /// What a summary needs besides the rows.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -101,20 +100,6 @@ pub fn summarize(
         systems,
         clo,
         notes: ctx.notes.clone(),
-    }
-}
-
-/// A rate with its pooled Wilson interval.
-pub fn rate(successes: u64, trials: u64) -> Rate {
-    Rate {
-        successes,
-        trials,
-        rate: if trials == 0 {
-            0.0
-        } else {
-            successes as f64 / trials as f64
-        },
-        wilson: wilson(successes, trials, CONFIDENCE),
     }
 }
 
@@ -357,6 +342,7 @@ fn clo(events: &[EventRecord]) -> CloSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::wilson;
     use crate::stats::Interval;
 
     fn ctx(systems: &[&str]) -> SummaryContext {

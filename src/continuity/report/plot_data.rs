@@ -2,7 +2,7 @@
 //! the CLO differences and final-turn latency per conversation length, both
 //! computed from the event rows. Pure functions, tested on their own.
 
-use crate::record::EventRecord;
+use crate::continuity::record::EventRecord;
 use crate::stats::percentile_type7;
 use std::collections::BTreeMap;
 

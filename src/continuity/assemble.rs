@@ -2,13 +2,14 @@
 //! final turn with its upstream attempts, and the summary with its notes.
 
 use super::collect::Collected;
+use super::record::EventRecord;
+use super::report::{self, ReportData};
+use super::summary::summarize;
 use super::EXCERPT_CHARS;
 use crate::config::ResolvedConfig;
 use crate::dataset::Dataset;
 use crate::faults::{FaultPlan, Role};
-use crate::record::{AttemptRecord, EventRecord, TurnRecord};
-use crate::report::{self, ReportData};
-use crate::summary::summarize;
+use crate::record::{AttemptRecord, TurnRecord};
 use std::collections::HashMap;
 
 /// Builds the report data: turn rows, one event per faulted final turn with

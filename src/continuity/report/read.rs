@@ -3,11 +3,12 @@
 //! besides them.
 
 use super::csv_files::{read_attempts, read_events, read_turns};
-use super::exporter::ReportError;
 use super::json::CONFIG_FILE;
 use crate::config::ResolvedConfig;
-use crate::record::{AttemptRecord, EventRecord, TurnRecord};
-use crate::summary::SummaryContext;
+use crate::continuity::record::EventRecord;
+use crate::continuity::summary::SummaryContext;
+use crate::record::{AttemptRecord, TurnRecord};
+use crate::report::ReportError;
 use std::path::Path;
 
 /// What a report directory holds besides the summary: the resolved
@@ -38,12 +39,7 @@ pub fn read_report(dir: &Path) -> Result<ReportRows, ReportError> {
 /// [`ReportError::Read`] when it is missing, [`ReportError::Json`] when it
 /// is not a resolved configuration.
 pub fn read_config(dir: &Path) -> Result<ResolvedConfig, ReportError> {
-    let path = dir.join(CONFIG_FILE);
-    let bytes = std::fs::read(&path).map_err(|source| ReportError::Read {
-        path: path.clone(),
-        source,
-    })?;
-    serde_json::from_slice(&bytes).map_err(|source| ReportError::Json { path, source })
+    crate::report::json::read(&dir.join(CONFIG_FILE))
 }
 
 /// What `summarize` needs besides the rows, from a resolved configuration.
@@ -62,9 +58,9 @@ pub fn summary_context(config: &ResolvedConfig, notes: Vec<String>) -> SummaryCo
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixture::report_data;
+    use super::super::write_report;
     use super::*;
-    use crate::report::fixture::report_data;
-    use crate::report::write_report;
 
     #[test]
     fn write_then_read_gives_equal_records() {

@@ -2,11 +2,14 @@
 //! both intervals; the run's provenance (seed, version, dataset, fault
 //! profile, percentile method) and its notes are part of the page.
 
-use super::exporter::{Exporter, ReportData, ReportError};
-use super::format::{confidence, counts, interval, mean, ms, percent, rate_with_counts, signed_ms};
 use super::plots::{CLO_FILE, CPR_BY_FAULT_FILE, LATENCY_BY_LENGTH_FILE};
+use super::ReportData;
+use crate::continuity::summary::{CloSummary, GroupRate, Summary, SystemSummary};
+use crate::report::format::{
+    confidence, counts, interval, mean, ms, percent, rate_with_counts, signed_ms,
+};
+use crate::report::{Exporter, ReportError};
 use crate::stats::Distribution;
-use crate::summary::{CloSummary, GroupRate, Summary, SystemSummary};
 use std::fmt::Write as _;
 
 /// File name of the Markdown report.
@@ -16,7 +19,7 @@ pub const MARKDOWN_FILE: &str = "summary.md";
 #[derive(Debug, Clone, Copy)]
 pub struct SummaryMarkdown;
 
-impl Exporter for SummaryMarkdown {
+impl Exporter<ReportData> for SummaryMarkdown {
     fn file_name(&self) -> &'static str {
         MARKDOWN_FILE
     }
@@ -152,7 +155,7 @@ fn system_section(out: &mut String, s: &Summary, x: &SystemSummary) {
         } else {
             format!(
                 "no (no event over {} attempts, no retry before its Retry-After)",
-                crate::summary::build::STORM_MAX_ATTEMPTS
+                crate::continuity::summary::build::STORM_MAX_ATTEMPTS
             )
         }
     );
@@ -334,8 +337,8 @@ fn cell(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixture::summary;
     use super::*;
-    use crate::report::fixture::summary;
 
     fn page() -> String {
         render_markdown(&summary())

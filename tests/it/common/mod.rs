@@ -1,8 +1,6 @@
 //! Shared helpers of the integration tests: paths into the repository and a
 //! quick run configuration.
 
-#![allow(dead_code)]
-
 pub mod gateways;
 
 use continuity_bench::config::{Replay, RunConfig, SystemsConfig};

@@ -4,14 +4,13 @@
 //! back so a judge must decide), run beside the reference systems, which
 //! must trip none of them.
 
-mod common;
-
-use common::gateways::{start_on_free_ports, Misbehaviour};
-use common::{quick_run, repo};
-use continuity_bench::config::{GatewaySpec, Replay, RunConfig, Secret};
-use continuity_bench::harness::{self, RunOutcome};
+use crate::common::gateways::{start_on_free_ports, Misbehaviour};
+use crate::common::{quick_run, repo};
+use continuity_bench::config::{GatewaySpec, Replay, RunConfig};
+use continuity_bench::continuity::summary::SystemSummary;
+use continuity_bench::continuity::{self, RunOutcome};
 use continuity_bench::judge::{sim, JudgeConfig};
-use continuity_bench::summary::SystemSummary;
+use continuity_bench::secret::Secret;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -44,10 +43,10 @@ async fn run_with_control_tuned(
         url: gateway.url(),
         primary_port: primary,
         fallback_port: fallback,
-        headers: vec![("Authorization".into(), Secret(SECRET_HEADER_VALUE.into()))],
+        headers: vec![("Authorization".into(), Secret::new(SECRET_HEADER_VALUE))],
     }];
     tune(&mut config);
-    let outcome = harness::execute(&config, CancellationToken::new())
+    let outcome = continuity::execute(&config, CancellationToken::new())
         .await
         .unwrap();
     (dir, outcome)

@@ -1,0 +1,50 @@
+//! Why a configuration was refused: one error type for every command's
+//! options, each message naming the flag and the fix.
+
+/// A run setting that cannot be used, with the flag to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// `--runs 0`.
+    #[error("--runs must be at least 1 (got {0})")]
+    Runs(u32),
+    /// `--concurrency 0`.
+    #[error("--concurrency must be at least 1 (got {0})")]
+    Concurrency(usize),
+    /// `--fail-under-cpr` outside 0..=100.
+    #[error("--fail-under-cpr is a percentage between 0 and 100 (got {0})")]
+    FailUnder(f64),
+    /// A `--gateway` that is not NAME=URL.
+    #[error("--gateway expects NAME=URL, e.g. litellm=http://127.0.0.1:4000 (got {0:?})")]
+    Gateway(String),
+    /// Two systems with one name.
+    #[error("two systems are named {0:?}; give each --gateway its own name (stateless and history are taken unless --no-builtin)")]
+    DuplicateSystem(String),
+    /// Nothing to run.
+    #[error("--no-builtin leaves no system to run; add at least one --gateway NAME=URL")]
+    NoSystems,
+    /// A `--upstream-ports` that is not NAME=PRIMARY,FALLBACK or names no gateway.
+    #[error("--upstream-ports expects NAME=PRIMARY,FALLBACK for a --gateway NAME, e.g. litellm=9001,9002 (got {0:?})")]
+    UpstreamPorts(String),
+    /// A `--header` that is not NAME:HEADER=VALUE or names no gateway.
+    #[error("--header expects NAME:HEADER=VALUE for a --gateway NAME, e.g. portkey:x-portkey-config=env:PORTKEY_CONFIG (got {0:?})")]
+    Header(String),
+    /// A `--header` value read from an unset environment variable.
+    #[error("--header {header} for {gateway} reads the environment variable {var}, which is not set; export it first")]
+    MissingEnv {
+        /// The gateway.
+        gateway: String,
+        /// The header name.
+        header: String,
+        /// The variable.
+        var: String,
+    },
+    /// Unusable judge options.
+    #[error(transparent)]
+    Judge(#[from] crate::judge::JudgeConfigError),
+    /// A zero duration.
+    #[error("{flag} must be longer than zero")]
+    ZeroDuration {
+        /// The flag.
+        flag: &'static str,
+    },
+}

@@ -1,0 +1,256 @@
+//! The validated configuration of `run`, and the resolved form written to
+//! `config.json` in every report and read back by `report DIR`.
+
+use super::{ConfigError, SystemsConfig, BOOTSTRAP_RESAMPLES, CONFIDENCE, DEFAULT_JUDGE_CACHE};
+use crate::cli::{LatencyArg, RunArgs};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How conversations are replayed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Replay {
+    /// Turn by turn, each request carrying the replies actually received.
+    Live,
+    /// Only the final turn, with the dataset's scripted history.
+    FastForward,
+}
+
+impl Replay {
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Replay::Live => "live",
+            Replay::FastForward => "fast_forward",
+        }
+    }
+}
+
+/// A validated `run` configuration.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// Master seed.
+    pub seed: u64,
+    /// Number of runs, at least 1.
+    pub runs: u32,
+    /// Conversations in flight at once, at least 1.
+    pub concurrency: usize,
+    /// Dataset file.
+    pub dataset: PathBuf,
+    /// Fault profile file.
+    pub faults: PathBuf,
+    /// Latency profile name of the simulated upstreams.
+    pub latency: &'static str,
+    /// Replay mode.
+    pub replay: Replay,
+    /// Whether the driver asks for streamed answers.
+    pub stream: bool,
+    /// Per-attempt timeout of the built-in proxies.
+    pub attempt_timeout: Duration,
+    /// Deadline of every driver request.
+    pub request_timeout: Duration,
+    /// Report directory.
+    pub out: PathBuf,
+    /// No progress bar.
+    pub quiet: bool,
+    /// Minimum CPR (percent) of `fail_system`.
+    pub fail_under_cpr: Option<f64>,
+    /// The system checked by `fail_under_cpr`.
+    pub fail_system: String,
+    /// The systems under test.
+    pub systems: SystemsConfig,
+    /// The LLM judge for what the fast path leaves undetermined, if any.
+    pub judge: Option<crate::judge::JudgeConfig>,
+}
+
+impl RunConfig {
+    /// Validates `run` arguments. `now_utc` names the default report
+    /// directory (`reports/<UTC timestamp>`).
+    ///
+    /// # Errors
+    /// A [`ConfigError`] naming the flag to fix.
+    pub fn from_args(args: &RunArgs, now_utc: time::OffsetDateTime) -> Result<Self, ConfigError> {
+        if args.runs == 0 {
+            return Err(ConfigError::Runs(args.runs));
+        }
+        if args.concurrency == 0 {
+            return Err(ConfigError::Concurrency(args.concurrency));
+        }
+        if let Some(x) = args.fail_under_cpr {
+            if !(0.0..=100.0).contains(&x) {
+                return Err(ConfigError::FailUnder(x));
+            }
+        }
+        let attempt_timeout = args.attempt_timeout.unwrap_or(match args.latency {
+            LatencyArg::Realistic => Duration::from_secs(5),
+            LatencyArg::Instant | LatencyArg::Fast => Duration::from_secs(1),
+        });
+        if attempt_timeout.is_zero() {
+            return Err(ConfigError::ZeroDuration {
+                flag: "--attempt-timeout",
+            });
+        }
+        if args.request_timeout.is_zero() {
+            return Err(ConfigError::ZeroDuration {
+                flag: "--request-timeout",
+            });
+        }
+        let systems = SystemsConfig::from_options(&args.systems)?;
+        let mut judge =
+            crate::judge::JudgeConfig::from_options(&args.judge, |v| std::env::var(v).ok())?;
+        if let Some(judge) = judge.as_mut() {
+            judge
+                .cache
+                .get_or_insert_with(|| PathBuf::from(DEFAULT_JUDGE_CACHE));
+        }
+        let out = args
+            .out
+            .clone()
+            .unwrap_or_else(|| default_report_dir(now_utc));
+        Ok(RunConfig {
+            seed: args.seed,
+            runs: args.runs,
+            concurrency: args.concurrency,
+            dataset: args.dataset.clone(),
+            faults: args.faults.clone(),
+            latency: latency_name(args.latency),
+            stream: args.stream,
+            replay: if args.fast_forward {
+                Replay::FastForward
+            } else {
+                Replay::Live
+            },
+            attempt_timeout,
+            request_timeout: args.request_timeout,
+            out,
+            quiet: args.quiet,
+            fail_under_cpr: args.fail_under_cpr,
+            fail_system: args.fail_system.clone(),
+            systems,
+            judge,
+        })
+    }
+
+    /// The configuration as written to `config.json`.
+    pub fn resolved(&self, conversations: u32, systems: Vec<String>) -> ResolvedConfig {
+        ResolvedConfig {
+            tool: env!("CARGO_PKG_NAME").to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            seed: self.seed,
+            runs: self.runs,
+            concurrency: self.concurrency,
+            dataset: self.dataset.display().to_string(),
+            conversations,
+            fault_profile: self.faults.display().to_string(),
+            latency: self.latency.to_string(),
+            replay: self.replay.as_str().to_string(),
+            stream: self.stream,
+            attempt_timeout_ms: self.attempt_timeout.as_millis() as u64,
+            request_timeout_ms: self.request_timeout.as_millis() as u64,
+            systems,
+            judge: self.judge.as_ref().map(crate::judge::JudgeConfig::describe),
+            interrupted: false,
+            model: self.systems.model.clone(),
+            gateways: self
+                .systems
+                .gateways
+                .iter()
+                .map(|g| ResolvedGateway {
+                    name: g.name.clone(),
+                    url: g.url.clone(),
+                    primary_port: g.primary_port,
+                    fallback_port: g.fallback_port,
+                    header_names: g.headers.iter().map(|(h, _)| h.clone()).collect(),
+                })
+                .collect(),
+            confidence: CONFIDENCE,
+            percentile_method: crate::stats::PERCENTILE_METHOD.to_string(),
+            bootstrap_resamples: BOOTSTRAP_RESAMPLES,
+        }
+    }
+}
+
+/// The latency profile name of a command-line choice.
+pub fn latency_name(arg: LatencyArg) -> &'static str {
+    match arg {
+        LatencyArg::Instant => "instant",
+        LatencyArg::Fast => "fast",
+        LatencyArg::Realistic => "realistic",
+    }
+}
+
+/// `reports/<UTC timestamp>`, e.g. `reports/2026-11-29T18-34-50Z`.
+pub fn default_report_dir(now_utc: time::OffsetDateTime) -> PathBuf {
+    let format =
+        time::macros::format_description!("[year]-[month]-[day]T[hour]-[minute]-[second]Z");
+    let stamp = now_utc
+        .format(&format)
+        .unwrap_or_else(|_| "run".to_string());
+    PathBuf::from("reports").join(stamp)
+}
+
+/// The resolved configuration of a run, as written to `config.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResolvedConfig {
+    /// Tool name.
+    pub tool: String,
+    /// Tool version.
+    pub version: String,
+    /// Master seed.
+    pub seed: u64,
+    /// Number of runs.
+    pub runs: u32,
+    /// Conversations in flight at once.
+    pub concurrency: usize,
+    /// Dataset file.
+    pub dataset: String,
+    /// Conversations in the dataset.
+    pub conversations: u32,
+    /// Fault profile file.
+    pub fault_profile: String,
+    /// Latency model of the simulated upstreams.
+    pub latency: String,
+    /// `live` or `fast_forward`.
+    pub replay: String,
+    /// Whether the driver asked for streamed answers.
+    #[serde(default)]
+    pub stream: bool,
+    /// Per-attempt timeout of the built-in proxies, milliseconds.
+    pub attempt_timeout_ms: u64,
+    /// Deadline of every driver request, milliseconds.
+    pub request_timeout_ms: u64,
+    /// Systems under test, in order.
+    pub systems: Vec<String>,
+    /// The LLM judge (endpoint, model, prompt version; never a key), if any.
+    #[serde(default)]
+    pub judge: Option<String>,
+    /// Whether Ctrl-C cut the run short (the figures cover what finished).
+    #[serde(default)]
+    pub interrupted: bool,
+    /// The model id the driver asked for.
+    pub model: String,
+    /// External gateways (header values are never written, only names).
+    pub gateways: Vec<ResolvedGateway>,
+    /// Confidence level of every interval.
+    pub confidence: f64,
+    /// Percentile method.
+    pub percentile_method: String,
+    /// Bootstrap resamples of the clustered interval.
+    pub bootstrap_resamples: u32,
+}
+
+/// An external gateway as recorded in `config.json`: no header values.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResolvedGateway {
+    /// Its name.
+    pub name: String,
+    /// Its base URL.
+    pub url: String,
+    /// Port of its primary upstream.
+    pub primary_port: u16,
+    /// Port of its fallback upstream.
+    pub fallback_port: u16,
+    /// Names of the extra headers sent (values withheld).
+    pub header_names: Vec<String>,
+}

@@ -1,0 +1,134 @@
+//! The systems under test, validated: the built-in reference proxies and
+//! any external gateways with their upstream ports and secret headers.
+//! Shared by every command that drives systems.
+
+use super::ConfigError;
+use crate::cli::SystemOptions;
+use crate::secret::Secret;
+use std::time::Duration;
+
+/// The systems under test, validated; shared by `run` and `semantics`.
+#[derive(Debug, Clone)]
+pub struct SystemsConfig {
+    /// Whether the built-in stateless and history proxies run.
+    pub builtin: bool,
+    /// External gateways under test.
+    pub gateways: Vec<GatewaySpec>,
+    /// The model id every request asks for.
+    pub model: String,
+    /// How long to wait for a gateway's first answer.
+    pub gateway_wait: Duration,
+}
+
+impl SystemsConfig {
+    /// Validates the system options, reading `env:` header values from the
+    /// environment.
+    ///
+    /// # Errors
+    /// A [`ConfigError`] naming the flag to fix; [`ConfigError::NoSystems`]
+    /// when `--no-builtin` leaves nothing.
+    pub fn from_options(options: &SystemOptions) -> Result<Self, ConfigError> {
+        let gateways = parse_gateways(options, &|var| std::env::var(var).ok())?;
+        if options.no_builtin && gateways.is_empty() {
+            return Err(ConfigError::NoSystems);
+        }
+        Ok(SystemsConfig {
+            builtin: !options.no_builtin,
+            gateways,
+            model: options.model.clone(),
+            gateway_wait: options.gateway_wait,
+        })
+    }
+}
+
+/// An external gateway under test.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GatewaySpec {
+    /// Its name in reports.
+    pub name: String,
+    /// Its base URL (without `/v1`).
+    pub url: String,
+    /// Port of its primary simulated upstream on 127.0.0.1.
+    pub primary_port: u16,
+    /// Port of its fallback simulated upstream on 127.0.0.1.
+    pub fallback_port: u16,
+    /// Extra request headers; values are secret.
+    pub headers: Vec<(String, Secret)>,
+}
+
+/// Reads an environment variable; a seam so tests need not mutate the
+/// process environment.
+pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// Parses `--gateway`, `--upstream-ports` and `--header` into gateway specs.
+///
+/// # Errors
+/// A [`ConfigError`] naming the flag and the expected form.
+pub fn parse_gateways(
+    args: &SystemOptions,
+    env: EnvLookup<'_>,
+) -> Result<Vec<GatewaySpec>, ConfigError> {
+    let mut gateways: Vec<GatewaySpec> = Vec::new();
+    for (k, raw) in args.gateways.iter().enumerate() {
+        let (name, url) = raw
+            .split_once('=')
+            .ok_or_else(|| ConfigError::Gateway(raw.clone()))?;
+        let (name, url) = (name.trim(), url.trim().trim_end_matches('/'));
+        let valid_name = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !valid_name || !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(ConfigError::Gateway(raw.clone()));
+        }
+        let taken = gateways.iter().any(|g| g.name == name)
+            || (!args.no_builtin && ["stateless", "history"].contains(&name));
+        if taken {
+            return Err(ConfigError::DuplicateSystem(name.to_string()));
+        }
+        let base = 9001 + 10 * k as u16;
+        gateways.push(GatewaySpec {
+            name: name.to_string(),
+            url: url.trim_end_matches("/v1").to_string(),
+            primary_port: base,
+            fallback_port: base + 1,
+            headers: Vec::new(),
+        });
+    }
+    for raw in &args.upstream_ports {
+        let bad = || ConfigError::UpstreamPorts(raw.clone());
+        let (name, ports) = raw.split_once('=').ok_or_else(bad)?;
+        let (p, f) = ports.split_once(',').ok_or_else(bad)?;
+        let (p, f): (u16, u16) = (
+            p.trim().parse().map_err(|_| bad())?,
+            f.trim().parse().map_err(|_| bad())?,
+        );
+        let gateway = gateways
+            .iter_mut()
+            .find(|g| g.name == name.trim())
+            .ok_or_else(bad)?;
+        gateway.primary_port = p;
+        gateway.fallback_port = f;
+    }
+    for raw in &args.headers {
+        let bad = || ConfigError::Header(raw.clone());
+        let (name, rest) = raw.split_once(':').ok_or_else(bad)?;
+        let (header, value) = rest.split_once('=').ok_or_else(bad)?;
+        let gateway = gateways
+            .iter_mut()
+            .find(|g| g.name == name.trim())
+            .ok_or_else(bad)?;
+        let value = match value.strip_prefix("env:") {
+            Some(var) => env(var).ok_or_else(|| ConfigError::MissingEnv {
+                gateway: gateway.name.clone(),
+                header: header.to_string(),
+                var: var.to_string(),
+            })?,
+            None => value.to_string(),
+        };
+        gateway
+            .headers
+            .push((header.trim().to_string(), Secret::new(value)));
+    }
+    Ok(gateways)
+}

@@ -1,0 +1,92 @@
+//! Tests of the configuration layer: defaults, and every refusal names its flag.
+
+use super::*;
+use crate::cli::RunArgs;
+use crate::cli::{Cli, Command};
+use clap::Parser;
+use std::path::PathBuf;
+
+fn args(extra: &[&str]) -> RunArgs {
+    let mut argv = vec!["continuity-bench", "run"];
+    argv.extend_from_slice(extra);
+    match Cli::parse_from(argv).command {
+        Command::Run(a) => a,
+        _ => unreachable!("parsed a run command"),
+    }
+}
+
+#[test]
+fn defaults_resolve() {
+    let now = time::macros::datetime!(2026-11-29 18:34:50 UTC);
+    let cfg = RunConfig::from_args(&args(&[]), now).unwrap();
+    assert_eq!(cfg.runs, 1);
+    assert_eq!(cfg.concurrency, 100);
+    assert_eq!(cfg.seed, 42);
+    assert_eq!(cfg.replay, Replay::Live);
+    assert_eq!(cfg.out, PathBuf::from("reports/2026-11-29T18-34-50Z"));
+}
+
+#[test]
+fn bad_values_name_the_flag() {
+    let now = time::OffsetDateTime::UNIX_EPOCH;
+    let err = RunConfig::from_args(&args(&["--runs", "0"]), now).unwrap_err();
+    assert!(err.to_string().contains("--runs"));
+    let err = RunConfig::from_args(&args(&["--fail-under-cpr", "150"]), now).unwrap_err();
+    assert!(err.to_string().contains("--fail-under-cpr"));
+    let err = RunConfig::from_args(&args(&["--attempt-timeout", "0s"]), now).unwrap_err();
+    assert!(err.to_string().contains("--attempt-timeout"));
+}
+
+#[test]
+fn gateways_ports_and_secret_headers() {
+    let a = args(&[
+        "--gateway",
+        "litellm=http://127.0.0.1:4000/",
+        "--gateway",
+        "portkey=http://127.0.0.1:8787/v1",
+        "--upstream-ports",
+        "portkey=9101,9102",
+        "--header",
+        "litellm:Authorization=env:TEST_KEY_VAR",
+    ]);
+    let env = |var: &str| (var == "TEST_KEY_VAR").then(|| "Bearer s3cr3t-value".to_string());
+    let g = parse_gateways(&a.systems, &env).unwrap();
+    assert_eq!((g[0].primary_port, g[0].fallback_port), (9001, 9002));
+    assert_eq!((g[1].primary_port, g[1].fallback_port), (9101, 9102));
+    assert_eq!(g[0].url, "http://127.0.0.1:4000");
+    assert_eq!(g[1].url, "http://127.0.0.1:8787");
+    assert_eq!(
+        g[0].headers[0].1,
+        crate::secret::Secret::new("Bearer s3cr3t-value")
+    );
+    assert!(
+        !format!("{g:?}").contains("s3cr3t"),
+        "Debug never shows a header value"
+    );
+    let cfg = RunConfig::from_args(&a, time::OffsetDateTime::UNIX_EPOCH);
+    // TEST_KEY_VAR is not set in the real environment: the error names
+    // the variable, never a value.
+    let err = cfg.unwrap_err().to_string();
+    assert!(
+        err.contains("TEST_KEY_VAR") && err.contains("not set"),
+        "{err}"
+    );
+}
+
+#[test]
+fn gateway_mistakes_are_named() {
+    let none = |_: &str| None;
+    let err = parse_gateways(&args(&["--gateway", "litellm"]).systems, &none).unwrap_err();
+    assert!(err.to_string().contains("NAME=URL"));
+    let err = parse_gateways(&args(&["--gateway", "history=http://x"]).systems, &none).unwrap_err();
+    assert!(matches!(err, ConfigError::DuplicateSystem(ref n) if n == "history"));
+    let err = parse_gateways(
+        &args(&["--gateway", "a=http://x", "--upstream-ports", "b=1,2"]).systems,
+        &none,
+    )
+    .unwrap_err();
+    assert!(matches!(err, ConfigError::UpstreamPorts(_)));
+    let err = RunConfig::from_args(&args(&["--no-builtin"]), time::OffsetDateTime::UNIX_EPOCH)
+        .unwrap_err();
+    assert!(matches!(err, ConfigError::NoSystems));
+}

@@ -1,0 +1,123 @@
+//! The summary table printed on stdout at the end of `run` and `report DIR`:
+//! one line per system (through [`crate::report::Table`]), then one line for
+//! CLO.
+
+use crate::continuity::summary::Summary;
+use crate::report::format::{confidence, interval, mean, ms_number, percent, signed_ms};
+use crate::report::Table;
+
+/// Column headers; `{level}` is replaced by the confidence level.
+const HEADERS: [&str; 10] = [
+    "system",
+    "events",
+    "CPR",
+    "{level} Wilson",
+    "clustered {level}",
+    "availability",
+    "bleed",
+    "attempts/event",
+    "storm",
+    "final-turn p50/p95 ms",
+];
+
+/// The table: system | events | CPR | Wilson | clustered | availability |
+/// bleed | attempts/event | storm | final-turn p50/p95 ms, then a CLO line.
+pub fn render_table(summary: &Summary) -> String {
+    let level = confidence(summary.confidence);
+    let mut table =
+        Table::new(HEADERS.iter().map(|h| h.replace("{level}", &level))).right_aligned_from(1);
+    for x in &summary.systems {
+        table.push([
+            x.name.clone(),
+            x.events.to_string(),
+            format!(
+                "{} ({}/{})",
+                percent(x.cpr.rate),
+                x.cpr.successes,
+                x.cpr.trials
+            ),
+            interval(&x.cpr.wilson),
+            interval(&x.cpr_clustered),
+            percent(x.availability.rate),
+            x.bleed.events.to_string(),
+            mean(x.attempts.primary_mean + x.attempts.fallback_mean),
+            if x.attempts.storm { "STORM" } else { "no" }.to_string(),
+            format!(
+                "{} / {}",
+                ms_number(x.final_turn_latency_ms.median, false),
+                ms_number(x.final_turn_latency_ms.p95, false)
+            ),
+        ]);
+    }
+    let mut out = table.render();
+    out.push_str(&clo_line(summary));
+    out
+}
+
+fn clo_line(summary: &Summary) -> String {
+    match &summary.clo {
+        Some(clo) if clo.delta_ms.n > 0 => format!(
+            "CLO ({} - {}, n = {}): median {}, mean {}, P95 {}, P99 {}\n",
+            clo.treatment,
+            clo.baseline,
+            clo.delta_ms.n,
+            signed_ms(clo.delta_ms.median),
+            signed_ms(clo.delta_ms.mean),
+            signed_ms(clo.delta_ms.p95),
+            signed_ms(clo.delta_ms.p99)
+        ),
+        Some(clo) => format!(
+            "CLO ({} - {}): no (run, conversation) answered by both\n",
+            clo.treatment, clo.baseline
+        ),
+        None => "CLO: not computed (needs both `stateless` and `history`)\n".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::summary;
+    use super::*;
+
+    #[test]
+    fn table_has_the_right_numbers_in_aligned_columns() {
+        let table = render_table(&summary());
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 5, "{table}");
+        assert!(lines[0].starts_with("system     events"), "{table}");
+        assert!(lines[0].contains("95 % Wilson"), "{table}");
+        assert!(lines[0].contains("clustered 95 %"), "{table}");
+        let history = lines[3];
+        for expected in [
+            "history",
+            "750",
+            "99.20 % (744/750)",
+            "[98.27 %, 99.63 %]",
+            "[98.13 %, 99.73 %]",
+            "99.60 %",
+            "2.004",
+            "1,480 / 12,894",
+        ] {
+            assert!(history.contains(expected), "{expected} not in {history}");
+        }
+        let stateless = lines[2];
+        assert!(stateless.starts_with("stateless"), "{table}");
+        assert!(stateless.contains("0.00 % (0/750)"), "{stateless}");
+        assert!(stateless.contains("[0.00 %, 0.51 %]"), "{stateless}");
+        // Fixed width: every system line ends at the same column as the header.
+        assert_eq!(lines[2].chars().count(), lines[0].chars().count());
+        assert_eq!(lines[3].chars().count(), lines[0].chars().count());
+        assert_eq!(
+            lines[4],
+            "CLO (history - stateless, n = 747): median -450 ms, mean +59.2 ms, P95 +13,614 ms, P99 +14,890 ms"
+        );
+    }
+
+    #[test]
+    fn missing_clo_is_said() {
+        let mut s = summary();
+        s.clo = None;
+        assert!(render_table(&s)
+            .ends_with("CLO: not computed (needs both `stateless` and `history`)\n"));
+    }
+}

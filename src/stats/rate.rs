@@ -1,0 +1,44 @@
+//! A proportion with the counts behind it and its pooled Wilson interval:
+//! the shape every rate of every suite is reported in.
+
+use super::{wilson, Interval, CONFIDENCE};
+use serde::{Deserialize, Serialize};
+
+/// A proportion with its counts and its pooled Wilson interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Rate {
+    /// Numerator.
+    pub successes: u64,
+    /// Denominator.
+    pub trials: u64,
+    /// successes / trials, 0 when trials is 0.
+    pub rate: f64,
+    /// Wilson score interval, pooled over all trials.
+    pub wilson: Interval,
+}
+
+/// `successes` of `trials` with its Wilson interval at [`CONFIDENCE`].
+pub fn rate(successes: u64, trials: u64) -> Rate {
+    Rate {
+        successes,
+        trials,
+        rate: if trials == 0 {
+            0.0
+        } else {
+            successes as f64 / trials as f64
+        },
+        wilson: wilson(successes, trials, CONFIDENCE),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn published_wilson_for_744_of_750() {
+        let r = rate(744, 750);
+        assert!((r.rate - 0.992).abs() < 1e-12);
+        assert!((r.wilson.lo - 0.9827).abs() < 5e-5 && (r.wilson.hi - 0.9963).abs() < 5e-5);
+    }
+}

@@ -1,0 +1,14 @@
+//! The integration tests: one binary, one module per area, sharing the
+//! fixtures in [`common`] (control gateways built to trip each detector,
+//! quick run configurations, CSV readers).
+//!
+//! - [`end_to_end`]: `run` as a user runs it, in process and as a binary;
+//! - [`controls`]: positive and negative controls of every `run` metric;
+//! - [`semantics`]: the failover-semantics catalogue against its controls.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod controls;
+mod end_to_end;
+mod semantics;
