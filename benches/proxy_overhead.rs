@@ -357,7 +357,13 @@ impl Bench {
         let profile = FaultProfile::parse(NO_FAULT, "benches/proxy_overhead.rs")?;
         let turns = dataset.conversations.iter().map(Conversation::n_turns);
         let plan = FaultPlan::new(profile, SEED, turns.collect());
-        let ctx = UpstreamContext::new(plan, ConversationIndex::new(dataset), latency, SEED, 1);
+        let ctx = UpstreamContext::new(
+            plan,
+            ConversationIndex::of_dataset(dataset),
+            latency,
+            SEED,
+            1,
+        );
         let local = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
         let upstreams = start_pair("bench", local, local, ctx.clone()).await?;
         let config = ProxyConfig::new(
@@ -407,10 +413,11 @@ impl Bench {
             "the upstreams logged {} attempts, expected {total}",
             attempts.len()
         );
-        if let Some(a) = attempts
-            .iter()
-            .find(|a| a.role != Role::Primary || a.action != "ok" || a.status != Some(200))
-        {
+        if let Some(a) = attempts.iter().find(|a| {
+            a.role != Role::Primary
+                || a.action != continuity_bench::record::AttemptAction::Ok
+                || a.status != Some(200)
+        }) {
             bail!("an upstream attempt was not a plain primary success: {a:?}");
         }
         self.proxy.shutdown().await;

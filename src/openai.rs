@@ -111,8 +111,15 @@ pub fn approx_tokens(text: &str) -> u32 {
     }
 }
 
-/// A complete non-streaming response body.
-pub fn completion_body(id: &str, model: &str, created: u64, content: &str, usage: Usage) -> Value {
+/// A complete non-streaming response body that ended for `finish_reason`.
+pub fn completion_body(
+    id: &str,
+    model: &str,
+    created: u64,
+    content: &str,
+    finish_reason: &str,
+    usage: Usage,
+) -> Value {
     json!({
         "id": id,
         "object": "chat.completion",
@@ -121,7 +128,7 @@ pub fn completion_body(id: &str, model: &str, created: u64, content: &str, usage
         "choices": [{
             "index": 0,
             "message": {"role": "assistant", "content": content},
-            "finish_reason": "stop"
+            "finish_reason": finish_reason
         }],
         "usage": usage,
     })
@@ -189,38 +196,6 @@ pub fn response_model(body: &Value) -> Option<String> {
         .map(str::to_string)
 }
 
-/// Assembles the text of a server-sent-events stream of chunks. Returns the
-/// text and whether `data: [DONE]` was seen.
-///
-/// # Errors
-/// A `data:` line that is neither `[DONE]` nor JSON, with the line.
-pub fn assemble_sse(stream: &str) -> Result<(String, bool), String> {
-    let mut text = String::new();
-    let mut done = false;
-    for line in stream.lines() {
-        let Some(data) = line.strip_prefix("data:") else {
-            continue;
-        };
-        let data = data.trim();
-        if data == "[DONE]" {
-            done = true;
-            continue;
-        }
-        let chunk: Value = serde_json::from_str(data)
-            .map_err(|e| format!("malformed stream chunk {data:?}: {e}"))?;
-        if let Some(piece) = chunk
-            .get("choices")
-            .and_then(|c| c.get(0))
-            .and_then(|c| c.get("delta"))
-            .and_then(|d| d.get("content"))
-            .and_then(Value::as_str)
-        {
-            text.push_str(piece);
-        }
-    }
-    Ok((text, done))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -243,19 +218,6 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(m.text(), "a\nb");
-    }
-
-    #[test]
-    fn sse_assembly() {
-        let id = "x";
-        let s = format!(
-            "data: {}\n\ndata: {}\n\ndata: {}\n\ndata: [DONE]\n\n",
-            chunk_body(id, "m", 0, json!({"role": "assistant"}), None),
-            chunk_body(id, "m", 0, json!({"content": "Hel"}), None),
-            chunk_body(id, "m", 0, json!({"content": "lo"}), Some("stop")),
-        );
-        assert_eq!(assemble_sse(&s).unwrap(), ("Hello".to_string(), true));
-        assert!(assemble_sse("data: {nope\n").is_err());
     }
 
     #[test]

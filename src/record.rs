@@ -54,9 +54,8 @@ pub struct AttemptRecord {
     pub attempt: u32,
     /// Milliseconds from the upstream clock's epoch to arrival.
     pub arrived_ms: f64,
-    /// What the upstream did: `ok`, `timeout_held`, `api_error`,
-    /// `rate_limited`, or `bad_request`.
-    pub action: String,
+    /// What the upstream did.
+    pub action: AttemptAction,
     /// HTTP status sent, if any (none when a held connection was abandoned).
     pub status: Option<u16>,
     /// The `Retry-After` sent with a 429, in milliseconds (whole seconds on
@@ -70,14 +69,116 @@ pub struct AttemptRecord {
     pub model: String,
     /// Whether the request asked for a stream.
     pub stream: bool,
-    /// The request's other top-level parameters, by name, sorted and
-    /// space-separated (`max_tokens seed temperature`); empty when none.
+    /// The request's other top-level parameters, by name, sorted; written
+    /// space-separated (`max_tokens seed temperature`), empty when none.
     /// Shows which provider parameters a gateway forwards.
-    #[serde(default)]
-    pub params: String,
+    #[serde(default, with = "space_separated")]
+    pub params: Vec<String>,
     /// Whether the client went away before the upstream finished.
     pub client_gave_up: bool,
     /// Milliseconds from arrival until the upstream finished or saw the
     /// client go away.
     pub duration_ms: f64,
+}
+
+/// What an upstream did with one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptAction {
+    /// Answered normally.
+    Ok,
+    /// Held the connection without a byte (TIMEOUT).
+    TimeoutHeld,
+    /// Answered an error status other than a rate limit.
+    ApiError,
+    /// Answered a rate limit (429), with `Retry-After` when the fault has one.
+    RateLimited,
+    /// The request was malformed; answered 400.
+    BadRequest,
+    /// Started a 200 answer and broke the body off.
+    BodyCut,
+}
+
+impl AttemptAction {
+    /// The snake_case name used in files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttemptAction::Ok => "ok",
+            AttemptAction::TimeoutHeld => "timeout_held",
+            AttemptAction::ApiError => "api_error",
+            AttemptAction::RateLimited => "rate_limited",
+            AttemptAction::BadRequest => "bad_request",
+            AttemptAction::BodyCut => "body_cut",
+        }
+    }
+}
+
+/// A list of words written as one space-separated field (CSV has no lists).
+mod space_separated {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(words: &[String], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&words.join(" "))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+        let text = String::deserialize(d)?;
+        Ok(text.split_whitespace().map(str::to_string).collect())
+    }
+}
+
+/// Rows for tests, so every test builds its attempts the same way.
+#[cfg(test)]
+pub(crate) mod fixture {
+    use super::{AttemptAction, AttemptRecord};
+    use crate::faults::Role;
+
+    /// One attempt that arrived at `arrived_ms` and was answered 200 in 1 ms:
+    /// the base every test adjusts with struct-update syntax.
+    pub(crate) fn attempt(
+        run: u32,
+        system: &str,
+        role: Role,
+        conversation: &str,
+        turn: u32,
+        arrived_ms: f64,
+    ) -> AttemptRecord {
+        AttemptRecord {
+            run,
+            system: system.into(),
+            role,
+            conversation: conversation.into(),
+            turn,
+            attempt: 1,
+            arrived_ms,
+            action: AttemptAction::Ok,
+            status: Some(200),
+            retry_after_ms: None,
+            messages: 1,
+            approx_tokens: 10,
+            model: "m".into(),
+            stream: false,
+            params: Vec::new(),
+            client_gave_up: false,
+            duration_ms: 1.0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn actions_are_written_in_snake_case() {
+        for (action, name) in [
+            (AttemptAction::Ok, "ok"),
+            (AttemptAction::TimeoutHeld, "timeout_held"),
+            (AttemptAction::RateLimited, "rate_limited"),
+            (AttemptAction::BodyCut, "body_cut"),
+        ] {
+            assert_eq!(action.as_str(), name);
+            assert_eq!(serde_json::to_value(action).unwrap(), name);
+        }
+    }
 }

@@ -23,13 +23,12 @@ use crate::driver::{self, DriverOptions};
 use crate::faults::{FaultPlan, FaultProfile};
 use crate::scoring::AnchorIndex;
 use crate::systems::{driver_client, Systems, SystemsSpec, SYSTEM_PROMPT};
-use crate::upstream::{AttemptLog, ConversationIndex, LatencyProfile, UpstreamContext};
+use crate::upstream::{ConversationIndex, LatencyProfile, UpstreamContext};
 use anyhow::Context;
 use assemble::assemble;
 use collect::{collect, judge_undetermined, progress_bar};
 use report::ReportData;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -65,19 +64,16 @@ pub async fn execute(config: &RunConfig, cancel: CancellationToken) -> anyhow::R
     let dataset = Arc::new(Dataset::load(&config.dataset)?);
     let profile = FaultProfile::load(&config.faults)?;
     let turns: Vec<usize> = dataset.conversations.iter().map(|c| c.n_turns()).collect();
-    let plan = Arc::new(FaultPlan::new(profile, config.seed, turns));
+    let plan = FaultPlan::new(profile, config.seed, turns);
     let latency = LatencyProfile::from_name(config.latency)
         .with_context(|| format!("unknown latency profile {:?}", config.latency))?;
-    let run_cell = Arc::new(AtomicU32::new(1));
-    let ctx = UpstreamContext {
-        plan: Arc::clone(&plan),
-        index: Arc::new(ConversationIndex::new(&dataset)),
+    let ctx = UpstreamContext::new(
+        plan,
+        ConversationIndex::of_dataset(&dataset),
         latency,
-        seed: config.seed,
-        run: Arc::clone(&run_cell),
-        log: AttemptLog::default(),
-        epoch: Instant::now(),
-    };
+        config.seed,
+        1,
+    );
     let client = driver_client()?;
     let spec = SystemsSpec {
         systems: &config.systems,
@@ -109,7 +105,7 @@ pub async fn execute(config: &RunConfig, cancel: CancellationToken) -> anyhow::R
         if cancel.is_cancelled() {
             break;
         }
-        run_cell.store(run, Ordering::SeqCst);
+        ctx.set_run(run);
         let progress = progress_bar(
             config,
             run,
@@ -152,7 +148,7 @@ pub async fn execute(config: &RunConfig, cancel: CancellationToken) -> anyhow::R
         interrupted,
         ..resolved
     };
-    let data = assemble(&resolved, &dataset, &plan, outcomes, attempts);
+    let data = assemble(&resolved, &dataset, &ctx.plan, outcomes, attempts);
     report::write_report(&config.out, &data)?;
     Ok(RunOutcome {
         report_dir: config.out.clone(),

@@ -11,7 +11,7 @@ pub mod profile;
 mod schema;
 
 pub use limiter::TokenBucket;
-pub use plan::FaultPlan;
+pub use plan::{FaultPlan, Schedule};
 pub use profile::{FaultError, FaultProfile, TurnSelector};
 
 use serde::{Deserialize, Serialize};
@@ -70,7 +70,79 @@ impl FaultMode {
     }
 }
 
-/// What an upstream does instead of answering, with every parameter resolved.
+/// What kind of error an upstream reports, independent of any wire format:
+/// each dialect renders it its own way (for OpenAI, the `type` and `code` of
+/// the error object, see [`ErrorKind::openai`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// The provider failed (5xx).
+    Server,
+    /// Too many requests (429).
+    RateLimit,
+    /// The request is malformed (400).
+    InvalidRequest,
+    /// The API key is wrong (401).
+    Auth,
+    /// The account has no credit (402).
+    Payment,
+    /// The key may not use the model (403).
+    Permission,
+    /// The model does not exist (404).
+    ModelNotFound,
+    /// The provider gave up waiting (a held connection that ran out).
+    Timeout,
+}
+
+impl ErrorKind {
+    /// The OpenAI error object's `type` and `code` for this kind.
+    pub fn openai(self) -> (&'static str, Option<&'static str>) {
+        match self {
+            ErrorKind::Server => ("server_error", None),
+            ErrorKind::RateLimit => ("requests", Some("rate_limit_exceeded")),
+            ErrorKind::InvalidRequest => ("invalid_request_error", None),
+            ErrorKind::Auth => ("invalid_request_error", Some("invalid_api_key")),
+            ErrorKind::Payment => ("insufficient_quota", Some("payment_required")),
+            ErrorKind::Permission => ("invalid_request_error", Some("permission_denied")),
+            ErrorKind::ModelNotFound => ("invalid_request_error", Some("model_not_found")),
+            ErrorKind::Timeout => ("timeout", Some("timeout")),
+        }
+    }
+}
+
+/// An error response, neutral: the upstream renders it in its dialect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorSpec {
+    /// The HTTP status.
+    pub status: u16,
+    /// What kind of error it is.
+    pub kind: ErrorKind,
+    /// The human-readable message.
+    pub message: String,
+    /// The `Retry-After` sent with it (whole seconds on the wire), if any.
+    pub retry_after: Option<Duration>,
+}
+
+impl ErrorSpec {
+    /// An error without `Retry-After`.
+    pub fn new(status: u16, kind: ErrorKind, message: impl Into<String>) -> Self {
+        ErrorSpec {
+            status,
+            kind,
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    /// The same error with `Retry-After: retry_after`.
+    #[must_use]
+    pub fn with_retry_after(mut self, retry_after: Duration) -> Self {
+        self.retry_after = Some(retry_after);
+        self
+    }
+}
+
+/// What an upstream does instead of answering normally, with every
+/// parameter resolved. Neutral: nothing here is in a wire format.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FaultAction {
     /// Hold the connection open without sending a byte for `hold`, or until
@@ -79,14 +151,9 @@ pub enum FaultAction {
         /// How long to hold.
         hold: Duration,
     },
-    /// Answer `status` with `body` (JSON text): a 5xx from a profile, or any
-    /// error status in a scripted plan.
-    ApiError {
-        /// The HTTP status: 500..=599 from a profile, 400..=599 scripted.
-        status: u16,
-        /// The response body, an OpenAI-style error object as JSON text.
-        body: String,
-    },
+    /// Answer with this error (a 5xx from a profile's API_ERROR, a 429 with
+    /// `Retry-After` from its RATE_LIMIT, any error status in a script).
+    Error(ErrorSpec),
     /// Start a normal 200 answer and break the connection off partway:
     /// after the role chunk and `chunks` content chunks of a stream (no
     /// `data: [DONE]`), or halfway through a plain JSON body. Scripted plans
@@ -95,26 +162,4 @@ pub enum FaultAction {
         /// Content chunks of a stream sent before the cut.
         chunks: usize,
     },
-    /// Answer `status` (429) with `Retry-After` and `body` (JSON text).
-    RateLimit {
-        /// The HTTP status, normally 429.
-        status: u16,
-        /// The value sent in `Retry-After` (whole seconds on the wire).
-        retry_after: Duration,
-        /// The response body, an OpenAI-style error object as JSON text.
-        body: String,
-    },
-}
-
-impl FaultAction {
-    /// The profile mode this action executes; `None` for a
-    /// [`FaultAction::BodyCut`], which no profile schedules.
-    pub fn mode(&self) -> Option<FaultMode> {
-        match self {
-            FaultAction::Timeout { .. } => Some(FaultMode::Timeout),
-            FaultAction::ApiError { .. } => Some(FaultMode::ApiError),
-            FaultAction::RateLimit { .. } => Some(FaultMode::RateLimit),
-            FaultAction::BodyCut { .. } => None,
-        }
-    }
 }

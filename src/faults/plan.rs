@@ -11,18 +11,31 @@
 //! and to every attempt at the targeted upstream for that turn: a gateway that
 //! retries the faulted upstream never suddenly succeeds.
 
-use super::{FaultAction, FaultMode, FaultProfile, Role};
-use crate::openai::error_body;
+use super::{ErrorKind, ErrorSpec, FaultAction, FaultMode, FaultProfile, Role};
 use rand::seq::SliceRandom;
+
+/// Where a plan's faults come from.
+#[derive(Debug, Clone)]
+pub enum Schedule {
+    /// A profile's modes, apportioned by weight and shuffled per run.
+    Profile {
+        /// The profile.
+        profile: Box<FaultProfile>,
+        /// The master seed of the shuffle.
+        master_seed: u64,
+        /// Turns of each conversation, in dataset order.
+        turns_per_conversation: Vec<usize>,
+    },
+    /// One exact fault per conversation at the primary, on every turn and
+    /// every attempt (`None`: the primary answers); for checks such as
+    /// `semantics`.
+    Script(Vec<Option<FaultAction>>),
+}
 
 /// Which fault every (run, conversation, turn, role) gets.
 #[derive(Debug, Clone)]
 pub struct FaultPlan {
-    profile: FaultProfile,
-    master_seed: u64,
-    turns_per_conversation: Vec<usize>,
-    /// When set, replaces the profile's schedule (see [`FaultPlan::scripted`]).
-    script: Option<Vec<Option<FaultAction>>>,
+    schedule: Schedule,
 }
 
 /// Splits `n` slots among `weights` in proportion, by largest remainder.
@@ -61,74 +74,78 @@ impl FaultPlan {
         turns_per_conversation: Vec<usize>,
     ) -> Self {
         FaultPlan {
-            profile,
-            master_seed,
-            turns_per_conversation,
-            script: None,
+            schedule: Schedule::Profile {
+                profile: Box::new(profile),
+                master_seed,
+                turns_per_conversation,
+            },
         }
     }
 
-    /// A plan that schedules nothing from a profile: conversation `i` gets
-    /// `script[i]` at the primary upstream, on every turn and every attempt
-    /// (`None`: the primary answers). For checks that need one exact fault
-    /// per conversation, such as `semantics`.
-    pub fn scripted(profile: FaultProfile, script: Vec<Option<FaultAction>>) -> Self {
+    /// A plan that gives conversation `i` exactly `script[i]` at the primary
+    /// upstream, on every turn and every attempt (`None`: the primary
+    /// answers).
+    pub fn scripted(script: Vec<Option<FaultAction>>) -> Self {
         FaultPlan {
-            turns_per_conversation: vec![1; script.len()],
-            script: Some(script),
-            ..FaultPlan::new(profile, 0, Vec::new())
+            schedule: Schedule::Script(script),
         }
     }
 
-    /// The profile.
-    pub fn profile(&self) -> &FaultProfile {
-        &self.profile
+    /// The profile, when the plan is made from one.
+    pub fn profile(&self) -> Option<&FaultProfile> {
+        match &self.schedule {
+            Schedule::Profile { profile, .. } => Some(profile),
+            Schedule::Script(_) => None,
+        }
     }
 
     /// Number of conversations the plan covers.
     pub fn conversations(&self) -> usize {
-        self.turns_per_conversation.len()
+        match &self.schedule {
+            Schedule::Profile {
+                turns_per_conversation,
+                ..
+            } => turns_per_conversation.len(),
+            Schedule::Script(script) => script.len(),
+        }
     }
 
     /// The fault mode of every conversation in `run` (from 1), in dataset
     /// order: balanced by weight, then shuffled with the run's seed.
     pub fn schedule(&self, run: u32) -> Vec<FaultMode> {
-        let weights: Vec<f64> = FaultMode::ALL
-            .iter()
-            .map(|m| self.profile.weight(*m))
-            .collect();
-        let counts = apportion(self.conversations(), &weights);
-        let mut modes: Vec<FaultMode> = FaultMode::ALL
-            .iter()
-            .zip(counts)
-            .flat_map(|(m, c)| std::iter::repeat_n(*m, c))
-            .collect();
-        let mut rng = crate::seed::rng(self.master_seed, "faults", u64::from(run));
-        modes.shuffle(&mut rng);
-        modes
-    }
-
-    fn mode_of(&self, run: u32, conversation: usize) -> Option<FaultMode> {
-        // One shuffle per call: cheap (N elements) and keeps the plan immutable.
-        self.schedule(run).get(conversation).copied()
+        match &self.schedule {
+            Schedule::Profile {
+                profile,
+                master_seed,
+                turns_per_conversation,
+            } => profile_schedule(profile, *master_seed, turns_per_conversation.len(), run),
+            Schedule::Script(script) => script
+                .iter()
+                .filter_map(|a| a.as_ref().and_then(action_mode))
+                .collect(),
+        }
     }
 
     /// The fault mode scheduled at the primary upstream for the final turn
     /// of conversation index `conversation` in `run` (from 1), if any. This
     /// is what makes a (run, system, conversation) a failover event.
     pub fn final_turn_mode(&self, run: u32, conversation: usize) -> Option<FaultMode> {
-        if let Some(script) = &self.script {
-            return script
-                .get(conversation)?
-                .as_ref()
-                .and_then(FaultAction::mode);
+        match &self.schedule {
+            Schedule::Script(script) => script.get(conversation)?.as_ref().and_then(action_mode),
+            Schedule::Profile {
+                profile,
+                master_seed,
+                turns_per_conversation,
+            } => {
+                let n_turns = *turns_per_conversation.get(conversation)?;
+                if profile.upstream != Role::Primary || !profile.turns.includes(n_turns, n_turns) {
+                    return None;
+                }
+                profile_schedule(profile, *master_seed, turns_per_conversation.len(), run)
+                    .get(conversation)
+                    .copied()
+            }
         }
-        let n_turns = *self.turns_per_conversation.get(conversation)?;
-        if self.profile.upstream != Role::Primary || !self.profile.turns.includes(n_turns, n_turns)
-        {
-            return None;
-        }
-        self.mode_of(run, conversation)
     }
 
     /// What the `role` upstream does on `turn` (from 1) of conversation index
@@ -141,45 +158,84 @@ impl FaultPlan {
         turn: usize,
         role: Role,
     ) -> Option<FaultAction> {
-        if let Some(script) = &self.script {
-            return match role {
+        match &self.schedule {
+            Schedule::Script(script) => match role {
                 Role::Primary => script.get(conversation)?.clone(),
                 Role::Fallback => None,
-            };
-        }
-        let n_turns = *self.turns_per_conversation.get(conversation)?;
-        if role != self.profile.upstream || !self.profile.turns.includes(turn, n_turns) {
-            return None;
-        }
-        let mode = self.mode_of(run, conversation)?;
-        self.action_for(mode)
-    }
-
-    /// The fully resolved action of `mode` under this profile, if the
-    /// profile has the mode.
-    pub fn action_for(&self, mode: FaultMode) -> Option<FaultAction> {
-        let p = &self.profile;
-        match mode {
-            FaultMode::Timeout => p
-                .timeout
-                .as_ref()
-                .map(|t| FaultAction::Timeout { hold: t.hold }),
-            FaultMode::ApiError => p.api_error.as_ref().map(|a| FaultAction::ApiError {
-                status: a.status,
-                body: error_body(&a.message, "server_error", None).to_string(),
-            }),
-            FaultMode::RateLimit => p.rate_limit.as_ref().map(|r| FaultAction::RateLimit {
-                status: r.status,
-                retry_after: r.retry_after,
-                body: rate_limit_body(&r.message),
-            }),
+            },
+            Schedule::Profile {
+                profile,
+                master_seed,
+                turns_per_conversation,
+            } => {
+                let n_turns = *turns_per_conversation.get(conversation)?;
+                if role != profile.upstream || !profile.turns.includes(turn, n_turns) {
+                    return None;
+                }
+                // One shuffle per call: cheap (N elements) and keeps the
+                // plan immutable.
+                let mode =
+                    *profile_schedule(profile, *master_seed, turns_per_conversation.len(), run)
+                        .get(conversation)?;
+                action_for(profile, mode)
+            }
         }
     }
 }
 
-/// The OpenAI-style body of a 429: type `requests`, code `rate_limit_exceeded`.
-pub fn rate_limit_body(message: &str) -> String {
-    error_body(message, "requests", Some("rate_limit_exceeded")).to_string()
+/// The fault mode of every conversation of `run`: balanced by weight, then
+/// shuffled with the run's seed.
+fn profile_schedule(
+    profile: &FaultProfile,
+    master_seed: u64,
+    n: usize,
+    run: u32,
+) -> Vec<FaultMode> {
+    let weights: Vec<f64> = FaultMode::ALL.iter().map(|m| profile.weight(*m)).collect();
+    let counts = apportion(n, &weights);
+    let mut modes: Vec<FaultMode> = FaultMode::ALL
+        .iter()
+        .zip(counts)
+        .flat_map(|(m, c)| std::iter::repeat_n(*m, c))
+        .collect();
+    let mut rng = crate::seed::rng(master_seed, "faults", u64::from(run));
+    modes.shuffle(&mut rng);
+    modes
+}
+
+/// The profile mode a scripted action stands for; `None` for a
+/// [`FaultAction::BodyCut`] and for errors no profile mode sends.
+fn action_mode(action: &FaultAction) -> Option<FaultMode> {
+    match action {
+        FaultAction::Timeout { .. } => Some(FaultMode::Timeout),
+        FaultAction::Error(e) if e.kind == ErrorKind::RateLimit => Some(FaultMode::RateLimit),
+        FaultAction::Error(_) => Some(FaultMode::ApiError),
+        FaultAction::BodyCut { .. } => None,
+    }
+}
+
+/// The fully resolved action of `mode` under `profile`, if the profile has
+/// the mode.
+pub fn action_for(profile: &FaultProfile, mode: FaultMode) -> Option<FaultAction> {
+    match mode {
+        FaultMode::Timeout => profile
+            .timeout
+            .as_ref()
+            .map(|t| FaultAction::Timeout { hold: t.hold }),
+        FaultMode::ApiError => profile.api_error.as_ref().map(|a| {
+            FaultAction::Error(ErrorSpec::new(
+                a.status,
+                ErrorKind::Server,
+                a.message.clone(),
+            ))
+        }),
+        FaultMode::RateLimit => profile.rate_limit.as_ref().map(|r| {
+            FaultAction::Error(
+                ErrorSpec::new(r.status, ErrorKind::RateLimit, r.message.clone())
+                    .with_retry_after(r.retry_after),
+            )
+        }),
+    }
 }
 
 #[cfg(test)]
@@ -206,7 +262,7 @@ mod tests {
     fn a_scripted_plan_faults_exactly_what_it_says() {
         let hold = Duration::from_secs(3);
         let script = vec![None, Some(FaultAction::Timeout { hold })];
-        let p = FaultPlan::scripted(paper(), script);
+        let p = FaultPlan::scripted(script);
         assert_eq!(p.conversations(), 2);
         for turn in [1, 5] {
             assert_eq!(p.action(1, 0, turn, Role::Primary), None);
@@ -260,7 +316,7 @@ mod tests {
             assert_eq!(p.action(1, 0, t, Role::Primary), None);
         }
         let action = p.action(1, 0, n, Role::Primary).unwrap();
-        assert_eq!(action.mode(), p.final_turn_mode(1, 0));
+        assert_eq!(action_mode(&action), p.final_turn_mode(1, 0));
         assert_eq!(p.action(1, 0, n, Role::Fallback), None);
         assert_eq!(p.action(1, 0, n + 1, Role::Primary), None);
         assert_eq!(p.action(1, 999, n, Role::Primary), None);
@@ -269,26 +325,27 @@ mod tests {
 
     #[test]
     fn actions_carry_profile_parameters() {
-        let p = plan(1);
+        let p = paper();
         assert_eq!(
-            p.action_for(FaultMode::Timeout),
+            action_for(&p, FaultMode::Timeout),
             Some(FaultAction::Timeout {
                 hold: Duration::from_secs(30)
             })
         );
-        let Some(FaultAction::ApiError { status, body }) = p.action_for(FaultMode::ApiError) else {
+        let Some(FaultAction::Error(e)) = action_for(&p, FaultMode::ApiError) else {
             panic!("no api error")
         };
-        assert_eq!(status, 503);
-        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
-        assert_eq!(v["error"]["type"], "server_error");
-        let Some(FaultAction::RateLimit { status, body, .. }) = p.action_for(FaultMode::RateLimit)
-        else {
+        assert_eq!(
+            (e.status, e.kind, e.retry_after),
+            (503, ErrorKind::Server, None)
+        );
+        let Some(FaultAction::Error(e)) = action_for(&p, FaultMode::RateLimit) else {
             panic!("no rate limit")
         };
-        assert_eq!(status, 429);
-        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
-        assert_eq!(v["error"]["code"], "rate_limit_exceeded");
+        assert_eq!(
+            (e.status, e.kind, e.retry_after),
+            (429, ErrorKind::RateLimit, Some(Duration::from_secs(1)))
+        );
     }
 
     #[test]

@@ -107,6 +107,7 @@ async fn handle(State(state): State<SimState>, Json(request): Json<ChatRequest>)
             &model,
             0,
             text,
+            "stop",
             Usage::new(100, 20),
         ))
         .into_response()

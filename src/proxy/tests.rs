@@ -4,8 +4,9 @@
 
 use super::backoff::backoff_delay;
 use super::{spawn, ProxyConfig, ProxyMode, ProxyState, SwitchEvent};
-use crate::openai::{assemble_sse, chunk_body, completion_body, error_body, Usage};
+use crate::openai::{chunk_body, completion_body, error_body, Usage};
 use crate::server::{serve, ServerHandle};
+use crate::systems::sse::{assemble, read_all};
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -117,7 +118,7 @@ fn local() -> SocketAddr {
 }
 
 fn answer(text: &str) -> Value {
-    completion_body("id", "m", 0, text, Usage::new(1, 1))
+    completion_body("id", "m", 0, text, "stop", Usage::new(1, 1))
 }
 
 fn ok(text: &str) -> Step {
@@ -352,9 +353,9 @@ async fn streaming_failover_then_piped_as_it_arrives() {
     while let Some(chunk) = chunks.next().await {
         all.push_str(std::str::from_utf8(&chunk.unwrap()).unwrap());
     }
-    let (text, done) = assemble_sse(&all).unwrap();
+    // A complete stream: assembling it fails without `data: [DONE]`.
+    let text = assemble(&read_all(all.as_bytes())).unwrap().text;
     assert_eq!(text, "Your sister is Oriane.");
-    assert!(done);
     let event = only_event(&state);
     assert!(event.stream);
     assert_eq!((event.reason.as_str(), event.status), ("status_503", 200));
@@ -369,7 +370,7 @@ async fn streaming_from_the_primary() {
     request["stream"] = json!(true);
     let (got, body) = post(&proxy, &request).await;
     assert_eq!(got, 200);
-    assert_eq!(assemble_sse(&body).unwrap(), ("ab".to_string(), true));
+    assert_eq!(assemble(&read_all(body.as_bytes())).unwrap().text, "ab");
     assert!(fallback.seen().is_empty());
 }
 

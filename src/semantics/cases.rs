@@ -6,9 +6,7 @@
 //! reference proxies also follow, applied to the case's primary outcome.
 
 use super::verdict::Expected;
-use crate::faults::plan::rate_limit_body;
-use crate::faults::FaultAction;
-use crate::openai::error_body;
+use crate::faults::{ErrorKind, ErrorSpec, FaultAction};
 use crate::policy::{classify, Decision, Outcome};
 use std::time::Duration;
 
@@ -89,6 +87,11 @@ impl Case {
         )
     }
 
+    /// The id the case's request is logged under by the upstreams.
+    pub fn conversation_id(&self) -> String {
+        format!("semantics-{}", self.id)
+    }
+
     /// The fault the primary upstream executes; a timeout holds for `hold`
     /// or until the gateway goes away.
     pub fn action(&self, hold: Duration) -> Option<FaultAction> {
@@ -96,54 +99,48 @@ impl Case {
             Fault::None => None,
             Fault::Timeout => Some(FaultAction::Timeout { hold }),
             Fault::Cut => Some(FaultAction::BodyCut { chunks: 2 }),
-            Fault::Status(429) => Some(FaultAction::RateLimit {
-                status: 429,
-                retry_after: RETRY_AFTER,
-                body: rate_limit_body("Rate limit reached for requests (simulated by semantics)."),
-            }),
-            Fault::Status(status) => Some(FaultAction::ApiError {
-                status,
-                body: status_body(status),
-            }),
+            Fault::Status(429) => Some(FaultAction::Error(
+                ErrorSpec::new(
+                    429,
+                    ErrorKind::RateLimit,
+                    "Rate limit reached for requests (simulated by semantics).",
+                )
+                .with_retry_after(RETRY_AFTER),
+            )),
+            Fault::Status(status) => Some(FaultAction::Error(status_error(status))),
         }
     }
 }
 
-/// The OpenAI-style error body a provider sends with `status`.
-fn status_body(status: u16) -> String {
-    let (message, kind, code) = match status {
+/// The error a provider sends with `status`.
+fn status_error(status: u16) -> ErrorSpec {
+    let (message, kind) = match status {
         400 => (
             "Invalid request: 'messages' could not be processed (simulated 400).",
-            "invalid_request_error",
-            None,
+            ErrorKind::InvalidRequest,
         ),
         401 => (
             "Incorrect API key provided (simulated 401).",
-            "invalid_request_error",
-            Some("invalid_api_key"),
+            ErrorKind::Auth,
         ),
         402 => (
             "Insufficient credits on this account (simulated 402).",
-            "insufficient_quota",
-            Some("payment_required"),
+            ErrorKind::Payment,
         ),
         403 => (
             "You are not allowed to use this model (simulated 403).",
-            "invalid_request_error",
-            Some("permission_denied"),
+            ErrorKind::Permission,
         ),
         404 => (
             "The model does not exist or you do not have access to it (simulated 404).",
-            "invalid_request_error",
-            Some("model_not_found"),
+            ErrorKind::ModelNotFound,
         ),
         _ => (
             "The server had an error while processing your request (simulated 5xx).",
-            "server_error",
-            None,
+            ErrorKind::Server,
         ),
     };
-    error_body(message, kind, code).to_string()
+    ErrorSpec::new(status, kind, message)
 }
 
 #[cfg(test)]
@@ -192,16 +189,16 @@ mod tests {
     #[test]
     fn error_bodies_are_openai_style() {
         for case in CASES {
-            if let Some(FaultAction::ApiError { status, body }) = case.action(Duration::ZERO) {
+            if let Some(FaultAction::Error(spec)) = case.action(Duration::ZERO) {
+                let body = crate::upstream::render::error_json(&spec);
                 let v: serde_json::Value = serde_json::from_str(&body).unwrap();
-                assert!(v["error"]["message"].is_string(), "{status}");
-                assert!(v["error"]["type"].is_string(), "{status}");
+                assert!(v["error"]["message"].is_string(), "{}", spec.status);
+                assert!(v["error"]["type"].is_string(), "{}", spec.status);
             }
         }
-        let Some(FaultAction::RateLimit { retry_after, .. }) = CASES[6].action(Duration::ZERO)
-        else {
+        let Some(FaultAction::Error(spec)) = CASES[6].action(Duration::ZERO) else {
             panic!("case 429 is a rate limit")
         };
-        assert_eq!(retry_after, RETRY_AFTER);
+        assert_eq!(spec.retry_after, Some(RETRY_AFTER));
     }
 }

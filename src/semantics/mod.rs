@@ -18,19 +18,14 @@ pub mod cases;
 pub mod verdict;
 
 use crate::config::SemanticsConfig;
-use crate::dataset::{Anchor, Category, Conversation, Dataset, Turn, TurnKind};
-use crate::faults::{FaultPlan, FaultProfile, Role};
+use crate::faults::{FaultPlan, Role};
 use crate::openai::{ChatMessage, ChatRequest};
 use crate::systems::{driver_client, send, Systems, SystemsSpec, Target, SYSTEM_PROMPT};
-use crate::upstream::{ConversationIndex, LatencyProfile, UpstreamContext};
-use anyhow::Context;
+use crate::upstream::{ConversationIndex, IndexEntry, LatencyProfile, UpstreamContext};
 use cases::{Case, Fault, CASES};
 use serde::Serialize;
 use std::time::Duration;
 use verdict::{judge, Observation, Status, Verdict};
-
-/// The profile behind the scripted plan: it schedules nothing itself.
-const SCRIPT_PROFILE: &str = "name = \"semantics\"\ndescription = \"one scripted failure per case\"\nturns = [99]\n[modes.api_error]\nweight = 1\n";
 
 /// Most times a request that skipped the primary is sent again.
 pub const MAX_RESENDS: u32 = 2;
@@ -195,14 +190,19 @@ impl SemanticsReport {
 /// A server that cannot start or a system that does not answer its
 /// preflight request.
 pub async fn execute(config: &SemanticsConfig) -> anyhow::Result<SemanticsReport> {
-    let dataset = cases_dataset();
     let hold = config.request_timeout + HOLD_MARGIN;
     let script = CASES.iter().map(|c| c.action(hold)).collect();
-    let profile = FaultProfile::parse(SCRIPT_PROFILE, "semantics")
-        .context("the built-in semantics profile does not parse")?;
+    let messages: Vec<String> = CASES.iter().map(Case::message).collect();
+    let ids: Vec<String> = CASES.iter().map(Case::conversation_id).collect();
+    let entries = ids.iter().zip(&messages).map(|(id, message)| IndexEntry {
+        id,
+        first_user_message: message,
+        probe: message,
+        turns: 1,
+    });
     let ctx = UpstreamContext::new(
-        FaultPlan::scripted(profile, script),
-        ConversationIndex::new(&dataset),
+        FaultPlan::scripted(script),
+        ConversationIndex::new(entries),
         LatencyProfile::INSTANT,
         config.seed,
         1,
@@ -218,7 +218,7 @@ pub async fn execute(config: &SemanticsConfig) -> anyhow::Result<SemanticsReport
     let checks = systems
         .targets
         .iter()
-        .map(|target| check_system(&client, target, config, &ctx, &dataset));
+        .map(|target| check_system(&client, target, config, &ctx));
     let systems_results = futures::future::join_all(checks).await;
     Ok(SemanticsReport {
         tool: format!("{} {}", env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
@@ -233,10 +233,9 @@ async fn check_system(
     target: &Target,
     config: &SemanticsConfig,
     ctx: &UpstreamContext,
-    dataset: &Dataset,
 ) -> SystemResult {
     let mut cases = Vec::with_capacity(CASES.len());
-    for (case, conversation) in CASES.iter().zip(&dataset.conversations) {
+    for case in &CASES {
         let request = ChatRequest {
             model: config.systems.model.clone(),
             messages: vec![
@@ -247,8 +246,15 @@ async fn check_system(
             stream_options: None,
             extra: case_params(),
         };
-        let (observation, resent) =
-            send_case(client, target, config, ctx, conversation, &request).await;
+        let (observation, resent) = send_case(
+            client,
+            target,
+            config,
+            ctx,
+            &case.conversation_id(),
+            &request,
+        )
+        .await;
         let expected = case.expected(config.stream);
         let (injected, what) = match case.fault {
             Fault::Status(s) => (Some(s), format!("a {s}")),
@@ -291,14 +297,11 @@ async fn send_case(
     target: &Target,
     config: &SemanticsConfig,
     ctx: &UpstreamContext,
-    conversation: &Conversation,
+    conversation: &str,
     request: &ChatRequest,
 ) -> (Observation, u32) {
     let run = ctx.current_run();
-    let arrived = |role| {
-        ctx.log
-            .arrived(run, &target.name, role, &conversation.id, 1)
-    };
+    let arrived = |role| ctx.log.arrived(run, &target.name, role, conversation, 1);
     let mut resent = 0;
     loop {
         let before = (arrived(Role::Primary), arrived(Role::Fallback));
@@ -310,9 +313,7 @@ async fn send_case(
             (attempts > 0)
                 .then(|| {
                     rows.iter().rfind(|a| {
-                        a.system == target.name
-                            && a.conversation == conversation.id
-                            && a.role == role
+                        a.system == target.name && a.conversation == conversation && a.role == role
                     })
                 })
                 .flatten()
@@ -344,12 +345,11 @@ async fn send_case(
 
 /// The parameters of `request` that an upstream's `received` list (from
 /// its attempt log) lacks.
-fn missing_params(request: &ChatRequest, received: &str) -> Vec<String> {
-    let received: Vec<&str> = received.split_whitespace().collect();
+fn missing_params(request: &ChatRequest, received: &[String]) -> Vec<String> {
     request
         .extra
         .keys()
-        .filter(|k| !received.contains(&k.as_str()))
+        .filter(|k| !received.contains(k))
         .cloned()
         .collect()
 }
@@ -368,27 +368,4 @@ fn case_params() -> serde_json::Map<String, serde_json::Value> {
         serde_json::Value::Object(map) => map,
         _ => serde_json::Map::new(),
     }
-}
-
-/// One single-turn conversation per case, recognisable by its message.
-fn cases_dataset() -> Dataset {
-    let conversations = CASES
-        .iter()
-        .map(|case: &Case| Conversation {
-            id: format!("semantics-{}", case.id),
-            anchor: Anchor {
-                category: Category::PersonName,
-                subject: "case".to_string(),
-                value: case.id.to_string(),
-                variants: vec![case.id.to_string()],
-            },
-            turns: vec![Turn {
-                kind: TurnKind::Probe,
-                user: case.message(),
-                assistant: None,
-                distractor: None,
-            }],
-        })
-        .collect();
-    Dataset { conversations }
 }

@@ -184,25 +184,7 @@ mod tests {
     }
 
     fn row(run: u32, conversation: &str, turn: u32, role: Role, arrived_ms: f64) -> AttemptRecord {
-        AttemptRecord {
-            run,
-            system: "history".into(),
-            role,
-            conversation: conversation.into(),
-            turn,
-            attempt: 1,
-            arrived_ms,
-            action: "ok".into(),
-            status: Some(200),
-            retry_after_ms: None,
-            messages: 1,
-            approx_tokens: 3,
-            model: "m".into(),
-            stream: false,
-            params: String::new(),
-            client_gave_up: false,
-            duration_ms: 1.0,
-        }
+        crate::record::fixture::attempt(run, "history", role, conversation, turn, arrived_ms)
     }
 
     #[test]

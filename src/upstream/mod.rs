@@ -1,22 +1,36 @@
 //! Simulated OpenAI-compatible providers.
 //!
-//! Each system under test gets a pair (primary, fallback). An upstream
-//! recognises the conversation and turn from the request content, executes
-//! the fault the plan gives it on the wire, otherwise answers with the
-//! simulated model after a modelled latency, and logs every attempt.
+//! Each system under test gets a pair (primary, fallback). A request goes
+//! through one pipeline, one file a step:
+//!
+//! - [`identify`]: which conversation and turn, from the content alone;
+//! - [`attempt`] and [`log`]: every attempt recorded once, with what was done;
+//! - [`wire`]: the plan's fault executed on the wire (a held connection, an
+//!   error status with its body, a body broken off);
+//! - [`responder`]: otherwise the answer, from the simulated [`model`] with
+//!   its [`latency`] profile (or any other [`responder::Responder`]);
+//! - [`render`]: the OpenAI rendering of errors and answers (JSON or SSE).
+//!
+//! [`server`] wires the steps into a router; [`standalone`] serves a pair
+//! for an external gateway.
 
-pub mod index;
+pub mod attempt;
+pub mod identify;
 pub mod latency;
 pub mod log;
 pub mod model;
+pub mod render;
+pub mod responder;
 pub mod server;
 pub mod standalone;
 #[cfg(test)]
 mod tests;
+pub mod wire;
 
-pub use index::ConversationIndex;
+pub use identify::{ConversationIndex, IndexEntry};
 pub use latency::LatencyProfile;
 pub use log::AttemptLog;
+pub use responder::{Responder, SimulatedModel};
 pub use server::{router, start_pair, UpstreamPair, UpstreamState};
 
 use crate::faults::FaultPlan;
@@ -24,18 +38,16 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-/// What every upstream of a run shares: the plan, the conversation index, the
-/// latency model, the current run, the attempt log and the clock.
+/// What every upstream of a run shares: the plan, the conversation index,
+/// the responder, the current run, the attempt log and the clock.
 #[derive(Debug, Clone)]
 pub struct UpstreamContext {
     /// The fault plan of this run.
     pub plan: Arc<FaultPlan>,
     /// First user message -> conversation, for recognising requests.
     pub index: Arc<ConversationIndex>,
-    /// How long answers take.
-    pub latency: LatencyProfile,
-    /// Master seed (latency jitter derives from it).
-    pub seed: u64,
+    /// What answers when no fault stops a request.
+    pub responder: Arc<dyn Responder>,
     /// The run being served, from 1; the driver advances it between runs.
     pub run: Arc<AtomicU32>,
     /// Where attempts are recorded.
@@ -45,8 +57,9 @@ pub struct UpstreamContext {
 }
 
 impl UpstreamContext {
-    /// A context serving `run` (from 1) with an empty log and its clock
-    /// starting now.
+    /// A context answering with the simulated model (with `latency`, jitter
+    /// seeded from `seed`), serving `run` (from 1), with an empty log and
+    /// its clock starting now.
     pub fn new(
         plan: FaultPlan,
         index: ConversationIndex,
@@ -54,11 +67,20 @@ impl UpstreamContext {
         seed: u64,
         run: u32,
     ) -> Self {
+        Self::with_responder(plan, index, Arc::new(SimulatedModel { latency, seed }), run)
+    }
+
+    /// A context answering with `responder`.
+    pub fn with_responder(
+        plan: FaultPlan,
+        index: ConversationIndex,
+        responder: Arc<dyn Responder>,
+        run: u32,
+    ) -> Self {
         UpstreamContext {
             plan: Arc::new(plan),
             index: Arc::new(index),
-            latency,
-            seed,
+            responder,
             run: Arc::new(AtomicU32::new(run)),
             log: AttemptLog::new(),
             epoch: Instant::now(),

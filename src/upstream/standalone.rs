@@ -56,7 +56,7 @@ impl Standalone {
             .iter()
             .map(|c| c.n_turns())
             .collect();
-        let index = ConversationIndex::new(&config.dataset);
+        let index = ConversationIndex::of_dataset(&config.dataset);
         let plan = FaultPlan::new(config.profile.clone(), config.seed, turns);
         let schedule = plan.schedule(config.run);
         let ctx = UpstreamContext::new(plan, index, config.latency, config.seed, config.run);

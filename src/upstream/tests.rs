@@ -4,8 +4,9 @@
 use super::*;
 use crate::dataset::{Anchor, Category, Conversation, Dataset, Turn, TurnKind};
 use crate::faults::FaultProfile;
-use crate::openai::{assemble_sse, ChatMessage};
-use crate::record::AttemptRecord;
+use crate::openai::ChatMessage;
+use crate::record::{AttemptAction, AttemptRecord};
+use crate::systems::sse::{assemble, read_all};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -80,7 +81,7 @@ fn context(profile: &str, latency: LatencyProfile) -> UpstreamContext {
     let profile = FaultProfile::parse(profile, "test.toml").unwrap();
     let d = dataset();
     let plan = FaultPlan::new(profile, 42, vec![TURNS; d.conversations.len()]);
-    UpstreamContext::new(plan, ConversationIndex::new(&d), latency, 42, 1)
+    UpstreamContext::new(plan, ConversationIndex::of_dataset(&d), latency, 42, 1)
 }
 
 async fn start(ctx: &UpstreamContext) -> UpstreamPair {
@@ -136,7 +137,7 @@ async fn timeout_holds_until_client_gives_up() {
         .unwrap_err();
     assert!(err.is_timeout(), "{err}");
     let row = wait_for_row(&ctx.log, |r| r.client_gave_up).await;
-    assert_eq!(row.action, "timeout_held");
+    assert_eq!(row.action, AttemptAction::TimeoutHeld);
     assert_eq!(row.status, None);
     assert_eq!((row.conversation.as_str(), row.turn), ("c000", 3));
     assert!(
@@ -173,7 +174,10 @@ async fn api_error_sends_503_body() {
         .unwrap()
         .contains("API_ERROR"));
     let row = wait_for_row(&ctx.log, |r| r.conversation == "c002").await;
-    assert_eq!((row.action.as_str(), row.status), ("api_error", Some(503)));
+    assert_eq!(
+        (row.action, row.status),
+        (AttemptAction::ApiError, Some(503))
+    );
     // The fallback answers the same turn normally.
     let ok = post(&pair.fallback.url(), &request(2, TURNS, false, false)).await;
     assert_eq!(ok.status().as_u16(), 200);
@@ -194,14 +198,14 @@ async fn rate_limit_sends_429_with_retry_after() {
     assert_eq!(body["error"]["type"], "requests");
     let row = wait_for_row(&ctx.log, |r| r.conversation == "c003").await;
     assert_eq!(
-        (row.action.as_str(), row.status),
-        ("rate_limited", Some(429))
+        (row.action, row.status),
+        (AttemptAction::RateLimited, Some(429))
     );
 }
 
 #[test]
 fn retry_after_rounds_up_to_whole_seconds() {
-    use super::server::retry_after_secs;
+    use super::render::retry_after_secs;
     assert_eq!(retry_after_secs(Duration::ZERO), 1);
     assert_eq!(retry_after_secs(Duration::from_millis(200)), 1);
     assert_eq!(retry_after_secs(Duration::from_secs(1)), 1);
@@ -229,8 +233,14 @@ async fn non_faulted_turns_answer_200() {
     assert_eq!(rows.len(), 1);
     let r = &rows[0];
     assert_eq!(
-        (r.action.as_str(), r.status, r.role, r.attempt, r.messages),
-        ("ok", Some(200), crate::faults::Role::Primary, 1, 4)
+        (r.action, r.status, r.role, r.attempt, r.messages),
+        (
+            AttemptAction::Ok,
+            Some(200),
+            crate::faults::Role::Primary,
+            1,
+            4
+        )
     );
     assert!(!r.client_gave_up && !r.stream);
     assert_eq!(r.model, "gpt-test");
@@ -255,8 +265,7 @@ async fn streaming_sends_role_content_finish_usage_done() {
         .unwrap()
         .starts_with("text/event-stream"));
     let raw = resp.text().await.unwrap();
-    let (text, done) = assemble_sse(&raw).unwrap();
-    assert!(done);
+    let text = assemble(&read_all(raw.as_bytes())).unwrap().text;
     assert!(raw.trim_end().ends_with("data: [DONE]"));
     assert_eq!(text, model::reply(&messages(4, TURNS)));
     let chunks = data_lines(&raw);
@@ -321,7 +330,7 @@ async fn unknown_conversation_is_answered_and_logged_empty() {
     assert_eq!(resp.status().as_u16(), 200);
     let row = wait_for_row(&ctx.log, |r| r.model == "m").await;
     assert_eq!((row.conversation.as_str(), row.turn), ("", 1));
-    assert_eq!(row.action, "ok");
+    assert_eq!(row.action, AttemptAction::Ok);
 }
 
 #[tokio::test]
@@ -344,7 +353,7 @@ async fn malformed_requests_get_400() {
     assert_eq!(rows.len(), 2);
     assert!(rows
         .iter()
-        .all(|r| r.action == "bad_request" && r.status == Some(400)));
+        .all(|r| r.action == AttemptAction::BadRequest && r.status == Some(400)));
     assert_eq!(rows[1].model, "x");
 }
 
@@ -388,7 +397,7 @@ async fn client_leaving_a_normal_answer_is_logged_as_gave_up() {
         .unwrap_err();
     assert!(err.is_timeout());
     let row = wait_for_row(&ctx.log, |r| r.client_gave_up).await;
-    assert_eq!((row.action.as_str(), row.status), ("ok", None));
+    assert_eq!((row.action, row.status), (AttemptAction::Ok, None));
 }
 
 #[tokio::test]
@@ -429,10 +438,9 @@ async fn answers_wait_for_the_modelled_latency() {
         attempt: 1,
     };
     let reply = model::reply(&msgs);
-    let expected = ctx.latency.time_to_first_token(42, &key, input)
-        + ctx
-            .latency
-            .output_time(crate::openai::approx_tokens(&reply));
+    let latency = LatencyProfile::REALISTIC;
+    let expected = latency.time_to_first_token(42, &key, input)
+        + latency.output_time(crate::openai::approx_tokens(&reply));
     let sent = std::time::Instant::now();
     let resp = post(&pair.fallback.url(), &request(2, 2, true, false)).await;
     let _ = resp.text().await.unwrap();

@@ -4,6 +4,7 @@
 use crate::common::gateways::free_port;
 use crate::common::{csv_rows, quick_run, repo};
 use continuity_bench::continuity;
+use continuity_bench::record::AttemptAction;
 use continuity_bench::scoring::Verdict;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -71,7 +72,7 @@ async fn reference_systems_separate_cleanly() {
         .data
         .attempts
         .iter()
-        .filter(|a| a.action == "timeout_held" && a.client_gave_up)
+        .filter(|a| a.action == AttemptAction::TimeoutHeld && a.client_gave_up)
         .count();
     assert_eq!(
         held_and_abandoned, 200,

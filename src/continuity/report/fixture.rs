@@ -10,7 +10,7 @@ use crate::continuity::summary::{
     VerdictCounts,
 };
 use crate::faults::{FaultMode, Role};
-use crate::record::{AttemptRecord, TurnRecord};
+use crate::record::{AttemptAction, AttemptRecord, TurnRecord};
 use crate::scoring::{Verdict, VerdictMethod};
 use crate::stats::{Distribution, Interval};
 use rand::Rng;
@@ -318,25 +318,22 @@ fn rows() -> (Vec<TurnRecord>, Vec<EventRecord>, Vec<AttemptRecord>) {
                     fallback_attempts: 1,
                 });
                 let (action, status, duration) = match mode {
-                    FaultMode::Timeout => ("timeout_held", None, 10_000.0),
-                    FaultMode::ApiError => ("api_error", Some(503), 2.5),
-                    FaultMode::RateLimit => ("rate_limited", Some(429), 1.5),
+                    FaultMode::Timeout => (AttemptAction::TimeoutHeld, None, 10_000.0),
+                    FaultMode::ApiError => (AttemptAction::ApiError, Some(503), 2.5),
+                    FaultMode::RateLimit => (AttemptAction::RateLimited, Some(429), 1.5),
                 };
                 for (role, attempt_action, attempt_status, attempt_duration) in [
                     (Role::Primary, action, status, duration),
-                    (Role::Fallback, "ok", Some(200), final_latency * 0.8),
+                    (
+                        Role::Fallback,
+                        AttemptAction::Ok,
+                        Some(200),
+                        final_latency * 0.8,
+                    ),
                 ] {
                     attempts.push(AttemptRecord {
-                        run,
-                        system: system.to_string(),
-                        role,
-                        conversation: conversation.clone(),
-                        turn: n_turns,
-                        attempt: 1,
-                        arrived_ms: clock + 0.25,
-                        action: attempt_action.to_string(),
+                        action: attempt_action,
                         status: attempt_status,
-                        retry_after_ms: None,
                         messages: if is_history || role == Role::Primary {
                             2 * n_turns - 1
                         } else {
@@ -344,10 +341,16 @@ fn rows() -> (Vec<TurnRecord>, Vec<EventRecord>, Vec<AttemptRecord>) {
                         },
                         approx_tokens: 40 * n_turns,
                         model: "sim-model-1".to_string(),
-                        stream: false,
-                        params: String::new(),
                         client_gave_up: role == Role::Primary && mode == FaultMode::Timeout,
                         duration_ms: attempt_duration,
+                        ..crate::record::fixture::attempt(
+                            run,
+                            system,
+                            role,
+                            &conversation,
+                            n_turns,
+                            clock + 0.25,
+                        )
                     });
                 }
             }

@@ -401,23 +401,8 @@ mod tests {
         status: Option<u16>,
     ) -> AttemptRecord {
         AttemptRecord {
-            run,
-            system: system.into(),
-            role,
-            conversation: conversation.into(),
-            turn,
-            attempt: 1,
-            arrived_ms,
-            action: "ok".into(),
             status,
-            retry_after_ms: None,
-            messages: 1,
-            approx_tokens: 10,
-            model: "m".into(),
-            stream: false,
-            params: String::new(),
-            client_gave_up: false,
-            duration_ms: 1.0,
+            ..crate::record::fixture::attempt(run, system, role, conversation, turn, arrived_ms)
         }
     }
 

@@ -7,9 +7,37 @@
 //! turn sent without its history, as a gateway that drops history sends it;
 //! probes are unique in a generated dataset so that such an attempt is still
 //! attributed. A probe shared by several conversations attributes nothing.
+//!
+//! The index is built from plain entries (id, first user message, probe,
+//! turns), so any suite can make its requests recognisable without a
+//! dataset.
 
 use crate::dataset::Dataset;
+use crate::openai::ChatRequest;
 use std::collections::HashMap;
+
+/// One conversation the upstreams should recognise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexEntry<'a> {
+    /// Its id, as attempts are logged under.
+    pub id: &'a str,
+    /// Its first user message.
+    pub first_user_message: &'a str,
+    /// Its final user message (the probe).
+    pub probe: &'a str,
+    /// Its number of turns.
+    pub turns: usize,
+}
+
+/// The entries of every conversation of a dataset, in order.
+pub fn dataset_entries(dataset: &Dataset) -> impl Iterator<Item = IndexEntry<'_>> {
+    dataset.conversations.iter().map(|c| IndexEntry {
+        id: &c.id,
+        first_user_message: c.first_user_message(),
+        probe: c.probe(),
+        turns: c.n_turns(),
+    })
+}
 
 /// (conversation index, id, number of turns).
 type Entry = (usize, String, usize);
@@ -17,7 +45,7 @@ type Entry = (usize, String, usize);
 /// What the index recognised in a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Recognised<'a> {
-    /// Index of the conversation in the dataset.
+    /// Index of the conversation among the entries.
     pub index: usize,
     /// Its id.
     pub id: &'a str,
@@ -34,21 +62,26 @@ pub struct ConversationIndex {
 }
 
 impl ConversationIndex {
-    /// Indexes a dataset.
-    pub fn new(dataset: &Dataset) -> Self {
+    /// Indexes `entries`; the k-th entry is conversation index k.
+    pub fn new<'a>(entries: impl IntoIterator<Item = IndexEntry<'a>>) -> Self {
         let mut index = ConversationIndex::default();
-        for (i, c) in dataset.conversations.iter().enumerate() {
-            let entry = (i, c.id.clone(), c.n_turns());
+        for (i, e) in entries.into_iter().enumerate() {
+            let entry = (i, e.id.to_string(), e.turns);
             index
                 .by_first_message
-                .insert(c.first_user_message().to_string(), entry.clone());
+                .insert(e.first_user_message.to_string(), entry.clone());
             index
                 .by_probe
-                .entry(c.probe().to_string())
+                .entry(e.probe.to_string())
                 .and_modify(|e| *e = None)
                 .or_insert(Some(entry));
         }
         index
+    }
+
+    /// Indexes every conversation of `dataset`.
+    pub fn of_dataset(dataset: &Dataset) -> Self {
+        Self::new(dataset_entries(dataset))
     }
 
     /// The conversation whose first user message is `first`: (index, id, turns).
@@ -77,6 +110,41 @@ impl ConversationIndex {
             _ => None,
         }
     }
+
+    /// Who is asking: the conversation and turn of `request`, recognised
+    /// from its content. An unrecognised request keeps its count of user
+    /// messages as its turn.
+    pub fn identify(&self, request: &ChatRequest) -> Identity {
+        let turn = request.messages.iter().filter(|m| m.role == "user").count();
+        let first = request
+            .messages
+            .iter()
+            .find(|m| m.role == "user")
+            .map(|m| m.text_cow());
+        match first.as_deref().and_then(|f| self.recognise(f, turn)) {
+            Some(r) => Identity {
+                conversation: Some(r.index),
+                id: r.id.to_string(),
+                turn: r.turn as u32,
+            },
+            None => Identity {
+                conversation: None,
+                id: String::new(),
+                turn: turn as u32,
+            },
+        }
+    }
+}
+
+/// The conversation and turn a request was recognised as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    /// Index of the conversation, if recognised.
+    pub conversation: Option<usize>,
+    /// Its id (empty when unrecognised).
+    pub id: String,
+    /// The turn, from 1.
+    pub turn: u32,
 }
 
 #[cfg(test)]
@@ -94,7 +162,7 @@ mod tests {
     #[test]
     fn recognises_turns_from_content() {
         let d = committed();
-        let index = ConversationIndex::new(&d);
+        let index = ConversationIndex::of_dataset(&d);
         let c = &d.conversations[7];
         let r = index.recognise(c.first_user_message(), 3).unwrap();
         assert_eq!((r.index, r.id, r.turn), (7, c.id.as_str(), 3));
@@ -104,7 +172,7 @@ mod tests {
     #[test]
     fn a_lone_probe_is_the_final_turn_without_history() {
         let d = committed();
-        let index = ConversationIndex::new(&d);
+        let index = ConversationIndex::of_dataset(&d);
         for (i, c) in d.conversations.iter().enumerate() {
             let r = index
                 .recognise(c.probe(), 1)
@@ -122,7 +190,7 @@ mod tests {
         let probe = d.conversations[0].probe().to_string();
         let last = d.conversations[1].turns.len() - 1;
         d.conversations[1].turns[last].user = probe.clone();
-        let index = ConversationIndex::new(&d);
+        let index = ConversationIndex::of_dataset(&d);
         assert_eq!(index.recognise(&probe, 1), None);
     }
 }

@@ -1,0 +1,74 @@
+//! Recording one attempt exactly once: through [`AttemptGuard::finish`] when
+//! the upstream is done, or on drop when the client went away first (hyper
+//! drops the handler future or the body stream on disconnect), so a held
+//! connection the gateway abandons is still logged, with how long it waited.
+
+use super::AttemptLog;
+use crate::record::{AttemptAction, AttemptRecord};
+use std::time::{Duration, Instant};
+
+/// Milliseconds of a duration, as the attempt log writes them.
+pub fn millis(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// The attempt being served, recorded once.
+pub struct AttemptGuard {
+    log: AttemptLog,
+    row: Option<AttemptRecord>,
+    start: Instant,
+    /// Status already committed to the wire (a stream's 200), for the drop path.
+    sent: Option<u16>,
+}
+
+impl AttemptGuard {
+    /// Guards `row`, which arrived at `start`.
+    pub fn new(log: AttemptLog, row: AttemptRecord, start: Instant) -> Self {
+        AttemptGuard {
+            log,
+            row: Some(row),
+            start,
+            sent: None,
+        }
+    }
+
+    /// Records the attempt as finished with `status`.
+    pub fn finish(mut self, status: Option<u16>) {
+        if let Some(mut row) = self.row.take() {
+            row.status = status;
+            row.duration_ms = millis(self.start.elapsed());
+            self.log.record(row);
+        }
+    }
+
+    /// Notes the status already sent, should the client go away before the
+    /// body ends.
+    pub fn set_sent(&mut self, status: u16) {
+        self.sent = Some(status);
+    }
+
+    /// Notes the `Retry-After` sent, in milliseconds.
+    pub fn set_retry_after(&mut self, ms: u64) {
+        if let Some(row) = self.row.as_mut() {
+            row.retry_after_ms = Some(ms);
+        }
+    }
+
+    /// Notes what the upstream did.
+    pub fn set_action(&mut self, action: AttemptAction) {
+        if let Some(row) = self.row.as_mut() {
+            row.action = action;
+        }
+    }
+}
+
+impl Drop for AttemptGuard {
+    fn drop(&mut self) {
+        if let Some(mut row) = self.row.take() {
+            row.status = self.sent;
+            row.client_gave_up = true;
+            row.duration_ms = millis(self.start.elapsed());
+            self.log.record(row);
+        }
+    }
+}

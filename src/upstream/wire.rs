@@ -1,0 +1,132 @@
+//! Executing a fault on the wire: holding a connection without a byte,
+//! answering an error status with its body, breaking a 200 body off partway,
+//! and pacing a stream's frames to their due times. These are real bytes on
+//! a real connection; nothing here is decided by a field the client sends.
+
+use super::attempt::AttemptGuard;
+use super::render::{error_json, error_response, json_response, retry_after_secs};
+use crate::faults::{ErrorKind, ErrorSpec};
+use crate::record::AttemptAction;
+use axum::body::{Body, Bytes};
+use axum::http::{header, StatusCode};
+use axum::response::Response;
+use std::time::Duration;
+
+/// How long a cut body waits after its last bytes before breaking off, so
+/// those bytes have left for the gateway (hyper would otherwise drop the
+/// connection with them still in its buffer, before even the status line).
+const CUT_AFTER: Duration = Duration::from_millis(100);
+
+/// Waits `d`; returns at once when `d` is zero. A zero `tokio::time::sleep`
+/// still waits for the timer's next millisecond tick, which would give the
+/// `instant` profile about a millisecond of hidden latency.
+pub async fn pause(d: Duration) {
+    if !d.is_zero() {
+        tokio::time::sleep(d).await;
+    }
+}
+
+/// TIMEOUT: no byte until `hold` ends or the client goes away (then the
+/// guard records the give-up when hyper drops this future). When the hold
+/// runs out with the client still there, a 504 with an error body.
+pub async fn hold(mut guard: AttemptGuard, hold: Duration) -> Response {
+    guard.set_action(AttemptAction::TimeoutHeld);
+    tokio::time::sleep(hold).await;
+    guard.finish(Some(504));
+    let message = format!(
+        "simulated TIMEOUT: the upstream held the connection for {} without answering",
+        humantime::format_duration(hold)
+    );
+    error_response(&ErrorSpec::new(504, ErrorKind::Timeout, message))
+}
+
+/// An error status with its body (and `Retry-After` when the spec has one).
+pub fn error(mut guard: AttemptGuard, spec: &ErrorSpec) -> Response {
+    guard.set_action(if spec.kind == ErrorKind::RateLimit {
+        AttemptAction::RateLimited
+    } else {
+        AttemptAction::ApiError
+    });
+    if let Some(retry_after) = spec.retry_after {
+        guard.set_retry_after(retry_after_secs(retry_after) * 1000);
+    }
+    guard.finish(Some(spec.status));
+    error_response(spec)
+}
+
+/// A 400 for a request the upstream cannot read, already logged.
+pub fn bad_request(message: &str) -> Response {
+    json_response(
+        400,
+        error_json(&ErrorSpec::new(400, ErrorKind::InvalidRequest, message)),
+    )
+}
+
+/// The error that makes hyper abort a body instead of ending it.
+fn cut_error() -> std::io::Error {
+    std::io::Error::other("simulated cut: the upstream broke the body off")
+}
+
+/// A 200 JSON answer broken off halfway through its body.
+pub fn cut_json(body: &str) -> Response {
+    let half = body
+        .char_indices()
+        .nth(body.chars().count() / 2)
+        .map_or(0, |(i, _)| i);
+    let part = body[..half].to_string();
+    let sent = futures::stream::once(async move { Ok(Bytes::from(part)) });
+    let cut = futures::stream::once(async {
+        tokio::time::sleep(CUT_AFTER).await;
+        Err(cut_error())
+    });
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from_stream(futures::StreamExt::chain(sent, cut)))
+        .unwrap_or_else(|_| json_response(500, String::new()))
+}
+
+/// A 200 event stream that sends each frame at its due time (an offset from
+/// the first frame) and records the attempt when the last frame has gone.
+/// With `cut`, only the first `cut` frames go, then the body breaks off.
+pub fn paced_stream(
+    frames: Vec<(Duration, String)>,
+    mut guard: AttemptGuard,
+    cut: Option<usize>,
+) -> Response {
+    let mut frames = frames;
+    if let Some(keep) = cut {
+        frames.truncate(keep);
+    }
+    guard.set_sent(200);
+    let first = tokio::time::Instant::now();
+    let stream = futures::stream::unfold(
+        (frames.into_iter(), Some(guard)),
+        move |(mut frames, mut guard)| async move {
+            match frames.next() {
+                Some((offset, text)) => {
+                    let deadline = first + offset;
+                    if deadline > tokio::time::Instant::now() {
+                        tokio::time::sleep_until(deadline).await;
+                    }
+                    Some((Ok(Bytes::from(text)), (frames, guard)))
+                }
+                // Polled once more after the last frame: the stream is done,
+                // or breaks off here when cut.
+                None => {
+                    let g = guard.take()?;
+                    g.finish(Some(200));
+                    cut?;
+                    tokio::time::sleep(CUT_AFTER).await;
+                    Some((Err(cut_error()), (frames, None)))
+                }
+            }
+        },
+    );
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .header(header::CACHE_CONTROL, "no-cache")
+        .body(Body::from_stream(stream))
+        .unwrap_or_else(|_| json_response(500, String::new()))
+}
