@@ -1,19 +1,13 @@
 //! `generate`: write a seeded synthetic dataset and print its statistics.
 
 use crate::cli::GenerateArgs;
-use crate::dataset::generate::{generate, GenerateOptions};
+use crate::dataset::generate::generate;
 use std::process::ExitCode;
 
 /// `generate`: validates the options, writes the dataset and prints its
 /// statistics.
 pub fn generate_command(args: &GenerateArgs) -> anyhow::Result<ExitCode> {
-    let opts = GenerateOptions {
-        seed: args.seed,
-        conversations: args.conversations,
-        min_turns: args.min_turns,
-        max_turns: args.max_turns,
-    };
-    opts.validate()?;
+    let opts = crate::config::generate_options(args)?;
     let dataset = generate(&opts);
     dataset.write(&args.out)?;
     println!(

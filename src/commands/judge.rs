@@ -9,12 +9,7 @@ use std::process::ExitCode;
 /// case wrongly.
 pub async fn judge(args: JudgeArgs) -> anyhow::Result<ExitCode> {
     let JudgeCommand::Calibrate(args) = args.command;
-    let config = crate::judge::calibrate::CalibrateConfig {
-        judge: crate::judge::JudgeConfig::from_options(&args.judge, |v| std::env::var(v).ok())?,
-        cases: args.cases,
-        seed: args.seed,
-        concurrency: args.concurrency,
-    };
+    let config = crate::config::calibrate_config(&args, |v| std::env::var(v).ok())?;
     let outcome = crate::judge::calibrate::run(&config, crate::scoring::score_fast).await?;
     print!("{}", outcome.report);
     Ok(if outcome.calibration.fast_wrong().is_empty() {

@@ -10,8 +10,6 @@ mod run;
 mod semantics;
 mod upstreams;
 
-pub use proxy::proxy_config;
-
 use crate::cli::Command;
 use std::process::ExitCode;
 

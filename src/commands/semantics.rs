@@ -14,8 +14,9 @@ pub async fn semantics(args: &SemanticsArgs) -> anyhow::Result<ExitCode> {
     let report = crate::semantics::execute(&config).await?;
     print!("{}", report.render());
     if let Some(path) = &config.json {
-        let text = serde_json::to_string_pretty(&report)?;
-        std::fs::write(path, text + "\n")
+        use crate::report::Exporter as _;
+        let bytes = crate::semantics::SemanticsJson.render(&report)?;
+        crate::report::exporter::write_atomic(path, &bytes)
             .with_context(|| format!("cannot write --json {}", path.display()))?;
         println!("results written to {}", path.display());
     }

@@ -41,6 +41,9 @@ pub enum ConfigError {
     /// Unusable judge options.
     #[error(transparent)]
     Judge(#[from] crate::judge::JudgeConfigError),
+    /// `upstreams --run 0`.
+    #[error("--run counts from 1; pass --run 1 or more")]
+    RunIndex,
     /// A zero duration.
     #[error("{flag} must be longer than zero")]
     ZeroDuration {

@@ -4,24 +4,23 @@
 //! `config.json` in every report and read back by `report DIR`.
 
 mod error;
+mod judge;
 mod run;
 mod semantics;
+mod serve;
 mod systems;
 #[cfg(test)]
 mod tests;
 
 pub use error::ConfigError;
-pub use run::{
-    default_report_dir, latency_name, Replay, ResolvedConfig, ResolvedGateway, RunConfig,
-};
+pub use judge::{calibrate_config, judge_config};
+pub use run::{default_report_dir, Replay, ResolvedConfig, ResolvedGateway, RunConfig};
 pub use semantics::SemanticsConfig;
+pub use serve::{generate_options, latency_profile, proxy_config, upstreams_config};
 pub use systems::{parse_gateways, EnvLookup, GatewaySpec, SystemsConfig};
 
 /// Bootstrap resamples of the clustered CPR interval.
 pub const BOOTSTRAP_RESAMPLES: u32 = 2000;
-
-/// Confidence level of every interval.
-pub const CONFIDENCE: f64 = 0.95;
 
 /// Where judge verdicts are cached when `--judge-cache` is not given.
 pub const DEFAULT_JUDGE_CACHE: &str = "reports/judge-cache.jsonl";

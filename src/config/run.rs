@@ -1,8 +1,10 @@
 //! The validated configuration of `run`, and the resolved form written to
 //! `config.json` in every report and read back by `report DIR`.
 
-use super::{ConfigError, SystemsConfig, BOOTSTRAP_RESAMPLES, CONFIDENCE, DEFAULT_JUDGE_CACHE};
+use super::{ConfigError, SystemsConfig, BOOTSTRAP_RESAMPLES, DEFAULT_JUDGE_CACHE};
 use crate::cli::{LatencyArg, RunArgs};
+use crate::stats::CONFIDENCE;
+use crate::upstream::LatencyProfile;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -41,7 +43,7 @@ pub struct RunConfig {
     /// Fault profile file.
     pub faults: PathBuf,
     /// Latency profile name of the simulated upstreams.
-    pub latency: &'static str,
+    pub latency: LatencyProfile,
     /// Replay mode.
     pub replay: Replay,
     /// Whether the driver asks for streamed answers.
@@ -97,8 +99,7 @@ impl RunConfig {
             });
         }
         let systems = SystemsConfig::from_options(&args.systems)?;
-        let mut judge =
-            crate::judge::JudgeConfig::from_options(&args.judge, |v| std::env::var(v).ok())?;
+        let mut judge = super::judge_config(&args.judge, |v| std::env::var(v).ok())?;
         if let Some(judge) = judge.as_mut() {
             judge
                 .cache
@@ -114,7 +115,7 @@ impl RunConfig {
             concurrency: args.concurrency,
             dataset: args.dataset.clone(),
             faults: args.faults.clone(),
-            latency: latency_name(args.latency),
+            latency: super::latency_profile(args.latency),
             stream: args.stream,
             replay: if args.fast_forward {
                 Replay::FastForward
@@ -143,7 +144,7 @@ impl RunConfig {
             dataset: self.dataset.display().to_string(),
             conversations,
             fault_profile: self.faults.display().to_string(),
-            latency: self.latency.to_string(),
+            latency: self.latency.name().to_string(),
             replay: self.replay.as_str().to_string(),
             stream: self.stream,
             attempt_timeout_ms: self.attempt_timeout.as_millis() as u64,
@@ -168,15 +169,6 @@ impl RunConfig {
             percentile_method: crate::stats::PERCENTILE_METHOD.to_string(),
             bootstrap_resamples: BOOTSTRAP_RESAMPLES,
         }
-    }
-}
-
-/// The latency profile name of a command-line choice.
-pub fn latency_name(arg: LatencyArg) -> &'static str {
-    match arg {
-        LatencyArg::Instant => "instant",
-        LatencyArg::Fast => "fast",
-        LatencyArg::Realistic => "realistic",
     }
 }
 

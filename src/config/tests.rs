@@ -90,3 +90,90 @@ fn gateway_mistakes_are_named() {
         .unwrap_err();
     assert!(matches!(err, ConfigError::NoSystems));
 }
+
+#[test]
+fn options_validate_into_a_config() {
+    use crate::cli::{Cli, Command, JudgeCommand};
+    use clap::Parser;
+    let parse = |args: &[&str]| {
+        let mut all = vec!["continuity-bench", "judge", "calibrate"];
+        all.extend_from_slice(args);
+        match Cli::try_parse_from(all).unwrap().command {
+            Command::Judge(j) => match j.command {
+                JudgeCommand::Calibrate(c) => c.judge,
+            },
+            _ => unreachable!(),
+        }
+    };
+    let no_env = |_: &str| None;
+    assert!(judge_config(&parse(&[]), no_env).unwrap().is_none());
+    let sim = judge_config(&parse(&["--judge", "sim"]), no_env)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (sim.endpoint, sim.model.as_str()),
+        (crate::judge::JudgeEndpoint::Sim, crate::judge::SIM_MODEL)
+    );
+
+    let url = ["--judge", "https://api.example.com/v1"];
+    let err = judge_config(&parse(&url), no_env).unwrap_err();
+    assert!(err.to_string().contains("--judge-model"), "{err}");
+    let with_model = [
+        &url[..],
+        &["--judge-model", "m", "--judge-key-env", "MY_KEY"],
+    ]
+    .concat();
+    let err = judge_config(&parse(&with_model), no_env).unwrap_err();
+    assert!(err.to_string().contains("MY_KEY"), "{err}");
+    let secret = "sk-abc-SECRET";
+    let cfg = judge_config(&parse(&with_model), |v| {
+        (v == "MY_KEY").then(|| secret.to_string())
+    })
+    .unwrap()
+    .unwrap();
+    assert!(!format!("{cfg:?}").contains(secret));
+    assert!(!cfg.describe().contains(secret));
+    let err = judge_config(&parse(&["--judge-model", "m"]), no_env).unwrap_err();
+    assert!(err.to_string().contains("without --judge"), "{err}");
+}
+
+#[test]
+fn proxy_flags_map_to_the_config() {
+    use clap::Parser;
+    let cli = crate::cli::Cli::try_parse_from([
+        "continuity-bench",
+        "proxy",
+        "--mode",
+        "stateless",
+        "--primary",
+        "http://127.0.0.1:9001",
+        "--fallback",
+        "http://127.0.0.1:9002",
+        "--fallback-model",
+        "backup",
+        "--attempt-timeout",
+        "250ms",
+        "--deadline",
+        "5s",
+        "--fallback-retries",
+        "1",
+        "--events",
+        "ev.jsonl",
+        "--seed",
+        "9",
+    ])
+    .unwrap();
+    let crate::cli::Command::Proxy(args) = cli.command else {
+        panic!("not the proxy command");
+    };
+    let c = proxy_config(args).unwrap();
+    assert_eq!(c.mode, crate::proxy::ProxyMode::Stateless);
+    assert_eq!(
+        (c.primary_model, c.fallback_model.as_deref()),
+        (None, Some("backup"))
+    );
+    assert_eq!(c.attempt_timeout, std::time::Duration::from_millis(250));
+    assert_eq!(c.deadline, std::time::Duration::from_secs(5));
+    assert_eq!((c.fallback_429_retries, c.seed), (1, 9));
+    assert_eq!(c.events_path, Some("ev.jsonl".into()));
+}

@@ -23,7 +23,7 @@ use crate::driver::{self, DriverOptions};
 use crate::faults::{FaultPlan, FaultProfile};
 use crate::scoring::AnchorIndex;
 use crate::systems::{driver_client, Systems, SystemsSpec, SYSTEM_PROMPT};
-use crate::upstream::{ConversationIndex, LatencyProfile, UpstreamContext};
+use crate::upstream::{ConversationIndex, UpstreamContext};
 use anyhow::Context;
 use assemble::assemble;
 use collect::{collect, judge_undetermined, progress_bar};
@@ -65,12 +65,10 @@ pub async fn execute(config: &RunConfig, cancel: CancellationToken) -> anyhow::R
     let profile = FaultProfile::load(&config.faults)?;
     let turns: Vec<usize> = dataset.conversations.iter().map(|c| c.n_turns()).collect();
     let plan = FaultPlan::new(profile, config.seed, turns);
-    let latency = LatencyProfile::from_name(config.latency)
-        .with_context(|| format!("unknown latency profile {:?}", config.latency))?;
     let ctx = UpstreamContext::new(
         plan,
         ConversationIndex::of_dataset(&dataset),
-        latency,
+        config.latency,
         config.seed,
         1,
     );

@@ -13,35 +13,13 @@ use super::parse::{parse_reply, JudgeReply};
 use super::prompt::{build_messages, JudgeCase};
 use crate::dataset::Conversation;
 use crate::scoring::{Judge, Scored, Verdict, VerdictMethod};
+use crate::secret::Secret;
 use rand::Rng;
 use serde_json::{json, Value};
-use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-
-/// An API key. Its `Debug` is redacted and it has no `Display`, so it cannot
-/// end up in an error message, a log line or a report by accident.
-#[derive(Clone)]
-pub struct ApiKey(String);
-
-impl ApiKey {
-    /// Wraps a key.
-    pub fn new(key: impl Into<String>) -> Self {
-        ApiKey(key.into())
-    }
-
-    fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ApiKey(<redacted>)")
-    }
-}
 
 /// Why the judge client could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -63,7 +41,7 @@ pub struct JudgeSettings {
     /// Model id sent in every request.
     pub model: String,
     /// Bearer key; `None` sends no `Authorization` header.
-    pub key: Option<ApiKey>,
+    pub key: Option<Secret>,
     /// Deadline of one request, headers and body.
     pub timeout: Duration,
     /// Most requests per verdict (first try included).
@@ -79,7 +57,7 @@ pub struct JudgeSettings {
 impl JudgeSettings {
     /// Settings with the defaults: 30 s timeout, 3 attempts, backoff from
     /// 500 ms capped at 8 s.
-    pub fn new(endpoint: &str, model: &str, key: Option<ApiKey>, seed: u64) -> Self {
+    pub fn new(endpoint: &str, model: &str, key: Option<Secret>, seed: u64) -> Self {
         JudgeSettings {
             endpoint: endpoint.to_string(),
             model: model.to_string(),
@@ -347,7 +325,7 @@ mod tests {
     #[test]
     fn key_is_redacted_everywhere() {
         let secret = "sk-test-DO-NOT-PRINT-1234";
-        let settings = JudgeSettings::new("http://127.0.0.1:1", "m", Some(ApiKey::new(secret)), 1);
+        let settings = JudgeSettings::new("http://127.0.0.1:1", "m", Some(Secret::new(secret)), 1);
         let judge = LlmJudge::new(settings.clone(), None).unwrap();
         assert!(!format!("{settings:?}").contains(secret));
         assert!(!format!("{judge:?}").contains(secret));

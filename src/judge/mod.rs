@@ -9,8 +9,9 @@
 //! - [`sim`]: a simulated judge server for tests and `--judge sim`;
 //! - [`calibrate`] and [`kappa`]: agreement with hand labels.
 //!
-//! Harness integration is [`score_with_judge`]: the fast path first, the
-//! judge only on what it leaves.
+//! Scoring with a judge is [`score_with`]: the fast path first, the judge
+//! only on what it leaves. `run` applies it to every undetermined event
+//! after the replay.
 
 pub mod cache;
 pub mod calibrate;
@@ -21,10 +22,9 @@ pub mod prompt;
 pub mod sim;
 
 pub use cache::VerdictCache;
-pub use client::{ApiKey, JudgeSettings, JudgeStats, LlmJudge};
+pub use client::{JudgeSettings, JudgeStats, LlmJudge};
 pub use prompt::PROMPT_VERSION;
 
-use crate::cli::JudgeOptions;
 use crate::dataset::Conversation;
 use crate::scoring::{AnchorIndex, Judge, Scored, Verdict};
 use std::path::PathBuf;
@@ -58,7 +58,7 @@ pub struct JudgeConfig {
     /// The model id to ask.
     pub model: String,
     /// The key, read from the environment variable `--judge-key-env` names.
-    pub key: Option<ApiKey>,
+    pub key: Option<crate::secret::Secret>,
     /// Verdict cache file.
     pub cache: Option<PathBuf>,
     /// Deadline of one judge request.
@@ -91,50 +91,6 @@ pub enum JudgeConfigError {
 }
 
 impl JudgeConfig {
-    /// Validates the judge options; `None` when no judge was asked for.
-    /// `env` looks up an environment variable (`std::env::var` in the binary).
-    ///
-    /// # Errors
-    /// [`JudgeConfigError`] naming the flag to fix.
-    pub fn from_options(
-        options: &JudgeOptions,
-        env: impl Fn(&str) -> Option<String>,
-    ) -> Result<Option<JudgeConfig>, JudgeConfigError> {
-        let Some(judge) = options.judge.as_deref() else {
-            if options.judge_model.is_some() {
-                return Err(JudgeConfigError::WithoutJudge("--judge-model"));
-            }
-            if options.judge_cache.is_some() {
-                return Err(JudgeConfigError::WithoutJudge("--judge-cache"));
-            }
-            return Ok(None);
-        };
-        let (endpoint, model, key) = if judge == SIM_ENDPOINT {
-            let model = options.judge_model.as_deref().unwrap_or(SIM_MODEL);
-            (JudgeEndpoint::Sim, model.to_string(), None)
-        } else {
-            let model = options
-                .judge_model
-                .clone()
-                .ok_or_else(|| JudgeConfigError::MissingModel(judge.to_string()))?;
-            let key = env(&options.judge_key_env)
-                .filter(|k| !k.trim().is_empty())
-                .ok_or_else(|| JudgeConfigError::MissingKey(options.judge_key_env.clone()))?;
-            (
-                JudgeEndpoint::Url(judge.to_string()),
-                model,
-                Some(ApiKey::new(key.trim())),
-            )
-        };
-        Ok(Some(JudgeConfig {
-            endpoint,
-            model,
-            key,
-            cache: options.judge_cache.clone(),
-            timeout: options.judge_timeout,
-        }))
-    }
-
     /// A one-line description for reports: endpoint, model and prompt
     /// version (never the key).
     pub fn describe(&self) -> String {
@@ -189,26 +145,9 @@ pub async fn start(config: &JudgeConfig, seed: u64) -> Result<ActiveJudge, Judge
     })
 }
 
-/// Scores an answer: the fast path first; when it is `undetermined` and a
-/// judge is given, the judge decides (its verdict carries method `Judge`).
-/// A failed request (`answer` None) never goes to the judge.
-pub async fn score_with_judge(
-    conversation: &Conversation,
-    answer: Option<&str>,
-    index: &AnchorIndex,
-    judge: Option<&dyn Judge>,
-) -> Scored {
-    score_with(
-        crate::scoring::score_fast,
-        conversation,
-        answer,
-        index,
-        judge,
-    )
-    .await
-}
-
-/// [`score_with_judge`] with the fast path passed in.
+/// Scores an answer: the fast path `fast` first; when it is `undetermined`
+/// and a judge is given, the judge decides (its verdict carries method
+/// `Judge`). A failed request (`answer` None) never goes to the judge.
 pub async fn score_with(
     fast: FastPath,
     conversation: &Conversation,

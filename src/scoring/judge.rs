@@ -1,6 +1,6 @@
 //! The seam for an LLM judge: the fast path hands over what it leaves
-//! undetermined. The judge itself comes in its own issue; this file fixes the
-//! interface scoring calls.
+//! undetermined. [`crate::judge::LlmJudge`] implements it; this file fixes
+//! the interface scoring calls.
 
 use super::Scored;
 use crate::dataset::Conversation;

@@ -6,7 +6,7 @@
 //! while its primary upstream executes the case's failure for real (an
 //! error status with an OpenAI-style body, a 429 with `Retry-After`, or a
 //! held connection). What the client got and how many requests each
-//! upstream saw decide, by [`verdict::judge`], whether the system switched
+//! upstream saw decide, by [`verdict::assess`], whether the system switched
 //! when it should (5xx, 429, 404, timeout) and passed through what another
 //! provider would not fix (400, 401, 402, 403).
 //!
@@ -15,7 +15,10 @@
 //! run side by side.
 
 pub mod cases;
+pub mod report;
 pub mod verdict;
+
+pub use report::{CaseResult, SemanticsJson, SemanticsReport, SystemResult};
 
 use crate::config::SemanticsConfig;
 use crate::faults::{FaultPlan, Role};
@@ -23,9 +26,8 @@ use crate::openai::{ChatMessage, ChatRequest};
 use crate::systems::{driver_client, send, Systems, SystemsSpec, Target, SYSTEM_PROMPT};
 use crate::upstream::{ConversationIndex, IndexEntry, LatencyProfile, UpstreamContext};
 use cases::{Case, Fault, CASES};
-use serde::Serialize;
 use std::time::Duration;
-use verdict::{judge, Observation, Status, Verdict};
+use verdict::{assess, Observation};
 
 /// Most times a request that skipped the primary is sent again.
 pub const MAX_RESENDS: u32 = 2;
@@ -33,156 +35,6 @@ pub const MAX_RESENDS: u32 = 2;
 /// How much longer than the check's own deadline a TIMEOUT case holds, so
 /// the hold never ends before the gateway or the check gives up.
 const HOLD_MARGIN: Duration = Duration::from_secs(5);
-
-/// Everything `semantics` found.
-#[derive(Debug, Clone, Serialize)]
-pub struct SemanticsReport {
-    /// The tool and its version.
-    pub tool: String,
-    /// The model id every request asked for.
-    pub model: String,
-    /// One entry per system, in start order.
-    pub systems: Vec<SystemResult>,
-}
-
-/// The cases of one system.
-#[derive(Debug, Clone, Serialize)]
-pub struct SystemResult {
-    /// The system's name.
-    pub system: String,
-    /// One entry per case, in [`CASES`] order.
-    pub cases: Vec<CaseResult>,
-}
-
-/// One case for one system.
-#[derive(Debug, Clone, Serialize)]
-pub struct CaseResult {
-    /// The case id (`401`, `timeout`, ...).
-    pub case: String,
-    /// What the primary did.
-    pub primary: String,
-    /// What the decision tree says: `deliver`, `pass through` or `fail over`.
-    pub expected: String,
-    /// What was seen.
-    pub observation: Observation,
-    /// Whether that is what the decision tree says.
-    pub verdict: Verdict,
-}
-
-impl SemanticsReport {
-    /// Cases that deviate from the decision tree, over all systems.
-    pub fn deviations(&self) -> usize {
-        self.count(Status::Deviates)
-    }
-
-    /// Cases that showed nothing (the primary never saw the request).
-    pub fn inconclusive(&self) -> usize {
-        self.count(Status::Inconclusive)
-    }
-
-    fn count(&self, status: Status) -> usize {
-        self.systems
-            .iter()
-            .flat_map(|s| &s.cases)
-            .filter(|c| c.verdict.status == status)
-            .count()
-    }
-
-    /// The result table and, under it, every finding and note.
-    pub fn render(&self) -> String {
-        let mut rows = vec![[
-            "system".to_string(),
-            "case".to_string(),
-            "expected".to_string(),
-            "client got".to_string(),
-            "primary/fallback attempts".to_string(),
-            "fallback model".to_string(),
-            "verdict".to_string(),
-        ]];
-        for system in &self.systems {
-            for c in &system.cases {
-                let o = &c.observation;
-                rows.push([
-                    system.system.clone(),
-                    c.case.clone(),
-                    c.expected.clone(),
-                    o.client_status
-                        .map_or_else(|| "no answer".to_string(), |s| s.to_string()),
-                    format!("{} / {}", o.primary_attempts, o.fallback_attempts),
-                    o.fallback_model.clone().unwrap_or_else(|| "-".to_string()),
-                    match c.verdict.status {
-                        Status::Expected => "ok",
-                        Status::Deviates => "DEVIATES",
-                        Status::Inconclusive => "inconclusive",
-                    }
-                    .to_string(),
-                ]);
-            }
-        }
-        let widths: Vec<usize> = (0..7)
-            .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-            .collect();
-        let mut out = String::new();
-        for (k, row) in rows.iter().enumerate() {
-            let cells: Vec<String> = row
-                .iter()
-                .zip(&widths)
-                .map(|(cell, w)| format!("{cell:<w$}"))
-                .collect();
-            out.push_str(cells.join("  ").trim_end());
-            out.push('\n');
-            if k == 0 {
-                let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
-                out.push_str(&rule.join("  "));
-                out.push('\n');
-            }
-        }
-        let mut findings = Vec::new();
-        for system in &self.systems {
-            for c in &system.cases {
-                if !c.verdict.finding.is_empty() {
-                    findings.push(format!(
-                        "{} {}: {}",
-                        system.system, c.case, c.verdict.finding
-                    ));
-                }
-            }
-            // A note that holds for many cases (a parameter never
-            // forwarded) is printed once, with the cases it holds for.
-            let mut notes: Vec<(&str, Vec<&str>)> = Vec::new();
-            for c in &system.cases {
-                for note in &c.verdict.notes {
-                    match notes.iter_mut().find(|(n, _)| n == note) {
-                        Some((_, cases)) => cases.push(&c.case),
-                        None => notes.push((note, vec![&c.case])),
-                    }
-                }
-            }
-            for (note, cases) in notes {
-                let which = if cases.len() == system.cases.len() {
-                    "every case".to_string()
-                } else {
-                    cases.join(", ")
-                };
-                findings.push(format!("{} {which}: note: {note}", system.system));
-            }
-        }
-        if !findings.is_empty() {
-            out.push('\n');
-            out.push_str(&findings.join("\n"));
-            out.push('\n');
-        }
-        let n = self.systems.len();
-        out.push_str(&format!(
-            "\n{} cases x {n} system{}: {} deviate from the decision tree, {} inconclusive\n",
-            CASES.len(),
-            if n == 1 { "" } else { "s" },
-            self.deviations(),
-            self.inconclusive()
-        ));
-        out
-    }
-}
 
 /// Starts the systems and runs every case through each.
 ///
@@ -267,7 +119,7 @@ async fn check_system(
             primary: case.label.to_string(),
             expected: expected.label().to_string(),
             verdict: {
-                let mut verdict = judge(expected, injected, &what, &observation);
+                let mut verdict = assess(expected, injected, &what, &observation);
                 if resent > 0 {
                     verdict.notes.push(format!(
                         "the primary was skipped (a cooldown after an earlier case?); the request was sent {} more time(s), {} s apart",

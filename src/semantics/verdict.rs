@@ -76,7 +76,7 @@ impl Expected {
 /// How a case went for one system.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Status {
+pub enum CaseStatus {
     /// The system did what the decision tree says.
     Expected,
     /// It did something else; `finding` says what.
@@ -89,9 +89,9 @@ pub enum Status {
 
 /// The verdict of one case for one system.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Verdict {
+pub struct CaseVerdict {
     /// Expected, deviates or inconclusive.
-    pub status: Status,
+    pub status: CaseStatus,
     /// What deviated, or why the case is inconclusive; empty when expected.
     pub finding: String,
     /// Facts worth knowing that the decision tree does not rule on: retries
@@ -102,7 +102,12 @@ pub struct Verdict {
 /// Judges `seen` against `expected` for a primary that failed with
 /// `injected` (its status; `None` for a timeout, a cut or no fault),
 /// described as `what` in findings ("a 401", "a timeout").
-pub fn judge(expected: Expected, injected: Option<u16>, what: &str, seen: &Observation) -> Verdict {
+pub fn assess(
+    expected: Expected,
+    injected: Option<u16>,
+    what: &str,
+    seen: &Observation,
+) -> CaseVerdict {
     let mut notes = Vec::new();
     if seen.primary_attempts > 1 {
         notes.push(format!(
@@ -127,14 +132,14 @@ pub fn judge(expected: Expected, injected: Option<u16>, what: &str, seen: &Obser
             ));
         }
     }
-    let verdict = |status, finding: String| Verdict {
+    let verdict = |status, finding: String| CaseVerdict {
         status,
         finding,
         notes: notes.clone(),
     };
     if seen.primary_attempts == 0 {
         return verdict(
-            Status::Inconclusive,
+            CaseStatus::Inconclusive,
             format!(
                 "the primary never saw the request (a cooldown after an earlier failure?); the client got {}",
                 seen.got()
@@ -145,46 +150,46 @@ pub fn judge(expected: Expected, injected: Option<u16>, what: &str, seen: &Obser
         Expected::Tree(decision) => decision,
         Expected::VisibleCut if seen.answered() && !seen.switched() => {
             return verdict(
-                Status::Deviates,
+                CaseStatus::Deviates,
                 "the primary's stream broke off, and the client got it as a complete answer"
                     .to_string(),
             )
         }
-        Expected::VisibleCut => return verdict(Status::Expected, String::new()),
+        Expected::VisibleCut => return verdict(CaseStatus::Expected, String::new()),
     };
     match expected {
         Decision::Deliver if seen.switched() => verdict(
-            Status::Deviates,
+            CaseStatus::Deviates,
             "failed over although the primary answered".to_string(),
         ),
         Decision::Deliver if !seen.answered() => verdict(
-            Status::Deviates,
+            CaseStatus::Deviates,
             format!("the primary answered but the client got {}", seen.got()),
         ),
         Decision::PassThrough if seen.switched() => verdict(
-            Status::Deviates,
+            CaseStatus::Deviates,
             format!(
                 "failed over on {what}, a permanent error another provider does not fix; the client got {}",
                 seen.got()
             ),
         ),
         Decision::PassThrough if seen.client_status != injected => verdict(
-            Status::Deviates,
+            CaseStatus::Deviates,
             format!("did not pass {what} through; the client got {}", seen.got()),
         ),
         Decision::Failover(_) if !seen.switched() => verdict(
-            Status::Deviates,
+            CaseStatus::Deviates,
             format!("did not fail over on {what}; the client got {}", seen.got()),
         ),
         Decision::Failover(_) if !seen.answered() => verdict(
-            Status::Deviates,
+            CaseStatus::Deviates,
             format!(
                 "failed over on {what} but the client got {}",
                 seen.got()
             ),
         ),
         Decision::Deliver | Decision::PassThrough | Decision::Failover(_) => {
-            verdict(Status::Expected, String::new())
+            verdict(CaseStatus::Expected, String::new())
         }
     }
 }
@@ -214,43 +219,43 @@ mod tests {
     #[test]
     fn the_decision_tree_followed_is_expected() {
         let ok = |d, injected: Option<u16>, s: &Observation| {
-            judge(Expected::Tree(d), injected, "a fault", s).status
+            assess(Expected::Tree(d), injected, "a fault", s).status
         };
         assert_eq!(
             ok(Decision::Deliver, None, &seen(Some(200), 1, 0)),
-            Status::Expected
+            CaseStatus::Expected
         );
         assert_eq!(
             ok(Decision::PassThrough, Some(401), &seen(Some(401), 1, 0)),
-            Status::Expected
+            CaseStatus::Expected
         );
         assert_eq!(
             ok(SWITCH, Some(503), &seen(Some(200), 1, 1)),
-            Status::Expected
+            CaseStatus::Expected
         );
     }
 
     #[test]
     fn falling_back_on_a_401_deviates() {
-        let v = judge(
+        let v = assess(
             Expected::Tree(Decision::PassThrough),
             Some(401),
             "a 401",
             &seen(Some(200), 1, 1),
         );
-        assert_eq!(v.status, Status::Deviates);
+        assert_eq!(v.status, CaseStatus::Deviates);
         assert!(v.finding.contains("failed over on a 401"), "{}", v.finding);
     }
 
     #[test]
     fn rewriting_a_permanent_status_deviates() {
-        let v = judge(
+        let v = assess(
             Expected::Tree(Decision::PassThrough),
             Some(403),
             "a 403",
             &seen(Some(500), 1, 0),
         );
-        assert_eq!(v.status, Status::Deviates);
+        assert_eq!(v.status, CaseStatus::Deviates);
         assert!(
             v.finding.contains("did not pass a 403 through"),
             "{}",
@@ -261,13 +266,13 @@ mod tests {
 
     #[test]
     fn not_failing_over_on_a_transient_error_deviates() {
-        let v = judge(
+        let v = assess(
             Expected::Tree(SWITCH),
             Some(503),
             "a 503",
             &seen(Some(503), 1, 0),
         );
-        assert_eq!(v.status, Status::Deviates);
+        assert_eq!(v.status, CaseStatus::Deviates);
         assert!(
             v.finding.contains("did not fail over on a 503"),
             "{}",
@@ -275,7 +280,7 @@ mod tests {
         );
         let mut hung = seen(None, 1, 0);
         hung.client_error = Some("no complete response within 30000 ms".into());
-        let v = judge(
+        let v = assess(
             Expected::Tree(Decision::Failover(FailoverReason::Timeout)),
             None,
             "a timeout",
@@ -291,13 +296,13 @@ mod tests {
 
     #[test]
     fn a_failover_that_still_fails_deviates() {
-        let v = judge(
+        let v = assess(
             Expected::Tree(SWITCH),
             Some(502),
             "a 502",
             &seen(Some(502), 1, 1),
         );
-        assert_eq!(v.status, Status::Deviates);
+        assert_eq!(v.status, CaseStatus::Deviates);
         assert!(
             v.finding.contains("failed over on a 502 but"),
             "{}",
@@ -307,38 +312,38 @@ mod tests {
 
     #[test]
     fn a_healthy_primary_must_be_delivered() {
-        let v = judge(
+        let v = assess(
             Expected::Tree(Decision::Deliver),
             None,
             "no fault",
             &seen(Some(200), 1, 1),
         );
-        assert_eq!(v.status, Status::Deviates);
-        let v = judge(
+        assert_eq!(v.status, CaseStatus::Deviates);
+        let v = assess(
             Expected::Tree(Decision::Deliver),
             None,
             "no fault",
             &seen(Some(500), 1, 0),
         );
-        assert_eq!(v.status, Status::Deviates);
+        assert_eq!(v.status, CaseStatus::Deviates);
     }
 
     #[test]
     fn an_untouched_primary_is_inconclusive_and_retries_are_noted() {
-        let v = judge(
+        let v = assess(
             Expected::Tree(SWITCH),
             Some(503),
             "a 503",
             &seen(Some(200), 0, 1),
         );
-        assert_eq!(v.status, Status::Inconclusive);
-        let v = judge(
+        assert_eq!(v.status, CaseStatus::Inconclusive);
+        let v = assess(
             Expected::Tree(SWITCH),
             Some(503),
             "a 503",
             &seen(Some(200), 3, 2),
         );
-        assert_eq!(v.status, Status::Expected);
+        assert_eq!(v.status, CaseStatus::Expected);
         assert_eq!(
             v.notes,
             [

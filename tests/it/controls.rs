@@ -173,7 +173,7 @@ fn judge_at(url: String, timeout: Duration) -> JudgeConfig {
         judge_cache: None,
         judge_timeout: timeout,
     };
-    JudgeConfig::from_options(&options, |_| Some("test-key".into()))
+    continuity_bench::config::judge_config(&options, |_| Some("test-key".into()))
         .unwrap()
         .unwrap()
 }

@@ -108,7 +108,7 @@ async fn same_seed_same_verdicts() {
 async fn ctrl_c_still_writes_the_report() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = quick_run(dir.path(), 3);
-    config.latency = "realistic";
+    config.latency = continuity_bench::upstream::LatencyProfile::REALISTIC;
     config.concurrency = 20;
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();

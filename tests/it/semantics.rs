@@ -5,7 +5,7 @@
 
 use crate::common::gateways::{start_on_free_ports, Misbehaviour, COOLDOWN};
 use continuity_bench::config::{GatewaySpec, SemanticsConfig, SystemsConfig};
-use continuity_bench::semantics::verdict::Status;
+use continuity_bench::semantics::verdict::CaseStatus as Status;
 use continuity_bench::semantics::{self, SemanticsReport, SystemResult};
 use std::time::Duration;
 

@@ -22,7 +22,7 @@ pub fn quick_run(out: &Path, runs: u32) -> RunConfig {
         concurrency: 100,
         dataset: repo("datasets/continuity-150.jsonl"),
         faults: repo("fault_profiles/paper.toml"),
-        latency: "instant",
+        latency: continuity_bench::upstream::LatencyProfile::INSTANT,
         replay: Replay::Live,
         stream: false,
         attempt_timeout: Duration::from_secs(3),
