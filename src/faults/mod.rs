@@ -11,7 +11,7 @@ pub mod profile;
 mod schema;
 
 pub use limiter::TokenBucket;
-pub use plan::{FaultPlan, Schedule};
+pub use plan::{FaultPlan, ProfileSchedule, Schedule};
 pub use profile::{FaultError, FaultProfile, TurnSelector};
 
 use serde::{Deserialize, Serialize};

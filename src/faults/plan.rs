@@ -18,18 +18,53 @@ use rand::seq::SliceRandom;
 #[derive(Debug, Clone)]
 pub enum Schedule {
     /// A profile's modes, apportioned by weight and shuffled per run.
-    Profile {
-        /// The profile.
-        profile: Box<FaultProfile>,
-        /// The master seed of the shuffle.
-        master_seed: u64,
-        /// Turns of each conversation, in dataset order.
-        turns_per_conversation: Vec<usize>,
-    },
+    Profile(Box<ProfileSchedule>),
     /// One exact fault per conversation at the primary, on every turn and
     /// every attempt (`None`: the primary answers); for checks such as
     /// `semantics`.
     Script(Vec<Option<FaultAction>>),
+}
+
+/// A profile applied to a dataset's shape with a master seed.
+#[derive(Debug, Clone)]
+pub struct ProfileSchedule {
+    /// The profile.
+    pub profile: FaultProfile,
+    /// The master seed of the shuffle.
+    pub master_seed: u64,
+    /// Turns of each conversation, in dataset order.
+    pub turns_per_conversation: Vec<usize>,
+}
+
+impl ProfileSchedule {
+    /// The fault mode of every conversation of `run`: balanced by weight,
+    /// then shuffled with the run's seed.
+    pub fn modes(&self, run: u32) -> Vec<FaultMode> {
+        let weights: Vec<f64> = FaultMode::ALL
+            .iter()
+            .map(|m| self.profile.weight(*m))
+            .collect();
+        let counts = apportion(self.turns_per_conversation.len(), &weights);
+        let mut modes: Vec<FaultMode> = FaultMode::ALL
+            .iter()
+            .zip(counts)
+            .flat_map(|(m, c)| std::iter::repeat_n(*m, c))
+            .collect();
+        let mut rng = crate::seed::rng(self.master_seed, "faults", u64::from(run));
+        modes.shuffle(&mut rng);
+        modes
+    }
+
+    /// The mode of `conversation` in `run` when the profile faults `turn`
+    /// of it at `role`. One shuffle per call: cheap (N elements) and keeps
+    /// the plan immutable.
+    fn mode_at(&self, run: u32, conversation: usize, turn: usize, role: Role) -> Option<FaultMode> {
+        let n_turns = *self.turns_per_conversation.get(conversation)?;
+        if role != self.profile.upstream || !self.profile.turns.includes(turn, n_turns) {
+            return None;
+        }
+        self.modes(run).get(conversation).copied()
+    }
 }
 
 /// Which fault every (run, conversation, turn, role) gets.
@@ -74,11 +109,11 @@ impl FaultPlan {
         turns_per_conversation: Vec<usize>,
     ) -> Self {
         FaultPlan {
-            schedule: Schedule::Profile {
-                profile: Box::new(profile),
+            schedule: Schedule::Profile(Box::new(ProfileSchedule {
+                profile,
                 master_seed,
                 turns_per_conversation,
-            },
+            })),
         }
     }
 
@@ -94,7 +129,7 @@ impl FaultPlan {
     /// The profile, when the plan is made from one.
     pub fn profile(&self) -> Option<&FaultProfile> {
         match &self.schedule {
-            Schedule::Profile { profile, .. } => Some(profile),
+            Schedule::Profile(s) => Some(&s.profile),
             Schedule::Script(_) => None,
         }
     }
@@ -102,23 +137,16 @@ impl FaultPlan {
     /// Number of conversations the plan covers.
     pub fn conversations(&self) -> usize {
         match &self.schedule {
-            Schedule::Profile {
-                turns_per_conversation,
-                ..
-            } => turns_per_conversation.len(),
+            Schedule::Profile(s) => s.turns_per_conversation.len(),
             Schedule::Script(script) => script.len(),
         }
     }
 
     /// The fault mode of every conversation in `run` (from 1), in dataset
-    /// order: balanced by weight, then shuffled with the run's seed.
+    /// order (for a script, the modes its faults stand for).
     pub fn schedule(&self, run: u32) -> Vec<FaultMode> {
         match &self.schedule {
-            Schedule::Profile {
-                profile,
-                master_seed,
-                turns_per_conversation,
-            } => profile_schedule(profile, *master_seed, turns_per_conversation.len(), run),
+            Schedule::Profile(s) => s.modes(run),
             Schedule::Script(script) => script
                 .iter()
                 .filter_map(|a| a.as_ref().and_then(action_mode))
@@ -132,18 +160,9 @@ impl FaultPlan {
     pub fn final_turn_mode(&self, run: u32, conversation: usize) -> Option<FaultMode> {
         match &self.schedule {
             Schedule::Script(script) => script.get(conversation)?.as_ref().and_then(action_mode),
-            Schedule::Profile {
-                profile,
-                master_seed,
-                turns_per_conversation,
-            } => {
-                let n_turns = *turns_per_conversation.get(conversation)?;
-                if profile.upstream != Role::Primary || !profile.turns.includes(n_turns, n_turns) {
-                    return None;
-                }
-                profile_schedule(profile, *master_seed, turns_per_conversation.len(), run)
-                    .get(conversation)
-                    .copied()
+            Schedule::Profile(s) => {
+                let n_turns = *s.turns_per_conversation.get(conversation)?;
+                s.mode_at(run, conversation, n_turns, Role::Primary)
             }
         }
     }
@@ -163,44 +182,12 @@ impl FaultPlan {
                 Role::Primary => script.get(conversation)?.clone(),
                 Role::Fallback => None,
             },
-            Schedule::Profile {
-                profile,
-                master_seed,
-                turns_per_conversation,
-            } => {
-                let n_turns = *turns_per_conversation.get(conversation)?;
-                if role != profile.upstream || !profile.turns.includes(turn, n_turns) {
-                    return None;
-                }
-                // One shuffle per call: cheap (N elements) and keeps the
-                // plan immutable.
-                let mode =
-                    *profile_schedule(profile, *master_seed, turns_per_conversation.len(), run)
-                        .get(conversation)?;
-                action_for(profile, mode)
+            Schedule::Profile(s) => {
+                let mode = s.mode_at(run, conversation, turn, role)?;
+                action_for(&s.profile, mode)
             }
         }
     }
-}
-
-/// The fault mode of every conversation of `run`: balanced by weight, then
-/// shuffled with the run's seed.
-fn profile_schedule(
-    profile: &FaultProfile,
-    master_seed: u64,
-    n: usize,
-    run: u32,
-) -> Vec<FaultMode> {
-    let weights: Vec<f64> = FaultMode::ALL.iter().map(|m| profile.weight(*m)).collect();
-    let counts = apportion(n, &weights);
-    let mut modes: Vec<FaultMode> = FaultMode::ALL
-        .iter()
-        .zip(counts)
-        .flat_map(|(m, c)| std::iter::repeat_n(*m, c))
-        .collect();
-    let mut rng = crate::seed::rng(master_seed, "faults", u64::from(run));
-    modes.shuffle(&mut rng);
-    modes
 }
 
 /// The profile mode a scripted action stands for; `None` for a

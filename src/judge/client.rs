@@ -329,6 +329,6 @@ mod tests {
         let judge = LlmJudge::new(settings.clone(), None).unwrap();
         assert!(!format!("{settings:?}").contains(secret));
         assert!(!format!("{judge:?}").contains(secret));
-        assert!(format!("{settings:?}").contains("<redacted>"));
+        assert!(format!("{settings:?}").contains(crate::secret::REDACTED));
     }
 }

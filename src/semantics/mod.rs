@@ -24,6 +24,7 @@ use crate::config::SemanticsConfig;
 use crate::faults::{FaultPlan, Role};
 use crate::openai::{ChatMessage, ChatRequest};
 use crate::systems::{driver_client, send, Systems, SystemsSpec, Target, SYSTEM_PROMPT};
+use crate::upstream::log::TurnKey;
 use crate::upstream::{ConversationIndex, IndexEntry, LatencyProfile, UpstreamContext};
 use cases::{Case, Fault, CASES};
 use std::time::Duration;
@@ -153,7 +154,15 @@ async fn send_case(
     request: &ChatRequest,
 ) -> (Observation, u32) {
     let run = ctx.current_run();
-    let arrived = |role| ctx.log.arrived(run, &target.name, role, conversation, 1);
+    let arrived = |role| {
+        ctx.log.arrived(TurnKey {
+            run,
+            system: &target.name,
+            role,
+            conversation,
+            turn: 1,
+        })
+    };
     let mut resent = 0;
     loop {
         let before = (arrived(Role::Primary), arrived(Role::Fallback));

@@ -10,15 +10,31 @@ use crate::record::AttemptRecord;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+/// Which turn of which conversation an upstream was asked about: the unit
+/// attempts are numbered in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TurnKey<'a> {
+    /// Run index, from 1.
+    pub run: u32,
+    /// The system the upstream belongs to.
+    pub system: &'a str,
+    /// Primary or fallback.
+    pub role: Role,
+    /// Conversation id (empty when unrecognised).
+    pub conversation: &'a str,
+    /// Turn number.
+    pub turn: u32,
+}
+
 type AttemptKey = (u32, String, Role, String, u32);
 
-fn key(run: u32, system: &str, role: Role, conversation: &str, turn: u32) -> AttemptKey {
+fn owned(k: TurnKey<'_>) -> AttemptKey {
     (
-        run,
-        system.to_string(),
-        role,
-        conversation.to_string(),
-        turn,
+        k.run,
+        k.system.to_string(),
+        k.role,
+        k.conversation.to_string(),
+        k.turn,
     )
 }
 
@@ -48,19 +64,9 @@ impl AttemptLog {
 
     /// The next attempt number for (run, system, role, conversation, turn),
     /// from 1. Called once per request, on arrival.
-    pub fn next_attempt(
-        &self,
-        run: u32,
-        system: &str,
-        role: Role,
-        conversation: &str,
-        turn: u32,
-    ) -> u32 {
+    pub fn next_attempt(&self, key: TurnKey<'_>) -> u32 {
         let mut inner = self.lock();
-        let n = inner
-            .attempts
-            .entry(key(run, system, role, conversation, turn))
-            .or_insert(0);
+        let n = inner.attempts.entry(owned(key)).or_insert(0);
         *n += 1;
         *n
     }
@@ -68,16 +74,8 @@ impl AttemptLog {
     /// Attempts that have arrived for (run, system, role, conversation,
     /// turn), including those still in progress (a held TIMEOUT is recorded
     /// only when it ends, but counted here from its arrival).
-    pub fn arrived(
-        &self,
-        run: u32,
-        system: &str,
-        role: Role,
-        conversation: &str,
-        turn: u32,
-    ) -> u32 {
-        let key = key(run, system, role, conversation, turn);
-        self.lock().attempts.get(&key).copied().unwrap_or(0)
+    pub fn arrived(&self, key: TurnKey<'_>) -> u32 {
+        self.lock().attempts.get(&owned(key)).copied().unwrap_or(0)
     }
 
     /// Appends one row.
@@ -170,7 +168,13 @@ mod tests {
     #[tokio::test]
     async fn settle_waits_for_attempts_still_in_flight() {
         let log = AttemptLog::new();
-        log.next_attempt(1, "history", Role::Primary, "c1", 7);
+        log.next_attempt(TurnKey {
+            run: 1,
+            system: "history",
+            role: Role::Primary,
+            conversation: "c1",
+            turn: 7,
+        });
         assert_eq!(log.in_flight(), 1);
         assert!(!log.settle(std::time::Duration::from_millis(30)).await);
         let later = log.clone();
@@ -190,11 +194,56 @@ mod tests {
     #[test]
     fn attempts_count_per_key() {
         let log = AttemptLog::new();
-        assert_eq!(log.next_attempt(1, "s", Role::Primary, "c1", 3), 1);
-        assert_eq!(log.next_attempt(1, "s", Role::Primary, "c1", 3), 2);
-        assert_eq!(log.next_attempt(1, "s", Role::Fallback, "c1", 3), 1);
-        assert_eq!(log.next_attempt(2, "s", Role::Primary, "c1", 3), 1);
-        assert_eq!(log.next_attempt(1, "s", Role::Primary, "c1", 4), 1);
+        assert_eq!(
+            log.next_attempt(TurnKey {
+                run: 1,
+                system: "s",
+                role: Role::Primary,
+                conversation: "c1",
+                turn: 3
+            }),
+            1
+        );
+        assert_eq!(
+            log.next_attempt(TurnKey {
+                run: 1,
+                system: "s",
+                role: Role::Primary,
+                conversation: "c1",
+                turn: 3
+            }),
+            2
+        );
+        assert_eq!(
+            log.next_attempt(TurnKey {
+                run: 1,
+                system: "s",
+                role: Role::Fallback,
+                conversation: "c1",
+                turn: 3
+            }),
+            1
+        );
+        assert_eq!(
+            log.next_attempt(TurnKey {
+                run: 2,
+                system: "s",
+                role: Role::Primary,
+                conversation: "c1",
+                turn: 3
+            }),
+            1
+        );
+        assert_eq!(
+            log.next_attempt(TurnKey {
+                run: 1,
+                system: "s",
+                role: Role::Primary,
+                conversation: "c1",
+                turn: 4
+            }),
+            1
+        );
     }
 
     #[test]

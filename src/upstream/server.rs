@@ -26,6 +26,7 @@
 
 use super::attempt::{millis, AttemptGuard};
 use super::latency::JitterKey;
+use super::log::TurnKey;
 use super::render::{completion_json, stream_frames, Envelope};
 use super::responder::Call;
 use super::{wire, UpstreamContext};
@@ -224,7 +225,13 @@ async fn chat_completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Res
     let req = match parse(&body) {
         Ok(r) => r,
         Err(message) => {
-            let attempt = ctx.log.next_attempt(run, &st.system, st.role, "", 0);
+            let attempt = ctx.log.next_attempt(TurnKey {
+                run,
+                system: &st.system,
+                role: st.role,
+                conversation: "",
+                turn: 0,
+            });
             ctx.log.record(AttemptRecord {
                 action: AttemptAction::BadRequest,
                 status: Some(400),
@@ -240,9 +247,13 @@ async fn chat_completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Res
     };
 
     let who = ctx.index.identify(&req);
-    let attempt = ctx
-        .log
-        .next_attempt(run, &st.system, st.role, &who.id, who.turn);
+    let attempt = ctx.log.next_attempt(TurnKey {
+        run,
+        system: &st.system,
+        role: st.role,
+        conversation: &who.id,
+        turn: who.turn,
+    });
     let input_tokens: u32 = req
         .messages
         .iter()
