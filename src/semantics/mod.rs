@@ -30,6 +30,10 @@ use cases::{Case, Fault, CASES};
 use std::time::Duration;
 use verdict::{assess, Observation};
 
+/// Longest wait, after a case's answer, for its upstream attempts still in
+/// flight to be recorded.
+const SETTLE_WAIT: Duration = Duration::from_secs(2);
+
 /// Most times a request that skipped the primary is sent again.
 pub const MAX_RESENDS: u32 = 2;
 
@@ -169,6 +173,18 @@ async fn send_case(
         let reply = send(client, target, request, config.request_timeout).await;
         let primary_attempts = arrived(Role::Primary) - before.0;
         let fallback_attempts = arrived(Role::Fallback) - before.1;
+        // A held connection the gateway gave up on is recorded when the
+        // upstream notices, which can be just after the client's answer.
+        for role in [Role::Primary, Role::Fallback] {
+            let key = TurnKey {
+                run,
+                system: &target.name,
+                role,
+                conversation,
+                turn: 1,
+            };
+            ctx.log.settle_key(key, SETTLE_WAIT).await;
+        }
         let rows = ctx.log.snapshot();
         let last = |role: Role, attempts: u32| {
             (attempts > 0)

@@ -41,7 +41,10 @@ fn owned(k: TurnKey<'_>) -> AttemptKey {
 #[derive(Debug, Default)]
 struct Inner {
     rows: Vec<AttemptRecord>,
+    /// Attempts arrived, per key.
     attempts: HashMap<AttemptKey, u32>,
+    /// Attempts recorded, per key.
+    recorded: HashMap<AttemptKey, u32>,
 }
 
 /// Shared, append-only log of upstream attempts. Clones share the same log.
@@ -80,7 +83,40 @@ impl AttemptLog {
 
     /// Appends one row.
     pub fn record(&self, row: AttemptRecord) {
-        self.lock().rows.push(row);
+        let key = (
+            row.run,
+            row.system.clone(),
+            row.role,
+            row.conversation.clone(),
+            row.turn,
+        );
+        let mut inner = self.lock();
+        *inner.recorded.entry(key).or_insert(0) += 1;
+        inner.rows.push(row);
+    }
+
+    /// Waits until every attempt that arrived for `key` is recorded, or
+    /// `max_wait` passes; returns whether none is left in flight. The
+    /// per-key form of [`AttemptLog::settle`], for a check that must not
+    /// wait for other conversations' held connections.
+    pub async fn settle_key(&self, key: TurnKey<'_>, max_wait: std::time::Duration) -> bool {
+        let give_up = tokio::time::Instant::now() + max_wait;
+        let key = owned(key);
+        loop {
+            let pending = {
+                let inner = self.lock();
+                let arrived = inner.attempts.get(&key).copied().unwrap_or(0);
+                let recorded = inner.recorded.get(&key).copied().unwrap_or(0);
+                arrived > recorded
+            };
+            if !pending {
+                return true;
+            }
+            if tokio::time::Instant::now() >= give_up {
+                return false;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
     }
 
     /// A copy of every attempt so far, in the order they finished.
@@ -189,6 +225,35 @@ mod tests {
 
     fn row(run: u32, conversation: &str, turn: u32, role: Role, arrived_ms: f64) -> AttemptRecord {
         crate::record::fixture::attempt(run, "history", role, conversation, turn, arrived_ms)
+    }
+
+    #[tokio::test]
+    async fn settle_key_waits_only_for_its_own_key() {
+        let log = AttemptLog::new();
+        let key = |c| TurnKey {
+            run: 1,
+            system: "history",
+            role: Role::Primary,
+            conversation: c,
+            turn: 7,
+        };
+        log.next_attempt(key("c1"));
+        log.next_attempt(key("c2"));
+        // c2 is held elsewhere; c1 finishes a moment later.
+        let writer = log.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            writer.record(row(1, "c1", 7, Role::Primary, 0.0));
+        });
+        assert!(
+            log.settle_key(key("c1"), std::time::Duration::from_secs(5))
+                .await
+        );
+        assert_eq!(log.len(), 1);
+        assert!(
+            !log.settle_key(key("c2"), std::time::Duration::from_millis(30))
+                .await
+        );
     }
 
     #[test]
