@@ -23,10 +23,13 @@ pub mod clock;
 pub mod control;
 pub mod evidence;
 pub mod language;
+pub mod machine;
 pub mod policy;
 pub mod record;
+pub mod state;
 
 pub use clock::Timestamp;
 pub use evidence::{ContractName, Outcome, ProbeKind, RouteEvidence};
+pub use machine::{Machine, RoundDecisions};
 pub use policy::{Mode, Policy};
 pub use record::{LogRecord, RecordKind};
