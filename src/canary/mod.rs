@@ -22,11 +22,13 @@
 pub mod clock;
 pub mod control;
 pub mod evidence;
+pub mod ignore;
 pub mod language;
 pub mod machine;
 pub mod policy;
 pub mod record;
 pub mod state;
+pub mod summary;
 
 pub use clock::Timestamp;
 pub use evidence::{ContractName, Outcome, ProbeKind, RouteEvidence};
