@@ -30,6 +30,9 @@ pub mod record;
 pub mod state;
 pub mod summary;
 
+#[cfg(test)]
+mod tests;
+
 pub use clock::Timestamp;
 pub use evidence::{ContractName, Outcome, ProbeKind, RouteEvidence};
 pub use machine::{Machine, RoundDecisions};
