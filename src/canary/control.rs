@@ -112,20 +112,14 @@ fn judge(evidence: Option<&RouteEvidence>) -> (ControlVerdict, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::canary::evidence::{ContractResult, ProbeEvidence, TransportError, TransportKind};
+    use crate::canary::evidence::{ProbeEvidence, TransportError, TransportKind};
 
     fn control(outcomes: &[(ContractName, Outcome)]) -> RouteEvidence {
         let mut e = RouteEvidence::new("ctl");
-        e.probes = vec![ProbeEvidence {
-            probe: ProbeKind::Roleplay,
-            results: outcomes
-                .iter()
-                .map(|(c, o)| ContractResult {
-                    contract: *c,
-                    outcome: o.clone(),
-                })
-                .collect(),
-        }];
+        e.probes = vec![ProbeEvidence::new(
+            ProbeKind::Roleplay,
+            outcomes.iter().cloned(),
+        )];
         e
     }
 

@@ -126,6 +126,33 @@ pub struct ProbeEvidence {
     pub probe: ProbeKind,
     /// One entry per contract checked (a contract absent here was not run).
     pub results: Vec<ContractResult>,
+    /// Whether the prober trusts this probe's passes (default true). The
+    /// machine also distrusts the filtering probe on its own when the
+    /// positive control passes it; a pass of an untrusted probe is no
+    /// evidence of health, its failures still count.
+    #[serde(default = "trusted_by_default")]
+    pub trusted: bool,
+}
+
+fn trusted_by_default() -> bool {
+    true
+}
+
+impl ProbeEvidence {
+    /// A trusted probe with these outcomes.
+    pub fn new(
+        probe: ProbeKind,
+        results: impl IntoIterator<Item = (ContractName, Outcome)>,
+    ) -> Self {
+        ProbeEvidence {
+            probe,
+            results: results
+                .into_iter()
+                .map(|(contract, outcome)| ContractResult { contract, outcome })
+                .collect(),
+            trusted: true,
+        }
+    }
 }
 
 /// Why a probe got no usable reply: a transport error, never a contract
@@ -206,12 +233,12 @@ impl RouteEvidence {
     }
 
     /// One verdict per contract checked, over all probes. A probe in `weak`
-    /// contributes its failures but not its passes. Order of precedence: any
+    /// (or not `trusted`) contributes its failures but not its passes. Order of precedence: any
     /// failure, then any undetermined outcome, then any weak pass, then pass.
     pub fn verdicts(&self, weak: &[ProbeKind]) -> BTreeMap<ContractName, ContractVerdict> {
         let mut out: BTreeMap<ContractName, ContractVerdict> = BTreeMap::new();
         for probe in &self.probes {
-            let is_weak = weak.contains(&probe.probe);
+            let is_weak = !probe.trusted || weak.contains(&probe.probe);
             for result in &probe.results {
                 let this = match &result.outcome {
                     Outcome::Pass if is_weak => ContractVerdict::WeakPass,
@@ -290,16 +317,7 @@ mod tests {
     use super::*;
 
     fn probe(kind: ProbeKind, results: &[(ContractName, Outcome)]) -> ProbeEvidence {
-        ProbeEvidence {
-            probe: kind,
-            results: results
-                .iter()
-                .map(|(c, o)| ContractResult {
-                    contract: *c,
-                    outcome: o.clone(),
-                })
-                .collect(),
-        }
+        ProbeEvidence::new(kind, results.iter().cloned())
     }
 
     fn fail(text: &str) -> Outcome {
@@ -373,6 +391,32 @@ mod tests {
             v[&ContractName::JunkPrefix],
             ContractVerdict::Fail { .. }
         ));
+        // The prober's own distrust has the same effect.
+        e.probes[0].trusted = false;
+        assert_eq!(
+            e.verdicts(&[])[&ContractName::Refusal],
+            ContractVerdict::WeakPass
+        );
+    }
+
+    #[test]
+    fn evidence_reads_back_from_json_with_trust_defaulted() {
+        let json = r#"{"route": "a", "probes": [{"probe": "schema", "results": [
+            {"contract": "schema", "outcome": "fail", "evidence": "missing `name`"},
+            {"contract": "empty", "outcome": "pass"}]}],
+            "transport_error": null, "served_by_other": null, "language": "fr"}"#;
+        let e: RouteEvidence = serde_json::from_str(json).unwrap();
+        assert!(e.probes[0].trusted);
+        assert_eq!(e.language, Some(Language::French));
+        assert_eq!(
+            e.probes[0].results[0].outcome,
+            Outcome::Fail {
+                evidence: "missing `name`".into()
+            }
+        );
+        let back: RouteEvidence =
+            serde_json::from_str(&serde_json::to_string(&e).unwrap()).unwrap();
+        assert_eq!(back, e);
     }
 
     #[test]

@@ -257,34 +257,27 @@ fn is_route_name(name: &str) -> bool {
 mod tests {
     use super::*;
     use crate::canary::evidence::RouteEvidence;
-    use crate::canary::evidence::{
-        ContractName, ContractResult, Outcome, ProbeEvidence, ProbeKind,
-    };
+    use crate::canary::evidence::{ContractName, Outcome, ProbeEvidence, ProbeKind};
     use crate::canary::policy::Policy;
 
     fn junk(route: &str) -> RouteEvidence {
         let mut e = RouteEvidence::new(route);
-        e.probes = vec![ProbeEvidence {
-            probe: ProbeKind::Roleplay,
-            results: vec![ContractResult {
-                contract: ContractName::JunkPrefix,
-                outcome: Outcome::Fail {
-                    evidence: "junk".into(),
-                },
-            }],
-        }];
+        let junk = Outcome::Fail {
+            evidence: "junk".into(),
+        };
+        e.probes = vec![ProbeEvidence::new(
+            ProbeKind::Roleplay,
+            [(ContractName::JunkPrefix, junk)],
+        )];
         e
     }
 
     fn healthy(route: &str) -> RouteEvidence {
         let mut e = RouteEvidence::new(route);
-        e.probes = vec![ProbeEvidence {
-            probe: ProbeKind::Roleplay,
-            results: vec![ContractResult {
-                contract: ContractName::JunkPrefix,
-                outcome: Outcome::Pass,
-            }],
-        }];
+        e.probes = vec![ProbeEvidence::new(
+            ProbeKind::Roleplay,
+            [(ContractName::JunkPrefix, Outcome::Pass)],
+        )];
         e
     }
 

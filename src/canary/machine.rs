@@ -17,7 +17,15 @@
 //! 5. a route (not quarantined) whose run on one contract reached
 //!    `failing_rounds` this round is quarantined, in route-name order, unless
 //!    that would leave fewer than `min_healthy` healthy routes: then it stays
-//!    healthy and an alert names it, the contract and the routes left.
+//!    healthy and an alert names it, the contract and the routes left. The
+//!    healthy routes are this round's routes (the control excepted) that are
+//!    not quarantined; a frozen route counts, a route missing from the
+//!    round's evidence does not.
+//!
+//! The control route is never scored (it is known to fail), and any release
+//! clears the failing runs, as Envoy clears its consecutive-error counters on
+//! un-ejection: a released route needs `failing_rounds` new failing rounds to
+//! go back.
 //!
 //! Observe mode runs exactly the same rules and tracks the quarantines it
 //! would impose (so "would release" and escalation mean what they will mean

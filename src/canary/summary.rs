@@ -228,21 +228,15 @@ fn cell(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::canary::evidence::{ContractResult, Outcome, ProbeEvidence, RouteEvidence};
+    use crate::canary::evidence::{Outcome, ProbeEvidence, RouteEvidence};
     use crate::canary::policy::Policy;
 
     fn route(name: &str, results: &[(ContractName, Outcome)]) -> RouteEvidence {
         let mut e = RouteEvidence::new(name);
-        e.probes = vec![ProbeEvidence {
-            probe: ProbeKind::Roleplay,
-            results: results
-                .iter()
-                .map(|(c, o)| ContractResult {
-                    contract: *c,
-                    outcome: o.clone(),
-                })
-                .collect(),
-        }];
+        e.probes = vec![ProbeEvidence::new(
+            ProbeKind::Roleplay,
+            results.iter().cloned(),
+        )];
         e
     }
 
