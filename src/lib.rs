@@ -2,6 +2,7 @@
 //! alive when its primary provider fails. The binary is a thin shell over
 //! [`run`]; everything is here so tests can call it in process.
 
+pub mod canary;
 pub mod cli;
 pub mod commands;
 pub mod config;

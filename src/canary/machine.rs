@@ -1,0 +1,494 @@
+//! The quarantine rules as a pure state machine over all routes. The caller
+//! passes the time, the round's evidence and the policy; the machine returns
+//! its decisions and the log records, and reads no clock and does no I/O, so
+//! two weeks of rounds replay in a unit test.
+//!
+//! One round, in order:
+//! 1. a mode change is logged for every tracked quarantine;
+//! 2. quarantines whose time is up end; a route whose last quarantine began
+//!    `history_reset` ago (and is not quarantined) starts escalation over;
+//! 3. the positive control, if any, says whether the filtering probe is weak;
+//! 4. each route's evidence is scored: a frozen round (transport error,
+//!    pinning not honoured) changes nothing; a contract failed extends that
+//!    contract's run, a contract passed ends it, an undetermined or weak
+//!    outcome leaves it as it was; a fully passing round extends the clean
+//!    run, anything else not fully passing ends it; enough clean rounds lift a
+//!    quarantine early;
+//! 5. a route (not quarantined) whose run on one contract reached
+//!    `failing_rounds` this round is quarantined, in route-name order, unless
+//!    that would leave fewer than `min_healthy` healthy routes: then it stays
+//!    healthy and an alert names it, the contract and the routes left. The
+//!    healthy routes are this round's routes (the control excepted) that are
+//!    not quarantined; a frozen route counts, a route missing from the
+//!    round's evidence does not.
+//!
+//! The control route is never scored (it is known to fail), and any release
+//! clears the failing runs, as Envoy clears its consecutive-error counters on
+//! un-ejection: a released route needs `failing_rounds` new failing rounds to
+//! go back.
+//!
+//! Observe mode runs exactly the same rules and tracks the quarantines it
+//! would impose (so "would release" and escalation mean what they will mean
+//! under `--enforce`); only the ignore list leaves them out.
+
+use super::clock::{human_span, Timestamp};
+use super::control::{self, ControlCheck};
+use super::evidence::{ContractName, ContractVerdict, FreezeReason, ProbeKind, RouteEvidence};
+use super::language::{next_language, Language};
+use super::policy::{Mode, Policy};
+use super::record::{LogRecord, RecordKind};
+use super::state::{MachineState, Quarantine, RouteState};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The quarantine state machine over all routes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Machine {
+    state: MachineState,
+}
+
+/// What one round decided, for the summary and the log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RoundDecisions {
+    /// The round number (1 for the first).
+    pub round: u64,
+    /// When it ran.
+    pub time: Timestamp,
+    /// Observe or enforce.
+    pub mode: Mode,
+    /// The positive control's verdict, when a control is configured.
+    pub control: Option<ControlCheck>,
+    /// Probes whose passes were not evidence of health this round.
+    pub weak_probes: Vec<ProbeKind>,
+    /// Per route in the evidence (the control included), what was scored.
+    pub routes: Vec<RouteRound>,
+    /// Every decision and state change, in order: the log lines.
+    pub records: Vec<LogRecord>,
+}
+
+impl RoundDecisions {
+    /// The records of one kind.
+    pub fn of_kind(&self, kind: RecordKind) -> impl Iterator<Item = &LogRecord> {
+        self.records.iter().filter(move |r| r.kind == kind)
+    }
+
+    /// Capacity alerts: quarantines a person must decide on.
+    pub fn alerts(&self) -> impl Iterator<Item = &LogRecord> {
+        self.of_kind(RecordKind::CapacityAlert)
+    }
+}
+
+/// One route's scoring in one round.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RouteRound {
+    /// The route.
+    pub route: String,
+    /// Whether this is the positive control (never scored).
+    pub control: bool,
+    /// Why nothing was scored, if nothing was.
+    pub frozen: Option<FreezeReason>,
+    /// One verdict per contract checked (empty when frozen).
+    pub verdicts: BTreeMap<ContractName, ContractVerdict>,
+    /// Whether every contract checked passed on a trusted probe.
+    pub clean: bool,
+}
+
+/// Why a manual release was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReleaseError {
+    /// The route was never seen.
+    #[error("route `{0}` is unknown to the canary state; check the name against the summary's route column")]
+    UnknownRoute(String),
+    /// The route is not quarantined.
+    #[error("route `{0}` is not quarantined; there is nothing to release")]
+    NotQuarantined(String),
+}
+
+/// A quarantine the rules call for this round.
+struct Candidate {
+    route: String,
+    contract: ContractName,
+    evidence: String,
+}
+
+impl Machine {
+    /// A machine with no history.
+    pub fn new() -> Self {
+        Machine::default()
+    }
+
+    /// A machine continuing from saved state.
+    pub fn from_state(state: MachineState) -> Self {
+        Machine { state }
+    }
+
+    /// The state, to save after a round.
+    pub fn state(&self) -> &MachineState {
+        &self.state
+    }
+
+    /// One route's state.
+    pub fn route(&self, route: &str) -> Option<&RouteState> {
+        self.state.routes.get(route)
+    }
+
+    /// The language to probe `route` with in the next round (a language that
+    /// failed last round is asked again).
+    pub fn language_for(&self, route: &str) -> Language {
+        let memory = self
+            .state
+            .routes
+            .get(route)
+            .map(|r| r.language.clone())
+            .unwrap_or_default();
+        next_language(self.state.rounds + 1, &memory)
+    }
+
+    /// Quarantines still running at `now`, tracked in either mode, by route.
+    pub fn active_quarantines(&self, now: Timestamp) -> Vec<(&str, &Quarantine)> {
+        self.state
+            .routes
+            .iter()
+            .filter_map(|(name, r)| r.quarantine.as_ref().map(|q| (name.as_str(), q)))
+            .filter(|(_, q)| q.until > now)
+            .collect()
+    }
+
+    /// A person lifts `route`'s quarantine. The escalation history stays.
+    ///
+    /// # Errors
+    /// The route is unknown or not quarantined.
+    pub fn release(&mut self, route: &str, now: Timestamp) -> Result<LogRecord, ReleaseError> {
+        let mode = self.state.mode;
+        let round = self.state.rounds;
+        let state = self
+            .state
+            .routes
+            .get_mut(route)
+            .ok_or_else(|| ReleaseError::UnknownRoute(route.to_string()))?;
+        let quarantine = state
+            .quarantine
+            .clone()
+            .ok_or_else(|| ReleaseError::NotQuarantined(route.to_string()))?;
+        lift(state);
+        let mut record = LogRecord::new(
+            now,
+            round,
+            route,
+            RecordKind::ManualRelease,
+            mode,
+            format!(
+                "released by a person; the quarantine for {} had {} left",
+                quarantine.contract,
+                human_span(quarantine.until.since(now))
+            ),
+        );
+        record.contract = Some(quarantine.contract);
+        Ok(record)
+    }
+
+    /// Runs one round at `now` on `evidence` (one entry per probed route; a
+    /// later duplicate of a route is ignored).
+    pub fn round(
+        &mut self,
+        now: Timestamp,
+        evidence: &[RouteEvidence],
+        policy: &Policy,
+    ) -> RoundDecisions {
+        let mode = policy.mode();
+        self.state.rounds += 1;
+        self.state.last_round_at = Some(now);
+        let round = self.state.rounds;
+        let mut out = RoundDecisions {
+            round,
+            time: now,
+            mode,
+            control: None,
+            weak_probes: Vec::new(),
+            routes: Vec::new(),
+            records: Vec::new(),
+        };
+        let record = |route: &str, kind: RecordKind, text: String| {
+            LogRecord::new(now, round, route, kind, mode, text)
+        };
+
+        self.note_mode_change(mode, &mut out, &record);
+        self.expire(now, policy, &mut out, &record);
+
+        let mut by_route: BTreeMap<&str, &RouteEvidence> = BTreeMap::new();
+        for e in evidence {
+            by_route.entry(e.route.as_str()).or_insert(e);
+        }
+
+        if let Some(name) = &policy.control {
+            let check = control::check(name, by_route.get(name.as_str()).copied());
+            if check.probe_is_weak() {
+                out.weak_probes.push(check.probe);
+                let mut r = record(name, RecordKind::ProbeWeak, check.evidence.clone());
+                r.probe = Some(check.probe);
+                out.records.push(r);
+            }
+            out.control = Some(check);
+        }
+
+        let mut candidates = Vec::new();
+        for (&name, &e) in &by_route {
+            if policy.is_control(name) {
+                out.routes.push(RouteRound {
+                    route: name.to_string(),
+                    control: true,
+                    frozen: e.freeze_reason(),
+                    verdicts: e.verdicts(&[]),
+                    clean: false,
+                });
+                continue;
+            }
+            let state = self.state.routes.entry(name.to_string()).or_default();
+            let scored = score(state, e, &out.weak_probes, policy);
+            if let Some(reason) = &scored.frozen {
+                let kind = match reason {
+                    FreezeReason::Transport(_) => RecordKind::Frozen,
+                    FreezeReason::PinningNotHonoured { .. } => RecordKind::PinningNotHonoured,
+                };
+                out.records.push(record(name, kind, reason.to_string()));
+            }
+            if state.quarantine.is_some() && state.clean_rounds >= policy.clean_rounds() {
+                let contract = state.quarantine.as_ref().map(|q| q.contract);
+                lift(state);
+                let mut r = record(
+                    name,
+                    RecordKind::EarlyRelease,
+                    format!("{} consecutive fully passing rounds", policy.clean_rounds()),
+                );
+                r.contract = contract;
+                out.records.push(r);
+            }
+            if state.quarantine.is_none() {
+                candidates.extend(candidate(name, state, &scored, policy));
+            }
+            out.routes.push(scored);
+        }
+
+        self.decide(now, candidates, &by_route, policy, &mut out, &record);
+        out
+    }
+
+    fn note_mode_change(
+        &mut self,
+        mode: Mode,
+        out: &mut RoundDecisions,
+        record: &impl Fn(&str, RecordKind, String) -> LogRecord,
+    ) {
+        if mode == self.state.mode {
+            return;
+        }
+        for (name, state) in &self.state.routes {
+            if let Some(q) = &state.quarantine {
+                let text = match mode {
+                    Mode::Enforce => "the tracked quarantine is now enforced",
+                    Mode::Observe => "the quarantine is no longer enforced (observe mode)",
+                };
+                let mut r = record(name, RecordKind::ModeChange, text.to_string());
+                r.contract = Some(q.contract);
+                r.until = Some(q.until);
+                out.records.push(r);
+            }
+        }
+        self.state.mode = mode;
+    }
+
+    fn expire(
+        &mut self,
+        now: Timestamp,
+        policy: &Policy,
+        out: &mut RoundDecisions,
+        record: &impl Fn(&str, RecordKind, String) -> LogRecord,
+    ) {
+        for (name, state) in self.state.routes.iter_mut() {
+            if let Some(q) = state.quarantine.clone() {
+                if q.until <= now {
+                    lift(state);
+                    let mut r = record(
+                        name,
+                        RecordKind::Expiry,
+                        format!("quarantine step {} ran its full length", q.step),
+                    );
+                    r.contract = Some(q.contract);
+                    out.records.push(r);
+                }
+            }
+            if let (None, Some(last)) = (&state.quarantine, state.last_quarantine_at) {
+                if state.quarantines > 0 && now.since(last) >= policy.history_reset {
+                    let text = format!(
+                        "{} without a new quarantine: the next one lasts {}",
+                        human_span(policy.history_reset),
+                        human_span(policy.durations.first)
+                    );
+                    state.quarantines = 0;
+                    out.records
+                        .push(record(name, RecordKind::HistoryReset, text));
+                }
+            }
+        }
+    }
+
+    fn decide(
+        &mut self,
+        now: Timestamp,
+        candidates: Vec<Candidate>,
+        by_route: &BTreeMap<&str, &RouteEvidence>,
+        policy: &Policy,
+        out: &mut RoundDecisions,
+        record: &impl Fn(&str, RecordKind, String) -> LogRecord,
+    ) {
+        let mut healthy: BTreeSet<&str> = by_route
+            .keys()
+            .copied()
+            .filter(|name| !policy.is_control(name))
+            .filter(|name| {
+                self.state
+                    .routes
+                    .get(*name)
+                    .is_some_and(|r| r.quarantine.is_none())
+            })
+            .collect();
+        for c in candidates {
+            let left: Vec<String> = healthy
+                .iter()
+                .filter(|n| **n != c.route)
+                .map(|n| n.to_string())
+                .collect();
+            if left.len() < policy.min_healthy {
+                let mut r = record(
+                    &c.route,
+                    RecordKind::CapacityAlert,
+                    format!(
+                        "quarantining it for {} would leave {} healthy route(s), below the floor \
+                         of {}; not applied, a person must decide. Evidence: {}",
+                        c.contract,
+                        left.len(),
+                        policy.min_healthy,
+                        c.evidence
+                    ),
+                );
+                r.contract = Some(c.contract);
+                r.healthy_routes = left;
+                out.records.push(r);
+                continue;
+            }
+            let Some(state) = self.state.routes.get_mut(&c.route) else {
+                continue;
+            };
+            let step = state.quarantines + 1;
+            let length = policy.durations.for_previous(state.quarantines);
+            let until = now.plus(length);
+            state.quarantine = Some(Quarantine {
+                contract: c.contract,
+                since: now,
+                until,
+                step,
+                decided_in: out.mode,
+                evidence: c.evidence.clone(),
+            });
+            state.quarantines = step;
+            state.last_quarantine_at = Some(now);
+            state.clean_rounds = 0;
+            healthy.remove(c.route.as_str());
+            let mut r = record(
+                &c.route,
+                RecordKind::Quarantine,
+                format!(
+                    "failed {} in {} consecutive rounds ({}); quarantine step {step} for {}",
+                    c.contract,
+                    policy.failing_rounds(),
+                    c.evidence,
+                    human_span(length)
+                ),
+            );
+            r.contract = Some(c.contract);
+            r.until = Some(until);
+            out.records.push(r);
+        }
+    }
+}
+
+/// Ends a quarantine and the runs that led to it, as after any release.
+fn lift(state: &mut RouteState) {
+    state.quarantine = None;
+    state.failing.clear();
+    state.clean_rounds = 0;
+}
+
+/// Scores one route's evidence into its state (nothing when frozen).
+fn score(
+    state: &mut RouteState,
+    evidence: &RouteEvidence,
+    weak: &[ProbeKind],
+    policy: &Policy,
+) -> RouteRound {
+    let mut out = RouteRound {
+        route: evidence.route.clone(),
+        control: false,
+        frozen: evidence.freeze_reason(),
+        verdicts: BTreeMap::new(),
+        clean: false,
+    };
+    if out.frozen.is_some() {
+        return out;
+    }
+    out.verdicts = evidence.verdicts(weak);
+    let keep = policy.failing_rounds() as usize;
+    for (contract, verdict) in &out.verdicts {
+        match verdict {
+            ContractVerdict::Fail { evidence } => {
+                let streak = state.failing.entry(*contract).or_default();
+                streak.rounds += 1;
+                streak.evidence.push(evidence.clone());
+                let excess = streak.evidence.len().saturating_sub(keep);
+                streak.evidence.drain(..excess);
+            }
+            ContractVerdict::Pass => {
+                state.failing.remove(contract);
+            }
+            ContractVerdict::WeakPass | ContractVerdict::Undetermined => {}
+        }
+    }
+    if let Some(language) = evidence.language {
+        match out.verdicts.get(&ContractName::Language) {
+            Some(ContractVerdict::Fail { .. }) => state.language.recheck = Some(language),
+            Some(ContractVerdict::Pass) => state.language.recheck = None,
+            _ => {}
+        }
+    }
+    // Nothing checked at all says nothing: the clean run is left as it was.
+    out.clean =
+        !out.verdicts.is_empty() && out.verdicts.values().all(|v| *v == ContractVerdict::Pass);
+    if out.clean {
+        state.clean_rounds += 1;
+    } else if !out.verdicts.is_empty() {
+        state.clean_rounds = 0;
+    }
+    out
+}
+
+/// The quarantine this round's scoring calls for on a healthy route, if any:
+/// the first contract (in [`ContractName::ALL`] order) failed this round
+/// whose run reached the threshold.
+fn candidate(
+    name: &str,
+    state: &RouteState,
+    scored: &RouteRound,
+    policy: &Policy,
+) -> Option<Candidate> {
+    let (contract, streak) = scored
+        .verdicts
+        .iter()
+        .filter(|(_, v)| matches!(v, ContractVerdict::Fail { .. }))
+        .filter_map(|(c, _)| state.failing.get(c).map(|s| (*c, s)))
+        .find(|(_, s)| s.rounds >= policy.failing_rounds())?;
+    Some(Candidate {
+        route: name.to_string(),
+        contract,
+        evidence: streak.evidence.join("; "),
+    })
+}
