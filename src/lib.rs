@@ -6,6 +6,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod dataset;
+pub mod dialect;
 pub mod driver;
 pub mod faults;
 pub mod harness;
