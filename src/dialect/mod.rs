@@ -18,7 +18,7 @@
 //!   turns of the client's request reached an upstream.
 
 pub mod anthropic;
-//TMP pub mod gemini;
+pub mod gemini;
 mod grouping;
 mod history;
 mod openai_out;
@@ -277,6 +277,9 @@ pub enum TranslateError {
 /// A request translated into a dialect.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Translation {
+    /// The path (and query) to send it to, such as `/v1/messages` or
+    /// `/v1beta/models/gemini-x:streamGenerateContent?alt=sse`.
+    pub path: String,
     /// The dialect's request body.
     pub body: Value,
     /// What the translation changed or left out, in order.

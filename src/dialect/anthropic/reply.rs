@@ -54,12 +54,13 @@ fn error_message(body: &Value) -> Option<String> {
     Some(format!("{kind}: {message}"))
 }
 
-/// A whole Anthropic answer as an OpenAI `chat.completion`; `created` is
-/// the completion's timestamp (injected).
+/// A whole Anthropic answer as an OpenAI `chat.completion`, with the
+/// message's own id and model (`defaults` stand in when it names none);
+/// `defaults.created` is the timestamp (injected).
 ///
 /// # Errors
 /// The body is not JSON, is an Anthropic error, or has no `content` list.
-pub fn to_openai(body: &[u8], created: u64) -> Result<Value, ReplyError> {
+pub fn to_openai(body: &[u8], defaults: &ChunkOptions) -> Result<Value, ReplyError> {
     let body: Value =
         serde_json::from_slice(body).map_err(|e| ReplyError::NotJson(e.to_string()))?;
     if let Some(message) = error_message(&body) {
@@ -100,20 +101,13 @@ pub fn to_openai(body: &[u8], created: u64) -> Result<Value, ReplyError> {
         .and_then(Value::as_str)
         .map_or(FinishReason::Stop, finish_of);
     let usage = body.get("usage");
-    let options = ChunkOptions {
-        created,
-        include_usage: false,
-        id: body
-            .get("id")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
-        model: body
-            .get("model")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
-    };
+    let mut options = defaults.clone();
+    if let Some(id) = body.get("id").and_then(Value::as_str) {
+        id.clone_into(&mut options.id);
+    }
+    if let Some(model) = body.get("model").and_then(Value::as_str) {
+        model.clone_into(&mut options.model);
+    }
     Ok(completion(
         &options,
         &text,
@@ -414,7 +408,14 @@ mod tests {
         reply.tool_calls.push(weather_call());
         reply.finish = FinishReason::ToolCalls;
         let body = message_body("msg_1", "claude-sim", &reply).to_string();
-        let c = to_openai(body.as_bytes(), 9).unwrap();
+        let c = to_openai(
+            body.as_bytes(),
+            &ChunkOptions {
+                created: 9,
+                ..options()
+            },
+        )
+        .unwrap();
         assert_eq!(c["id"], "msg_1");
         assert_eq!(c["model"], "claude-sim");
         assert_eq!(c["created"], 9);
@@ -430,7 +431,7 @@ mod tests {
         );
         let cached = json!({"content": [], "usage": {"input_tokens": 1, "cache_read_input_tokens": 10, "output_tokens": 0}});
         assert_eq!(
-            to_openai(cached.to_string().as_bytes(), 0).unwrap()["usage"]["prompt_tokens"],
+            to_openai(cached.to_string().as_bytes(), &options()).unwrap()["usage"]["prompt_tokens"],
             11
         );
     }
@@ -439,12 +440,15 @@ mod tests {
     fn error_and_malformed_bodies_are_errors() {
         let err = json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
         assert_eq!(
-            to_openai(err.to_string().as_bytes(), 0),
+            to_openai(err.to_string().as_bytes(), &options()),
             Err(ReplyError::Upstream("overloaded_error: Overloaded".into()))
         );
-        assert!(matches!(to_openai(b"{", 0), Err(ReplyError::NotJson(_))));
         assert!(matches!(
-            to_openai(b"{\"id\": 1}", 0),
+            to_openai(b"{", &options()),
+            Err(ReplyError::NotJson(_))
+        ));
+        assert!(matches!(
+            to_openai(b"{\"id\": 1}", &options()),
             Err(ReplyError::Malformed(_))
         ));
     }

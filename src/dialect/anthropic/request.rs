@@ -99,6 +99,7 @@ pub fn translate_request(
         notes.push(Note::DroppedParameter { name: key.clone() });
     }
     Ok(Translation {
+        path: super::PATH.to_string(),
         body: Value::Object(body),
         notes,
     })
