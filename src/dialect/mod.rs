@@ -23,12 +23,12 @@ mod grouping;
 mod history;
 mod openai_out;
 mod sse;
-//TMP pub mod survival;
+pub mod survival;
 
-//TMP #[cfg(test)]
-//TMP mod roundtrip;
-//TMP #[cfg(test)]
-//TMP mod testgen;
+#[cfg(test)]
+mod roundtrip;
+#[cfg(test)]
+mod testgen;
 
 use crate::openai::{ChatMessage, Usage};
 use serde::{Deserialize, Serialize};
@@ -36,7 +36,7 @@ use serde_json::Value;
 use std::fmt;
 use std::str::FromStr;
 
-//TMP pub use survival::{survival, Share, Survival};
+pub use survival::{survival, Share, Survival};
 
 /// The wire format an upstream speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]

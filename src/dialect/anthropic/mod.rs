@@ -79,13 +79,13 @@ impl ErrorKind {
     /// The kind Anthropic uses for an HTTP status.
     pub fn for_status(status: u16) -> Self {
         match status {
-            400 => ErrorKind::InvalidRequestError,
             401 => ErrorKind::AuthenticationError,
             403 => ErrorKind::PermissionError,
             404 => ErrorKind::NotFoundError,
             413 => ErrorKind::RequestTooLarge,
             429 => ErrorKind::RateLimitError,
             529 => ErrorKind::OverloadedError,
+            // 400 and the other client errors.
             400..=499 => ErrorKind::InvalidRequestError,
             _ => ErrorKind::ApiError,
         }

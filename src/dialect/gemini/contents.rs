@@ -266,7 +266,7 @@ pub(super) fn contents(value: Option<&Value>) -> Result<Vec<Content>, Rejection>
     }
     for (i, c) in list.iter().enumerate() {
         let prev = i.checked_sub(1).map(|j| &list[j]);
-        if !c.calls().is_empty() && !prev.is_some_and(|p| !p.model) {
+        if !c.calls().is_empty() && prev.is_none_or(|p| p.model) {
             return Err(invalid(
                 "Please ensure that function call turn comes immediately after a user turn or after a function response turn.".into(),
             ));

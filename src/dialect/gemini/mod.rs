@@ -96,7 +96,7 @@ pub fn status_name(code: u16) -> &'static str {
         501 => "NOT_IMPLEMENTED",
         503 => "UNAVAILABLE",
         504 => "DEADLINE_EXCEEDED",
-        400..=499 => "FAILED_PRECONDITION",
+        _ if (400..500).contains(&code) => "FAILED_PRECONDITION",
         _ => "INTERNAL",
     }
 }

@@ -200,11 +200,11 @@ pub(super) fn from_json_schema(value: &Value, at: &str, notes: &mut Vec<Note>) -
             }),
         }
     }
-    let empty_object = out.get("type") == Some(&json!("OBJECT"))
-        && !out
-            .get("properties")
-            .and_then(Value::as_object)
-            .is_some_and(|p| !p.is_empty());
+    let has_properties = out
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| !p.is_empty());
+    let empty_object = out.get("type") == Some(&json!("OBJECT")) && !has_properties;
     if empty_object {
         // Gemini has no free-form object; the value is left untyped.
         out.remove("type");
