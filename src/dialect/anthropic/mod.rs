@@ -7,14 +7,17 @@
 //! are the API's where they are publicly known, in its style elsewhere.
 
 mod blocks;
+mod params;
 mod reply;
 mod request;
 mod response;
+mod stream;
 mod validate;
 
-pub use reply::{to_openai, StreamToOpenAi};
+pub use reply::to_openai;
 pub use request::{translate_request, DEFAULT_MAX_TOKENS};
 pub use response::{message_body, stream_error_frame, StreamEncoder};
+pub use stream::StreamToOpenAi;
 pub use validate::validate;
 
 use super::{FinishReason, Rejection};

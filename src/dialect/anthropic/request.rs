@@ -189,7 +189,7 @@ fn turn(side: Side, items: &[Item], notes: &mut Vec<Note>) -> Value {
         .map(|item| match item {
             Item::Text(t) => json!({"type": "text", "text": t}),
             Item::Image(url) => image(url, notes),
-            Item::Call(c) => json!({"type": "tool_use", "id": tool_id(&c.id), "name": c.name, "input": c.arguments}),
+            Item::Call(c) => json!({"type": "tool_use", "id": tool_id(&c.id), "name": tool_id(&c.name), "input": c.arguments}),
             Item::Result(r) => {
                 let mut block = json!({"type": "tool_result", "tool_use_id": tool_id(&r.id)});
                 if !r.text.is_empty() {
