@@ -16,8 +16,11 @@
 //!   ([`StreamTranslator`]);
 //! - [`survival::survival`]: which system messages, tool results and user
 //!   turns of the client's request reached an upstream.
+//!
+//! [`bridge`] gathers what the reference proxy calls, by [`Dialect`].
 
 pub mod anthropic;
+pub mod bridge;
 pub mod gemini;
 mod grouping;
 mod history;
