@@ -299,6 +299,15 @@ impl Plan {
         if moved > 0 {
             plan.notes.push(Note::SystemMoved { count: moved });
         }
+        if messages
+            .iter()
+            .any(|m| m.get("name").is_some_and(Value::is_string))
+        {
+            // Neither dialect names the participants of a turn.
+            plan.notes.push(Note::DroppedParameter {
+                name: "messages[].name".into(),
+            });
+        }
         for (turn, count) in plan.turns.iter().zip(&counts) {
             if *count > 1 {
                 plan.notes.push(Note::MergedMessages {
@@ -440,7 +449,7 @@ mod tests {
     fn system_messages_are_all_kept_and_turns_merge() {
         let plan = Plan::of(&[
             json!({"role": "system", "content": "one"}),
-            json!({"role": "user", "content": "a"}),
+            json!({"role": "user", "content": "a", "name": "ana"}),
             json!({"role": "developer", "content": [{"type": "text", "text": "two"}]}),
             json!({"role": "user", "content": [{"type": "text", "text": "b"}, {"type": "image_url", "image_url": {"url": "https://x/i.png"}}]}),
             json!({"role": "assistant", "content": "c"}),
@@ -456,6 +465,9 @@ mod tests {
         );
         assert_eq!(texts(&plan.turns[1]), vec!["c", "d"]);
         assert!(plan.notes.contains(&Note::SystemMoved { count: 2 }));
+        assert!(plan.notes.contains(&Note::DroppedParameter {
+            name: "messages[].name".into()
+        }));
         assert!(plan.notes.contains(&Note::MergedMessages {
             role: "user".into(),
             count: 2

@@ -20,7 +20,7 @@
 //! `logprobs`, `top_logprobs`, `presence_penalty`, `frequency_penalty`,
 //! `seed`, `logit_bias`, `response_format`, `modalities`, `audio`,
 //! `prediction`, `reasoning_effort`, legacy `functions` / `function_call`,
-//! and any other field; non-function tools; audio and file parts (sent as a
+//! participant `name`s on messages, and any other field; non-function tools; audio and file parts (sent as a
 //! text that names them). Tool ids outside `[A-Za-z0-9_-]` have those
 //! characters replaced by `_`.
 

@@ -25,7 +25,7 @@
 //! Cannot be mapped, left out with a [`Note::DroppedParameter`]:
 //! `parallel_tool_calls`, `user`, `logit_bias`, `modalities`, `audio`,
 //! `prediction`, `reasoning_effort`, `metadata`, `store`, `service_tier`,
-//! legacy `functions`, and any other field. Function names that start with
+//! legacy `functions`, participant `name`s on messages, and any other field. Function names that start with
 //! a digit get a leading `_` (Gemini requires a letter or `_`).
 
 use super::schema;
