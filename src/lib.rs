@@ -8,6 +8,7 @@ pub mod commands;
 pub mod config;
 pub mod continuity;
 pub mod dataset;
+pub mod dialect;
 pub mod driver;
 pub mod faults;
 pub mod judge;
