@@ -92,7 +92,8 @@ pub fn error_to_openai(dialect: Dialect, body: &Value) -> Value {
 mod tests {
     use super::*;
     use crate::dialect::{FinishReason, Reply};
-    use crate::openai::{assemble_sse, Usage};
+    use crate::openai::Usage;
+    use crate::systems::sse::stream_text;
     use serde_json::json;
 
     fn client() -> Value {
@@ -172,8 +173,8 @@ mod tests {
             let mut out = t.feed(streamed.as_bytes()).unwrap();
             out.push_str(&t.finish().unwrap());
             assert_eq!(
-                assemble_sse(&out).unwrap(),
-                (reply.text.clone(), true),
+                stream_text(out.as_bytes()).unwrap(),
+                reply.text,
                 "{dialect}"
             );
             assert!(out.contains("\"usage\""), "{dialect}");

@@ -175,8 +175,8 @@ mod tests {
         ]
         .concat();
         assert_eq!(
-            crate::openai::assemble_sse(&body).unwrap(),
-            ("Hello".to_string(), true)
+            crate::systems::sse::stream_text(body.as_bytes()).unwrap(),
+            "Hello"
         );
         assert!(body.contains("\"usage\""));
     }

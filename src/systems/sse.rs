@@ -165,6 +165,15 @@ pub fn assemble(trace: &StreamTrace) -> Result<Assembled, String> {
     ))
 }
 
+/// The assistant text of a whole stream body, or why it is not a usable
+/// answer (see [`assemble`]).
+///
+/// # Errors
+/// As [`assemble`].
+pub fn stream_text(body: &[u8]) -> Result<String, String> {
+    assemble(&read_all(body)).map(|a| a.text)
+}
+
 /// Reads a whole body at once (tests, and callers that already hold it).
 pub fn read_all(body: &[u8]) -> StreamTrace {
     let mut reader = SseReader::new();

@@ -259,7 +259,7 @@ mod tests {
     use super::*;
     use crate::dialect::anthropic::StreamEncoder;
     use crate::dialect::{Reply, ToolCall};
-    use crate::openai::assemble_sse;
+    use crate::systems::sse::stream_text;
     use serde_json::json;
 
     fn options() -> ChunkOptions {
@@ -315,7 +315,7 @@ mod tests {
                 "pieces of {size}"
             );
         }
-        assert_eq!(assemble_sse(&whole).unwrap(), (reply.text.clone(), true));
+        assert_eq!(stream_text(whole.as_bytes()).unwrap(), reply.text);
         assert!(whole.contains("\"id\":\"msg_7\""));
         assert!(whole.contains("\"model\":\"claude-sim\""));
         assert!(whole.contains("\"arguments\":\"{\\\"city\\\":\\\"Lyon\\\"}\""));

@@ -289,7 +289,7 @@ mod tests {
     use super::*;
     use crate::dialect::gemini::{generate_body, sse_frame, StreamEncoder};
     use crate::dialect::Reply;
-    use crate::openai::assemble_sse;
+    use crate::systems::sse::stream_text;
     use serde_json::json;
 
     fn defaults() -> ChunkOptions {
@@ -391,7 +391,7 @@ mod tests {
                 "pieces of {size}"
             );
         }
-        assert_eq!(assemble_sse(&whole).unwrap(), (reply.text.clone(), true));
+        assert_eq!(stream_text(whole.as_bytes()).unwrap(), reply.text);
         assert!(
             whole.contains("\"id\":\"resp-1\"") && whole.contains("\"model\":\"gemini-sim-001\"")
         );
