@@ -34,6 +34,10 @@ pub struct TurnRecord {
     pub answer: String,
     /// Why the request produced no usable answer, if it did not.
     pub error: Option<String>,
+    /// Ids of other conversations whose anchor appeared in this answer,
+    /// `;`-separated (context bleed, on any turn); empty when none.
+    #[serde(default)]
+    pub bleed_from: String,
 }
 
 /// One request an upstream received, and what it did with it.

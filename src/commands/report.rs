@@ -13,7 +13,7 @@ pub fn report(dir: &Path) -> anyhow::Result<ExitCode> {
     let (config, turns, events, attempts) = report::read_report(dir)
         .with_context(|| format!("cannot re-render the report in {}", dir.display()))?;
     let ctx = report::summary_context(&config, continuity::run_notes(&config));
-    let summary = continuity::summary::summarize(&ctx, &events, &attempts);
+    let summary = continuity::summary::summarize(&ctx, &events, &turns, &attempts);
     let data = report::ReportData {
         config,
         turns,

@@ -46,7 +46,14 @@ pub async fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
                     summary.systems.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
                 )
             })?;
-        let cpr = 100.0 * system.cpr.rate;
+        let Some(rate) = system.cpr.rate else {
+            eprintln!(
+                "{}: CPR is n/a (no failover event was measured), so --fail-under-cpr {threshold} % is not met",
+                system.name
+            );
+            return Ok(ExitCode::from(1));
+        };
+        let cpr = 100.0 * rate;
         if cpr < threshold {
             eprintln!(
                 "{}: CPR {cpr:.2} % is below --fail-under-cpr {threshold} %",

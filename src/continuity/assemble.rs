@@ -2,7 +2,7 @@
 //! final turn with its upstream attempts, and the summary with its notes.
 
 use super::collect::Collected;
-use super::record::EventRecord;
+use super::record::{EventRecord, Stage};
 use super::report::{self, ReportData};
 use super::summary::summarize;
 use super::EXCERPT_CHARS;
@@ -12,8 +12,8 @@ use crate::faults::{FaultPlan, Role};
 use crate::record::{AttemptRecord, TurnRecord};
 use std::collections::HashMap;
 
-/// Builds the report data: turn rows, one event per faulted final turn with
-/// its attempts, and the summary.
+/// Builds the report data: turn rows, one event per planned failover
+/// event with its stage and attempts, and the summary.
 pub(super) fn assemble(
     resolved: &ResolvedConfig,
     dataset: &Dataset,
@@ -22,9 +22,9 @@ pub(super) fn assemble(
     attempts: Vec<AttemptRecord>,
 ) -> ReportData {
     collected.sort_by_key(|c| (c.outcome.run, c.outcome.system, c.outcome.conversation));
-    let mut final_attempts: HashMap<(u32, &str, &str, u32), (u32, u32)> = HashMap::new();
+    let mut per_turn: HashMap<(u32, &str, &str, u32), (u32, u32)> = HashMap::new();
     for a in &attempts {
-        let counts = final_attempts
+        let counts = per_turn
             .entry((a.run, a.system.as_str(), a.conversation.as_str(), a.turn))
             .or_default();
         match a.role {
@@ -33,32 +33,53 @@ pub(super) fn assemble(
         }
     }
     let mut events = Vec::new();
-    for c in &collected {
+    for c in collected.iter().filter(|c| !c.outcome.interrupted) {
         let o = &c.outcome;
         let conversation = &dataset.conversations[o.conversation];
-        let Some(fault_mode) = plan.final_turn_mode(o.run, o.conversation) else {
+        let Some(planned) = planned_event(plan, o.run, o.conversation, conversation.n_turns())
+        else {
             continue;
         };
-        let last = o.turns.last();
-        let n = conversation.n_turns() as u32;
         let system = &resolved.systems[o.system];
-        let (primary_attempts, fallback_attempts) = final_attempts
-            .get(&(o.run, system.as_str(), conversation.id.as_str(), n))
+        let (primary_attempts, fallback_attempts) = per_turn
+            .get(&(
+                o.run,
+                system.as_str(),
+                conversation.id.as_str(),
+                planned.turn,
+            ))
             .copied()
             .unwrap_or_default();
+        let at_turn = o.turns.iter().find(|t| t.turn == planned.turn);
+        let faulted_seen = match planned.role {
+            Role::Primary => primary_attempts,
+            Role::Fallback => fallback_attempts,
+        };
+        let (stage, stage_reason) = stage_of(
+            &o.turns,
+            planned.turn,
+            planned.role,
+            faulted_seen,
+            fallback_attempts,
+        );
+        let last = o.turns.last();
         events.push(EventRecord {
             run: o.run,
             system: system.clone(),
             conversation: conversation.id.clone(),
-            turns: n,
-            fault_mode,
-            client_status: last.and_then(|t| t.status),
-            latency_ms: last.map(|t| t.latency_ms).unwrap_or_default(),
+            turns: conversation.n_turns() as u32,
+            turn: planned.turn,
+            stage,
+            stage_reason,
+            fault_mode: planned.mode,
+            client_status: at_turn.and_then(|t| t.status),
+            latency_ms: at_turn.map(|t| t.latency_ms).unwrap_or_default(),
             verdict: c.scored.verdict,
             method: c.scored.method,
             reason: c.scored.reason.clone(),
             bleed_from: c.scored.bleed_from.join(";"),
             answer_excerpt: last
+                .filter(|t| t.is_final)
                 .map(|t| t.answer.chars().take(EXCERPT_CHARS).collect())
                 .unwrap_or_default(),
             primary_attempts,
@@ -72,6 +93,7 @@ pub(super) fn assemble(
     let summary = summarize(
         &report::summary_context(resolved, run_notes(resolved)),
         &events,
+        &turns,
         &attempts,
     );
     ReportData {
@@ -80,6 +102,75 @@ pub(super) fn assemble(
         events,
         attempts,
         summary,
+    }
+}
+
+/// The event the plan schedules for a conversation (interim, until the plan
+/// says which turn it faults).
+struct Planned {
+    turn: u32,
+    mode: crate::faults::FaultMode,
+    role: Role,
+}
+
+fn planned_event(
+    plan: &FaultPlan,
+    run: u32,
+    conversation: usize,
+    n_turns: usize,
+) -> Option<Planned> {
+    plan.final_turn_mode(run, conversation).map(|mode| Planned {
+        turn: n_turns as u32,
+        mode,
+        role: Role::Primary,
+    })
+}
+
+/// The stage an event reached, from the conversation's turns and the
+/// attempts the upstreams logged for its event turn: `broke_before` when
+/// the conversation ended before the event turn was sent, `failover` when
+/// the faulted upstream saw the event turn (every attempt there gets the
+/// fault), `not_exercised` otherwise, with the reason.
+fn stage_of(
+    turns: &[TurnRecord],
+    event_turn: u32,
+    faulted: Role,
+    faulted_seen: u32,
+    fallback_seen: u32,
+) -> (Stage, String) {
+    if !turns.iter().any(|t| t.turn == event_turn) {
+        let reason = match turns.last() {
+            Some(last) => format!(
+                "broke at turn {}: {}",
+                last.turn,
+                error_class(last.error.as_deref().unwrap_or("no answer"))
+            ),
+            None => "no request was sent".to_string(),
+        };
+        return (Stage::BrokeBefore, reason);
+    }
+    if faulted_seen > 0 {
+        return (Stage::Failover, String::new());
+    }
+    let reason = match (faulted, fallback_seen) {
+        (Role::Primary, 0) => {
+            "no upstream saw the faulted turn: the gateway answered by itself (a cache, a made-up answer) or sends its traffic elsewhere (check its upstream ports)"
+        }
+        (Role::Primary, _) => {
+            "the faulted turn went straight to the fallback: the primary was skipped (a cooldown after an earlier failure?)"
+        }
+        (Role::Fallback, _) => "the faulted fallback never saw the faulted turn",
+    };
+    (Stage::NotExercised, reason.to_string())
+}
+
+/// The kind of a driver error, without the detail that makes every reason
+/// unique (a body excerpt, a byte count), so that reasons group: "HTTP 500",
+/// "connection failed", "no complete response within 30000 ms".
+fn error_class(error: &str) -> &str {
+    match error.split_once(':') {
+        Some((head, _)) => head.trim(),
+        None => error.trim(),
     }
 }
 

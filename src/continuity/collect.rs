@@ -4,9 +4,10 @@
 
 use crate::config::RunConfig;
 use crate::dataset::Dataset;
+use crate::driver::replay::INTERRUPTED;
 use crate::driver::ConversationOutcome;
 use crate::record::TurnRecord;
-use crate::scoring::{score_fast, AnchorIndex, Judge, Scored, Verdict, VerdictMethod};
+use crate::scoring::{bleed_in, score_fast, AnchorIndex, Judge, Scored, Verdict, VerdictMethod};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -45,6 +46,16 @@ pub(super) async fn collect(
     let mut tally = vec![(0u64, 0u64); names.len()];
     while let Some(outcome) = rx.recv().await {
         let conversation = &dataset.conversations[outcome.conversation];
+        if outcome.interrupted {
+            let scored = Scored {
+                verdict: Verdict::Error,
+                method: VerdictMethod::FastPath,
+                reason: INTERRUPTED.to_string(),
+                bleed_from: Vec::new(),
+            };
+            collected.push(Collected { outcome, scored });
+            continue;
+        }
         let scored = score_outcome(conversation, &outcome.turns, &anchors);
         let entry = &mut tally[outcome.system];
         entry.1 += 1;
@@ -69,6 +80,19 @@ pub(super) async fn collect(
     collected
 }
 
+/// Marks, on every answered turn, the other conversations whose anchor the
+/// answer carries (context bleed on any turn). Done after the replay, so
+/// that this text work never competes with the systems under test for the
+/// runtime's threads while they are being timed.
+pub(super) fn mark_bleed(collected: &mut [Collected], dataset: &Dataset, anchors: &AnchorIndex) {
+    for c in collected {
+        let conversation = &dataset.conversations[c.outcome.conversation];
+        for turn in c.outcome.turns.iter_mut().filter(|t| t.error.is_none()) {
+            turn.bleed_from = bleed_in(conversation, &turn.answer, anchors).join(";");
+        }
+    }
+}
+
 /// Judge requests in flight at once.
 pub(super) const JUDGE_CONCURRENCY: usize = 8;
 
@@ -85,6 +109,7 @@ pub(super) async fn judge_undetermined(
         .filter(|&i| {
             let c = &collected[i];
             c.scored.verdict == Verdict::Undetermined
+                && !c.outcome.interrupted
                 && c.scored.method == VerdictMethod::FastPath
                 && c.outcome
                     .turns

@@ -26,7 +26,7 @@ use crate::systems::{driver_client, Systems, SystemsSpec, SYSTEM_PROMPT};
 use crate::upstream::{ConversationIndex, UpstreamContext};
 use anyhow::Context;
 use assemble::assemble;
-use collect::{collect, judge_undetermined, progress_bar};
+use collect::{collect, judge_undetermined, mark_bleed, progress_bar};
 use report::ReportData;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -134,6 +134,7 @@ pub async fn execute(config: &RunConfig, cancel: CancellationToken) -> anyhow::R
         );
     }
     let interrupted = cancel.is_cancelled();
+    mark_bleed(&mut outcomes, &dataset, &anchors);
     if let Some(judge) = &judge {
         judge_undetermined(&mut outcomes, &dataset, judge.judge.as_ref()).await;
     }

@@ -1,12 +1,43 @@
-//! The `run` suite's own row: one per failover event, the columns of
+//! The `run` suite's own row: one per (run, system, conversation) the plan
+//! faults, with the stage it reached and its verdict; the columns of
 //! `events.csv` and the input of its summary.
 
 use crate::faults::FaultMode;
 use crate::scoring::{Verdict, VerdictMethod};
 use serde::{Deserialize, Serialize};
 
-/// One failover event: a (run, system, conversation) whose final turn was
-/// faulted at the primary upstream, with its verdict.
+/// How far a planned failover event got. Only [`Stage::Failover`] events
+/// enter CPR and every figure built on it; the others are counted beside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// The faulted request reached the faulted upstream and the fault fired
+    /// there, as its attempt log shows.
+    Failover,
+    /// The conversation ended before the faulted turn (a capacity or
+    /// protocol failure of the system), so the fault was never reached.
+    BrokeBefore,
+    /// The faulted turn was sent, but the faulted upstream never saw it (a
+    /// cooldown, a cache, an answer made up by the gateway, a wrong port).
+    NotExercised,
+}
+
+impl Stage {
+    /// Every stage, in report order.
+    pub const ALL: [Stage; 3] = [Stage::Failover, Stage::BrokeBefore, Stage::NotExercised];
+
+    /// The snake_case name used in files and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Failover => "failover",
+            Stage::BrokeBefore => "broke_before",
+            Stage::NotExercised => "not_exercised",
+        }
+    }
+}
+
+/// One planned failover event: a (run, system, conversation) whose event
+/// turn the plan faults, with the stage it reached and its verdict.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EventRecord {
     /// Run index, from 1.
@@ -17,11 +48,19 @@ pub struct EventRecord {
     pub conversation: String,
     /// Number of turns in the conversation.
     pub turns: u32,
-    /// The fault executed at the primary on the final turn.
+    /// The event turn: the turn the plan faults (the final one by default).
+    pub turn: u32,
+    /// How far the event got.
+    pub stage: Stage,
+    /// Why it stopped short of `failover` (empty when it did not): the turn
+    /// and error a conversation broke at, or what the faulted upstream saw.
+    pub stage_reason: String,
+    /// The fault the plan scheduled on the event turn.
     pub fault_mode: FaultMode,
-    /// HTTP status the client received, if any.
+    /// HTTP status the client received on the event turn, if any.
     pub client_status: Option<u16>,
-    /// End-to-end client latency of the final turn in milliseconds.
+    /// End-to-end client latency of the event turn in milliseconds (0 when
+    /// it was never sent).
     pub latency_ms: f64,
     /// The verdict.
     pub verdict: Verdict,
@@ -29,13 +68,45 @@ pub struct EventRecord {
     pub method: VerdictMethod,
     /// Why the scorer decided so (or why the request failed).
     pub reason: String,
-    /// Ids of other conversations whose anchor appeared in the answer,
+    /// Ids of other conversations whose anchor appeared in the final answer,
     /// separated by `;` (context bleed). Empty when none.
     pub bleed_from: String,
-    /// The first 160 characters of the answer.
+    /// The first 160 characters of the final answer.
     pub answer_excerpt: String,
-    /// Requests the primary upstream saw for this final turn.
+    /// Requests the primary upstream saw for the event turn.
     pub primary_attempts: u32,
-    /// Requests the fallback upstream saw for this final turn.
+    /// Requests the fallback upstream saw for the event turn.
     pub fallback_attempts: u32,
+}
+
+/// Rows for tests, so every test builds its events the same way.
+#[cfg(test)]
+pub(crate) mod fixture {
+    use super::{EventRecord, Stage};
+    use crate::faults::FaultMode;
+    use crate::scoring::{Verdict, VerdictMethod};
+
+    /// A failover event on the final turn, answered 200 and preserved: the
+    /// base every test adjusts with struct-update syntax.
+    pub(crate) fn event(run: u32, system: &str, conversation: &str, turns: u32) -> EventRecord {
+        EventRecord {
+            run,
+            system: system.into(),
+            conversation: conversation.into(),
+            turns,
+            turn: turns,
+            stage: Stage::Failover,
+            stage_reason: String::new(),
+            fault_mode: FaultMode::Timeout,
+            client_status: Some(200),
+            latency_ms: 1.0,
+            verdict: Verdict::Preserved,
+            method: VerdictMethod::FastPath,
+            reason: String::new(),
+            bleed_from: String::new(),
+            answer_excerpt: String::new(),
+            primary_attempts: 1,
+            fallback_attempts: 1,
+        }
+    }
 }

@@ -53,13 +53,18 @@ pub struct ConversationOutcome {
     pub conversation: usize,
     /// One record per request sent, in order.
     pub turns: Vec<TurnRecord>,
+    /// Whether cancellation cut the conversation short (its turns so far
+    /// are kept; it is not scored).
+    pub interrupted: bool,
 }
 
 /// Replays every conversation of `dataset` through every target once, for
 /// run `run`, and sends each finished conversation to `results`.
 ///
 /// Returns when every job is done or, after `cancel`, when the workers have
-/// stopped; conversations cut short by cancellation are not sent.
+/// stopped; a conversation cut short by cancellation is sent with what it
+/// sent so far, marked interrupted. Workers are capped at the number of
+/// jobs.
 pub async fn run_once(
     run: u32,
     targets: &[Target],
@@ -77,10 +82,10 @@ pub async fn run_once(
         "job-order",
         u64::from(run),
     ));
+    let workers = options.concurrency.clamp(1, jobs.len().max(1));
     let queue = Arc::new(Mutex::new(VecDeque::from(jobs)));
     let targets: Arc<[Target]> = targets.to_vec().into();
     let run_start = Instant::now();
-    let workers = options.concurrency.max(1);
     let mut handles = Vec::with_capacity(workers);
     for _ in 0..workers {
         let queue = Arc::clone(&queue);
@@ -96,16 +101,22 @@ pub async fn run_once(
                     break;
                 }
                 let job = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
-                let Some((system, conversation)) = job else { break };
+                let Some((system, conversation)) = job else {
+                    break;
+                };
                 let target = &targets[system];
                 let conv = &dataset.conversations[conversation];
-                let replayed = tokio::select! {
-                    turns = replay_conversation(&client, target, conv, run, &options, run_start) => Some(turns),
-                    () = cancel.cancelled() => None,
+                let (turns, interrupted) =
+                    replay_conversation(&client, target, conv, run, &options, run_start, &cancel)
+                        .await;
+                let outcome = ConversationOutcome {
+                    run,
+                    system,
+                    conversation,
+                    turns,
+                    interrupted,
                 };
-                let Some(turns) = replayed else { break };
-                let outcome = ConversationOutcome { run, system, conversation, turns };
-                if results.send(outcome).await.is_err() {
+                if results.send(outcome).await.is_err() || interrupted {
                     break;
                 }
             }

@@ -13,9 +13,15 @@ use crate::openai::{ChatMessage, ChatRequest};
 use crate::record::TurnRecord;
 use crate::systems::{send, Target};
 use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// The error of a request abandoned by Ctrl-C.
+pub const INTERRUPTED: &str = "interrupted (Ctrl-C) before the answer arrived";
 
 /// Replays `conversation` through `target` and returns one record per request
-/// sent. `run_start` is the epoch of `sent_at_ms`.
+/// sent, and whether `cancel` cut it short (a request in flight when it fires
+/// is abandoned and recorded with the error "interrupted"). `run_start` is the
+/// epoch of `sent_at_ms`.
 pub async fn replay_conversation(
     client: &reqwest::Client,
     target: &Target,
@@ -23,7 +29,8 @@ pub async fn replay_conversation(
     run: u32,
     options: &DriverOptions,
     run_start: Instant,
-) -> Vec<TurnRecord> {
+    cancel: &CancellationToken,
+) -> (Vec<TurnRecord>, bool) {
     let n = conversation.n_turns();
     let mut messages = vec![ChatMessage::new("system", &options.system_prompt)];
     let first_sent = match options.replay {
@@ -49,8 +56,33 @@ pub async fn replay_conversation(
             stream_options: None,
             extra: serde_json::Map::new(),
         };
+        if cancel.is_cancelled() {
+            return (records, true);
+        }
         let sent_at_ms = run_start.elapsed().as_secs_f64() * 1000.0;
-        let reply = send(client, target, &request, options.request_timeout).await;
+        let started = Instant::now();
+        let exchange = tokio::select! {
+            exchange = send(client, target, &request, options.request_timeout) => Some(exchange),
+            () = cancel.cancelled() => None,
+        };
+        let Some(reply) = exchange else {
+            records.push(TurnRecord {
+                run,
+                system: target.name.clone(),
+                conversation: conversation.id.clone(),
+                turn: (index + 1) as u32,
+                turns: n as u32,
+                is_final: index + 1 == n,
+                messages_sent: request.messages.len() as u32,
+                sent_at_ms,
+                status: None,
+                latency_ms: started.elapsed().as_secs_f64() * 1000.0,
+                answer: String::new(),
+                error: Some(INTERRUPTED.to_string()),
+                bleed_from: String::new(),
+            });
+            return (records, true);
+        };
         let answer = reply.answer.clone().unwrap_or_default();
         let usable = reply.answer.is_some();
         records.push(TurnRecord {
@@ -66,11 +98,12 @@ pub async fn replay_conversation(
             latency_ms: reply.latency_ms,
             answer: answer.clone(),
             error: reply.error,
+            bleed_from: String::new(),
         });
         if !usable {
             break;
         }
         messages.push(ChatMessage::new("assistant", &answer));
     }
-    records
+    (records, false)
 }

@@ -10,19 +10,32 @@ pub fn percent(proportion: f64) -> String {
     format!("{:.2} %", proportion * 100.0)
 }
 
+/// What a rate with nothing measured prints as.
+pub const NOT_MEASURED: &str = "n/a";
+
+/// A rate as a percentage with two decimals, or "n/a" when nothing was
+/// measured.
+pub fn rate_percent(rate: &Rate) -> String {
+    rate.rate.map_or_else(|| NOT_MEASURED.to_string(), percent)
+}
+
 /// The counts behind a rate: "744/750".
 pub fn counts(rate: &Rate) -> String {
     format!("{}/{}", rate.successes, rate.trials)
 }
 
-/// A rate with its counts: "99.20 % (744/750)".
+/// A rate with its counts: "99.20 % (744/750)"; "n/a (0/0)" when nothing
+/// was measured.
 pub fn rate_with_counts(rate: &Rate) -> String {
-    format!("{} ({})", percent(rate.rate), counts(rate))
+    format!("{} ({})", rate_percent(rate), counts(rate))
 }
 
-/// An interval on a proportion: "[98.27 %, 99.63 %]".
-pub fn interval(interval: &Interval) -> String {
-    format!("[{}, {}]", percent(interval.lo), percent(interval.hi))
+/// An interval on a proportion: "[98.27 %, 99.63 %]", or "n/a".
+pub fn interval(interval: &Option<Interval>) -> String {
+    match interval {
+        Some(i) => format!("[{}, {}]", percent(i.lo), percent(i.hi)),
+        None => NOT_MEASURED.to_string(),
+    }
 }
 
 /// A confidence level as a label: "95 %" (one decimal when not whole).
@@ -107,6 +120,9 @@ mod tests {
         let r = rate(744, 750);
         assert_eq!(rate_with_counts(&r), "99.20 % (744/750)");
         assert_eq!(interval(&r.wilson), "[98.27 %, 99.63 %]");
+        let none = rate(0, 0);
+        assert_eq!(rate_with_counts(&none), "n/a (0/0)");
+        assert_eq!(interval(&none.wilson), "n/a");
     }
 
     #[test]

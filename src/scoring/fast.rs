@@ -224,6 +224,21 @@ fn contains_phrase(haystack: &[String], phrase: &[String]) -> bool {
     !phrase.is_empty() && haystack.windows(phrase.len()).any(|w| w == phrase)
 }
 
+/// Ids of the other conversations whose anchor `answer` contains (and that
+/// do not occur in this conversation's own history): context bleed, which
+/// can show on any turn, not only the probe.
+pub fn bleed_in(conversation: &Conversation, answer: &str, index: &AnchorIndex) -> Vec<String> {
+    let words = tokens(answer);
+    let ids: BTreeSet<String> = find_hits(conversation, &words, index)
+        .into_iter()
+        .filter_map(|h| match h.kind {
+            Kind::Foreign(id) => Some(id),
+            _ => None,
+        })
+        .collect();
+    ids.into_iter().collect()
+}
+
 /// Scores `answer` (None when the request failed) for `conversation`.
 ///
 /// - no answer, or only whitespace: `error`;

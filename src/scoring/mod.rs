@@ -8,7 +8,7 @@ pub mod fast;
 pub mod judge;
 pub mod normalize;
 
-pub use fast::{score_fast, AnchorIndex};
+pub use fast::{bleed_in, score_fast, AnchorIndex};
 pub use judge::Judge;
 
 use serde::{Deserialize, Serialize};

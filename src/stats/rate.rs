@@ -11,10 +11,11 @@ pub struct Rate {
     pub successes: u64,
     /// Denominator.
     pub trials: u64,
-    /// successes / trials, 0 when trials is 0.
-    pub rate: f64,
-    /// Wilson score interval, pooled over all trials.
-    pub wilson: Interval,
+    /// successes / trials; `None` (n/a) when nothing was measured.
+    pub rate: Option<f64>,
+    /// Wilson score interval, pooled over all trials; `None` when nothing
+    /// was measured.
+    pub wilson: Option<Interval>,
 }
 
 /// `successes` of `trials` with its Wilson interval at [`CONFIDENCE`].
@@ -22,12 +23,8 @@ pub fn rate(successes: u64, trials: u64) -> Rate {
     Rate {
         successes,
         trials,
-        rate: if trials == 0 {
-            0.0
-        } else {
-            successes as f64 / trials as f64
-        },
-        wilson: wilson(successes, trials, CONFIDENCE),
+        rate: (trials > 0).then(|| successes as f64 / trials as f64),
+        wilson: (trials > 0).then(|| wilson(successes, trials, CONFIDENCE)),
     }
 }
 
@@ -38,7 +35,14 @@ mod tests {
     #[test]
     fn published_wilson_for_744_of_750() {
         let r = rate(744, 750);
-        assert!((r.rate - 0.992).abs() < 1e-12);
-        assert!((r.wilson.lo - 0.9827).abs() < 5e-5 && (r.wilson.hi - 0.9963).abs() < 5e-5);
+        assert!((r.rate.unwrap() - 0.992).abs() < 1e-12);
+        let w = r.wilson.unwrap();
+        assert!((w.lo - 0.9827).abs() < 5e-5 && (w.hi - 0.9963).abs() < 5e-5);
+    }
+
+    #[test]
+    fn nothing_measured_is_not_a_rate() {
+        let r = rate(0, 0);
+        assert_eq!((r.rate, r.wilson), (None, None));
     }
 }

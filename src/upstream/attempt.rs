@@ -1,8 +1,11 @@
-//! Recording one attempt exactly once: through [`AttemptGuard::finish`] when
-//! the upstream is done, or on drop when the client went away first (hyper
-//! drops the handler future or the body stream on disconnect), so a held
-//! connection the gateway abandons is still logged, with how long it waited.
+//! Recording one attempt exactly once: it is registered in the log on
+//! arrival (so a snapshot shows it while it is in flight), and finished
+//! through [`AttemptGuard::finish`] when the upstream is done, or on drop
+//! when the client went away first (hyper drops the handler future or the
+//! body stream on disconnect), so a held connection the gateway abandons is
+//! logged with how long it waited.
 
+use super::log::PendingId;
 use super::AttemptLog;
 use crate::record::{AttemptAction, AttemptRecord};
 use std::time::{Duration, Instant};
@@ -15,18 +18,19 @@ pub fn millis(d: Duration) -> f64 {
 /// The attempt being served, recorded once.
 pub struct AttemptGuard {
     log: AttemptLog,
-    row: Option<AttemptRecord>,
+    id: Option<PendingId>,
     start: Instant,
     /// Status already committed to the wire (a stream's 200), for the drop path.
     sent: Option<u16>,
 }
 
 impl AttemptGuard {
-    /// Guards `row`, which arrived at `start`.
+    /// Registers `row`, which arrived at `start`, as in flight.
     pub fn new(log: AttemptLog, row: AttemptRecord, start: Instant) -> Self {
+        let id = log.begin(row, start);
         AttemptGuard {
             log,
-            row: Some(row),
+            id: Some(id),
             start,
             sent: None,
         }
@@ -34,10 +38,12 @@ impl AttemptGuard {
 
     /// Records the attempt as finished with `status`.
     pub fn finish(mut self, status: Option<u16>) {
-        if let Some(mut row) = self.row.take() {
-            row.status = status;
-            row.duration_ms = millis(self.start.elapsed());
-            self.log.record(row);
+        if let Some(id) = self.id.take() {
+            let duration_ms = millis(self.start.elapsed());
+            self.log.finish(id, |row| {
+                row.status = status;
+                row.duration_ms = duration_ms;
+            });
         }
     }
 
@@ -49,26 +55,28 @@ impl AttemptGuard {
 
     /// Notes the `Retry-After` sent, in milliseconds.
     pub fn set_retry_after(&mut self, ms: u64) {
-        if let Some(row) = self.row.as_mut() {
-            row.retry_after_ms = Some(ms);
+        if let Some(id) = self.id {
+            self.log.update(id, |row| row.retry_after_ms = Some(ms));
         }
     }
 
     /// Notes what the upstream did.
     pub fn set_action(&mut self, action: AttemptAction) {
-        if let Some(row) = self.row.as_mut() {
-            row.action = action;
+        if let Some(id) = self.id {
+            self.log.update(id, |row| row.action = action);
         }
     }
 }
 
 impl Drop for AttemptGuard {
     fn drop(&mut self) {
-        if let Some(mut row) = self.row.take() {
-            row.status = self.sent;
-            row.client_gave_up = true;
-            row.duration_ms = millis(self.start.elapsed());
-            self.log.record(row);
+        if let Some(id) = self.id.take() {
+            let (sent, duration_ms) = (self.sent, millis(self.start.elapsed()));
+            self.log.finish(id, |row| {
+                row.status = sent;
+                row.client_gave_up = true;
+                row.duration_ms = duration_ms;
+            });
         }
     }
 }

@@ -40,12 +40,19 @@ fn owned(k: TurnKey<'_>) -> AttemptKey {
 
 #[derive(Debug, Default)]
 struct Inner {
+    /// Finished attempts, in completion order.
     rows: Vec<AttemptRecord>,
     /// Attempts arrived, per key.
     attempts: HashMap<AttemptKey, u32>,
-    /// Attempts recorded, per key.
-    recorded: HashMap<AttemptKey, u32>,
+    /// Attempts still being served (a held connection, an answer being
+    /// streamed), by id, with when they arrived.
+    pending: HashMap<u64, (AttemptRecord, std::time::Instant)>,
+    next_id: u64,
 }
+
+/// An attempt that arrived and is not finished yet (see [`AttemptLog::begin`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PendingId(u64);
 
 /// Shared, append-only log of upstream attempts. Clones share the same log.
 #[derive(Debug, Clone, Default)]
@@ -81,18 +88,36 @@ impl AttemptLog {
         self.lock().attempts.get(&owned(key)).copied().unwrap_or(0)
     }
 
-    /// Appends one row.
+    /// Appends one finished row.
     pub fn record(&self, row: AttemptRecord) {
-        let key = (
-            row.run,
-            row.system.clone(),
-            row.role,
-            row.conversation.clone(),
-            row.turn,
-        );
+        self.lock().rows.push(row);
+    }
+
+    /// Registers an attempt that arrived at `arrived` and is being served;
+    /// until [`AttemptLog::finish`], snapshots show it as in flight.
+    pub fn begin(&self, row: AttemptRecord, arrived: std::time::Instant) -> PendingId {
         let mut inner = self.lock();
-        *inner.recorded.entry(key).or_insert(0) += 1;
-        inner.rows.push(row);
+        let id = inner.next_id;
+        inner.next_id += 1;
+        inner.pending.insert(id, (row, arrived));
+        PendingId(id)
+    }
+
+    /// Changes the row of an attempt still being served.
+    pub fn update(&self, id: PendingId, change: impl FnOnce(&mut AttemptRecord)) {
+        if let Some((row, _)) = self.lock().pending.get_mut(&id.0) {
+            change(row);
+        }
+    }
+
+    /// Finishes an attempt: `change` completes its row, which moves to the
+    /// finished rows.
+    pub fn finish(&self, id: PendingId, change: impl FnOnce(&mut AttemptRecord)) {
+        let mut inner = self.lock();
+        if let Some((mut row, _)) = inner.pending.remove(&id.0) {
+            change(&mut row);
+            inner.rows.push(row);
+        }
     }
 
     /// Waits until every attempt that arrived for `key` is recorded, or
@@ -103,12 +128,15 @@ impl AttemptLog {
         let give_up = tokio::time::Instant::now() + max_wait;
         let key = owned(key);
         loop {
-            let pending = {
-                let inner = self.lock();
-                let arrived = inner.attempts.get(&key).copied().unwrap_or(0);
-                let recorded = inner.recorded.get(&key).copied().unwrap_or(0);
-                arrived > recorded
-            };
+            let pending = self.lock().pending.values().any(|(row, _)| {
+                (
+                    row.run,
+                    row.system.as_str(),
+                    row.role,
+                    row.conversation.as_str(),
+                    row.turn,
+                ) == (key.0, key.1.as_str(), key.2, key.3.as_str(), key.4)
+            });
             if !pending {
                 return true;
             }
@@ -119,17 +147,31 @@ impl AttemptLog {
         }
     }
 
-    /// A copy of every attempt so far, in the order they finished.
+    /// A copy of every attempt so far: the finished ones in the order they
+    /// finished, then those still in flight (status empty, client not gone,
+    /// duration so far), in arrival order. Every attempt that arrived is in
+    /// it, so a connection still held when a run ends is not lost.
     pub fn snapshot(&self) -> Vec<AttemptRecord> {
-        self.lock().rows.clone()
+        let inner = self.lock();
+        let mut pending: Vec<(u64, AttemptRecord)> = inner
+            .pending
+            .iter()
+            .map(|(id, (row, arrived))| {
+                let mut row = row.clone();
+                row.duration_ms = arrived.elapsed().as_secs_f64() * 1000.0;
+                (*id, row)
+            })
+            .collect();
+        pending.sort_by_key(|(id, _)| *id);
+        let mut rows = inner.rows.clone();
+        rows.extend(pending.into_iter().map(|(_, row)| row));
+        rows
     }
 
-    /// Attempts that have arrived but are not recorded yet: held TIMEOUTs
+    /// Attempts that have arrived but are not finished: held TIMEOUTs
     /// whose client has not gone away, answers still being written.
     pub fn in_flight(&self) -> usize {
-        let inner = self.lock();
-        let arrived: u32 = inner.attempts.values().sum();
-        (arrived as usize).saturating_sub(inner.rows.len())
+        self.lock().pending.len()
     }
 
     /// Waits until every attempt that arrived is recorded, or `max_wait`
@@ -148,7 +190,7 @@ impl AttemptLog {
         true
     }
 
-    /// Number of rows recorded so far.
+    /// Number of finished rows so far.
     pub fn len(&self) -> usize {
         self.lock().rows.len()
     }
@@ -204,27 +246,25 @@ mod tests {
     #[tokio::test]
     async fn settle_waits_for_attempts_still_in_flight() {
         let log = AttemptLog::new();
-        log.next_attempt(TurnKey {
-            run: 1,
-            system: "history",
-            role: Role::Primary,
-            conversation: "c1",
-            turn: 7,
-        });
+        let id = log.begin(
+            row(1, "c1", 7, Role::Primary, 0.0),
+            std::time::Instant::now(),
+        );
         assert_eq!(log.in_flight(), 1);
+        // A snapshot taken now still shows the held attempt, in flight.
+        let rows = log.snapshot();
+        assert_eq!(rows.len(), 1);
+        assert!(!rows[0].client_gave_up);
         assert!(!log.settle(std::time::Duration::from_millis(30)).await);
         let later = log.clone();
         tokio::spawn(async move {
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-            later.record(row(1, "c1", 7, Role::Primary, 0.0));
+            later.finish(id, |r| r.client_gave_up = true);
         });
         assert!(log.settle(std::time::Duration::from_secs(5)).await);
         assert_eq!(log.in_flight(), 0);
         assert_eq!(log.len(), 1);
-    }
-
-    fn row(run: u32, conversation: &str, turn: u32, role: Role, arrived_ms: f64) -> AttemptRecord {
-        crate::record::fixture::attempt(run, "history", role, conversation, turn, arrived_ms)
+        assert!(log.snapshot()[0].client_gave_up);
     }
 
     #[tokio::test]
@@ -237,13 +277,14 @@ mod tests {
             conversation: c,
             turn: 7,
         };
-        log.next_attempt(key("c1"));
-        log.next_attempt(key("c2"));
+        let now = std::time::Instant::now();
+        let c1 = log.begin(row(1, "c1", 7, Role::Primary, 0.0), now);
+        let _c2 = log.begin(row(1, "c2", 7, Role::Primary, 0.0), now);
         // c2 is held elsewhere; c1 finishes a moment later.
         let writer = log.clone();
         tokio::spawn(async move {
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            writer.record(row(1, "c1", 7, Role::Primary, 0.0));
+            writer.finish(c1, |_| {});
         });
         assert!(
             log.settle_key(key("c1"), std::time::Duration::from_secs(5))
@@ -254,6 +295,10 @@ mod tests {
             !log.settle_key(key("c2"), std::time::Duration::from_millis(30))
                 .await
         );
+    }
+
+    fn row(run: u32, conversation: &str, turn: u32, role: Role, arrived_ms: f64) -> AttemptRecord {
+        crate::record::fixture::attempt(run, "history", role, conversation, turn, arrived_ms)
     }
 
     #[test]

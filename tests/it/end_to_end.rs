@@ -42,7 +42,11 @@ async fn reference_systems_separate_cleanly() {
         );
     }
     assert_eq!(stateless.cpr.successes, 0);
-    assert!(history.cpr.rate >= 0.99, "history CPR {}", history.cpr.rate);
+    assert!(
+        history.cpr.rate.unwrap() >= 0.99,
+        "history CPR {}",
+        history.cpr.rate.unwrap()
+    );
     let clo = summary.clo.as_ref().expect("both reference systems ran");
     assert_eq!(clo.delta_ms.n, 300);
     for file in [

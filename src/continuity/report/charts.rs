@@ -2,7 +2,7 @@
 //! over the plotters backend, with sizes and colours as named constants.
 //! `plots.rs` names the files; [`crate::report::plot`] owns the formats and the font.
 
-use super::plot_data::{clo_deltas, ecdf, latency_by_length};
+use super::plot_data::{clo_deltas, ecdf, latency_by_length, LengthLatency};
 use super::plots::Chart;
 use super::ReportData;
 use crate::report::plot::{
@@ -40,6 +40,7 @@ pub(super) fn draw<DB: DrawingBackend>(
     match chart {
         Chart::CprByFault => draw_cpr_by_fault(root, data),
         Chart::Clo => draw_clo(root, data),
+        Chart::CloByLength => draw_clo_by_length(root, data),
         Chart::LatencyByLength => draw_latency_by_length(root, data),
     }
     .map_err(|e| e.to_string())
@@ -103,7 +104,8 @@ fn draw_cpr_by_fault<DB: DrawingBackend>(
     let bar_width = GROUP_WIDTH / systems.len() as f64;
     for (s, system) in systems.iter().enumerate() {
         let colour = system_colour(s);
-        let rates: Vec<(f64, &crate::stats::Rate)> = categories
+        // Only measured rates get a bar: a group without events has none.
+        let rates: Vec<(f64, f64, crate::stats::Interval)> = categories
             .iter()
             .enumerate()
             .filter_map(|(c, key)| {
@@ -117,32 +119,33 @@ fn draw_cpr_by_fault<DB: DrawingBackend>(
                         .map(|g| &g.rate)
                 };
                 let left = c as f64 + (1.0 - GROUP_WIDTH) / 2.0 + s as f64 * bar_width;
-                rate.map(|r| (left, r))
+                let r = rate?;
+                Some((left, r.rate?, r.wilson?))
             })
             .collect();
         chart
-            .draw_series(rates.iter().map(|(left, r)| {
+            .draw_series(rates.iter().map(|(left, r, _)| {
                 Rectangle::new(
-                    [(*left, 0.0), (left + bar_width * 0.9, r.rate * 100.0)],
+                    [(*left, 0.0), (left + bar_width * 0.9, r * 100.0)],
                     colour.filled(),
                 )
             }))?
             .label(system.name.clone())
             .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], colour.filled()));
         let cap = bar_width * 0.2;
-        chart.draw_series(rates.iter().flat_map(|(left, r)| {
+        chart.draw_series(rates.iter().flat_map(|(left, _, w)| {
             let mid = left + bar_width * 0.45;
-            let (lo, hi) = (r.wilson.lo * 100.0, r.wilson.hi * 100.0);
+            let (lo, hi) = (w.lo * 100.0, w.hi * 100.0);
             [
                 PathElement::new(vec![(mid, lo), (mid, hi)], INK.stroke_width(2)),
                 PathElement::new(vec![(mid - cap, lo), (mid + cap, lo)], INK.stroke_width(2)),
                 PathElement::new(vec![(mid - cap, hi), (mid + cap, hi)], INK.stroke_width(2)),
             ]
         }))?;
-        chart.draw_series(rates.iter().map(|(left, r)| {
+        chart.draw_series(rates.iter().map(|(left, r, w)| {
             Text::new(
-                format!("{:.1}", r.rate * 100.0),
-                (left + bar_width * 0.1, r.wilson.hi * 100.0 + 5.0),
+                format!("{:.1}", r * 100.0),
+                (left + bar_width * 0.1, w.hi * 100.0 + 5.0),
                 tick_style(),
             )
         }))?;
@@ -169,12 +172,12 @@ fn draw_clo<DB: DrawingBackend>(
         .map(|c| (c.treatment.as_str(), c.baseline.as_str()))
         .unwrap_or(("history", "stateless"));
     let deltas = clo_deltas(&data.events, treatment, baseline);
-    let caption = format!("CLO: final-turn latency, {treatment} minus {baseline}");
+    let caption = format!("CLO: event-turn latency, {treatment} minus {baseline}");
     if deltas.is_empty() {
         return draw_empty(
             root,
             &caption,
-            "no (run, conversation) answered 2xx by both systems",
+            "no (run, conversation) was a failover event answered 2xx by both systems",
         );
     }
     let points = ecdf(&deltas);
@@ -189,7 +192,7 @@ fn draw_clo<DB: DrawingBackend>(
         .build_cartesian_2d((min - pad)..(max + pad), 0.0..1.0)?;
     chart
         .configure_mesh()
-        .x_desc("difference in final-turn latency (ms)")
+        .x_desc("difference in event-turn latency (ms)")
         .y_desc("fraction of pairs ≤ x")
         .axis_desc_style(label_style())
         .label_style(tick_style())
@@ -235,37 +238,93 @@ fn draw_clo<DB: DrawingBackend>(
         .draw()
 }
 
-/// Median (circle, joined per system) and P95 (triangle) of final-turn
+/// Median (circle, joined per system) and P95 (triangle) of event-turn
 /// latency per conversation length, one colour per system.
 fn draw_latency_by_length<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     data: &ReportData,
 ) -> DrawResult<DB> {
-    let caption = "Final-turn latency by conversation length (● median, ▲ P95)";
-    let series: Vec<_> = data
+    let series: Vec<(usize, String, Vec<LengthLatency>)> = data
         .summary
         .systems
         .iter()
-        .map(|s| (s.name.clone(), latency_by_length(&data.events, &s.name)))
-        .filter(|(_, rows)| !rows.is_empty())
+        .enumerate()
+        .map(|(i, s)| (i, s.name.clone(), latency_by_length(&data.events, &s.name)))
+        .filter(|(_, _, rows)| !rows.is_empty())
         .collect();
+    draw_by_length(
+        root,
+        "Event-turn latency by conversation length (● median, ▲ P95)",
+        "event-turn latency (ms)",
+        "no failover event in this report",
+        &series,
+    )
+}
+
+/// Median and P95 of CLO per conversation length: the price of the history
+/// as it grows.
+fn draw_clo_by_length<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    data: &ReportData,
+) -> DrawResult<DB> {
+    let rows: Vec<LengthLatency> = data
+        .summary
+        .clo
+        .iter()
+        .flat_map(|c| &c.by_length)
+        .filter(|l| l.delta_ms.n > 0)
+        .map(|l| LengthLatency {
+            turns: l.turns,
+            n: l.delta_ms.n as usize,
+            median: l.delta_ms.median,
+            p95: l.delta_ms.p95,
+        })
+        .collect();
+    let name = data.summary.clo.as_ref().map_or_else(String::new, |c| {
+        format!("{} minus {}", c.treatment, c.baseline)
+    });
+    let series = if rows.is_empty() {
+        Vec::new()
+    } else {
+        vec![(0, name, rows)]
+    };
+    draw_by_length(
+        root,
+        "CLO by conversation length (● median, ▲ P95)",
+        "latency difference (ms)",
+        "no (run, conversation) answered 2xx by both reference systems",
+        &series,
+    )
+}
+
+/// Median (circle, joined per series) and P95 (triangle) per conversation
+/// length, one colour per series (`series`: colour index, name, rows).
+fn draw_by_length<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    caption: &str,
+    y_desc: &str,
+    empty: &str,
+    series: &[(usize, String, Vec<LengthLatency>)],
+) -> DrawResult<DB> {
     let lengths: Vec<u32> = {
         let mut all: Vec<u32> = series
             .iter()
-            .flat_map(|(_, rows)| rows.iter().map(|r| r.turns))
+            .flat_map(|(_, _, rows)| rows.iter().map(|r| r.turns))
             .collect();
         all.sort_unstable();
         all.dedup();
         all
     };
     let (Some(&first), Some(&last)) = (lengths.first(), lengths.last()) else {
-        return draw_empty(root, caption, "no failover event in this report");
+        return draw_empty(root, caption, empty);
     };
-    let y_max = series
-        .iter()
-        .flat_map(|(_, rows)| rows.iter().map(|r| r.p95.max(r.median)))
-        .fold(0.0_f64, f64::max)
-        * LATENCY_HEADROOM;
+    let values = || {
+        series
+            .iter()
+            .flat_map(|(_, _, rows)| rows.iter().flat_map(|r| [r.p95, r.median]))
+    };
+    let y_max = values().fold(0.0_f64, f64::max) * LATENCY_HEADROOM;
+    let y_min = values().fold(0.0_f64, f64::min) * LATENCY_HEADROOM;
     let mut chart = ChartBuilder::on(root)
         .caption(caption, caption_style())
         .margin(MARGIN)
@@ -273,12 +332,12 @@ fn draw_latency_by_length<DB: DrawingBackend>(
         .y_label_area_size(Y_LABEL_AREA)
         .build_cartesian_2d(
             f64::from(first) - 0.5..f64::from(last) + 0.5,
-            0.0..y_max.max(1.0),
+            y_min..y_max.max(y_min + 1.0),
         )?;
     chart
         .configure_mesh()
         .x_desc("conversation length (turns)")
-        .y_desc("final-turn latency (ms)")
+        .y_desc(y_desc)
         .axis_desc_style(label_style())
         .label_style(tick_style())
         .max_light_lines(MAX_LIGHT_LINES)
@@ -294,14 +353,8 @@ fn draw_latency_by_length<DB: DrawingBackend>(
         .y_label_formatter(&|y| format!("{y:.0}"))
         .draw()?;
     let spread = 0.3 / series.len().max(1) as f64;
-    for (s, (name, rows)) in series.iter().enumerate() {
-        let colour = system_colour(
-            data.summary
-                .systems
-                .iter()
-                .position(|x| &x.name == name)
-                .unwrap_or(s),
-        );
+    for (s, (colour_index, name, rows)) in series.iter().enumerate() {
+        let colour = system_colour(*colour_index);
         let offset = (s as f64 - (series.len() as f64 - 1.0) / 2.0) * spread;
         let x = |turns: u32| f64::from(turns) + offset;
         chart

@@ -9,7 +9,7 @@ use crate::report::{csv, Exporter, ReportError};
 use std::path::Path;
 
 /// Columns of turns.csv, in order (the fields of [`TurnRecord`]).
-pub const TURN_COLUMNS: [&str; 12] = [
+pub const TURN_COLUMNS: [&str; 13] = [
     "run",
     "system",
     "conversation",
@@ -22,14 +22,21 @@ pub const TURN_COLUMNS: [&str; 12] = [
     "latency_ms",
     "answer",
     "error",
+    "bleed_from",
 ];
 
+/// Columns added to turns.csv since the first release.
+pub const TURN_COLUMNS_ADDED: [&str; 1] = ["bleed_from"];
+
 /// Columns of events.csv, in order (the fields of [`EventRecord`]).
-pub const EVENT_COLUMNS: [&str; 14] = [
+pub const EVENT_COLUMNS: [&str; 17] = [
     "run",
     "system",
     "conversation",
     "turns",
+    "turn",
+    "stage",
+    "stage_reason",
     "fault_mode",
     "client_status",
     "latency_ms",
@@ -118,7 +125,7 @@ impl Exporter<ReportData> for AttemptsCsv {
 /// # Errors
 /// [`ReportError`] naming the file, and the row and column when one is bad.
 pub fn read_turns(dir: &Path) -> Result<Vec<TurnRecord>, ReportError> {
-    csv::read(&dir.join(TURNS_FILE), &TURN_COLUMNS, &[])
+    csv::read(&dir.join(TURNS_FILE), &TURN_COLUMNS, &TURN_COLUMNS_ADDED)
 }
 
 /// Reads events.csv of a report directory.
@@ -160,11 +167,11 @@ mod tests {
         let data = report_data();
         assert_eq!(
             header(&TurnsCsv.render(&data).unwrap()),
-            "run,system,conversation,turn,turns,is_final,messages_sent,sent_at_ms,status,latency_ms,answer,error"
+            "run,system,conversation,turn,turns,is_final,messages_sent,sent_at_ms,status,latency_ms,answer,error,bleed_from"
         );
         assert_eq!(
             header(&EventsCsv.render(&data).unwrap()),
-            "run,system,conversation,turns,fault_mode,client_status,latency_ms,verdict,method,reason,bleed_from,answer_excerpt,primary_attempts,fallback_attempts"
+            "run,system,conversation,turns,turn,stage,stage_reason,fault_mode,client_status,latency_ms,verdict,method,reason,bleed_from,answer_excerpt,primary_attempts,fallback_attempts"
         );
         assert_eq!(
             header(&AttemptsCsv.render(&data).unwrap()),
@@ -278,7 +285,7 @@ mod tests {
                 .unwrap_err();
         assert!(
             err.to_string()
-                .starts_with("e.csv row 1: 3 fields, expected 14"),
+                .starts_with("e.csv row 1: 3 fields, expected 17"),
             "{err}"
         );
 

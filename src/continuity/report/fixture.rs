@@ -4,10 +4,10 @@
 
 use super::ReportData;
 use crate::config::ResolvedConfig;
-use crate::continuity::record::EventRecord;
+use crate::continuity::record::{EventRecord, Stage};
 use crate::continuity::summary::{
-    AttemptSummary, BleedExample, BleedSummary, CloSummary, GroupRate, Summary, SystemSummary,
-    VerdictCounts,
+    AttemptSummary, BleedExample, BleedSummary, CloByLength, CloSummary, GroupRate, StageCounts,
+    Summary, SystemSummary, VerdictCounts,
 };
 use crate::faults::{FaultMode, Role};
 use crate::record::{AttemptAction, AttemptRecord, TurnRecord};
@@ -34,6 +34,14 @@ const LENGTH_KEYS: [&str; 5] = ["7", "8", "9", "10", "11"];
 fn stateless() -> SystemSummary {
     SystemSummary {
         name: "stateless".into(),
+        stages: StageCounts {
+            failover: 750,
+            broke_before: 0,
+            not_exercised: 0,
+        },
+        stage_reasons: vec![],
+        warning: None,
+        survival: rate(0, 750),
         events: 750,
         verdicts: VerdictCounts {
             preserved: 0,
@@ -44,16 +52,19 @@ fn stateless() -> SystemSummary {
             by_judge: 0,
         },
         cpr: rate(0, 750),
-        cpr_clustered: Interval { lo: 0.0, hi: 0.0 },
+        cpr_clustered: Some(Interval { lo: 0.0, hi: 0.0 }),
         availability: rate(750, 750),
         conditional_cpr: rate(0, 750),
         cpr_per_run: groups(&RUN_KEYS, &[0; 5], 150),
-        cpr_run_min: 0.0,
-        cpr_run_max: 0.0,
+        cpr_run_min: Some(0.0),
+        cpr_run_max: Some(0.0),
         cpr_by_fault: groups(&FAULT_KEYS, &[0; 3], 250),
         cpr_by_length: groups(&LENGTH_KEYS, &[0; 5], 150),
         bleed: BleedSummary {
             events: 0,
+            answers: 6750,
+            answers_bleeding: 0,
+            by_turn: vec![],
             examples: vec![],
         },
         attempts: AttemptSummary {
@@ -75,7 +86,7 @@ fn stateless() -> SystemSummary {
             storm: false,
             storm_reasons: vec![],
         },
-        final_turn_latency_ms: Distribution {
+        event_latency_ms: Distribution {
             n: 750,
             mean: 3153.2,
             min: 380.4,
@@ -90,6 +101,14 @@ fn stateless() -> SystemSummary {
 fn history() -> SystemSummary {
     SystemSummary {
         name: "history".into(),
+        stages: StageCounts {
+            failover: 750,
+            broke_before: 0,
+            not_exercised: 0,
+        },
+        stage_reasons: vec![],
+        warning: None,
+        survival: rate(744, 750),
         events: 750,
         verdicts: VerdictCounts {
             preserved: 744,
@@ -100,22 +119,26 @@ fn history() -> SystemSummary {
             by_judge: 0,
         },
         cpr: rate(744, 750),
-        cpr_clustered: Interval {
+        cpr_clustered: Some(Interval {
             lo: 0.981_3,
             hi: 0.997_3,
-        },
+        }),
         availability: rate(747, 750),
         conditional_cpr: rate(744, 747),
         cpr_per_run: groups(&RUN_KEYS, &[149, 148, 150, 148, 149], 150),
-        cpr_run_min: 148.0 / 150.0,
-        cpr_run_max: 1.0,
+        cpr_run_min: Some(148.0 / 150.0),
+        cpr_run_max: Some(1.0),
         cpr_by_fault: groups(&FAULT_KEYS, &[248, 246, 250], 250),
         cpr_by_length: groups(&LENGTH_KEYS, &[149, 148, 150, 148, 149], 150),
         bleed: BleedSummary {
             events: 1,
+            answers: 6747,
+            answers_bleeding: 2,
+            by_turn: vec![(4, 1), (9, 1)],
             examples: vec![BleedExample {
                 run: 3,
                 conversation: "c042".into(),
+                turn: 9,
                 anchor_of: "c117".into(),
                 answer_excerpt: "Your sister is called Maelis.".into(),
             }],
@@ -139,7 +162,7 @@ fn history() -> SystemSummary {
             storm: false,
             storm_reasons: vec![],
         },
-        final_turn_latency_ms: Distribution {
+        event_latency_ms: Distribution {
             n: 750,
             mean: 3212.4,
             min: 402.1,
@@ -158,6 +181,7 @@ pub(crate) fn summary() -> Summary {
         tool: "continuity-bench".into(),
         version: "0.1.0".into(),
         seed: 42,
+        interrupted: false,
         runs: 5,
         conversations: 150,
         dataset: "datasets/continuity-150.jsonl".into(),
@@ -178,6 +202,20 @@ pub(crate) fn summary() -> Summary {
                 p99: 14_890.4,
                 max: 15_500.2,
             },
+            by_length: (7..=11)
+                .map(|turns| CloByLength {
+                    turns,
+                    delta_ms: Distribution {
+                        n: 150,
+                        mean: 10.0 * f64::from(turns),
+                        min: -100.0,
+                        median: 8.0 * f64::from(turns),
+                        p95: 30.0 * f64::from(turns),
+                        p99: 35.0 * f64::from(turns),
+                        max: 40.0 * f64::from(turns),
+                    },
+                })
+                .collect(),
         }),
         notes: vec![
             "With the simulated model the fallback can only answer from the messages it receives, so the CPR gap between `stateless` and `history` is by construction: it checks the harness, not a gateway.".into(),
@@ -284,6 +322,11 @@ fn rows() -> (Vec<TurnRecord>, Vec<EventRecord>, Vec<AttemptRecord>) {
                         answer,
                         error: (failed && is_final)
                             .then(|| "request deadline of 60000 ms exceeded".to_string()),
+                        bleed_from: if bleed && is_final {
+                            "c117".to_string()
+                        } else {
+                            String::new()
+                        },
                     });
                     final_latency = latency;
                 }
@@ -306,6 +349,9 @@ fn rows() -> (Vec<TurnRecord>, Vec<EventRecord>, Vec<AttemptRecord>) {
                     system: system.to_string(),
                     conversation: conversation.clone(),
                     turns: n_turns,
+                    turn: n_turns,
+                    stage: Stage::Failover,
+                    stage_reason: String::new(),
                     fault_mode: mode,
                     client_status: if failed { None } else { Some(200) },
                     latency_ms: final_latency,

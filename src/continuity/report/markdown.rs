@@ -2,11 +2,12 @@
 //! both intervals; the run's provenance (seed, version, dataset, fault
 //! profile, percentile method) and its notes are part of the page.
 
-use super::plots::{CLO_FILE, CPR_BY_FAULT_FILE, LATENCY_BY_LENGTH_FILE};
+use super::plots::{CLO_BY_LENGTH_FILE, CLO_FILE, CPR_BY_FAULT_FILE, LATENCY_BY_LENGTH_FILE};
 use super::ReportData;
 use crate::continuity::summary::{CloSummary, GroupRate, Summary, SystemSummary};
 use crate::report::format::{
-    confidence, counts, interval, mean, ms, percent, rate_with_counts, signed_ms,
+    confidence, counts, interval, mean, ms, percent, rate_percent, rate_with_counts, signed_ms,
+    NOT_MEASURED,
 };
 use crate::report::{Exporter, ReportError};
 use crate::stats::Distribution;
@@ -47,6 +48,15 @@ pub fn render_markdown(summary: &Summary) -> String {
 
 fn header(out: &mut String, s: &Summary) {
     let _ = writeln!(out, "# Continuity report\n");
+    if s.interrupted {
+        let _ = writeln!(
+            out,
+            "> **Interrupted (Ctrl-C).** The figures cover only the conversations that finished before it.\n"
+        );
+    }
+    for warning in s.systems.iter().filter_map(|x| x.warning.as_ref()) {
+        let _ = writeln!(out, "> **Warning.** {warning}\n");
+    }
     let _ = writeln!(
         out,
         "{} {}, seed {}, {} run(s) × {} conversations, systems: {}.\n",
@@ -63,9 +73,16 @@ fn header(out: &mut String, s: &Summary) {
     );
     let _ = writeln!(
         out,
-        "CPR (Continuity Preservation Rate) = preserved / failover events; errors count as not preserved. \
-         Intervals are {level}: pooled Wilson over all events, and a clustered bootstrap over \
-         conversations ({resamples} resamples), the honest one since runs replay the same conversations.\n",
+        "A planned event is a (run, system, conversation) whose event turn the fault profile faults. It is a \
+         *failover event* when the faulted request reached the faulted upstream and the fault fired there \
+         (the upstream's attempt log shows it); it *broke before* when the conversation ended before that \
+         turn; it was *not exercised* when the turn was sent but the faulted upstream never saw it. \
+         CPR (Continuity Preservation Rate) = preserved / failover events; errors count as not preserved, \
+         and only failover events enter CPR and every figure built on it. Survival = planned events whose \
+         conversation ended with the anchor recalled / all planned events, whatever their stage. \
+         Intervals are {level}: pooled Wilson over all failover events, and a clustered bootstrap over \
+         conversations ({resamples} resamples), the honest one since runs replay the same conversations. \
+         A rate with nothing measured is n/a.\n",
         level = confidence(s.confidence),
         resamples = s.bootstrap_resamples,
     );
@@ -76,21 +93,28 @@ fn overview(out: &mut String, s: &Summary) {
     let _ = writeln!(out, "## Overview\n");
     let _ = writeln!(
         out,
-        "| System | Events | CPR | Wilson {level} (pooled) | Clustered {level} | Availability | Conditional CPR | Bleed |"
+        "| System | Planned | Failover | Broke before | Not exercised | CPR | Wilson {level} (pooled) | Clustered {level} | Availability | Conditional CPR | Survival | Bleeding answers |"
     );
-    let _ = writeln!(out, "|---|---:|---:|---|---|---:|---:|---:|");
+    let _ = writeln!(
+        out,
+        "|---|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|"
+    );
     for x in &s.systems {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             cell(&x.name),
-            x.events,
+            x.stages.total(),
+            x.stages.failover,
+            x.stages.broke_before,
+            x.stages.not_exercised,
             rate_with_counts(&x.cpr),
             interval(&x.cpr.wilson),
             interval(&x.cpr_clustered),
             rate_with_counts(&x.availability),
             rate_with_counts(&x.conditional_cpr),
-            x.bleed.events
+            rate_with_counts(&x.survival),
+            x.bleed.answers_bleeding
         );
     }
     let _ = writeln!(out);
@@ -99,6 +123,26 @@ fn overview(out: &mut String, s: &Summary) {
 fn system_section(out: &mut String, s: &Summary, x: &SystemSummary) {
     let level = confidence(s.confidence);
     let _ = writeln!(out, "## System `{}`\n", x.name);
+    let st = &x.stages;
+    let _ = writeln!(
+        out,
+        "- Planned events: {}: {} failover, {} broke before the faulted turn, {} not exercised",
+        st.total(),
+        st.failover,
+        st.broke_before,
+        st.not_exercised
+    );
+    for r in &x.stage_reasons {
+        let _ = writeln!(out, "  - {} × {}: {}", r.events, r.stage.as_str(), r.reason);
+    }
+    if let Some(warning) = &x.warning {
+        let _ = writeln!(out, "- **Warning**: {warning}");
+    }
+    let _ = writeln!(
+        out,
+        "- Survival (anchor recalled at the end, over every planned event): {}",
+        rate_with_counts(&x.survival)
+    );
     let _ = writeln!(
         out,
         "- CPR: {}, pooled Wilson {level} {}, clustered bootstrap {level} {}",
@@ -127,11 +171,32 @@ fn system_section(out: &mut String, s: &Summary, x: &SystemSummary) {
     let _ = writeln!(
         out,
         "- CPR per run: {} – {} (min – max over {} run(s))",
-        percent(x.cpr_run_min),
-        percent(x.cpr_run_max),
+        x.cpr_run_min
+            .map_or_else(|| NOT_MEASURED.to_string(), percent),
+        x.cpr_run_max
+            .map_or_else(|| NOT_MEASURED.to_string(), percent),
         x.cpr_per_run.len()
     );
-    let _ = writeln!(out, "- Context bleed: {} event(s)", x.bleed.events);
+    let b = &x.bleed;
+    let _ = writeln!(
+        out,
+        "- Context bleed: {} of {} answers, on any turn, carried another conversation's anchor ({} failover event(s) in the final answer){}",
+        b.answers_bleeding,
+        b.answers,
+        b.events,
+        if b.by_turn.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; by turn: {}",
+                b.by_turn
+                    .iter()
+                    .map(|(turn, n)| format!("turn {turn}: {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+    );
     let a = &x.attempts;
     let _ = writeln!(
         out,
@@ -161,8 +226,8 @@ fn system_section(out: &mut String, s: &Summary, x: &SystemSummary) {
     );
     let _ = writeln!(
         out,
-        "- Final-turn latency: {}\n",
-        distribution(&x.final_turn_latency_ms, false)
+        "- Event-turn latency: {}\n",
+        distribution(&x.event_latency_ms, false)
     );
     group_table(
         out,
@@ -191,14 +256,15 @@ fn system_section(out: &mut String, s: &Summary, x: &SystemSummary) {
         let _ = writeln!(out, "### Context bleed examples\n");
         let _ = writeln!(
             out,
-            "| Run | Conversation | Anchor of | Answer excerpt |\n|---:|---|---|---|"
+            "| Run | Conversation | Turn | Anchor of | Answer excerpt |\n|---:|---|---:|---|---|"
         );
         for e in &x.bleed.examples {
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} |",
                 e.run,
                 cell(&e.conversation),
+                e.turn,
                 cell(&e.anchor_of),
                 cell(&e.answer_excerpt)
             );
@@ -221,7 +287,7 @@ fn group_table(out: &mut String, title: &str, key: &str, groups: &[GroupRate], l
             out,
             "| {} | {} | {} | {} |",
             cell(&g.key),
-            percent(g.rate.rate),
+            rate_percent(&g.rate),
             counts(&g.rate),
             interval(&g.rate.wilson)
         );
@@ -232,7 +298,7 @@ fn group_table(out: &mut String, title: &str, key: &str, groups: &[GroupRate], l
 /// "median 1,480 ms, mean 3,212 ms, P95 12,894 ms, P99 14,211 ms (n = 750)".
 fn distribution(d: &Distribution, signed: bool) -> String {
     if d.n == 0 {
-        return "no values (n = 0)".to_string();
+        return "n/a (n = 0)".to_string();
     }
     let f = if signed { signed_ms } else { ms };
     format!(
@@ -249,41 +315,64 @@ fn distribution(d: &Distribution, signed: bool) -> String {
 
 fn clo_section(out: &mut String, s: &Summary) {
     let _ = writeln!(out, "## Continuity latency overhead (CLO)\n");
-    match &s.clo {
-        Some(CloSummary {
-            treatment,
-            baseline,
-            delta_ms,
-        }) => {
-            let _ = writeln!(
-                out,
-                "Final-turn latency under `{treatment}` minus under `{baseline}`, per (run, conversation) \
-                 where both answered 2xx (n = {}).\n",
-                delta_ms.n
-            );
-            if delta_ms.n == 0 {
-                let _ = writeln!(out, "No (run, conversation) was answered by both.\n");
-            } else {
-                let _ = writeln!(out, "- Median: {}", signed_ms(delta_ms.median));
-                let _ = writeln!(out, "- Mean: {}", signed_ms(delta_ms.mean));
-                let _ = writeln!(out, "- P95: {}", signed_ms(delta_ms.p95));
-                let _ = writeln!(out, "- P99: {}", signed_ms(delta_ms.p99));
-                let _ = writeln!(
-                    out,
-                    "- Min – max: {} – {}\n",
-                    signed_ms(delta_ms.min),
-                    signed_ms(delta_ms.max)
-                );
-            }
-            let _ = writeln!(out, "Percentile method: {}.\n", s.percentile_method);
-        }
-        None => {
-            let _ = writeln!(
-                out,
-                "Not computed: it needs both reference systems, `stateless` and `history`.\n"
-            );
-        }
+    let Some(CloSummary {
+        treatment,
+        baseline,
+        delta_ms,
+        by_length,
+    }) = &s.clo
+    else {
+        let _ = writeln!(
+            out,
+            "Not computed: it needs both reference systems, `stateless` and `history`.\n"
+        );
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "Event-turn latency under `{treatment}` minus under `{baseline}` (request sent to last byte), per \
+         (run, conversation) that is a failover event answered 2xx under both (n = {}). With the \
+         simulated model both answers cost the same to generate and input tokens cost prefill time, so \
+         CLO is the price of forwarding the history, and it grows with conversation length.\n",
+        delta_ms.n
+    );
+    if delta_ms.n == 0 {
+        let _ = writeln!(
+            out,
+            "n/a: no (run, conversation) was a failover event answered by both.\n"
+        );
+        return;
     }
+    let _ = writeln!(out, "- Median: {}", signed_ms(delta_ms.median));
+    let _ = writeln!(out, "- Mean: {}", signed_ms(delta_ms.mean));
+    let _ = writeln!(out, "- P95: {}", signed_ms(delta_ms.p95));
+    let _ = writeln!(out, "- P99: {}", signed_ms(delta_ms.p99));
+    let _ = writeln!(
+        out,
+        "- Min – max: {} – {}\n",
+        signed_ms(delta_ms.min),
+        signed_ms(delta_ms.max)
+    );
+    if !by_length.is_empty() {
+        let _ = writeln!(out, "### CLO by conversation length\n");
+        let _ = writeln!(
+            out,
+            "| Turns | n | Median | Mean | P95 |\n|---:|---:|---:|---:|---:|"
+        );
+        for l in by_length {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} |",
+                l.turns,
+                l.delta_ms.n,
+                signed_ms(l.delta_ms.median),
+                signed_ms(l.delta_ms.mean),
+                signed_ms(l.delta_ms.p95)
+            );
+        }
+        let _ = writeln!(out);
+    }
+    let _ = writeln!(out, "Percentile method: {}.\n", s.percentile_method);
 }
 
 fn provenance(out: &mut String, s: &Summary) {
@@ -318,8 +407,9 @@ fn plots(out: &mut String) {
     for (title, file) in [
         ("CPR by fault mode", CPR_BY_FAULT_FILE),
         ("CLO distribution", CLO_FILE),
+        ("CLO by conversation length", CLO_BY_LENGTH_FILE),
         (
-            "Final-turn latency by conversation length",
+            "Event-turn latency by conversation length",
             LATENCY_BY_LENGTH_FILE,
         ),
     ] {
@@ -364,7 +454,7 @@ mod tests {
         );
         has_line(
             &page,
-            "| history | 750 | 99.20 % (744/750) | [98.27 %, 99.63 %] | [98.13 %, 99.73 %] | 99.60 % (747/750) | 99.60 % (744/747) | 1 |",
+            "| history | 750 | 750 | 0 | 0 | 99.20 % (744/750) | [98.27 %, 99.63 %] | [98.13 %, 99.73 %] | 99.60 % (747/750) | 99.60 % (744/747) | 99.20 % (744/750) | 2 |",
         );
         has_line(
             &page,
@@ -384,8 +474,15 @@ mod tests {
             "| TIMEOUT | 99.20 % | 248/250 | [97.13 %, 99.78 %] |",
         );
         has_line(&page, "| 9 | 100.00 % | 150/150 | [97.50 %, 100.00 %] |");
-        has_line(&page, "- Context bleed: 1 event(s)");
-        has_line(&page, "| 3 | c042 | c117 | Your sister is called Maelis. |");
+        has_line(&page, "- Context bleed: 2 of 6747 answers, on any turn, carried another conversation's anchor (1 failover event(s) in the final answer); by turn: turn 4: 1, turn 9: 1");
+        has_line(
+            &page,
+            "| 3 | c042 | 9 | c117 | Your sister is called Maelis. |",
+        );
+        has_line(
+            &page,
+            "- Planned events: 750: 750 failover, 0 broke before the faulted turn, 0 not exercised",
+        );
         has_line(
             &page,
             "- Upstream attempts per event: 2.004 (primary 1.000, fallback 1.004), at most 3; fallback 429s: 3",
@@ -433,6 +530,48 @@ mod tests {
         let page = render_markdown(&s);
         assert!(page.contains("Not computed: it needs both reference systems"));
         assert!(!page.contains("What this run tests"));
+    }
+
+    #[test]
+    fn interruption_warnings_and_stage_reasons_come_first() {
+        let mut s = summary();
+        s.interrupted = true;
+        s.systems[0].warning =
+            Some("stateless: only 1 of 10 planned events reached the fault".into());
+        s.systems[0].stage_reasons = vec![crate::continuity::summary::StageReason {
+            stage: crate::continuity::record::Stage::BrokeBefore,
+            reason: "broke at turn 1: connection failed".into(),
+            events: 9,
+        }];
+        let page = render_markdown(&s);
+        let interrupted = page.find("**Interrupted (Ctrl-C).**").unwrap();
+        let warning = page
+            .find("> **Warning.** stateless: only 1 of 10 planned events")
+            .unwrap();
+        assert!(interrupted < warning && warning < page.find("## Overview").unwrap());
+        has_line(
+            &page,
+            "  - 9 × broke_before: broke at turn 1: connection failed",
+        );
+        has_line(&page, "| 9 | 150 | +72.0 ms | +90.0 ms | +270 ms |");
+    }
+
+    #[test]
+    fn nothing_measured_prints_n_a() {
+        let mut s = summary();
+        let x = &mut s.systems[0];
+        x.events = 0;
+        x.cpr = crate::stats::rate(0, 0);
+        x.cpr_clustered = None;
+        x.cpr_run_min = None;
+        x.cpr_run_max = None;
+        let page = render_markdown(&s);
+        has_line(
+            &page,
+            "- CPR: n/a (0/0), pooled Wilson 95 % n/a, clustered bootstrap 95 % n/a",
+        );
+        has_line(&page, "- CPR per run: n/a – n/a (min – max over 5 run(s))");
+        assert!(!page.contains("0.00 % (0/0)"));
     }
 
     #[test]

@@ -88,7 +88,7 @@ mod tests {
     use super::*;
     use fixture::report_data;
 
-    const EXPECTED_FILES: [&str; 12] = [
+    const EXPECTED_FILES: [&str; 14] = [
         "config.json",
         "turns.csv",
         "events.csv",
@@ -99,6 +99,8 @@ mod tests {
         "cpr_by_fault.png",
         "clo.svg",
         "clo.png",
+        "clo_by_length.svg",
+        "clo_by_length.png",
         "latency_by_length.svg",
         "latency_by_length.png",
     ];

@@ -1,14 +1,16 @@
 //! The numbers behind the plots that the summary does not carry in raw form:
-//! the CLO differences and final-turn latency per conversation length, both
-//! computed from the event rows. Pure functions, tested on their own.
+//! the CLO differences and event-turn latency per conversation length, both
+//! computed from the failover events' rows. Pure functions, tested on their
+//! own.
 
-use crate::continuity::record::EventRecord;
+use crate::continuity::record::{EventRecord, Stage};
 use crate::stats::percentile_type7;
 use std::collections::BTreeMap;
 
-/// Whether the client received a 2xx answer.
+/// Whether the event is a failover event the client received a 2xx
+/// answer for.
 fn answered(event: &EventRecord) -> bool {
-    matches!(event.client_status, Some(200..=299))
+    event.stage == Stage::Failover && matches!(event.client_status, Some(200..=299))
 }
 
 /// CLO differences: for each (run, conversation) where both `treatment` and
@@ -46,7 +48,10 @@ pub struct LengthLatency {
 /// what the user waited) per conversation length for `system`, by length.
 pub fn latency_by_length(events: &[EventRecord], system: &str) -> Vec<LengthLatency> {
     let mut by_length: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-    for e in events.iter().filter(|e| e.system == system) {
+    for e in events
+        .iter()
+        .filter(|e| e.system == system && e.stage == Stage::Failover)
+    {
         by_length.entry(e.turns).or_default().push(e.latency_ms);
     }
     by_length
@@ -79,8 +84,6 @@ pub fn ecdf(values: &[f64]) -> Vec<(f64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::faults::FaultMode;
-    use crate::scoring::{Verdict, VerdictMethod};
 
     fn event(
         run: u32,
@@ -90,20 +93,9 @@ mod tests {
         latency: f64,
     ) -> EventRecord {
         EventRecord {
-            run,
-            system: system.into(),
-            conversation: conversation.into(),
-            turns: 7,
-            fault_mode: FaultMode::Timeout,
             client_status: status,
             latency_ms: latency,
-            verdict: Verdict::Preserved,
-            method: VerdictMethod::FastPath,
-            reason: String::new(),
-            bleed_from: String::new(),
-            answer_excerpt: String::new(),
-            primary_attempts: 1,
-            fallback_attempts: 1,
+            ..crate::continuity::record::fixture::event(run, system, conversation, 7)
         }
     }
 

@@ -3,7 +3,8 @@
 //!
 //! - `cpr_by_fault`: CPR per system and fault mode with Wilson interval bars;
 //! - `clo`: the empirical CDF of the CLO differences;
-//! - `latency_by_length`: median and P95 final-turn latency per conversation
+//! - `clo_by_length`: median and P95 of CLO per conversation length;
+//! - `latency_by_length`: median and P95 event-turn latency per conversation
 //!   length and system.
 
 use super::charts::draw;
@@ -17,6 +18,8 @@ use plotters::prelude::*;
 pub const CPR_BY_FAULT_FILE: &str = "cpr_by_fault.svg";
 /// File name of the CLO chart.
 pub const CLO_FILE: &str = "clo.svg";
+/// File name of the CLO-by-length chart.
+pub const CLO_BY_LENGTH_FILE: &str = "clo_by_length.svg";
 /// File name of the latency chart.
 pub const LATENCY_BY_LENGTH_FILE: &str = "latency_by_length.svg";
 
@@ -27,8 +30,20 @@ pub enum Chart {
     CprByFault,
     /// Empirical CDF of the CLO differences.
     Clo,
+    /// Median and P95 of CLO per conversation length.
+    CloByLength,
     /// Final-turn latency by conversation length.
     LatencyByLength,
+}
+
+impl Chart {
+    /// Every chart, in file order.
+    pub const ALL: [Chart; 4] = [
+        Chart::CprByFault,
+        Chart::Clo,
+        Chart::CloByLength,
+        Chart::LatencyByLength,
+    ];
 }
 
 /// One chart in one format.
@@ -42,7 +57,7 @@ pub struct PlotExporter {
 
 /// Every chart in SVG and PNG.
 pub fn exporters() -> Vec<Box<dyn Exporter<ReportData>>> {
-    [Chart::CprByFault, Chart::Clo, Chart::LatencyByLength]
+    Chart::ALL
         .into_iter()
         .flat_map(|chart| {
             ImageFormat::ALL.into_iter().map(move |format| {
@@ -59,6 +74,8 @@ impl Exporter<ReportData> for PlotExporter {
             (Chart::CprByFault, ImageFormat::Png) => "cpr_by_fault.png",
             (Chart::Clo, ImageFormat::Svg) => CLO_FILE,
             (Chart::Clo, ImageFormat::Png) => "clo.png",
+            (Chart::CloByLength, ImageFormat::Svg) => CLO_BY_LENGTH_FILE,
+            (Chart::CloByLength, ImageFormat::Png) => "clo_by_length.png",
             (Chart::LatencyByLength, ImageFormat::Svg) => LATENCY_BY_LENGTH_FILE,
             (Chart::LatencyByLength, ImageFormat::Png) => "latency_by_length.png",
         }
@@ -118,7 +135,7 @@ mod tests {
     #[test]
     fn pngs_are_pngs_of_the_chart_size_and_not_blank() {
         let data = report_data();
-        for chart in [Chart::CprByFault, Chart::Clo, Chart::LatencyByLength] {
+        for chart in Chart::ALL {
             let bytes = render(chart, ImageFormat::Png, &data);
             let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
             let mut reader = decoder.read_info().unwrap();
@@ -141,7 +158,8 @@ mod tests {
         let mut data = report_data();
         data.events.clear();
         let clo = String::from_utf8(render(Chart::Clo, ImageFormat::Svg, &data)).unwrap();
-        assert!(clo.contains("no (run, conversation) answered 2xx by both systems"));
+        assert!(clo
+            .contains("no (run, conversation) was a failover event answered 2xx by both systems"));
         let latency =
             String::from_utf8(render(Chart::LatencyByLength, ImageFormat::Svg, &data)).unwrap();
         assert!(latency.contains("no failover event"));

@@ -53,6 +53,7 @@ pub fn summary_context(config: &ResolvedConfig, notes: Vec<String>) -> SummaryCo
         systems: config.systems.clone(),
         bootstrap_resamples: config.bootstrap_resamples,
         notes,
+        interrupted: config.interrupted,
     }
 }
 

@@ -1,55 +1,74 @@
 //! The summary table printed on stdout at the end of `run` and `report DIR`:
-//! one line per system (through [`crate::report::Table`]), then one line for
-//! CLO.
+//! one line per system (through [`crate::report::Table`]), the warnings, then
+//! one line for CLO.
 
 use crate::continuity::summary::Summary;
-use crate::report::format::{confidence, interval, mean, ms_number, percent, signed_ms};
+use crate::report::format::{
+    confidence, interval, mean, ms_number, rate_percent, rate_with_counts, signed_ms, NOT_MEASURED,
+};
 use crate::report::Table;
 
 /// Column headers; `{level}` is replaced by the confidence level.
-const HEADERS: [&str; 10] = [
+const HEADERS: [&str; 11] = [
     "system",
-    "events",
+    "failover/planned",
     "CPR",
     "{level} Wilson",
     "clustered {level}",
     "availability",
+    "survival",
     "bleed",
     "attempts/event",
     "storm",
-    "final-turn p50/p95 ms",
+    "event-turn p50/p95 ms",
 ];
 
-/// The table: system | events | CPR | Wilson | clustered | availability |
-/// bleed | attempts/event | storm | final-turn p50/p95 ms, then a CLO line.
+/// The table: system | failover/planned events | CPR | Wilson | clustered |
+/// availability | survival | bleeding answers | attempts/event | storm |
+/// event-turn p50/p95 ms, then the warnings, then a CLO line; an interrupted
+/// run says so first.
 pub fn render_table(summary: &Summary) -> String {
     let level = confidence(summary.confidence);
     let mut table =
         Table::new(HEADERS.iter().map(|h| h.replace("{level}", &level))).right_aligned_from(1);
     for x in &summary.systems {
+        let latency = &x.event_latency_ms;
         table.push([
             x.name.clone(),
-            x.events.to_string(),
-            format!(
-                "{} ({}/{})",
-                percent(x.cpr.rate),
-                x.cpr.successes,
-                x.cpr.trials
-            ),
+            format!("{}/{}", x.stages.failover, x.stages.total()),
+            rate_with_counts(&x.cpr),
             interval(&x.cpr.wilson),
             interval(&x.cpr_clustered),
-            percent(x.availability.rate),
-            x.bleed.events.to_string(),
-            mean(x.attempts.primary_mean + x.attempts.fallback_mean),
+            rate_percent(&x.availability),
+            rate_percent(&x.survival),
+            x.bleed.answers_bleeding.to_string(),
+            if x.events == 0 {
+                NOT_MEASURED.to_string()
+            } else {
+                mean(x.attempts.primary_mean + x.attempts.fallback_mean)
+            },
             if x.attempts.storm { "STORM" } else { "no" }.to_string(),
-            format!(
-                "{} / {}",
-                ms_number(x.final_turn_latency_ms.median, false),
-                ms_number(x.final_turn_latency_ms.p95, false)
-            ),
+            if latency.n == 0 {
+                NOT_MEASURED.to_string()
+            } else {
+                format!(
+                    "{} / {}",
+                    ms_number(latency.median, false),
+                    ms_number(latency.p95, false)
+                )
+            },
         ]);
     }
-    let mut out = table.render();
+    let mut out = String::new();
+    if summary.interrupted {
+        out.push_str(
+            "INTERRUPTED (Ctrl-C): the figures cover only the conversations that finished.\n",
+        );
+    }
+    out.push_str(&table.render());
+    for warning in summary.systems.iter().filter_map(|x| x.warning.as_ref()) {
+        out.push_str(&format!("WARNING {warning}\n"));
+    }
     out.push_str(&clo_line(summary));
     out
 }
@@ -67,7 +86,7 @@ fn clo_line(summary: &Summary) -> String {
             signed_ms(clo.delta_ms.p99)
         ),
         Some(clo) => format!(
-            "CLO ({} - {}): no (run, conversation) answered by both\n",
+            "CLO ({} - {}): n/a, no (run, conversation) was a failover event answered by both\n",
             clo.treatment, clo.baseline
         ),
         None => "CLO: not computed (needs both `stateless` and `history`)\n".to_string(),
@@ -84,13 +103,16 @@ mod tests {
         let table = render_table(&summary());
         let lines: Vec<&str> = table.lines().collect();
         assert_eq!(lines.len(), 5, "{table}");
-        assert!(lines[0].starts_with("system     events"), "{table}");
+        assert!(
+            lines[0].starts_with("system     failover/planned"),
+            "{table}"
+        );
         assert!(lines[0].contains("95 % Wilson"), "{table}");
         assert!(lines[0].contains("clustered 95 %"), "{table}");
         let history = lines[3];
         for expected in [
             "history",
-            "750",
+            "750/750",
             "99.20 % (744/750)",
             "[98.27 %, 99.63 %]",
             "[98.13 %, 99.73 %]",
@@ -110,6 +132,24 @@ mod tests {
         assert_eq!(
             lines[4],
             "CLO (history - stateless, n = 747): median -450 ms, mean +59.2 ms, P95 +13,614 ms, P99 +14,890 ms"
+        );
+    }
+
+    #[test]
+    fn interruption_and_warnings_are_printed_around_the_table() {
+        let mut s = summary();
+        s.interrupted = true;
+        s.systems[1].warning =
+            Some("history: only 3 of 10 planned events reached the fault".into());
+        s.systems[1].cpr = crate::stats::rate(0, 0);
+        s.systems[1].cpr_clustered = None;
+        let table = render_table(&s);
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(lines[0].starts_with("INTERRUPTED (Ctrl-C)"), "{table}");
+        assert!(lines[4].contains("n/a (0/0)"), "{table}");
+        assert_eq!(
+            lines[5],
+            "WARNING history: only 3 of 10 planned events reached the fault"
         );
     }
 

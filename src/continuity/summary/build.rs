@@ -1,19 +1,21 @@
 //! Builds a [`Summary`] from the recorded rows, with the definitions of
-//! DESIGN.md and nothing else: CPR over all events (errors and undetermined
-//! count as not preserved), pooled Wilson and clustered bootstrap intervals,
-//! availability, conditional CPR, groupings, context bleed, upstream
-//! attempts of the final turn, and CLO.
+//! DESIGN.md and nothing else: the stage of every planned event; CPR over
+//! failover events only (errors and undetermined count as not preserved),
+//! pooled Wilson and clustered bootstrap intervals, availability,
+//! conditional CPR, groupings, upstream attempts of the event turn and CLO,
+//! all over failover events; conversation survival over every planned
+//! event; context bleed over every answer.
 //!
 //! Pure: the same rows in any order give the same summary.
 
 use super::{
-    AttemptSummary, BleedExample, BleedSummary, CloSummary, GroupRate, Summary, SystemSummary,
-    VerdictCounts,
+    AttemptSummary, BleedExample, BleedSummary, CloByLength, CloSummary, GroupRate, StageCounts,
+    StageReason, Summary, SystemSummary, VerdictCounts,
 };
-use crate::continuity::record::EventRecord;
+use crate::continuity::record::{EventRecord, Stage};
 use crate::faults::{FaultMode, Role};
 use crate::proxy::ProxyMode;
-use crate::record::AttemptRecord;
+use crate::record::{AttemptRecord, TurnRecord};
 use crate::scoring::{Verdict, VerdictMethod};
 use crate::stats::{cluster_bootstrap, describe, rate, CONFIDENCE, PERCENTILE_METHOD};
 use serde::{Deserialize, Serialize};
@@ -47,19 +49,31 @@ pub struct SummaryContext {
     pub bootstrap_resamples: u32,
     /// Notes to carry into the summary.
     pub notes: Vec<String>,
+    /// Whether Ctrl-C cut the run short.
+    pub interrupted: bool,
 }
 
-/// Summarises events and attempts.
+/// Least share of planned events that must reach the fault before the
+/// report stops warning that its figures rest on few events.
+pub const MIN_FAILOVER_SHARE: f64 = 0.9;
+
+/// Most stage reasons kept per system.
+pub const MAX_STAGE_REASONS: usize = 5;
+
+/// Summarises events, turns and attempts.
 ///
 /// One [`SystemSummary`] per entry of `ctx.systems`, in that order (a system
-/// without events appears with zero counts); events and attempts of systems
-/// not listed are ignored. The clustered interval of every system uses the
+/// without events appears with zero counts); rows of systems not listed are
+/// ignored. Every figure on CPR (its intervals, availability, the groupings,
+/// attempts, latency, CLO) counts only `failover` events; the stages are
+/// counted beside them. The clustered interval of every system uses the
 /// bootstrap stream `seed::rng(ctx.seed, "bootstrap", 0)`, so systems are
 /// compared on the same resamples. CLO is present when both `history` and
 /// `stateless` are listed.
 pub fn summarize(
     ctx: &SummaryContext,
     events: &[EventRecord],
+    turns: &[TurnRecord],
     attempts: &[AttemptRecord],
 ) -> Summary {
     // Attempts of one (run, system, conversation, turn).
@@ -79,7 +93,11 @@ pub fn summarize(
             // Rows arrive in completion order; sort so examples and sums are
             // the same whatever the order.
             mine.sort_by(|a, b| (a.run, &a.conversation).cmp(&(b.run, &b.conversation)));
-            system_summary(ctx, name, &mine, &by_turn)
+            let answers: Vec<&TurnRecord> = turns
+                .iter()
+                .filter(|t| t.system == *name && t.error.is_none())
+                .collect();
+            system_summary(ctx, name, &mine, &answers, &by_turn)
         })
         .collect();
 
@@ -90,6 +108,7 @@ pub fn summarize(
         tool: "continuity-bench".into(),
         version: env!("CARGO_PKG_VERSION").into(),
         seed: ctx.seed,
+        interrupted: ctx.interrupted,
         runs: ctx.runs,
         conversations: ctx.conversations,
         dataset: ctx.dataset.clone(),
@@ -109,6 +128,10 @@ fn answered(e: &EventRecord) -> bool {
 
 fn preserved(e: &EventRecord) -> bool {
     e.verdict == Verdict::Preserved
+}
+
+fn is_failover(e: &EventRecord) -> bool {
+    e.stage == Stage::Failover
 }
 
 /// CPR of each group, groups in key order.
@@ -134,12 +157,113 @@ fn cpr_by<K: Ord>(
 
 type AttemptsByTurn<'a> = HashMap<(u32, &'a str, &'a str, u32), Vec<&'a AttemptRecord>>;
 
+/// The stages of `all` (every planned event of one system), the commonest
+/// reasons, and the warning when too few reached the fault.
+fn stages(name: &str, all: &[&EventRecord]) -> (StageCounts, Vec<StageReason>, Option<String>) {
+    let mut counts = StageCounts::default();
+    let mut reasons: BTreeMap<(Stage, &str), u64> = BTreeMap::new();
+    for e in all {
+        match e.stage {
+            Stage::Failover => counts.failover += 1,
+            Stage::BrokeBefore => counts.broke_before += 1,
+            Stage::NotExercised => counts.not_exercised += 1,
+        }
+        if e.stage != Stage::Failover {
+            *reasons
+                .entry((e.stage, e.stage_reason.as_str()))
+                .or_default() += 1;
+        }
+    }
+    let mut reasons: Vec<StageReason> = reasons
+        .into_iter()
+        .map(|((stage, reason), events)| StageReason {
+            stage,
+            reason: reason.to_string(),
+            events,
+        })
+        .collect();
+    // Commonest first; the sort is stable, so ties keep stage and text order.
+    reasons.sort_by_key(|r| std::cmp::Reverse(r.events));
+    reasons.truncate(MAX_STAGE_REASONS);
+    let total = counts.total();
+    let warning = (total > 0 && (counts.failover as f64) < MIN_FAILOVER_SHARE * total as f64).then(
+        || {
+            let cause = reasons.first().map_or_else(String::new, |r| {
+                format!(
+                    "; commonest: {} ({} event{}): {}",
+                    r.stage.as_str(),
+                    r.events,
+                    if r.events == 1 { "" } else { "s" },
+                    r.reason
+                )
+            });
+            format!(
+                "{name}: only {} of {total} planned events reached the fault ({} broke before it, {} never reached the faulted upstream){cause}",
+                counts.failover, counts.broke_before, counts.not_exercised
+            )
+        },
+    );
+    (counts, reasons, warning)
+}
+
+/// Context bleed over every answer of one system, and the failover events
+/// whose final answer bled.
+fn bleed(events: &[&EventRecord], answers: &[&TurnRecord]) -> BleedSummary {
+    let bleeding_events: Vec<&&EventRecord> = events
+        .iter()
+        .filter(|e| !e.bleed_from.trim().is_empty())
+        .collect();
+    let bleeding_answers: Vec<&&TurnRecord> = answers
+        .iter()
+        .filter(|t| !t.bleed_from.trim().is_empty())
+        .collect();
+    let mut by_turn: BTreeMap<u32, u64> = BTreeMap::new();
+    for t in &bleeding_answers {
+        *by_turn.entry(t.turn).or_default() += 1;
+    }
+    let mut examples: Vec<BleedExample> = bleeding_events
+        .iter()
+        .map(|e| BleedExample {
+            run: e.run,
+            conversation: e.conversation.clone(),
+            turn: e.turns,
+            anchor_of: e.bleed_from.clone(),
+            answer_excerpt: e.answer_excerpt.clone(),
+        })
+        .collect();
+    let mut earlier: Vec<&TurnRecord> = bleeding_answers
+        .iter()
+        .filter(|t| !t.is_final)
+        .map(|t| **t)
+        .collect();
+    earlier.sort_by(|a, b| (a.run, &a.conversation, a.turn).cmp(&(b.run, &b.conversation, b.turn)));
+    examples.extend(earlier.into_iter().map(|t| BleedExample {
+        run: t.run,
+        conversation: t.conversation.clone(),
+        turn: t.turn,
+        anchor_of: t.bleed_from.clone(),
+        answer_excerpt: t.answer.chars().take(160).collect(),
+    }));
+    examples.truncate(MAX_BLEED_EXAMPLES);
+    BleedSummary {
+        events: bleeding_events.len() as u64,
+        answers: answers.len() as u64,
+        answers_bleeding: bleeding_answers.len() as u64,
+        by_turn: by_turn.into_iter().collect(),
+        examples,
+    }
+}
+
 fn system_summary(
     ctx: &SummaryContext,
     name: &str,
-    events: &[&EventRecord],
+    all: &[&EventRecord],
+    answers: &[&TurnRecord],
     by_turn: &AttemptsByTurn<'_>,
 ) -> SystemSummary {
+    let (stage_counts, stage_reasons, warning) = stages(name, all);
+    let events: Vec<&EventRecord> = all.iter().copied().filter(|e| is_failover(e)).collect();
+    let events = events.as_slice();
     let n = events.len() as u64;
     let mut verdicts = VerdictCounts::default();
     for e in events {
@@ -159,6 +283,7 @@ fn system_summary(
         .iter()
         .filter(|e| answered(e) && preserved(e))
         .count() as u64;
+    let survived = all.iter().filter(|e| preserved(e)).count() as u64;
 
     // One cluster per conversation, across runs.
     let mut clusters: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
@@ -170,9 +295,9 @@ fn system_summary(
     let clusters: Vec<(u64, u64)> = clusters.into_values().collect();
 
     let cpr_per_run = cpr_by(events, |e| e.run, |r| r.to_string());
-    let run_rates = cpr_per_run.iter().map(|g| g.rate.rate);
-    let cpr_run_min = run_rates.clone().reduce(f64::min).unwrap_or(0.0);
-    let cpr_run_max = run_rates.reduce(f64::max).unwrap_or(0.0);
+    let run_rates = cpr_per_run.iter().filter_map(|g| g.rate.rate);
+    let cpr_run_min = run_rates.clone().reduce(f64::min);
+    let cpr_run_max = run_rates.reduce(f64::max);
     let fault_order = |m: &FaultMode| FaultMode::ALL.iter().position(|x| x == m);
     let cpr_by_fault = cpr_by(
         events,
@@ -181,46 +306,33 @@ fn system_summary(
     );
     let cpr_by_length = cpr_by(events, |e| e.turns, |t| t.to_string());
 
-    let bleeding: Vec<&&EventRecord> = events
-        .iter()
-        .filter(|e| !e.bleed_from.trim().is_empty())
-        .collect();
-    let bleed = BleedSummary {
-        events: bleeding.len() as u64,
-        examples: bleeding
-            .iter()
-            .take(MAX_BLEED_EXAMPLES)
-            .map(|e| BleedExample {
-                run: e.run,
-                conversation: e.conversation.clone(),
-                anchor_of: e.bleed_from.clone(),
-                answer_excerpt: e.answer_excerpt.clone(),
-            })
-            .collect(),
-    };
-
     let latencies: Vec<f64> = events.iter().map(|e| e.latency_ms).collect();
     SystemSummary {
         name: name.to_string(),
+        stages: stage_counts,
+        stage_reasons,
+        warning,
         events: n,
         verdicts,
         cpr: rate(verdicts.preserved, n),
-        cpr_clustered: cluster_bootstrap(&clusters, ctx.bootstrap_resamples, CONFIDENCE, ctx.seed),
+        cpr_clustered: (n > 0)
+            .then(|| cluster_bootstrap(&clusters, ctx.bootstrap_resamples, CONFIDENCE, ctx.seed)),
         availability: rate(answered_n, n),
         conditional_cpr: rate(preserved_answered, answered_n),
+        survival: rate(survived, all.len() as u64),
         cpr_per_run,
         cpr_run_min,
         cpr_run_max,
         cpr_by_fault,
         cpr_by_length,
-        bleed,
+        bleed: bleed(events, answers),
         attempts: attempt_summary(name, events, by_turn),
-        final_turn_latency_ms: describe(&latencies),
+        event_latency_ms: describe(&latencies),
     }
 }
 
-/// Upstream attempts on the final turn of each event: those logged for the
-/// event's (run, system, conversation) at turn = the conversation's length.
+/// Upstream attempts on the event turn of each failover event: those logged
+/// for the event's (run, system, conversation) at its event turn.
 fn attempt_summary(
     system: &str,
     events: &[&EventRecord],
@@ -234,7 +346,7 @@ fn attempt_summary(
     let mut early_retries = 0u64;
     for e in events {
         let mut mine: Vec<&AttemptRecord> = by_turn
-            .get(&(e.run, system, e.conversation.as_str(), e.turns))
+            .get(&(e.run, system, e.conversation.as_str(), e.turn))
             .cloned()
             .unwrap_or_default();
         mine.sort_by(|a, b| a.arrived_ms.total_cmp(&b.arrived_ms));
@@ -315,27 +427,41 @@ fn early_retries_of(attempts: &[&AttemptRecord]) -> u64 {
     early
 }
 
-/// CLO: for each (run, conversation) where both reference systems answered
-/// 2xx, history latency minus stateless latency.
+/// CLO: for each (run, conversation) that is a failover event answered 2xx
+/// under both reference systems, history latency minus stateless latency,
+/// in all and by conversation length.
 fn clo(events: &[EventRecord]) -> CloSummary {
+    let counted = |e: &&EventRecord| is_failover(e) && answered(e);
     let stateless: HashMap<(u32, &str), f64> = events
         .iter()
-        .filter(|e| e.system == STATELESS_SYSTEM && answered(e))
+        .filter(|e| e.system == STATELESS_SYSTEM)
+        .filter(counted)
         .map(|e| ((e.run, e.conversation.as_str()), e.latency_ms))
         .collect();
-    let deltas: Vec<f64> = events
+    let mut deltas = Vec::new();
+    let mut by_length: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    for e in events
         .iter()
-        .filter(|e| e.system == HISTORY_SYSTEM && answered(e))
-        .filter_map(|e| {
-            stateless
-                .get(&(e.run, e.conversation.as_str()))
-                .map(|base| e.latency_ms - base)
-        })
-        .collect();
+        .filter(|e| e.system == HISTORY_SYSTEM)
+        .filter(counted)
+    {
+        if let Some(base) = stateless.get(&(e.run, e.conversation.as_str())) {
+            let delta = e.latency_ms - base;
+            deltas.push(delta);
+            by_length.entry(e.turns).or_default().push(delta);
+        }
+    }
     CloSummary {
         treatment: HISTORY_SYSTEM.into(),
         baseline: STATELESS_SYSTEM.into(),
         delta_ms: describe(&deltas),
+        by_length: by_length
+            .into_iter()
+            .map(|(turns, d)| CloByLength {
+                turns,
+                delta_ms: describe(&d),
+            })
+            .collect(),
     }
 }
 
@@ -343,7 +469,6 @@ fn clo(events: &[EventRecord]) -> CloSummary {
 mod tests {
     use super::*;
     use crate::stats::wilson;
-    use crate::stats::Interval;
 
     fn ctx(systems: &[&str]) -> SummaryContext {
         SummaryContext {
@@ -355,6 +480,7 @@ mod tests {
             systems: systems.iter().map(|s| s.to_string()).collect(),
             bootstrap_resamples: 1000,
             notes: vec!["a note".into()],
+            interrupted: false,
         }
     }
 
@@ -370,10 +496,6 @@ mod tests {
         verdict: Verdict,
     ) -> EventRecord {
         EventRecord {
-            run,
-            system: system.into(),
-            conversation: conversation.into(),
-            turns,
             fault_mode,
             client_status: status,
             latency_ms,
@@ -383,11 +505,8 @@ mod tests {
             } else {
                 VerdictMethod::FastPath
             },
-            reason: String::new(),
-            bleed_from: String::new(),
             answer_excerpt: format!("answer {run} {conversation}"),
-            primary_attempts: 1,
-            fallback_attempts: 1,
+            ..crate::continuity::record::fixture::event(run, system, conversation, turns)
         }
     }
 
@@ -458,7 +577,7 @@ mod tests {
 
     #[test]
     fn rates_and_counts() {
-        let s = summarize(&ctx(&["history", "stateless"]), &events(), &attempts());
+        let s = summarize(&ctx(&["history", "stateless"]), &events(), &[], &attempts());
         assert_eq!(s.tool, "continuity-bench");
         assert_eq!(s.percentile_method, PERCENTILE_METHOD);
         assert_eq!(s.confidence, 0.95);
@@ -478,8 +597,8 @@ mod tests {
             }
         );
         assert_eq!((h.cpr.successes, h.cpr.trials), (5, 6));
-        assert!(close(h.cpr.rate, 5.0 / 6.0));
-        assert_eq!(h.cpr.wilson, wilson(5, 6, 0.95));
+        assert!(close(h.cpr.rate.unwrap(), 5.0 / 6.0));
+        assert_eq!(h.cpr.wilson, Some(wilson(5, 6, 0.95)));
         assert_eq!((h.availability.successes, h.availability.trials), (5, 6));
         assert_eq!(
             (h.conditional_cpr.successes, h.conditional_cpr.trials),
@@ -499,28 +618,28 @@ mod tests {
             (st.conditional_cpr.successes, st.conditional_cpr.trials),
             (1, 5)
         );
-        assert!(close(st.conditional_cpr.rate, 0.2));
+        assert!(close(st.conditional_cpr.rate.unwrap(), 0.2));
     }
 
     #[test]
     fn wilson_bounds_are_the_published_formula() {
         // Wilson(5, 6) at 95 %: [0.4365, 0.9699] (closed form, z = 1.959964).
-        let s = summarize(&ctx(&["history"]), &events(), &[]);
-        let w = s.systems[0].cpr.wilson;
+        let s = summarize(&ctx(&["history"]), &events(), &[], &[]);
+        let w = s.systems[0].cpr.wilson.unwrap();
         assert!((w.lo - 0.4365).abs() < 5e-4, "{w:?}");
         assert!((w.hi - 0.9699).abs() < 5e-4, "{w:?}");
     }
 
     #[test]
     fn groups() {
-        let s = summarize(&ctx(&["history", "stateless"]), &events(), &[]);
+        let s = summarize(&ctx(&["history", "stateless"]), &events(), &[], &[]);
         let h = &s.systems[0];
         let keys: Vec<&str> = h.cpr_per_run.iter().map(|g| g.key.as_str()).collect();
         assert_eq!(keys, ["1", "2"]);
         assert_eq!(h.cpr_per_run[0].rate.successes, 3);
         assert_eq!(h.cpr_per_run[1].rate.successes, 2);
-        assert!(close(h.cpr_run_min, 2.0 / 3.0));
-        assert!(close(h.cpr_run_max, 1.0));
+        assert!(close(h.cpr_run_min.unwrap(), 2.0 / 3.0));
+        assert!(close(h.cpr_run_max.unwrap(), 1.0));
 
         let faults: Vec<(&str, u64, u64)> = h
             .cpr_by_fault
@@ -545,7 +664,7 @@ mod tests {
             event(1, "x", "a", 11, Timeout, Some(200), 1.0, Preserved),
             event(1, "x", "b", 9, Timeout, Some(200), 1.0, Lost),
         ];
-        let s = summarize(&ctx(&["x"]), &ev, &[]);
+        let s = summarize(&ctx(&["x"]), &ev, &[], &[]);
         let keys: Vec<&str> = s.systems[0]
             .cpr_by_length
             .iter()
@@ -556,7 +675,7 @@ mod tests {
 
     #[test]
     fn clo_pairs_only_when_both_answered() {
-        let s = summarize(&ctx(&["history", "stateless"]), &events(), &[]);
+        let s = summarize(&ctx(&["history", "stateless"]), &events(), &[], &[]);
         let clo = s.clo.expect("both reference systems ran");
         assert_eq!(clo.treatment, "history");
         assert_eq!(clo.baseline, "stateless");
@@ -571,13 +690,13 @@ mod tests {
         // numpy: np.percentile([-50, 200, 300, 500], 95) = 470.0
         assert!(close(d.p95, 470.0));
 
-        let only_history = summarize(&ctx(&["history"]), &events(), &[]);
+        let only_history = summarize(&ctx(&["history"]), &events(), &[], &[]);
         assert_eq!(only_history.clo, None);
     }
 
     #[test]
     fn attempts_of_final_turns() {
-        let s = summarize(&ctx(&["history", "stateless"]), &events(), &attempts());
+        let s = summarize(&ctx(&["history", "stateless"]), &events(), &[], &attempts());
         let a = &s.systems[0].attempts;
         // 6 events: r1c1 has 4 attempts, r1c2 has 2, the other 4 none.
         assert_eq!(a.per_event, vec![(0, 4), (2, 1), (4, 1)]);
@@ -597,7 +716,7 @@ mod tests {
 
     #[test]
     fn bleed_examples() {
-        let s = summarize(&ctx(&["history", "stateless"]), &events(), &[]);
+        let s = summarize(&ctx(&["history", "stateless"]), &events(), &[], &[]);
         assert_eq!(s.systems[0].bleed.events, 0);
         let b = &s.systems[1].bleed;
         assert_eq!(b.events, 2);
@@ -607,12 +726,14 @@ mod tests {
                 BleedExample {
                     run: 1,
                     conversation: "c3".into(),
+                    turn: 7,
                     anchor_of: "c2".into(),
                     answer_excerpt: "answer 1 c3".into()
                 },
                 BleedExample {
                     run: 2,
                     conversation: "c2".into(),
+                    turn: 9,
                     anchor_of: "c1;c3".into(),
                     answer_excerpt: "answer 2 c2".into()
                 },
@@ -634,41 +755,170 @@ mod tests {
                 e
             })
             .collect();
-        let s = summarize(&ctx(&["x"]), &many, &[]);
+        let s = summarize(&ctx(&["x"]), &many, &[], &[]);
         assert_eq!(s.systems[0].bleed.events, 15);
         assert_eq!(s.systems[0].bleed.examples.len(), MAX_BLEED_EXAMPLES);
     }
 
     #[test]
     fn clustered_interval_is_deterministic_and_order_free() {
-        let a = summarize(&ctx(&["history", "stateless"]), &events(), &attempts());
+        let a = summarize(&ctx(&["history", "stateless"]), &events(), &[], &attempts());
         let mut shuffled = events();
         shuffled.rotate_left(5);
-        let b = summarize(&ctx(&["history", "stateless"]), &shuffled, &attempts());
+        let b = summarize(&ctx(&["history", "stateless"]), &shuffled, &[], &attempts());
         assert_eq!(a, b);
-        let c = a.systems[0].cpr_clustered;
-        assert!(c.lo <= a.systems[0].cpr.rate && a.systems[0].cpr.rate <= c.hi);
+        let c = a.systems[0].cpr_clustered.unwrap();
+        let r = a.systems[0].cpr.rate.unwrap();
+        assert!(c.lo <= r && r <= c.hi);
     }
 
     #[test]
     fn empty_input_and_silent_systems() {
-        let s = summarize(&ctx(&["history", "stateless", "litellm"]), &[], &[]);
+        let s = summarize(&ctx(&["history", "stateless", "litellm"]), &[], &[], &[]);
         assert_eq!(s.systems.len(), 3);
         for sys in &s.systems {
             assert_eq!(sys.events, 0);
-            assert_eq!(sys.cpr.rate, 0.0);
-            assert_eq!(sys.cpr.wilson, Interval { lo: 0.0, hi: 1.0 });
-            assert_eq!(sys.cpr_clustered, Interval { lo: 0.0, hi: 1.0 });
+            // Nothing measured is n/a, not 0 %.
+            assert_eq!((sys.cpr.rate, sys.cpr.wilson), (None, None));
+            assert_eq!(sys.cpr_clustered, None);
+            assert_eq!((sys.availability.rate, sys.survival.rate), (None, None));
+            assert_eq!(sys.warning, None);
             assert!(sys.cpr_per_run.is_empty());
             assert_eq!(sys.attempts.per_event, Vec::<(u32, u64)>::new());
-            assert_eq!(sys.final_turn_latency_ms.n, 0);
+            assert_eq!(sys.event_latency_ms.n, 0);
         }
         assert_eq!(s.clo.as_ref().map(|c| c.delta_ms.n), Some(0));
         // A listed system with no events next to one with events.
-        let s = summarize(&ctx(&["history", "litellm"]), &events(), &[]);
+        let s = summarize(&ctx(&["history", "litellm"]), &events(), &[], &[]);
         assert_eq!(s.systems[1].name, "litellm");
         assert_eq!(s.systems[1].events, 0);
         assert!(serde_json::to_string(&s).is_ok());
+    }
+
+    fn staged(mut e: EventRecord, stage: Stage, reason: &str) -> EventRecord {
+        e.stage = stage;
+        e.stage_reason = reason.into();
+        e
+    }
+
+    #[test]
+    fn only_failover_events_enter_cpr_and_the_rest_is_counted_beside_it() {
+        let broke = "broke at turn 1: connection failed";
+        let mut ev: Vec<EventRecord> = (0..10)
+            .map(|i| {
+                event(
+                    1,
+                    "gw",
+                    &format!("c{i}"),
+                    7,
+                    Timeout,
+                    Some(200),
+                    10.0,
+                    Preserved,
+                )
+            })
+            .collect();
+        // Two conversations broke at turn 1: they must not count as failover
+        // events, nor as errors of the fault mode, nor in the latency.
+        for e in &mut ev[..2] {
+            *e = staged(e.clone(), Stage::BrokeBefore, broke);
+            e.verdict = Error;
+            e.client_status = None;
+            e.latency_ms = 0.0;
+        }
+        let s = summarize(&ctx(&["gw"]), &ev, &[], &[]);
+        let x = &s.systems[0];
+        assert_eq!(
+            x.stages,
+            StageCounts {
+                failover: 8,
+                broke_before: 2,
+                not_exercised: 0
+            }
+        );
+        assert_eq!((x.events, x.cpr.successes, x.cpr.trials), (8, 8, 8));
+        assert_eq!(x.cpr.rate, Some(1.0));
+        assert_eq!(x.cpr_by_fault[0].rate.trials, 8);
+        assert_eq!(x.event_latency_ms.n, 8);
+        assert_eq!((x.survival.successes, x.survival.trials), (8, 10));
+        assert_eq!(
+            x.stage_reasons,
+            [StageReason {
+                stage: Stage::BrokeBefore,
+                reason: broke.into(),
+                events: 2
+            }]
+        );
+        // 8 of 10 is under the 90 % share: the warning names the cause.
+        let warning = x.warning.as_deref().unwrap();
+        assert!(warning.contains("only 8 of 10 planned events"), "{warning}");
+        assert!(warning.contains(broke), "{warning}");
+        // 9 of 10 is not.
+        ev[1] = event(1, "gw", "c1", 7, Timeout, Some(200), 10.0, Preserved);
+        let s = summarize(&ctx(&["gw"]), &ev, &[], &[]);
+        assert_eq!(s.systems[0].warning, None);
+    }
+
+    #[test]
+    fn a_gateway_that_never_calls_its_upstreams_has_no_cpr() {
+        let reason = "no upstream saw the faulted turn";
+        let ev: Vec<EventRecord> = (0..5)
+            .map(|i| {
+                staged(
+                    event(
+                        1,
+                        "gw",
+                        &format!("c{i}"),
+                        7,
+                        Timeout,
+                        Some(200),
+                        1.0,
+                        Preserved,
+                    ),
+                    Stage::NotExercised,
+                    reason,
+                )
+            })
+            .collect();
+        let s = summarize(&ctx(&["gw"]), &ev, &[], &[]);
+        let x = &s.systems[0];
+        assert_eq!((x.events, x.stages.not_exercised), (0, 5));
+        assert_eq!((x.cpr.rate, x.cpr_clustered), (None, None));
+        // It did keep the conversations alive: survival says so.
+        assert_eq!(x.survival.rate, Some(1.0));
+        assert!(x.warning.as_deref().unwrap().contains(reason));
+    }
+
+    #[test]
+    fn bleed_on_every_turn_is_counted_per_turn() {
+        let turn = |conversation: &str, turn: u32, bleed: &str| TurnRecord {
+            run: 1,
+            system: "gw".into(),
+            conversation: conversation.into(),
+            turn,
+            turns: 7,
+            is_final: turn == 7,
+            messages_sent: 2 * turn,
+            sent_at_ms: 0.0,
+            status: Some(200),
+            latency_ms: 1.0,
+            answer: format!("answer {turn}"),
+            error: None,
+            bleed_from: bleed.into(),
+        };
+        let turns = vec![
+            turn("c1", 2, "c9"),
+            turn("c1", 3, ""),
+            turn("c2", 2, "c8;c9"),
+            turn("c2", 5, "c7"),
+            turn("c2", 7, ""),
+        ];
+        let ev = vec![event(1, "gw", "c1", 7, Timeout, Some(200), 1.0, Preserved)];
+        let s = summarize(&ctx(&["gw"]), &ev, &turns, &[]);
+        let b = &s.systems[0].bleed;
+        assert_eq!((b.answers, b.answers_bleeding, b.events), (5, 3, 0));
+        assert_eq!(b.by_turn, [(2, 2), (5, 1)]);
+        assert_eq!(b.examples[0].turn, 2);
     }
 
     fn rate_limited(role: Role, arrived_ms: f64) -> AttemptRecord {
@@ -702,7 +952,7 @@ mod tests {
             1000.0,
             Preserved,
         )];
-        let s = summarize(&ctx(&["history"]), &one, &tight);
+        let s = summarize(&ctx(&["history"]), &one, &[], &tight);
         let a = &s.systems[0].attempts;
         assert_eq!(a.per_event, vec![(7, 1)], "{a:?}");
         assert_eq!(a.early_retries, 5);
@@ -727,7 +977,7 @@ mod tests {
             rate_limited(Role::Fallback, 1_100.0),
             ok(Role::Fallback, 2_300.0),
         ];
-        let s = summarize(&ctx(&["history"]), &one, &patient);
+        let s = summarize(&ctx(&["history"]), &one, &[], &patient);
         let a = &s.systems[0].attempts;
         assert_eq!(a.early_retries, 0);
         assert!(!a.storm, "{:?}", a.storm_reasons);

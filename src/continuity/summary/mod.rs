@@ -9,6 +9,7 @@ pub mod build;
 
 pub use build::{summarize, SummaryContext};
 
+use super::record::Stage;
 pub use crate::stats::Rate;
 use crate::stats::{Distribution, Interval};
 use serde::{Deserialize, Serialize};
@@ -22,6 +23,8 @@ pub struct Summary {
     pub version: String,
     /// The master seed every random choice derives from.
     pub seed: u64,
+    /// Whether Ctrl-C cut the run short (the figures cover what finished).
+    pub interrupted: bool,
     /// Number of runs.
     pub runs: u32,
     /// Number of conversations in the dataset.
@@ -80,22 +83,61 @@ pub struct BleedExample {
     pub run: u32,
     /// The conversation whose answer leaked.
     pub conversation: String,
+    /// The turn of the answer.
+    pub turn: u32,
     /// The conversation(s) whose anchor appeared, `;`-separated.
     pub anchor_of: String,
     /// The start of the answer.
     pub answer_excerpt: String,
 }
 
-/// Context bleed found in one system's answers.
+/// Context bleed found in one system's answers, on every turn.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BleedSummary {
-    /// Events whose answer contained another conversation's anchor.
+    /// Failover events whose final answer contained another conversation's
+    /// anchor.
     pub events: u64,
-    /// Up to ten examples.
+    /// Answers checked, on every turn of every conversation.
+    pub answers: u64,
+    /// Answers, on any turn, that contained another conversation's anchor.
+    pub answers_bleeding: u64,
+    /// Bleeding answers per turn number: (turn, answers), turns in order,
+    /// only turns with at least one.
+    pub by_turn: Vec<(u32, u64)>,
+    /// Up to ten examples, final answers first.
     pub examples: Vec<BleedExample>,
 }
 
-/// Upstream attempts spent on the final turn of each event.
+/// How many planned events reached each stage.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StageCounts {
+    /// The fault fired at the faulted upstream: these enter CPR.
+    pub failover: u64,
+    /// The conversation ended before the faulted turn.
+    pub broke_before: u64,
+    /// The faulted upstream never saw the faulted turn.
+    pub not_exercised: u64,
+}
+
+impl StageCounts {
+    /// Every planned event, whatever its stage.
+    pub fn total(&self) -> u64 {
+        self.failover + self.broke_before + self.not_exercised
+    }
+}
+
+/// One reason events stopped short of `failover`, with how many did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StageReason {
+    /// The stage (`broke_before` or `not_exercised`).
+    pub stage: Stage,
+    /// Why, in words.
+    pub reason: String,
+    /// Events with this stage and reason.
+    pub events: u64,
+}
+
+/// Upstream attempts spent on the event turn of each failover event.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AttemptSummary {
     /// Mean requests the primary saw per event.
@@ -106,7 +148,7 @@ pub struct AttemptSummary {
     pub max_per_event: u32,
     /// Histogram of total attempts per event: (attempts, events).
     pub per_event: Vec<(u32, u64)>,
-    /// 429 responses the fallback sent on final turns.
+    /// 429 responses the fallback sent on event turns.
     pub fallback_429s: u64,
     /// Milliseconds between consecutive attempts of one event (any upstream).
     pub gaps_ms: Distribution,
@@ -126,46 +168,75 @@ pub struct AttemptSummary {
 pub struct SystemSummary {
     /// The system's name.
     pub name: String,
-    /// Failover events (runs × conversations).
+    /// Planned events by the stage they reached (runs × conversations the
+    /// plan faults, finished before any Ctrl-C).
+    pub stages: StageCounts,
+    /// The commonest reasons events stopped short of `failover`, commonest
+    /// first.
+    pub stage_reasons: Vec<StageReason>,
+    /// Set when fewer than [`build::MIN_FAILOVER_SHARE`] of the planned
+    /// events reached the fault: the figures below then describe few
+    /// events, and this says why.
+    pub warning: Option<String>,
+    /// Failover events: the denominator of CPR and of every figure built on
+    /// it (`stages.failover`).
     pub events: u64,
-    /// Verdict counts.
+    /// Verdict counts over failover events.
     pub verdicts: VerdictCounts,
-    /// Continuity Preservation Rate: preserved / events, pooled Wilson.
+    /// Continuity Preservation Rate: preserved / failover events, pooled
+    /// Wilson.
     pub cpr: Rate,
     /// The honest interval on CPR: seeded cluster bootstrap over
-    /// conversations (runs of the same conversation are not independent).
-    pub cpr_clustered: Interval,
-    /// Events answered 2xx / events.
+    /// conversations (runs of the same conversation are not independent);
+    /// `None` without failover events.
+    pub cpr_clustered: Option<Interval>,
+    /// Failover events answered 2xx / failover events.
     pub availability: Rate,
-    /// Preserved / events answered 2xx.
+    /// Preserved / failover events answered 2xx.
     pub conditional_cpr: Rate,
+    /// Conversation survival, counting everything: planned events whose
+    /// conversation ended with the anchor recalled / all planned events,
+    /// whatever their stage.
+    pub survival: Rate,
     /// CPR of each run.
     pub cpr_per_run: Vec<GroupRate>,
-    /// Lowest CPR of any run.
-    pub cpr_run_min: f64,
+    /// Lowest CPR of any run (`None` without failover events).
+    pub cpr_run_min: Option<f64>,
     /// Highest CPR of any run.
-    pub cpr_run_max: f64,
-    /// CPR per fault mode at the primary.
+    pub cpr_run_max: Option<f64>,
+    /// CPR per fault mode at the faulted upstream.
     pub cpr_by_fault: Vec<GroupRate>,
     /// CPR per conversation length (turns).
     pub cpr_by_length: Vec<GroupRate>,
     /// Context bleed.
     pub bleed: BleedSummary,
-    /// Upstream attempts per event.
+    /// Upstream attempts per failover event.
     pub attempts: AttemptSummary,
-    /// End-to-end client latency of the final turn, milliseconds.
-    pub final_turn_latency_ms: Distribution,
+    /// End-to-end client latency of the event turn of failover events,
+    /// milliseconds.
+    pub event_latency_ms: Distribution,
 }
 
-/// Continuity latency overhead: per (run, conversation) where both reference
-/// systems answered, final-turn latency under `history` minus under
-/// `stateless`.
+/// Continuity latency overhead: per (run, conversation) that is a failover
+/// event answered 2xx under both reference systems, event-turn latency under
+/// `history` minus under `stateless`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CloSummary {
     /// The system subtracted from ("history").
     pub treatment: String,
     /// The system subtracted ("stateless").
     pub baseline: String,
+    /// The differences, milliseconds.
+    pub delta_ms: Distribution,
+    /// The differences by conversation length (the history grows with it).
+    pub by_length: Vec<CloByLength>,
+}
+
+/// CLO for the conversations of one length.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CloByLength {
+    /// Conversation length, turns.
+    pub turns: u32,
     /// The differences, milliseconds.
     pub delta_ms: Distribution,
 }
