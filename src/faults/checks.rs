@@ -177,8 +177,11 @@ mod tests {
         let p = parse("turns = [3, 9, 11, 40]\n[modes.api_error]\n");
         let reach = p.check_reach(&lengths()).unwrap();
         assert_eq!((reach.conversations, reach.with_event), (150, 150));
-        let per_turn: Vec<(u32, usize)> =
-            reach.turns.iter().map(|t| (t.turn, t.conversations)).collect();
+        let per_turn: Vec<(u32, usize)> = reach
+            .turns
+            .iter()
+            .map(|t| (t.turn, t.conversations))
+            .collect();
         assert_eq!(per_turn, vec![(3, 150), (9, 90), (11, 30), (40, 0)]);
         assert!(!reach.is_partial());
 
@@ -206,7 +209,11 @@ mod tests {
         let p = parse("[modes.timeout]\nhold = \"3s\"\n");
         let err = p.check_hold(Duration::from_secs(3)).unwrap_err();
         let msg = err.to_string();
-        for part in ["--attempt-timeout 3s", "modes.timeout.hold = 3s", "fault_profiles/t.toml"] {
+        for part in [
+            "--attempt-timeout 3s",
+            "modes.timeout.hold = 3s",
+            "fault_profiles/t.toml",
+        ] {
             assert!(msg.contains(part), "{part:?} missing from: {msg}");
         }
         assert!(p.check_hold(Duration::from_millis(2999)).is_ok());
@@ -224,6 +231,9 @@ mod tests {
     fn external_gateways_get_a_warning_naming_the_hold() {
         let w = parse("[modes.timeout]\n").hold_warning().unwrap();
         assert!(w.contains("hold of 30s"), "{w}");
-        assert!(w.contains("must exceed the gateway's own upstream timeout"), "{w}");
+        assert!(
+            w.contains("must exceed the gateway's own upstream timeout"),
+            "{w}"
+        );
     }
 }

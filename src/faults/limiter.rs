@@ -185,10 +185,13 @@ mod tests {
             l.decide(1, t0 + Duration::from_secs(120)),
             Decision::Rejected { rejection: 3 }
         );
-        assert_eq!(l.decide(1, t0 + ms(121_500)), Decision::Early {
-            waited: ms(1500),
-            told: Duration::from_secs(2)
-        });
+        assert_eq!(
+            l.decide(1, t0 + ms(121_500)),
+            Decision::Early {
+                waited: ms(1500),
+                told: Duration::from_secs(2)
+            }
+        );
         assert_eq!(l.decide(1, t0 + ms(123_500)), Decision::Pass);
     }
 

@@ -441,10 +441,16 @@ mod tests {
         let p = FaultProfile::parse("turns = [2, 4, 6]\n[modes.api_error]\n", "t.toml").unwrap();
         let plan = FaultPlan::new(p, 1, vec![5, 3, 1]);
         for turn in [2, 4] {
-            assert!(plan.action(1, 0, turn, Role::Primary).is_some(), "turn {turn}");
+            assert!(
+                plan.action(1, 0, turn, Role::Primary).is_some(),
+                "turn {turn}"
+            );
         }
         for turn in [1, 3, 5, 6] {
-            assert!(plan.action(1, 0, turn, Role::Primary).is_none(), "turn {turn}");
+            assert!(
+                plan.action(1, 0, turn, Role::Primary).is_none(),
+                "turn {turn}"
+            );
         }
         assert!(plan.action(1, 0, 2, Role::Fallback).is_none());
         let event = plan.event(1, 0).unwrap();
@@ -475,11 +481,10 @@ mod tests {
     fn final_events_are_the_last_turn_with_the_scheduled_mode() {
         let p = plan(5);
         for run in 1..=3 {
-            let modes = p.schedule(run);
-            for c in 0..150 {
+            for (c, mode) in p.schedule(run).into_iter().enumerate() {
                 let n = 7 + (c % 5) as u32;
                 let e = p.event(run, c).unwrap();
-                assert_eq!((e.turn, e.mode, e.role), (n, modes[c], Role::Primary));
+                assert_eq!((e.turn, e.mode, e.role), (n, mode, Role::Primary));
                 assert_eq!(p.faulted_turns(run, c), vec![n]);
                 assert_eq!(p.final_turn_mode(run, c), Some(e.mode));
             }

@@ -78,7 +78,7 @@ pub enum FaultError {
         path: String,
     },
     /// A key of the old token-bucket limiter.
-    #[error("{path}: rate_limiter.{key} is no longer supported: the token bucket was replaced by a deterministic limiter, because a bucket refilling on wall-clock time gave different verdicts for the same seed on a loaded machine. Remove {key} and use rejections = N (429s each turn gets at the fallback before it answers, default 1) with retry_after (a retry sooner than the Retry-After it was given also gets a 429)")]
+    #[error("{path}: rate_limiter.{key} is no longer supported: the token bucket was replaced by a deterministic limiter, because a bucket refilling on wall-clock time gave different verdicts for the same seed on a loaded machine. Remove capacity and refill_per_second and use rejections = N (429s each turn gets at the fallback before it answers, default 1) with retry_after (a retry sooner than the Retry-After it was given also gets a 429)")]
     ReplacedKey {
         /// The file.
         path: String,
@@ -441,7 +441,10 @@ mod tests {
     fn storm_profile_limits_the_fallback_once_per_turn() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fault_profiles/storm.toml");
         let p = FaultProfile::load(&path).unwrap();
-        assert_eq!((p.upstream, &p.turns), (Role::Primary, &TurnSelector::Final));
+        assert_eq!(
+            (p.upstream, &p.turns),
+            (Role::Primary, &TurnSelector::Final)
+        );
         let l = p.rate_limiter.unwrap();
         assert_eq!(
             (l.upstream, l.rejections, l.retry_after),
@@ -481,7 +484,12 @@ mod tests {
             assert!(matches!(err, FaultError::ReplacedKey { .. }), "{err}");
             let msg = err.to_string();
             let name = key.split(' ').next().unwrap();
-            for part in [&format!("rate_limiter.{name}"), "rejections", "retry_after", "replaced"] {
+            for part in [
+                &format!("rate_limiter.{name}"),
+                "rejections",
+                "retry_after",
+                "replaced",
+            ] {
                 assert!(msg.contains(part), "{part:?} missing from: {msg}");
             }
         }

@@ -215,15 +215,35 @@ impl Check<'_> {
         Ok(w)
     }
 
-    fn role(&self, key: &str, raw: Option<String>, default: Role) -> Result<Role, FaultError> {
+    /// The faulted upstream: only the primary (see
+    /// [`FaultError::FallbackUpstream`] for why not the fallback).
+    fn faulted_upstream(&self, raw: Option<String>) -> Result<Role, FaultError> {
         match raw.as_deref() {
-            None => Ok(default),
-            Some("primary") => Ok(Role::Primary),
-            Some("fallback") => Ok(Role::Fallback),
+            None | Some("primary") => Ok(Role::Primary),
+            Some("fallback") => Err(FaultError::FallbackUpstream {
+                path: self.origin.to_string(),
+            }),
             Some(other) => Err(self.invalid(
-                key,
+                "upstream",
                 format!("{other:?}"),
-                "write \"primary\" or \"fallback\"",
+                "the primary is the upstream that fails: write \"primary\" or leave the key out",
+            )),
+        }
+    }
+
+    /// The limited upstream: only the fallback.
+    fn limited_upstream(&self, raw: Option<String>) -> Result<Role, FaultError> {
+        match raw.as_deref() {
+            None | Some("fallback") => Ok(Role::Fallback),
+            Some("primary") => Err(self.invalid(
+                "rate_limiter.upstream",
+                "\"primary\"",
+                "a limiter on the primary would answer 429 to the first attempt of every turn, faulting turns no event scores; the limiter guards the fallback (write \"fallback\" or leave the key out), and a rate-limited primary is [modes.rate_limit] on the profile's turns",
+            )),
+            Some(other) => Err(self.invalid(
+                "rate_limiter.upstream",
+                format!("{other:?}"),
+                "the limiter guards the fallback: write \"fallback\" or leave the key out",
             )),
         }
     }
@@ -251,12 +271,7 @@ fn is_rate_limit_status(s: i64) -> bool {
 impl RawProfile {
     pub(super) fn validate(self, origin: &str) -> Result<FaultProfile, FaultError> {
         let c = Check { origin };
-        let upstream = c.role("upstream", self.upstream, Role::Primary)?;
-        if upstream == Role::Fallback {
-            return Err(FaultError::FallbackUpstream {
-                path: origin.to_string(),
-            });
-        }
+        let upstream = c.faulted_upstream(self.upstream)?;
         let turns = match self.turns {
             None => TurnSelector::Final,
             Some(RawTurns::Word(w)) if w == "final" => TurnSelector::Final,
@@ -364,16 +379,8 @@ impl RawProfile {
                             &format!("the 429s each turn gets at the fallback before it answers: a whole number from 1 to {MAX_REJECTIONS} (default {DEFAULT_REJECTIONS})"),
                         )
                     })?;
-                let limited = c.role("rate_limiter.upstream", l.upstream, Role::Fallback)?;
-                if limited == Role::Primary {
-                    return Err(c.invalid(
-                        "rate_limiter.upstream",
-                        "\"primary\"",
-                        "a limiter on the primary would answer 429 to the first attempt of every turn, faulting turns no event scores; the limiter guards the fallback (write \"fallback\" or leave the key out), and a rate-limited primary is [modes.rate_limit] on the profile's turns",
-                    ));
-                }
                 Some(RateLimiterSpec {
-                    upstream: limited,
+                    upstream: c.limited_upstream(l.upstream)?,
                     rejections,
                     retry_after: c.duration(
                         "rate_limiter.retry_after",
