@@ -2,16 +2,22 @@
 //!
 //! A profile says what fails, where and how; the plan turns it, with the master
 //! seed and the dataset's shape, into the exact fault every (run, conversation,
-//! turn, upstream role) gets. The plan is the same for every system within a
-//! run and differs between runs.
+//! turn, upstream role) gets, and each conversation's failover event. The plan
+//! is the same for every system within a run and differs between runs. A
+//! profile that could not produce a scorable event is refused: at parse, or
+//! by the checks against the dataset and the systems ([`checks`]). The rate
+//! limiter of storm profiles ([`limiter`]) decides by attempt numbers and
+//! waits, never by wall-clock refill, so verdicts do not depend on load.
 
+pub mod checks;
 pub mod limiter;
 pub mod plan;
 pub mod profile;
 mod schema;
 
-pub use limiter::TokenBucket;
-pub use plan::{FaultPlan, ProfileSchedule, Schedule};
+pub use checks::{Reach, TurnReach};
+pub use limiter::{Decision, RetryLimiter, RETRY_AFTER_SLACK};
+pub use plan::{FaultPlan, PlannedEvent, ProfileSchedule, Schedule};
 pub use profile::{FaultError, FaultProfile, TurnSelector};
 
 use serde::{Deserialize, Serialize};

@@ -10,9 +10,28 @@
 //! shape. A conversation's mode applies to every turn the profile targets,
 //! and to every attempt at the targeted upstream for that turn: a gateway that
 //! retries the faulted upstream never suddenly succeeds.
+//!
+//! Each conversation's *event* ([`PlannedEvent`]) is its first faulted turn
+//! within its length (for `turns = "final"`, the last turn): a fault on turn
+//! k makes turn k the failover event, and the probe still decides whether
+//! the conversation kept its anchor. Later faulted turns
+//! ([`FaultPlan::faulted_turns`]) get the same fault.
 
-use super::{ErrorKind, ErrorSpec, FaultAction, FaultMode, FaultProfile, Role};
+use super::checks::Reach;
+use super::{ErrorKind, ErrorSpec, FaultAction, FaultError, FaultMode, FaultProfile, Role};
 use rand::seq::SliceRandom;
+
+/// A conversation's failover event as planned: the turn whose request the
+/// faulted upstream fails, how, and which upstream that is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlannedEvent {
+    /// The event turn (from 1): the conversation's first faulted turn.
+    pub turn: u32,
+    /// The fault executed there.
+    pub mode: FaultMode,
+    /// The faulted upstream.
+    pub role: Role,
+}
 
 /// Where a plan's faults come from.
 #[derive(Debug, Clone)]
@@ -154,9 +173,80 @@ impl FaultPlan {
         }
     }
 
+    /// The failover event of conversation index `conversation` in `run`
+    /// (from 1): its first faulted turn, the mode and the faulted upstream.
+    /// `None` when no turn of it is faulted (a turn list past its length, a
+    /// script entry that lets the primary answer or cuts a body, an index
+    /// out of range). A scripted conversation's event is turn 1 at the
+    /// primary: scripts fault every turn, and today every scripted case is
+    /// one turn long.
+    pub fn event(&self, run: u32, conversation: usize) -> Option<PlannedEvent> {
+        match &self.schedule {
+            Schedule::Script(script) => {
+                let mode = script.get(conversation)?.as_ref().and_then(action_mode)?;
+                Some(PlannedEvent {
+                    turn: 1,
+                    mode,
+                    role: Role::Primary,
+                })
+            }
+            Schedule::Profile(s) => {
+                let n_turns = *s.turns_per_conversation.get(conversation)?;
+                let turn = *s.profile.turns.turns_in(n_turns).first()?;
+                let mode = s.modes(run).get(conversation).copied()?;
+                Some(PlannedEvent {
+                    turn: u32::try_from(turn).ok()?,
+                    mode,
+                    role: s.profile.upstream,
+                })
+            }
+        }
+    }
+
+    /// Every faulted turn (from 1, ascending) of conversation index
+    /// `conversation` in `run`; the first is the event turn. Empty when it
+    /// has no event. For a scripted conversation, `[1]` (see
+    /// [`FaultPlan::event`]).
+    pub fn faulted_turns(&self, run: u32, conversation: usize) -> Vec<u32> {
+        match (&self.schedule, self.event(run, conversation)) {
+            (_, None) => Vec::new(),
+            (Schedule::Script(_), Some(_)) => vec![1],
+            (Schedule::Profile(s), Some(_)) => s
+                .turns_per_conversation
+                .get(conversation)
+                .map(|n| s.profile.turns.turns_in(*n))
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|t| u32::try_from(t).ok())
+                .collect(),
+        }
+    }
+
+    /// How far the profile's faulted turns reach into the plan's dataset;
+    /// see [`FaultProfile::check_reach`]. A scripted plan reaches every
+    /// conversation that has a fault.
+    ///
+    /// # Errors
+    /// [`FaultError::Unreachable`] when the turns reach no conversation.
+    pub fn check_reach(&self) -> Result<Reach, FaultError> {
+        match &self.schedule {
+            Schedule::Profile(s) => s.profile.check_reach(&s.turns_per_conversation),
+            Schedule::Script(script) => Ok(Reach {
+                conversations: script.len(),
+                with_event: (0..script.len())
+                    .filter(|c| self.event(1, *c).is_some())
+                    .count(),
+                turns: Vec::new(),
+            }),
+        }
+    }
+
     /// The fault mode scheduled at the primary upstream for the final turn
-    /// of conversation index `conversation` in `run` (from 1), if any. This
-    /// is what makes a (run, system, conversation) a failover event.
+    /// of conversation index `conversation` in `run` (from 1), if any.
+    ///
+    /// Superseded by [`FaultPlan::event`], which also covers events on
+    /// earlier turns; kept, unchanged, only until the `run` accounting
+    /// moves to it, then to be deleted.
     pub fn final_turn_mode(&self, run: u32, conversation: usize) -> Option<FaultMode> {
         match &self.schedule {
             Schedule::Script(script) => script.get(conversation)?.as_ref().and_then(action_mode),
@@ -347,19 +437,82 @@ mod tests {
     }
 
     #[test]
-    fn turn_list_and_fallback_target() {
-        let p = FaultProfile::parse(
-            "upstream = \"fallback\"\nturns = [2, 4]\n[modes.api_error]\n",
-            "t.toml",
-        )
-        .unwrap();
-        let plan = FaultPlan::new(p, 1, vec![5, 3]);
-        assert!(plan.action(1, 0, 2, Role::Fallback).is_some());
-        assert!(plan.action(1, 0, 4, Role::Fallback).is_some());
-        assert!(plan.action(1, 0, 3, Role::Fallback).is_none());
-        assert!(plan.action(1, 0, 2, Role::Primary).is_none());
-        assert!(plan.action(1, 1, 4, Role::Fallback).is_none());
-        // Not a primary failover, so no event.
+    fn a_turn_list_faults_each_listed_turn_and_the_first_is_the_event() {
+        let p = FaultProfile::parse("turns = [2, 4, 6]\n[modes.api_error]\n", "t.toml").unwrap();
+        let plan = FaultPlan::new(p, 1, vec![5, 3, 1]);
+        for turn in [2, 4] {
+            assert!(
+                plan.action(1, 0, turn, Role::Primary).is_some(),
+                "turn {turn}"
+            );
+        }
+        for turn in [1, 3, 5, 6] {
+            assert!(
+                plan.action(1, 0, turn, Role::Primary).is_none(),
+                "turn {turn}"
+            );
+        }
+        assert!(plan.action(1, 0, 2, Role::Fallback).is_none());
+        let event = plan.event(1, 0).unwrap();
+        assert_eq!(
+            event,
+            PlannedEvent {
+                turn: 2,
+                mode: FaultMode::ApiError,
+                role: Role::Primary
+            }
+        );
+        assert_eq!(plan.faulted_turns(1, 0), vec![2, 4]);
+        // Three turns: only turn 2 is within reach.
+        assert_eq!(plan.event(1, 1).map(|e| e.turn), Some(2));
+        assert_eq!(plan.faulted_turns(1, 1), vec![2]);
+        assert!(plan.action(1, 1, 4, Role::Primary).is_none());
+        // One turn: no listed turn occurs, so no event.
+        assert_eq!(plan.event(1, 2), None);
+        assert!(plan.faulted_turns(1, 2).is_empty());
+        let reach = plan.check_reach().unwrap();
+        assert_eq!((reach.with_event, reach.conversations), (2, 3));
+        // The old final-turn view sees none of these (the final turns are
+        // not faulted).
         assert_eq!(plan.final_turn_mode(1, 0), None);
+    }
+
+    #[test]
+    fn final_events_are_the_last_turn_with_the_scheduled_mode() {
+        let p = plan(5);
+        for run in 1..=3 {
+            for (c, mode) in p.schedule(run).into_iter().enumerate() {
+                let n = 7 + (c % 5) as u32;
+                let e = p.event(run, c).unwrap();
+                assert_eq!((e.turn, e.mode, e.role), (n, mode, Role::Primary));
+                assert_eq!(p.faulted_turns(run, c), vec![n]);
+                assert_eq!(p.final_turn_mode(run, c), Some(e.mode));
+            }
+        }
+        assert_eq!(p.event(1, 150), None);
+        assert!(p.faulted_turns(1, 150).is_empty());
+    }
+
+    #[test]
+    fn scripted_events_are_turn_one_at_the_primary() {
+        let hold = Duration::from_secs(3);
+        let p = FaultPlan::scripted(vec![
+            None,
+            Some(FaultAction::Timeout { hold }),
+            Some(FaultAction::BodyCut { chunks: 2 }),
+        ]);
+        assert_eq!(p.event(1, 0), None);
+        assert_eq!(
+            p.event(1, 1),
+            Some(PlannedEvent {
+                turn: 1,
+                mode: FaultMode::Timeout,
+                role: Role::Primary
+            })
+        );
+        assert_eq!(p.faulted_turns(1, 1), vec![1]);
+        assert_eq!(p.event(1, 2), None, "a body cut is no profile mode");
+        assert!(p.faulted_turns(1, 0).is_empty());
+        assert_eq!(p.check_reach().unwrap().with_event, 1);
     }
 }

@@ -1,10 +1,17 @@
 //! Fault profiles: parsing and validating the TOML files in `fault_profiles/`.
 //!
-//! A profile says which upstream fails (primary or fallback), on which turns
-//! ("final" or a list of turn numbers), with which modes in which proportion,
-//! and the parameters of each mode (how long a TIMEOUT holds, which 5xx an
-//! API_ERROR sends, the `Retry-After` of a RATE_LIMIT). It may also put a
-//! token-bucket rate limiter in front of one upstream (for "storm" profiles).
+//! A profile says on which turns the primary fails ("final" or a list of
+//! turn numbers), with which modes in which proportion, and the parameters
+//! of each mode (how long a TIMEOUT holds, which 5xx an API_ERROR sends, the
+//! `Retry-After` of a RATE_LIMIT). It may also put a deterministic rate
+//! limiter in front of the fallback ([`RateLimiterSpec`], for "storm"
+//! profiles).
+//!
+//! Every profile that parses means something a run can score: a fault only
+//! the fallback would see, a hold too short to be a timeout and the keys of
+//! the old wall-clock token bucket are refused here, and the checks that
+//! need the dataset or the systems ([`FaultProfile::check_reach`],
+//! [`FaultProfile::check_hold`]) live in [`super::checks`].
 //!
 //! Parsing goes through serde with `deny_unknown_fields`; before that, a key
 //! check walks the raw TOML so that a typo is reported with the table it is
@@ -12,7 +19,7 @@
 //! key and the fix.
 
 use super::schema::{check_keys, RawProfile};
-use super::{FaultMode, Role};
+use super::{ErrorKind, ErrorSpec, FaultMode, Role};
 use std::path::Path;
 use std::time::Duration;
 
@@ -63,6 +70,43 @@ pub enum FaultError {
         /// The value as written.
         value: String,
     },
+    /// `upstream = "fallback"`: a fault only the fallback sees, which a
+    /// gateway whose primary answers never reaches.
+    #[error("{path}: upstream = \"fallback\" cannot be exercised: a gateway calls its fallback only after the primary fails, and with this profile the primary always answers, so no fault would ever fire. For a misbehaving fallback keep upstream = \"primary\" and add a [rate_limiter] (it guards the fallback; see fault_profiles/storm.toml); both upstreams failing is a failover-semantics question for `continuity-bench semantics`, not a continuity profile")]
+    FallbackUpstream {
+        /// The file.
+        path: String,
+    },
+    /// A key of the old token-bucket limiter.
+    #[error("{path}: rate_limiter.{key} is no longer supported: the token bucket was replaced by a deterministic limiter, because a bucket refilling on wall-clock time gave different verdicts for the same seed on a loaded machine. Remove capacity and refill_per_second and use rejections = N (429s each turn gets at the fallback before it answers, default 1) with retry_after (a retry sooner than the Retry-After it was given also gets a 429)")]
+    ReplacedKey {
+        /// The file.
+        path: String,
+        /// The old key (`capacity` or `refill_per_second`).
+        key: String,
+    },
+    /// The profile's faulted turns occur in no conversation of the dataset.
+    #[error("{path}: turns = {turns} reaches no conversation: the dataset's conversations have {min_turns} to {max_turns} turns, so no fault would fire. List turn numbers from 1 to {max_turns} (a fault on turn k makes turn k the failover event of every conversation that long), or write turns = \"final\"")]
+    Unreachable {
+        /// The file.
+        path: String,
+        /// The `turns` value as written, e.g. `[99]`.
+        turns: String,
+        /// Fewest turns of a conversation in the dataset (0 when it is empty).
+        min_turns: usize,
+        /// Most turns of a conversation in the dataset (0 when it is empty).
+        max_turns: usize,
+    },
+    /// A TIMEOUT hold the built-in proxies' attempt timeout does not outlast.
+    #[error("{path}: modes.timeout.hold = {hold} is not longer than the built-in proxies' attempt timeout (--attempt-timeout {attempt_timeout}): the upstream would answer 504 before the proxy timed out, so TIMEOUT would test nothing. Raise modes.timeout.hold above --attempt-timeout (30s is the default), or lower --attempt-timeout")]
+    HoldNotPastTimeout {
+        /// The file.
+        path: String,
+        /// The hold, formatted (e.g. `2s`).
+        hold: String,
+        /// The attempt timeout, formatted.
+        attempt_timeout: String,
+    },
     /// Any other invalid value.
     #[error("{path}: {key} = {value} is invalid: {fix}")]
     Invalid {
@@ -78,12 +122,17 @@ pub enum FaultError {
 }
 
 /// Which turns of a conversation a profile faults.
+///
+/// The first faulted turn within a conversation's length is its *event
+/// turn*: a fault on turn k makes turn k the failover event, and the probe
+/// (the final turn) still decides whether the conversation kept its anchor.
+/// Later listed turns are faulted too.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TurnSelector {
     /// The final turn (the probe) of every conversation.
     Final,
-    /// These turn numbers (from 1); numbers past a conversation's end are
-    /// ignored for that conversation.
+    /// These turn numbers (from 1, sorted, without repeats); numbers past a
+    /// conversation's end are ignored for that conversation.
     List(Vec<usize>),
 }
 
@@ -95,6 +144,29 @@ impl TurnSelector {
             TurnSelector::List(turns) => turn <= n_turns && turns.contains(&turn),
         }
     }
+
+    /// The faulted turns (from 1, ascending) of a conversation of `n_turns`
+    /// turns; the first is its event turn. Empty when none is that short.
+    pub fn turns_in(&self, n_turns: usize) -> Vec<usize> {
+        match self {
+            TurnSelector::Final if n_turns > 0 => vec![n_turns],
+            TurnSelector::Final => Vec::new(),
+            TurnSelector::List(turns) => turns.iter().copied().filter(|t| *t <= n_turns).collect(),
+        }
+    }
+}
+
+impl std::fmt::Display for TurnSelector {
+    /// As written in a profile: `"final"` or `[3, 5]`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TurnSelector::Final => f.write_str("\"final\""),
+            TurnSelector::List(turns) => {
+                let list: Vec<String> = turns.iter().map(ToString::to_string).collect();
+                write!(f, "[{}]", list.join(", "))
+            }
+        }
+    }
 }
 
 /// Parameters of the TIMEOUT mode.
@@ -102,8 +174,8 @@ impl TurnSelector {
 pub struct TimeoutMode {
     /// Relative weight among the modes.
     pub weight: f64,
-    /// How long the upstream holds the connection without a byte; it must
-    /// exceed the gateway's timeout.
+    /// How long the upstream holds the connection without a byte; at least
+    /// [`MIN_HOLD`], and it must exceed the gateway's timeout.
     pub hold: Duration,
 }
 
@@ -131,22 +203,32 @@ pub struct RateLimitMode {
     pub message: String,
 }
 
-/// A token bucket in front of one upstream: every request takes a token, an
-/// empty bucket answers 429 with `Retry-After`.
+/// A deterministic rate limiter in front of the fallback (see
+/// [`super::limiter`]): for each turn, the first `rejections` attempts get a
+/// 429 with `Retry-After`, and so does any later attempt that arrives
+/// sooner than the `Retry-After` it was given.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RateLimiterSpec {
-    /// The upstream the limiter guards.
+    /// The upstream the limiter guards (always the fallback: a limiter on
+    /// the primary would fault every turn).
     pub upstream: Role,
-    /// Tokens the bucket holds when full (and starts with).
-    pub capacity: u32,
-    /// Tokens added per second.
-    pub refill_per_second: f64,
-    /// The `Retry-After` sent when the bucket is empty.
+    /// 429s each turn gets before the upstream answers (at least 1).
+    pub rejections: u32,
+    /// The `Retry-After` sent with each 429 (whole seconds on the wire,
+    /// rounded up, at least 1).
     pub retry_after: Duration,
-    /// The status sent when the bucket is empty (429).
+    /// The status sent (429).
     pub status: u16,
     /// The `error.message` of the body.
     pub message: String,
+}
+
+impl RateLimiterSpec {
+    /// The error the limiter answers with.
+    pub fn error(&self) -> ErrorSpec {
+        ErrorSpec::new(self.status, ErrorKind::RateLimit, self.message.clone())
+            .with_retry_after(self.retry_after)
+    }
 }
 
 /// A validated fault profile.
@@ -158,7 +240,8 @@ pub struct FaultProfile {
     pub description: String,
     /// Where it was read from (a path, or a label for text parsed in tests).
     pub origin: String,
-    /// The upstream that fails.
+    /// The upstream that fails (always the primary: a fault only the
+    /// fallback sees is refused at parse).
     pub upstream: Role,
     /// The turns on which it fails.
     pub turns: TurnSelector,
@@ -168,7 +251,7 @@ pub struct FaultProfile {
     pub api_error: Option<ApiErrorMode>,
     /// RATE_LIMIT parameters, when the mode is in the profile.
     pub rate_limit: Option<RateLimitMode>,
-    /// An optional token-bucket rate limiter in front of one upstream.
+    /// An optional deterministic rate limiter in front of the fallback.
     pub rate_limiter: Option<RateLimiterSpec>,
 }
 
@@ -182,6 +265,13 @@ pub const DEFAULT_RATE_LIMIT_MESSAGE: &str =
     "Rate limit reached for requests; retry after the time in Retry-After (simulated RATE_LIMIT).";
 /// Default TIMEOUT hold.
 pub const DEFAULT_HOLD: Duration = Duration::from_secs(30);
+/// Shortest TIMEOUT hold a profile may ask for: anything shorter is an
+/// immediate 504, not a timeout.
+pub const MIN_HOLD: Duration = Duration::from_millis(100);
+/// Default number of 429s per turn from the rate limiter.
+pub const DEFAULT_REJECTIONS: u32 = 1;
+/// Most 429s per turn a rate limiter may send.
+pub const MAX_REJECTIONS: u32 = 100;
 /// Default `Retry-After`.
 pub const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(1);
 
@@ -254,10 +344,11 @@ impl FaultProfile {
             .as_ref()
             .map(|l| {
                 format!(
-                    "; rate limiter on {} ({} tokens, {}/s)",
+                    "; rate limiter on the {} ({} x {} per turn, Retry-After {})",
                     l.upstream.as_str(),
-                    l.capacity,
-                    l.refill_per_second
+                    l.rejections,
+                    l.status,
+                    humantime::format_duration(l.retry_after)
                 )
             })
             .unwrap_or_default();
@@ -302,7 +393,7 @@ mod tests {
             r#"
             name = "storm"
             description = "everything"
-            upstream = "fallback"
+            upstream = "primary"
             turns = [5, 3, 3]
             [modes.timeout]
             weight = 0.5
@@ -318,15 +409,14 @@ mod tests {
             message = "slow down"
             [rate_limiter]
             upstream = "fallback"
-            capacity = 3
-            refill_per_second = 0.5
+            rejections = 3
             retry_after = "2s"
             status = 429
             message = "bucket empty"
             "#,
         )
         .unwrap();
-        assert_eq!(p.upstream, Role::Fallback);
+        assert_eq!(p.upstream, Role::Primary);
         assert_eq!(p.turns, TurnSelector::List(vec![3, 5]));
         assert_eq!(p.timeout.unwrap().hold, Duration::from_secs(2));
         assert_eq!(p.api_error.unwrap().status, 500);
@@ -335,7 +425,113 @@ mod tests {
             Duration::from_millis(1500)
         );
         let l = p.rate_limiter.unwrap();
-        assert_eq!((l.capacity, l.refill_per_second), (3, 0.5));
+        assert_eq!(
+            (l.upstream, l.rejections, l.retry_after, l.status),
+            (Role::Fallback, 3, Duration::from_secs(2), 429)
+        );
+        assert_eq!(l.message, "bucket empty");
+        let e = l.error();
+        assert_eq!(
+            (e.status, e.kind, e.retry_after),
+            (429, ErrorKind::RateLimit, Some(Duration::from_secs(2)))
+        );
+    }
+
+    #[test]
+    fn storm_profile_limits_the_fallback_once_per_turn() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fault_profiles/storm.toml");
+        let p = FaultProfile::load(&path).unwrap();
+        assert_eq!(
+            (p.upstream, &p.turns),
+            (Role::Primary, &TurnSelector::Final)
+        );
+        let l = p.rate_limiter.unwrap();
+        assert_eq!(
+            (l.upstream, l.rejections, l.retry_after),
+            (Role::Fallback, 1, Duration::from_secs(1))
+        );
+        // Defaults when the table only names itself.
+        let d = parse("[modes.api_error]\n[rate_limiter]\n")
+            .unwrap()
+            .rate_limiter
+            .unwrap();
+        assert_eq!(
+            (d.upstream, d.rejections, d.retry_after, d.status),
+            (Role::Fallback, DEFAULT_REJECTIONS, DEFAULT_RETRY_AFTER, 429)
+        );
+    }
+
+    #[test]
+    fn a_fault_only_the_fallback_sees_is_refused_with_what_to_use() {
+        let err = parse("upstream = \"fallback\"\n[modes.api_error]\n").unwrap_err();
+        assert!(matches!(err, FaultError::FallbackUpstream { .. }), "{err}");
+        let msg = err.to_string();
+        for part in [
+            "fault_profiles/bad.toml",
+            "primary always answers",
+            "[rate_limiter]",
+            "semantics",
+        ] {
+            assert!(msg.contains(part), "{part:?} missing from: {msg}");
+        }
+        assert!(parse("upstream = \"primary\"\n[modes.api_error]\n").is_ok());
+    }
+
+    #[test]
+    fn the_token_bucket_keys_say_what_replaced_them() {
+        for key in ["capacity = 5", "refill_per_second = 10.0"] {
+            let err = parse(&format!("[modes.api_error]\n[rate_limiter]\n{key}\n")).unwrap_err();
+            assert!(matches!(err, FaultError::ReplacedKey { .. }), "{err}");
+            let msg = err.to_string();
+            let name = key.split(' ').next().unwrap();
+            for part in [
+                &format!("rate_limiter.{name}"),
+                "rejections",
+                "retry_after",
+                "replaced",
+            ] {
+                assert!(msg.contains(part), "{part:?} missing from: {msg}");
+            }
+        }
+    }
+
+    #[test]
+    fn limiter_values_are_checked() {
+        for bad in ["rejections = 0", "rejections = -1", "rejections = 101"] {
+            let err = parse(&format!("[modes.api_error]\n[rate_limiter]\n{bad}\n")).unwrap_err();
+            assert!(err.to_string().contains("rate_limiter.rejections"), "{err}");
+        }
+        let err = parse("[modes.api_error]\n[rate_limiter]\nupstream = \"primary\"\n").unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("rate_limiter.upstream"), "{msg}");
+        assert!(msg.contains("[modes.rate_limit]"), "{msg}");
+        let err = parse("[modes.api_error]\n[rate_limiter]\nstatus = 503\n").unwrap_err();
+        assert!(err.to_string().contains("rate_limiter.status"), "{err}");
+    }
+
+    #[test]
+    fn a_hold_too_short_to_be_a_timeout_is_refused() {
+        for hold in ["0s", "50ms", "99ms"] {
+            let err = parse(&format!("[modes.timeout]\nhold = \"{hold}\"\n")).unwrap_err();
+            let msg = err.to_string();
+            assert!(
+                msg.contains(&format!("modes.timeout.hold = \"{hold}\"")),
+                "{msg}"
+            );
+            assert!(msg.contains("at least 100ms"), "{msg}");
+        }
+        assert!(parse("[modes.timeout]\nhold = \"100ms\"\n").is_ok());
+    }
+
+    #[test]
+    fn turn_selectors_list_the_turns_within_reach() {
+        assert_eq!(TurnSelector::Final.turns_in(7), vec![7]);
+        assert!(TurnSelector::Final.turns_in(0).is_empty());
+        let list = TurnSelector::List(vec![3, 5, 9]);
+        assert_eq!(list.turns_in(7), vec![3, 5]);
+        assert!(list.turns_in(2).is_empty());
+        assert_eq!(list.to_string(), "[3, 5, 9]");
+        assert_eq!(TurnSelector::Final.to_string(), "\"final\"");
     }
 
     #[test]
@@ -395,6 +591,7 @@ mod tests {
 
     #[test]
     fn bad_turns_and_upstream_rejected() {
+        assert!(parse("turns = []\n[modes.timeout]\n").is_err());
         assert!(parse("turns = \"last\"\n[modes.timeout]\n").is_err());
         assert!(parse("turns = [0]\n[modes.timeout]\n").is_err());
         assert!(parse("upstream = \"secondary\"\n[modes.timeout]\n").is_err());

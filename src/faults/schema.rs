@@ -6,7 +6,7 @@
 use super::profile::{
     ApiErrorMode, FaultError, FaultProfile, RateLimitMode, RateLimiterSpec, TimeoutMode,
     TurnSelector, DEFAULT_API_ERROR_MESSAGE, DEFAULT_API_ERROR_STATUS, DEFAULT_HOLD,
-    DEFAULT_RATE_LIMIT_MESSAGE, DEFAULT_RETRY_AFTER,
+    DEFAULT_RATE_LIMIT_MESSAGE, DEFAULT_REJECTIONS, DEFAULT_RETRY_AFTER, MAX_REJECTIONS, MIN_HOLD,
 };
 use super::{FaultMode, Role};
 use serde::Deserialize;
@@ -26,14 +26,9 @@ const MODES_KEYS: &[&str] = &["timeout", "api_error", "rate_limit"];
 const TIMEOUT_KEYS: &[&str] = &["weight", "hold"];
 const API_ERROR_KEYS: &[&str] = &["weight", "status", "message"];
 const RATE_LIMIT_KEYS: &[&str] = &["weight", "status", "retry_after", "message"];
-const LIMITER_KEYS: &[&str] = &[
-    "upstream",
-    "capacity",
-    "refill_per_second",
-    "retry_after",
-    "status",
-    "message",
-];
+const LIMITER_KEYS: &[&str] = &["upstream", "rejections", "retry_after", "status", "message"];
+/// Keys of the old token-bucket limiter, refused with what replaced them.
+const REPLACED_LIMITER_KEYS: &[&str] = &["capacity", "refill_per_second"];
 
 fn check_table(
     table: &toml::Table,
@@ -67,6 +62,15 @@ pub(super) fn check_keys(top: &toml::Table, origin: &str) -> Result<(), FaultErr
         }
     }
     if let Some(toml::Value::Table(limiter)) = top.get("rate_limiter") {
+        if let Some(key) = REPLACED_LIMITER_KEYS
+            .iter()
+            .find(|k| limiter.contains_key(**k))
+        {
+            return Err(FaultError::ReplacedKey {
+                path: origin.to_string(),
+                key: (*key).to_string(),
+            });
+        }
         check_table(limiter, LIMITER_KEYS, "[rate_limiter]", origin)?;
     }
     Ok(())
@@ -142,8 +146,7 @@ struct RawRateLimit {
 #[serde(deny_unknown_fields)]
 struct RawLimiter {
     upstream: Option<String>,
-    capacity: i64,
-    refill_per_second: f64,
+    rejections: Option<i64>,
     retry_after: Option<RawDuration>,
     status: Option<i64>,
     message: Option<String>,
@@ -212,15 +215,35 @@ impl Check<'_> {
         Ok(w)
     }
 
-    fn role(&self, key: &str, raw: Option<String>, default: Role) -> Result<Role, FaultError> {
+    /// The faulted upstream: only the primary (see
+    /// [`FaultError::FallbackUpstream`] for why not the fallback).
+    fn faulted_upstream(&self, raw: Option<String>) -> Result<Role, FaultError> {
         match raw.as_deref() {
-            None => Ok(default),
-            Some("primary") => Ok(Role::Primary),
-            Some("fallback") => Ok(Role::Fallback),
+            None | Some("primary") => Ok(Role::Primary),
+            Some("fallback") => Err(FaultError::FallbackUpstream {
+                path: self.origin.to_string(),
+            }),
             Some(other) => Err(self.invalid(
-                key,
+                "upstream",
                 format!("{other:?}"),
-                "write \"primary\" or \"fallback\"",
+                "the primary is the upstream that fails: write \"primary\" or leave the key out",
+            )),
+        }
+    }
+
+    /// The limited upstream: only the fallback.
+    fn limited_upstream(&self, raw: Option<String>) -> Result<Role, FaultError> {
+        match raw.as_deref() {
+            None | Some("fallback") => Ok(Role::Fallback),
+            Some("primary") => Err(self.invalid(
+                "rate_limiter.upstream",
+                "\"primary\"",
+                "a limiter on the primary would answer 429 to the first attempt of every turn, faulting turns no event scores; the limiter guards the fallback (write \"fallback\" or leave the key out), and a rate-limited primary is [modes.rate_limit] on the profile's turns",
+            )),
+            Some(other) => Err(self.invalid(
+                "rate_limiter.upstream",
+                format!("{other:?}"),
+                "the limiter guards the fallback: write \"fallback\" or leave the key out",
             )),
         }
     }
@@ -248,7 +271,7 @@ fn is_rate_limit_status(s: i64) -> bool {
 impl RawProfile {
     pub(super) fn validate(self, origin: &str) -> Result<FaultProfile, FaultError> {
         let c = Check { origin };
-        let upstream = c.role("upstream", self.upstream, Role::Primary)?;
+        let upstream = c.faulted_upstream(self.upstream)?;
         let turns = match self.turns {
             None => TurnSelector::Final,
             Some(RawTurns::Word(w)) if w == "final" => TurnSelector::Final,
@@ -287,10 +310,23 @@ impl RawProfile {
         };
         let timeout = match self.modes.timeout {
             None => None,
-            Some(t) => Some(TimeoutMode {
-                weight: c.weight("modes.timeout.weight", t.weight)?,
-                hold: c.duration("modes.timeout.hold", t.hold, DEFAULT_HOLD)?,
-            }),
+            Some(t) => {
+                let hold = c.duration("modes.timeout.hold", t.hold, DEFAULT_HOLD)?;
+                if hold < MIN_HOLD {
+                    return Err(c.invalid(
+                        "modes.timeout.hold",
+                        format!("\"{}\"", humantime::format_duration(hold)),
+                        &format!(
+                            "a TIMEOUT holds the connection without a byte for at least {} (anything shorter is an immediate 504, not a timeout), and it must outlast the gateway's own upstream timeout to test anything; write e.g. \"30s\"",
+                            humantime::format_duration(MIN_HOLD)
+                        ),
+                    ));
+                }
+                Some(TimeoutMode {
+                    weight: c.weight("modes.timeout.weight", t.weight)?,
+                    hold,
+                })
+            }
         };
         let api_error = match self.modes.api_error {
             None => None,
@@ -332,27 +368,20 @@ impl RawProfile {
         let rate_limiter = match self.rate_limiter {
             None => None,
             Some(l) => {
-                let capacity = u32::try_from(l.capacity)
+                let rejections = l.rejections.unwrap_or(i64::from(DEFAULT_REJECTIONS));
+                let rejections = u32::try_from(rejections)
                     .ok()
-                    .filter(|c| *c >= 1)
+                    .filter(|r| (1..=MAX_REJECTIONS).contains(r))
                     .ok_or_else(|| {
                         c.invalid(
-                            "rate_limiter.capacity",
-                            l.capacity,
-                            "the bucket holds at least 1 token",
+                            "rate_limiter.rejections",
+                            rejections,
+                            &format!("the 429s each turn gets at the fallback before it answers: a whole number from 1 to {MAX_REJECTIONS} (default {DEFAULT_REJECTIONS})"),
                         )
                     })?;
-                if !l.refill_per_second.is_finite() || l.refill_per_second < 0.0 {
-                    return Err(c.invalid(
-                        "rate_limiter.refill_per_second",
-                        l.refill_per_second,
-                        "tokens per second is a finite number of zero or more",
-                    ));
-                }
                 Some(RateLimiterSpec {
-                    upstream: c.role("rate_limiter.upstream", l.upstream, Role::Fallback)?,
-                    capacity,
-                    refill_per_second: l.refill_per_second,
+                    upstream: c.limited_upstream(l.upstream)?,
+                    rejections,
                     retry_after: c.duration(
                         "rate_limiter.retry_after",
                         l.retry_after,

@@ -1,6 +1,6 @@
 //! The upstream HTTP server: an OpenAI-compatible provider. Each request is
 //! parsed, recognised ([`super::identify`]), logged ([`super::attempt`]),
-//! given the fault the plan (or the rate limiter) holds for it and executed
+//! given the fault the plan (or the fallback's rate limiter) holds for it and executed
 //! on the wire ([`super::wire`]), or else answered by the context's
 //! [`Responder`](super::responder::Responder) and framed as JSON or
 //! server-sent events ([`super::render`]).
@@ -15,9 +15,11 @@
 //!   status 504); when the client leaves first, status is empty and
 //!   `client_gave_up` is true, with the time it waited.
 //! - API_ERROR: the profile's 5xx with an error body of type `server_error`.
-//! - RATE_LIMIT (and an empty token bucket): 429 with `Retry-After` in whole
-//!   seconds (rounded up, at least 1) and a body of type `requests`, code
-//!   `rate_limit_exceeded`.
+//! - RATE_LIMIT (and the rate limiter's refusals): 429 with `Retry-After` in
+//!   whole seconds (rounded up, at least 1) and a body of type `requests`,
+//!   code `rate_limit_exceeded`. The limiter ([`crate::faults::limiter`])
+//!   decides per (run, conversation, turn) at its upstream, by attempt
+//!   number and by whether the client waited its `Retry-After`.
 //!
 //! A malformed body (not JSON, or no messages) gets 400 and is logged as
 //! `bad_request`. A client that goes away while a normal answer is being
@@ -31,7 +33,7 @@ use super::render::{completion_json, stream_frames, Envelope};
 use super::responder::Call;
 use super::{wire, UpstreamContext};
 use crate::faults::profile::RateLimiterSpec;
-use crate::faults::{ErrorKind, ErrorSpec, FaultAction, Role, TokenBucket};
+use crate::faults::{FaultAction, RetryLimiter, Role};
 use crate::openai::{approx_tokens, ChatRequest};
 use crate::record::{AttemptAction, AttemptRecord};
 use crate::server::{serve, ServerHandle};
@@ -73,11 +75,15 @@ impl UpstreamState {
     }
 }
 
-/// A token bucket with the limiter's parameters.
+/// A turn at one upstream, as the rate limiter keys it (the upstream fixes
+/// the system and role): run, conversation id, turn.
+type LimiterKey = (u32, String, u32);
+
+/// The rate limiter of one upstream, with the spec its 429s come from.
 #[derive(Debug)]
 struct Limiter {
     spec: RateLimiterSpec,
-    bucket: Mutex<TokenBucket>,
+    turns: Mutex<RetryLimiter<LimiterKey>>,
 }
 
 /// What the handlers share: the state and, if the profile puts one in front
@@ -89,24 +95,18 @@ struct Shared {
 }
 
 impl Shared {
-    /// A 429 when this upstream's rate limiter has no token left.
-    fn limited(&self) -> Option<FaultAction> {
+    /// A 429 when this upstream's rate limiter refuses the attempt of
+    /// `key` that arrived at `arrived`.
+    fn limited(&self, key: LimiterKey, arrived: Instant) -> Option<FaultAction> {
         let limiter = self.limiter.as_ref()?;
-        let granted = limiter
-            .bucket
+        let decision = limiter
+            .turns
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .try_take(Instant::now());
-        (!granted).then(|| {
-            FaultAction::Error(
-                ErrorSpec::new(
-                    limiter.spec.status,
-                    ErrorKind::RateLimit,
-                    limiter.spec.message.clone(),
-                )
-                .with_retry_after(limiter.spec.retry_after),
-            )
-        })
+            .decide(key, arrived);
+        decision
+            .is_limited()
+            .then(|| FaultAction::Error(limiter.spec.error()))
     }
 }
 
@@ -119,7 +119,7 @@ pub fn router(state: UpstreamState) -> Router {
         .and_then(|p| p.rate_limiter.clone())
         .filter(|spec| spec.upstream == state.role)
         .map(|spec| Limiter {
-            bucket: Mutex::new(TokenBucket::from_spec(&spec, Instant::now())),
+            turns: Mutex::new(RetryLimiter::new(&spec)),
             spec,
         });
     Router::new()
@@ -275,7 +275,7 @@ async fn chat_completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Res
     let action = who
         .conversation
         .and_then(|i| ctx.plan.action(run, i, who.turn as usize, st.role))
-        .or_else(|| shared.limited());
+        .or_else(|| shared.limited((run, who.id.clone(), who.turn), start));
     let cut = match action {
         Some(FaultAction::Timeout { hold }) => return wire::hold(guard, hold).await,
         Some(FaultAction::Error(spec)) => return wire::error(guard, &spec),

@@ -150,7 +150,7 @@ async fn timeout_holds_until_client_gives_up() {
 #[tokio::test]
 async fn timeout_hold_ending_answers_504() {
     let ctx = context(
-        "[modes.timeout]\nhold = \"50ms\"\n",
+        "[modes.timeout]\nhold = \"100ms\"\n",
         LatencyProfile::INSTANT,
     );
     let pair = start(&ctx).await;
@@ -158,7 +158,7 @@ async fn timeout_hold_ending_answers_504() {
     assert_eq!(resp.status().as_u16(), 504);
     let row = wait_for_row(&ctx.log, |r| r.conversation == "c001").await;
     assert_eq!((row.status, row.client_gave_up), (Some(504), false));
-    assert!(row.duration_ms >= 50.0);
+    assert!(row.duration_ms >= 100.0);
 }
 
 #[tokio::test]
@@ -401,24 +401,60 @@ async fn client_leaving_a_normal_answer_is_logged_as_gave_up() {
 }
 
 #[tokio::test]
-async fn rate_limiter_refuses_a_tight_loop_at_the_fallback() {
+async fn rate_limiter_refuses_a_tight_loop_and_lets_a_patient_retry_through() {
     let ctx = context(
-        "[modes.api_error]\n[rate_limiter]\ncapacity = 2\nrefill_per_second = 0\nretry_after = \"3s\"\n",
+        "[modes.api_error]\n[rate_limiter]\nrejections = 2\nretry_after = \"1s\"\n",
         LatencyProfile::INSTANT,
     );
     let pair = start(&ctx).await;
+    let fallback = pair.fallback.url();
+    // Two counted rejections, then a tight loop that is always early.
     let mut statuses = Vec::new();
-    for _ in 0..4 {
-        let resp = post(&pair.fallback.url(), &request(0, 1, false, false)).await;
+    for _ in 0..5 {
+        let resp = post(&fallback, &request(0, 1, false, false)).await;
         statuses.push(resp.status().as_u16());
         if resp.status().as_u16() == 429 {
-            assert_eq!(resp.headers()["retry-after"], "3");
+            assert_eq!(resp.headers()["retry-after"], "1");
+            let body: Value = resp.json().await.unwrap();
+            assert_eq!(body["error"]["code"], "rate_limit_exceeded");
         }
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert_eq!(statuses, vec![200, 200, 429, 429]);
-    // The primary has no limiter.
+    assert_eq!(statuses, vec![429; 5]);
+    // Waiting the Retry-After it was told gets through.
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let resp = post(&fallback, &request(0, 1, false, false)).await;
+    assert_eq!(resp.status().as_u16(), 200);
+    let rows = ctx.log.for_turn(1, "sut", "c000", 1);
+    let limited = rows
+        .iter()
+        .filter(|r| r.action == AttemptAction::RateLimited && r.retry_after_ms == Some(1000))
+        .count();
+    assert_eq!((rows.len(), limited), (6, 5));
+    // Another turn, another conversation and another run each start afresh,
+    // and the primary has no limiter.
+    for (i, turn) in [(0, 2), (1, 1)] {
+        let resp = post(&fallback, &request(i, turn, false, false)).await;
+        assert_eq!(resp.status().as_u16(), 429, "c{i:03} turn {turn}");
+    }
+    ctx.set_run(2);
+    let resp = post(&fallback, &request(0, 1, false, false)).await;
+    assert_eq!(resp.status().as_u16(), 429, "a new run");
     let resp = post(&pair.primary.url(), &request(0, 1, false, false)).await;
     assert_eq!(resp.status().as_u16(), 200);
+}
+
+#[test]
+fn the_limiter_measures_the_wait_the_wire_tells() {
+    use crate::faults::limiter::told_wait;
+    for ms in [0, 1, 200, 999, 1000, 1001, 1500, 2000, 59_999] {
+        let d = Duration::from_millis(ms);
+        assert_eq!(
+            told_wait(d),
+            Duration::from_secs(super::render::retry_after_secs(d)),
+            "{ms} ms"
+        );
+    }
 }
 
 #[tokio::test]

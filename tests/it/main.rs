@@ -4,7 +4,9 @@
 //!
 //! - [`end_to_end`]: `run` as a user runs it, in process and as a binary;
 //! - [`controls`]: positive and negative controls of every `run` metric;
-//! - [`semantics`]: the failover-semantics catalogue against its controls.
+//! - [`semantics`]: the failover-semantics catalogue against its controls;
+//! - [`storm`]: the same verdicts for the same seed under `storm.toml`, with
+//!   the CPU loaded.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -12,3 +14,4 @@ mod common;
 mod controls;
 mod end_to_end;
 mod semantics;
+mod storm;

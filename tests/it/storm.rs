@@ -1,0 +1,180 @@
+//! Same seed, same verdicts under `storm.toml`, however loaded the machine:
+//! the fallback's rate limiter decides by attempt numbers and waits, never
+//! by a wall-clock refill. The profile is replayed twice with the same seed
+//! through the reference systems and a gateway that retries a 429 in a tight
+//! loop, once with every core busy, and every event's verdict and attempt
+//! counts must agree; the tight loop must be flagged as a storm both times,
+//! the references never.
+
+use crate::common::gateways::{start_on_free_ports, Misbehaviour};
+use crate::common::{quick_run, repo};
+use continuity_bench::config::GatewaySpec;
+use continuity_bench::continuity::{self, RunOutcome};
+use continuity_bench::scoring::Verdict;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// Busy-loop threads that keep every core loaded until dropped.
+struct CpuLoad {
+    stop: Arc<AtomicBool>,
+    spins: Arc<AtomicU64>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl CpuLoad {
+    /// One busy thread per core, and at least two.
+    fn start() -> Self {
+        let n = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+            .max(2);
+        let stop = Arc::new(AtomicBool::new(false));
+        let spins = Arc::new(AtomicU64::new(0));
+        let threads = (0..n)
+            .map(|i| {
+                let (stop, spins) = (Arc::clone(&stop), Arc::clone(&spins));
+                std::thread::spawn(move || {
+                    let mut x = i as u64 + 1;
+                    while !stop.load(Ordering::Relaxed) {
+                        for _ in 0..10_000 {
+                            x = std::hint::black_box(
+                                x.wrapping_mul(6364136223846793005).wrapping_add(1),
+                            );
+                        }
+                        spins.fetch_add(1, Ordering::Relaxed);
+                    }
+                })
+            })
+            .collect();
+        CpuLoad {
+            stop,
+            spins,
+            threads,
+        }
+    }
+
+    /// Stops the threads; returns how many rounds of work they did.
+    fn stop(mut self) -> u64 {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            t.join().unwrap();
+        }
+        self.spins.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for CpuLoad {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Per (run, system, conversation): verdict, primary and fallback attempts.
+type Verdicts = BTreeMap<(u32, String, String), (Verdict, u32, u32)>;
+
+/// One run of `storm.toml` (seed 42) through the reference systems and a
+/// tight-retry-loop gateway.
+async fn storm_run() -> (tempfile::TempDir, RunOutcome) {
+    let (gateway, primary, fallback) = start_on_free_ports(Misbehaviour::TightRetryLoop).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = quick_run(dir.path(), 1);
+    config.faults = repo("fault_profiles/storm.toml");
+    config.systems.gateways = vec![GatewaySpec {
+        name: "control".into(),
+        url: gateway.url(),
+        primary_port: primary,
+        fallback_port: fallback,
+        headers: Vec::new(),
+    }];
+    let outcome = continuity::execute(&config, CancellationToken::new())
+        .await
+        .unwrap();
+    (dir, outcome)
+}
+
+fn verdicts(outcome: &RunOutcome) -> Verdicts {
+    outcome
+        .data
+        .events
+        .iter()
+        .map(|e| {
+            (
+                (e.run, e.system.clone(), e.conversation.clone()),
+                (e.verdict, e.primary_attempts, e.fallback_attempts),
+            )
+        })
+        .collect()
+}
+
+/// Checks what storm.toml must show in one run: the tight loop flagged, the
+/// references through on their first retry and never flagged.
+fn check_storm_flags(outcome: &RunOutcome, label: &str) {
+    for s in &outcome.data.summary.systems {
+        let a = &s.attempts;
+        match s.name.as_str() {
+            "control" => {
+                assert!(a.storm, "{label}: the tight loop is a storm: {a:?}");
+                assert!(a.early_retries > 0, "{label}: {a:?}");
+                assert!(a.max_per_event > 6, "{label}: {a:?}");
+            }
+            _ => {
+                assert!(
+                    !a.storm,
+                    "{label}: {} honours Retry-After: {:?}",
+                    s.name, a.storm_reasons
+                );
+                assert!(a.fallback_429s > 0, "{label}: {} met the limiter", s.name);
+            }
+        }
+    }
+    for e in outcome.data.events.iter().filter(|e| e.system != "control") {
+        assert_eq!(
+            (e.primary_attempts, e.fallback_attempts),
+            (1, 2),
+            "{label}: {} {} should fail over once and get through on its first retry",
+            e.system,
+            e.conversation
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn storm_verdicts_do_not_depend_on_machine_load() {
+    let (_quiet_dir, quiet) = storm_run().await;
+    let load = CpuLoad::start();
+    let (_loaded_dir, loaded) = storm_run().await;
+    let spins = load.stop();
+    assert!(spins > 0, "the load threads ran");
+
+    let (a, b) = (verdicts(&quiet), verdicts(&loaded));
+    assert_eq!(a.len(), 450, "150 events for each of 3 systems");
+    let differing: Vec<_> = a
+        .iter()
+        .filter(|(k, v)| b.get(*k) != Some(*v))
+        .map(|(k, v)| (k, v, b.get(k)))
+        .collect();
+    let mut per_system: BTreeMap<&str, usize> = BTreeMap::new();
+    for ((_, system, _), _, _) in &differing {
+        *per_system.entry(system.as_str()).or_default() += 1;
+    }
+    assert!(
+        differing.is_empty() && a.len() == b.len(),
+        "{} of {} events differ under load ({per_system:?}); first ones (key, quiet, loaded): {:?}",
+        differing.len(),
+        a.len(),
+        &differing[..differing.len().min(5)]
+    );
+    check_storm_flags(&quiet, "quiet");
+    check_storm_flags(&loaded, "loaded");
+    let history = quiet
+        .data
+        .summary
+        .systems
+        .iter()
+        .find(|s| s.name == "history")
+        .unwrap();
+    assert!(history.cpr.rate >= 0.99, "history CPR {}", history.cpr.rate);
+}
