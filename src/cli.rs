@@ -80,12 +80,14 @@ pub struct UpstreamsArgs {
     /// Address of the fallback upstream.
     #[arg(long, default_value = "127.0.0.1:9002")]
     pub fallback: SocketAddr,
-    /// Fault profile (TOML).
-    #[arg(long, default_value = crate::faults::DEFAULT_PROFILE)]
-    pub faults: PathBuf,
-    /// Dataset (JSONL) whose conversations the upstreams recognise.
-    #[arg(long, default_value = crate::dataset::DEFAULT_DATASET)]
-    pub dataset: PathBuf,
+    /// Fault profile (TOML): a file, or the name of a built-in one (paper,
+    /// storm). Default: the built-in paper profile.
+    #[arg(long)]
+    pub faults: Option<PathBuf>,
+    /// Dataset (JSONL) whose conversations the upstreams recognise. Default:
+    /// the built-in datasets/continuity-150.jsonl.
+    #[arg(long)]
+    pub dataset: Option<PathBuf>,
     /// Master seed of the fault schedule and latency jitter.
     #[arg(long, default_value_t = crate::seed::DEFAULT_SEED)]
     pub seed: u64,
@@ -157,12 +159,14 @@ pub struct RunArgs {
     /// Conversations in flight at once, across all systems.
     #[arg(long, default_value_t = 100)]
     pub concurrency: usize,
-    /// Dataset (JSONL).
-    #[arg(long, default_value = crate::dataset::DEFAULT_DATASET)]
-    pub dataset: PathBuf,
-    /// Fault profile (TOML).
-    #[arg(long, default_value = crate::faults::DEFAULT_PROFILE)]
-    pub faults: PathBuf,
+    /// Dataset (JSONL). Default: the built-in datasets/continuity-150.jsonl
+    /// (150 conversations, seed 42).
+    #[arg(long)]
+    pub dataset: Option<PathBuf>,
+    /// Fault profile (TOML): a file, or the name of a built-in one (paper,
+    /// storm). Default: the built-in paper profile.
+    #[arg(long)]
+    pub faults: Option<PathBuf>,
     /// Master seed of the fault schedule, latency jitter, backoff and bootstrap.
     #[arg(long, default_value_t = crate::seed::DEFAULT_SEED)]
     pub seed: u64,
@@ -186,9 +190,15 @@ pub struct RunArgs {
     /// Deadline of every request the driver sends.
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     pub request_timeout: std::time::Duration,
-    /// Report directory (default: reports/<UTC timestamp>).
+    /// Report directory. Default: reports/<UTC timestamp>, made unique with
+    /// a suffix when it exists. An existing directory that is not empty is
+    /// refused unless --force.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Write into an existing, non-empty --out directory (its report files
+    /// are replaced).
+    #[arg(long)]
+    pub force: bool,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -196,9 +206,9 @@ pub struct RunArgs {
     /// percentage (0-100).
     #[arg(long)]
     pub fail_under_cpr: Option<f64>,
-    /// The system `--fail-under-cpr` checks.
-    #[arg(long, default_value = "history")]
-    pub fail_system: String,
+    /// The system `--fail-under-cpr` checks (default: history).
+    #[arg(long)]
+    pub fail_system: Option<String>,
     /// Which systems are under test.
     #[command(flatten)]
     pub systems: SystemOptions,

@@ -22,6 +22,7 @@ pub mod secret;
 pub mod seed;
 pub mod semantics;
 pub mod server;
+pub mod source;
 pub mod stats;
 pub mod systems;
 pub mod upstream;
@@ -37,4 +38,40 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()?;
     runtime.block_on(commands::dispatch(cli.command))
+}
+
+/// An error and its causes as one line, each cause said once: a cause whose
+/// text the message already contains (an I/O error quoted in it) is not
+/// repeated.
+pub fn describe_error(err: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cause_quoted_in_the_message_is_said_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file (os error 2)");
+        let err = anyhow::Error::new(faults::FaultError::Io {
+            path: "x.toml".into(),
+            source: io,
+        })
+        .context("cannot start the run");
+        let text = describe_error(&err);
+        assert_eq!(text.matches("No such file").count(), 1, "{text}");
+        assert!(text.starts_with("cannot start the run: cannot read fault profile x.toml"));
+    }
 }

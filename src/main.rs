@@ -10,7 +10,7 @@ fn main() -> ExitCode {
     match continuity_bench::run(cli) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", continuity_bench::describe_error(&err));
             ExitCode::from(2)
         }
     }

@@ -41,6 +41,19 @@ pub enum ConfigError {
     /// Unusable judge options.
     #[error(transparent)]
     Judge(#[from] crate::judge::JudgeConfigError),
+    /// `--fail-system` names no system of the run.
+    #[error(
+        "--fail-system {name:?} is not a system of this run (systems: {systems}); name one of them"
+    )]
+    FailSystem {
+        /// The name given.
+        name: String,
+        /// The systems, comma-separated.
+        systems: String,
+    },
+    /// A dataset or fault profile that is neither a file nor built in.
+    #[error(transparent)]
+    Source(#[from] crate::source::SourceError),
     /// `upstreams --run 0`.
     #[error("--run counts from 1; pass --run 1 or more")]
     RunIndex,

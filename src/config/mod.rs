@@ -14,16 +14,20 @@ mod tests;
 
 pub use error::ConfigError;
 pub use judge::{calibrate_config, judge_config};
-pub use run::{default_report_dir, Replay, ResolvedConfig, ResolvedGateway, RunConfig};
+pub use run::{default_report_dir, OutDir, Replay, ResolvedConfig, ResolvedGateway, RunConfig};
 pub use semantics::SemanticsConfig;
-pub use serve::{generate_options, latency_profile, proxy_config, upstreams_config};
+pub use serve::{
+    dataset_source, generate_options, latency_profile, profile_source, proxy_config,
+    upstreams_config,
+};
 pub use systems::{parse_gateways, EnvLookup, GatewaySpec, SystemsConfig};
 
 /// Bootstrap resamples of the clustered CPR interval.
 pub const BOOTSTRAP_RESAMPLES: u32 = 2000;
 
-/// Where judge verdicts are cached when `--judge-cache` is not given.
-pub const DEFAULT_JUDGE_CACHE: &str = "reports/judge-cache.jsonl";
+/// The file judge verdicts are cached in when `--judge-cache` is not given,
+/// in the directory above the report (`reports/` by default).
+pub const DEFAULT_JUDGE_CACHE_NAME: &str = "judge-cache.jsonl";
 
 /// The model id the driver asks for.
 pub const DRIVER_MODEL: &str = "continuity-sim";

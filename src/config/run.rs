@@ -1,12 +1,14 @@
 //! The validated configuration of `run`, and the resolved form written to
 //! `config.json` in every report and read back by `report DIR`.
 
-use super::{ConfigError, SystemsConfig, BOOTSTRAP_RESAMPLES, DEFAULT_JUDGE_CACHE};
+use super::{ConfigError, SystemsConfig, BOOTSTRAP_RESAMPLES, DEFAULT_JUDGE_CACHE_NAME};
 use crate::cli::{LatencyArg, RunArgs};
+use crate::proxy::ProxyMode;
+use crate::source::Source;
 use crate::stats::CONFIDENCE;
 use crate::upstream::LatencyProfile;
 use serde::{Deserialize, Serialize};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// How conversations are replayed.
@@ -38,11 +40,11 @@ pub struct RunConfig {
     pub runs: u32,
     /// Conversations in flight at once, at least 1.
     pub concurrency: usize,
-    /// Dataset file.
-    pub dataset: PathBuf,
-    /// Fault profile file.
-    pub faults: PathBuf,
-    /// Latency profile name of the simulated upstreams.
+    /// The dataset: a file or the built-in copy.
+    pub dataset: Source,
+    /// The fault profile: a file or a built-in copy.
+    pub faults: Source,
+    /// Latency profile of the simulated upstreams.
     pub latency: LatencyProfile,
     /// Replay mode.
     pub replay: Replay,
@@ -52,14 +54,14 @@ pub struct RunConfig {
     pub attempt_timeout: Duration,
     /// Deadline of every driver request.
     pub request_timeout: Duration,
-    /// Report directory.
-    pub out: PathBuf,
+    /// Where the report goes.
+    pub out: OutDir,
     /// No progress bar.
     pub quiet: bool,
     /// Minimum CPR (percent) of `fail_system`.
     pub fail_under_cpr: Option<f64>,
-    /// The system checked by `fail_under_cpr`.
-    pub fail_system: String,
+    /// The system checked by `fail_under_cpr` (set whenever it is).
+    pub fail_system: Option<String>,
     /// The systems under test.
     pub systems: SystemsConfig,
     /// The LLM judge for what the fast path leaves undetermined, if any.
@@ -99,22 +101,46 @@ impl RunConfig {
             });
         }
         let systems = SystemsConfig::from_options(&args.systems)?;
+        let fail_system = match &args.fail_system {
+            Some(name) => Some(name.clone()),
+            None => args
+                .fail_under_cpr
+                .map(|_| ProxyMode::History.as_str().to_string()),
+        };
+        if let Some(name) = &fail_system {
+            let names = systems.names();
+            if !names.contains(name) {
+                return Err(ConfigError::FailSystem {
+                    name: name.clone(),
+                    systems: names.join(", "),
+                });
+            }
+        }
+        let out = match &args.out {
+            Some(path) => OutDir::Given {
+                path: path.clone(),
+                force: args.force,
+            },
+            None => OutDir::Default(default_report_dir(now_utc)),
+        };
         let mut judge = super::judge_config(&args.judge, |v| std::env::var(v).ok())?;
         if let Some(judge) = judge.as_mut() {
-            judge
-                .cache
-                .get_or_insert_with(|| PathBuf::from(DEFAULT_JUDGE_CACHE));
+            // A real judge's verdicts are worth keeping across runs, next to
+            // the reports; the simulated judge needs no cache unless asked.
+            if judge.endpoint != crate::judge::JudgeEndpoint::Sim {
+                judge
+                    .cache
+                    .get_or_insert_with(|| out.parent().join(DEFAULT_JUDGE_CACHE_NAME));
+            }
         }
-        let out = args
-            .out
-            .clone()
-            .unwrap_or_else(|| default_report_dir(now_utc));
+        let dataset = super::dataset_source(args.dataset.as_deref())?;
+        let faults = super::profile_source(args.faults.as_deref())?;
         Ok(RunConfig {
             seed: args.seed,
             runs: args.runs,
             concurrency: args.concurrency,
-            dataset: args.dataset.clone(),
-            faults: args.faults.clone(),
+            dataset,
+            faults,
             latency: super::latency_profile(args.latency),
             stream: args.stream,
             replay: if args.fast_forward {
@@ -127,7 +153,7 @@ impl RunConfig {
             out,
             quiet: args.quiet,
             fail_under_cpr: args.fail_under_cpr,
-            fail_system: args.fail_system.clone(),
+            fail_system,
             systems,
             judge,
         })
@@ -141,9 +167,9 @@ impl RunConfig {
             seed: self.seed,
             runs: self.runs,
             concurrency: self.concurrency,
-            dataset: self.dataset.display().to_string(),
+            dataset: self.dataset.label(),
             conversations,
-            fault_profile: self.faults.display().to_string(),
+            fault_profile: self.faults.label(),
             latency: self.latency.name().to_string(),
             replay: self.replay.as_str().to_string(),
             stream: self.stream,
@@ -169,6 +195,38 @@ impl RunConfig {
             percentile_method: crate::stats::PERCENTILE_METHOD.to_string(),
             bootstrap_resamples: BOOTSTRAP_RESAMPLES,
         }
+    }
+}
+
+/// Where a run's report goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutDir {
+    /// The default, `reports/<UTC timestamp>`: made unique with a suffix
+    /// (`-2`, `-3`, ...) when it exists, so no report is ever overwritten.
+    Default(PathBuf),
+    /// `--out`: refused when it exists and is not empty, unless `force`.
+    Given {
+        /// The directory.
+        path: PathBuf,
+        /// `--force`: write into it even if it holds files.
+        force: bool,
+    },
+}
+
+impl OutDir {
+    /// The directory the report is asked to go to (before a suffix).
+    pub fn path(&self) -> &Path {
+        match self {
+            OutDir::Default(p) | OutDir::Given { path: p, .. } => p,
+        }
+    }
+
+    /// The directory above it (where a judge cache is kept by default).
+    pub fn parent(&self) -> PathBuf {
+        self.path()
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
     }
 }
 

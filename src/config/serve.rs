@@ -6,8 +6,40 @@ use super::ConfigError;
 use crate::cli::{GenerateArgs, LatencyArg, ProxyArgs, ProxyModeArg, UpstreamsArgs};
 use crate::dataset::{GenerateError, GenerateOptions};
 use crate::proxy::{ProxyConfig, ProxyMode};
+use crate::source::{Source, SourceError};
 use crate::upstream::standalone::UpstreamsConfig;
 use crate::upstream::LatencyProfile;
+use std::path::Path;
+
+/// The dataset `--dataset` names (a file, or a built-in name; default the
+/// built-in continuity-150).
+///
+/// # Errors
+/// [`SourceError`] when it is neither.
+pub fn dataset_source(arg: Option<&Path>) -> Result<Source, SourceError> {
+    Source::resolve(
+        arg,
+        "--dataset",
+        "dataset",
+        &crate::dataset::BUILTIN_DATASETS,
+        &crate::dataset::BUILTIN_DATASETS[0],
+    )
+}
+
+/// The fault profile `--faults` names (a file, or a built-in name; default
+/// the built-in paper profile).
+///
+/// # Errors
+/// [`SourceError`] when it is neither.
+pub fn profile_source(arg: Option<&Path>) -> Result<Source, SourceError> {
+    Source::resolve(
+        arg,
+        "--faults",
+        "fault profile",
+        &crate::faults::BUILTIN_PROFILES,
+        &crate::faults::BUILTIN_PROFILES[0],
+    )
+}
 
 /// The latency profile of a command-line choice.
 pub fn latency_profile(arg: LatencyArg) -> LatencyProfile {
@@ -57,11 +89,22 @@ pub fn upstreams_config(args: UpstreamsArgs) -> anyhow::Result<UpstreamsConfig> 
     if args.run == 0 {
         return Err(ConfigError::RunIndex.into());
     }
+    let profile =
+        crate::faults::FaultProfile::from_source(&profile_source(args.faults.as_deref())?)?;
+    let dataset = crate::dataset::Dataset::from_source(&dataset_source(args.dataset.as_deref())?)?;
+    let turns: Vec<usize> = dataset.conversations.iter().map(|c| c.n_turns()).collect();
+    let reach = profile.check_reach(&turns)?;
+    if reach.is_partial() {
+        eprintln!("note: {reach}");
+    }
+    if let Some(warning) = profile.hold_warning() {
+        eprintln!("{warning}");
+    }
     Ok(UpstreamsConfig {
         primary: args.primary,
         fallback: args.fallback,
-        profile: crate::faults::FaultProfile::load(&args.faults)?,
-        dataset: crate::dataset::Dataset::load(&args.dataset)?,
+        profile,
+        dataset,
         seed: args.seed,
         run: args.run,
         latency: latency_profile(args.latency),

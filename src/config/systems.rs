@@ -4,6 +4,7 @@
 
 use super::ConfigError;
 use crate::cli::SystemOptions;
+use crate::proxy::ProxyMode;
 use crate::secret::Secret;
 use std::time::Duration;
 
@@ -21,6 +22,17 @@ pub struct SystemsConfig {
 }
 
 impl SystemsConfig {
+    /// The names of the systems, in start order.
+    pub fn names(&self) -> Vec<String> {
+        let builtin = ProxyMode::ALL
+            .iter()
+            .filter(|_| self.builtin)
+            .map(|m| m.as_str().to_string());
+        builtin
+            .chain(self.gateways.iter().map(|g| g.name.clone()))
+            .collect()
+    }
+
     /// Validates the system options, reading `env:` header values from the
     /// environment.
     ///

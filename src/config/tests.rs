@@ -23,7 +23,10 @@ fn defaults_resolve() {
     assert_eq!(cfg.concurrency, 100);
     assert_eq!(cfg.seed, 42);
     assert_eq!(cfg.replay, Replay::Live);
-    assert_eq!(cfg.out, PathBuf::from("reports/2026-11-29T18-34-50Z"));
+    assert_eq!(
+        cfg.out,
+        OutDir::Default(PathBuf::from("reports/2026-11-29T18-34-50Z"))
+    );
 }
 
 #[test]

@@ -36,8 +36,7 @@ pub(super) fn assemble(
     for c in collected.iter().filter(|c| !c.outcome.interrupted) {
         let o = &c.outcome;
         let conversation = &dataset.conversations[o.conversation];
-        let Some(planned) = planned_event(plan, o.run, o.conversation, conversation.n_turns())
-        else {
+        let Some(planned) = plan.event(o.run, o.conversation) else {
             continue;
         };
         let system = &resolved.systems[o.system];
@@ -103,27 +102,6 @@ pub(super) fn assemble(
         attempts,
         summary,
     }
-}
-
-/// The event the plan schedules for a conversation (interim, until the plan
-/// says which turn it faults).
-struct Planned {
-    turn: u32,
-    mode: crate::faults::FaultMode,
-    role: Role,
-}
-
-fn planned_event(
-    plan: &FaultPlan,
-    run: u32,
-    conversation: usize,
-    n_turns: usize,
-) -> Option<Planned> {
-    plan.final_turn_mode(run, conversation).map(|mode| Planned {
-        turn: n_turns as u32,
-        mode,
-        role: Role::Primary,
-    })
 }
 
 /// The stage an event reached, from the conversation's turns and the

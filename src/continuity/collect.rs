@@ -12,6 +12,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::Arc;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 pub(super) fn progress_bar(config: &RunConfig, run: u32, total: usize) -> ProgressBar {
     if config.quiet || !std::io::stderr().is_terminal() {
@@ -84,8 +85,18 @@ pub(super) async fn collect(
 /// answer carries (context bleed on any turn). Done after the replay, so
 /// that this text work never competes with the systems under test for the
 /// runtime's threads while they are being timed.
-pub(super) fn mark_bleed(collected: &mut [Collected], dataset: &Dataset, anchors: &AnchorIndex) {
+///
+/// Stops early (leaving later turns unmarked) when `cancel` fires.
+pub(super) fn mark_bleed(
+    collected: &mut [Collected],
+    dataset: &Dataset,
+    anchors: &AnchorIndex,
+    cancel: &CancellationToken,
+) {
     for c in collected {
+        if cancel.is_cancelled() {
+            return;
+        }
         let conversation = &dataset.conversations[c.outcome.conversation];
         for turn in c.outcome.turns.iter_mut().filter(|t| t.error.is_none()) {
             turn.bleed_from = bleed_in(conversation, &turn.answer, anchors).join(";");
@@ -98,11 +109,13 @@ pub(super) const JUDGE_CONCURRENCY: usize = 8;
 
 /// Hands the answers the fast path left undetermined to the judge, a few at
 /// a time. A judge that fails leaves the verdict undetermined (with the
-/// judge's reason); it never stops the run.
+/// judge's reason); it never stops the run. When `cancel` fires, the
+/// verdicts judged so far are kept and the rest stay undetermined.
 pub(super) async fn judge_undetermined(
     collected: &mut [Collected],
     dataset: &Dataset,
     judge: &dyn Judge,
+    cancel: &CancellationToken,
 ) {
     use futures::StreamExt;
     let pending: Vec<usize> = (0..collected.len())
@@ -130,6 +143,7 @@ pub(super) async fn judge_undetermined(
             async move { (i, judge.judge(conversation, answer).await) }
         })
         .buffer_unordered(JUDGE_CONCURRENCY)
+        .take_until(cancel.cancelled())
         .collect()
         .await;
     for (i, scored) in judged {

@@ -17,7 +17,7 @@ pub mod summary;
 
 pub use assemble::run_notes;
 
-use crate::config::{ResolvedConfig, RunConfig};
+use crate::config::{OutDir, ResolvedConfig, RunConfig};
 use crate::dataset::Dataset;
 use crate::driver::{self, DriverOptions};
 use crate::faults::{FaultPlan, FaultProfile};
@@ -28,15 +28,18 @@ use anyhow::Context;
 use assemble::assemble;
 use collect::{collect, judge_undetermined, mark_bleed, progress_bar};
 use report::ReportData;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// Longest wait at the end of a run for upstream attempts still in flight
-/// to be recorded (see [`AttemptLog::settle`]).
+/// to be recorded (see [`crate::upstream::AttemptLog::settle`]).
 const SETTLE_WAIT: Duration = Duration::from_secs(2);
+
+/// The same wait after Ctrl-C, kept short so the tool exits promptly.
+const SETTLE_WAIT_INTERRUPTED: Duration = Duration::from_millis(200);
 
 /// Longest answer excerpt kept in events.csv.
 const EXCERPT_CHARS: usize = 160;
@@ -44,27 +47,83 @@ const EXCERPT_CHARS: usize = 160;
 /// What a finished (or interrupted) run produced.
 #[derive(Debug)]
 pub struct RunOutcome {
-    /// Where the report was written.
-    pub report_dir: PathBuf,
-    /// Everything the report was made from.
-    pub data: ReportData,
+    /// Where the report was written; `None` when Ctrl-C came before any
+    /// conversation finished (nothing to report).
+    pub report_dir: Option<PathBuf>,
+    /// Everything the report was made from (`None` as above).
+    pub data: Option<ReportData>,
     /// Whether Ctrl-C cut the run short.
     pub interrupted: bool,
-    /// Wall time of the replay.
+    /// Wall time from `started` (the start of the command) to the end.
     pub wall: Duration,
 }
 
-/// Runs the whole benchmark described by `config`.
-///
-/// # Errors
-/// When the dataset or fault profile cannot be loaded, a server cannot be
-/// started, a system does not answer before the run, or the report cannot be
-/// written.
-pub async fn execute(config: &RunConfig, cancel: CancellationToken) -> anyhow::Result<RunOutcome> {
-    let dataset = Arc::new(Dataset::load(&config.dataset)?);
-    let profile = FaultProfile::load(&config.faults)?;
+/// The inputs of a run, loaded and checked before any server starts.
+struct Inputs {
+    dataset: Arc<Dataset>,
+    plan: FaultPlan,
+}
+
+/// Loads the dataset and fault profile and checks that the profile means
+/// something for them: its faulted turns occur in the dataset, and a
+/// TIMEOUT hold outlasts the built-in proxies' attempt timeout.
+fn load_inputs(config: &RunConfig) -> anyhow::Result<Inputs> {
+    let dataset = Arc::new(Dataset::from_source(&config.dataset)?);
+    let profile = FaultProfile::from_source(&config.faults)?;
+    if config.systems.builtin {
+        profile.check_hold(config.attempt_timeout)?;
+    }
+    if !config.systems.gateways.is_empty() {
+        if let Some(warning) = profile.hold_warning() {
+            eprintln!("{warning}");
+        }
+    }
     let turns: Vec<usize> = dataset.conversations.iter().map(|c| c.n_turns()).collect();
     let plan = FaultPlan::new(profile, config.seed, turns);
+    let reach = plan.check_reach()?;
+    if reach.is_partial() {
+        eprintln!("note: {reach}");
+    }
+    Ok(Inputs { dataset, plan })
+}
+
+/// Creates the report directory (unique by default; `--out` must be empty
+/// unless `--force`) and proves it writable, before any request.
+fn claim_out(config: &RunConfig) -> anyhow::Result<PathBuf> {
+    Ok(match &config.out {
+        OutDir::Default(base) => crate::report::dir::claim_unique(base)?,
+        OutDir::Given { path, force } => crate::report::dir::claim_given(path, *force)?,
+    })
+}
+
+/// Runs the whole benchmark described by `config`, in phases: inputs and
+/// the report directory are checked first; then the systems start; then
+/// the replay, the scoring and the report. Ctrl-C (`cancel`) in any phase
+/// stops it promptly: before any conversation finished nothing is written;
+/// after, the report of what finished is, marked interrupted. `started` is
+/// when the command started, so the wall time covers the whole process.
+///
+/// # Errors
+/// When the dataset or fault profile cannot be loaded or means nothing, the
+/// report directory cannot be used, a server cannot be started, a system
+/// does not answer before the run, or the report cannot be written.
+pub async fn execute(
+    config: &RunConfig,
+    cancel: CancellationToken,
+    started: Instant,
+) -> anyhow::Result<RunOutcome> {
+    let Inputs { dataset, plan } = load_inputs(config)?;
+    let out = claim_out(config)?;
+    let nothing = |out: &Path| {
+        // Nothing finished: leave no empty report directory behind.
+        let _ = std::fs::remove_dir(out);
+        RunOutcome {
+            report_dir: None,
+            data: None,
+            interrupted: true,
+            wall: started.elapsed(),
+        }
+    };
     let ctx = UpstreamContext::new(
         plan,
         ConversationIndex::of_dataset(&dataset),
@@ -79,7 +138,10 @@ pub async fn execute(config: &RunConfig, cancel: CancellationToken) -> anyhow::R
         request_timeout: config.request_timeout,
         seed: config.seed,
     };
-    let systems = Systems::start(spec, &ctx, &client).await?;
+    let systems = tokio::select! {
+        systems = Systems::start(spec, &ctx, &client) => systems?,
+        () = cancel.cancelled() => return Ok(nothing(&out)),
+    };
     let names = systems.names();
     let resolved = config.resolved(dataset.conversations.len() as u32, names.clone());
 
@@ -97,7 +159,6 @@ pub async fn execute(config: &RunConfig, cancel: CancellationToken) -> anyhow::R
         None => None,
     };
     let anchors = Arc::new(AnchorIndex::new(&dataset));
-    let started = Instant::now();
     let mut outcomes = Vec::new();
     for run in 1..=config.runs {
         if cancel.is_cancelled() {
@@ -133,26 +194,34 @@ pub async fn execute(config: &RunConfig, cancel: CancellationToken) -> anyhow::R
                 .context("the collector stopped unexpectedly")?,
         );
     }
-    let interrupted = cancel.is_cancelled();
-    mark_bleed(&mut outcomes, &dataset, &anchors);
-    if let Some(judge) = &judge {
-        judge_undetermined(&mut outcomes, &dataset, judge.judge.as_ref()).await;
+    if outcomes.iter().all(|c| c.outcome.turns.is_empty()) && cancel.is_cancelled() {
+        return Ok(nothing(&out));
     }
-    let wall = started.elapsed();
+    mark_bleed(&mut outcomes, &dataset, &anchors, &cancel);
+    if let Some(judge) = &judge {
+        judge_undetermined(&mut outcomes, &dataset, judge.judge.as_ref(), &cancel).await;
+    }
     // A held TIMEOUT is recorded when the upstream sees the gateway go
-    // away, which can be just after the gateway's answer reached the driver.
-    ctx.log.settle(SETTLE_WAIT).await;
+    // away, which can be just after the gateway's answer reached the driver
+    // (and the snapshot shows what is still in flight either way).
+    let settle = if cancel.is_cancelled() {
+        SETTLE_WAIT_INTERRUPTED
+    } else {
+        SETTLE_WAIT
+    };
+    ctx.log.settle(settle).await;
     let attempts = ctx.log.snapshot();
+    let interrupted = cancel.is_cancelled();
     let resolved = ResolvedConfig {
         interrupted,
         ..resolved
     };
     let data = assemble(&resolved, &dataset, &ctx.plan, outcomes, attempts);
-    report::write_report(&config.out, &data)?;
+    report::write_report(&out, &data)?;
     Ok(RunOutcome {
-        report_dir: config.out.clone(),
-        data,
+        report_dir: Some(out),
+        data: Some(data),
         interrupted,
-        wall,
+        wall: started.elapsed(),
     })
 }

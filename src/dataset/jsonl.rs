@@ -103,6 +103,19 @@ impl Dataset {
         Dataset::parse(&text, path)
     }
 
+    /// Loads a dataset from a file or its built-in copy.
+    ///
+    /// # Errors
+    /// As [`Dataset::load`].
+    pub fn from_source(source: &crate::source::Source) -> Result<Dataset, DatasetError> {
+        let path = source.path();
+        let text = source.text().map_err(|cause| DatasetError::Io {
+            path: path.clone(),
+            cause,
+        })?;
+        Dataset::parse(&text, &path)
+    }
+
     /// Parses JSONL text; `path` only names the source in errors.
     ///
     /// # Errors

@@ -22,6 +22,12 @@ pub use stats::DatasetStats;
 /// Path of the committed default dataset, relative to the repository root.
 pub const DEFAULT_DATASET: &str = "datasets/continuity-150.jsonl";
 
+/// The datasets compiled into the binary; the first is the default.
+pub static BUILTIN_DATASETS: [crate::source::BuiltIn; 1] = [crate::source::BuiltIn {
+    path: DEFAULT_DATASET,
+    text: include_str!("../../datasets/continuity-150.jsonl"),
+}];
+
 /// What kind of fact an anchor is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -26,6 +26,18 @@ use std::time::Duration;
 /// Path of the default fault profile, relative to the repository root.
 pub const DEFAULT_PROFILE: &str = "fault_profiles/paper.toml";
 
+/// The fault profiles compiled into the binary; the first is the default.
+pub static BUILTIN_PROFILES: [crate::source::BuiltIn; 2] = [
+    crate::source::BuiltIn {
+        path: DEFAULT_PROFILE,
+        text: include_str!("../../fault_profiles/paper.toml"),
+    },
+    crate::source::BuiltIn {
+        path: "fault_profiles/storm.toml",
+        text: include_str!("../../fault_profiles/storm.toml"),
+    },
+];
+
 /// Which of a system's two simulated upstreams.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -241,22 +241,6 @@ impl FaultPlan {
         }
     }
 
-    /// The fault mode scheduled at the primary upstream for the final turn
-    /// of conversation index `conversation` in `run` (from 1), if any.
-    ///
-    /// Superseded by [`FaultPlan::event`], which also covers events on
-    /// earlier turns; kept, unchanged, only until the `run` accounting
-    /// moves to it, then to be deleted.
-    pub fn final_turn_mode(&self, run: u32, conversation: usize) -> Option<FaultMode> {
-        match &self.schedule {
-            Schedule::Script(script) => script.get(conversation)?.as_ref().and_then(action_mode),
-            Schedule::Profile(s) => {
-                let n_turns = *s.turns_per_conversation.get(conversation)?;
-                s.mode_at(run, conversation, n_turns, Role::Primary)
-            }
-        }
-    }
-
     /// What the `role` upstream does on `turn` (from 1) of conversation index
     /// `conversation` in `run`: `None` means answer normally. The same for
     /// every attempt at that turn.
@@ -349,8 +333,8 @@ mod tests {
             );
             assert_eq!(p.action(1, 1, turn, Role::Fallback), None);
         }
-        assert_eq!(p.final_turn_mode(1, 0), None);
-        assert_eq!(p.final_turn_mode(1, 1), Some(FaultMode::Timeout));
+        assert_eq!(p.event(1, 0).map(|e| e.mode), None);
+        assert_eq!(p.event(1, 1).map(|e| e.mode), Some(FaultMode::Timeout));
         assert_eq!(p.action(1, 2, 1, Role::Primary), None);
     }
 
@@ -358,7 +342,9 @@ mod tests {
     fn balanced_within_each_run() {
         let p = plan(42);
         for run in 1..=5 {
-            let s: Vec<FaultMode> = (0..150).filter_map(|c| p.final_turn_mode(run, c)).collect();
+            let s: Vec<FaultMode> = (0..150)
+                .filter_map(|c| p.event(run, c).map(|e| e.mode))
+                .collect();
             assert_eq!(s.len(), 150);
             for m in FaultMode::ALL {
                 assert_eq!(count(&s, m), 50, "run {run} {m:?}");
@@ -393,11 +379,11 @@ mod tests {
             assert_eq!(p.action(1, 0, t, Role::Primary), None);
         }
         let action = p.action(1, 0, n, Role::Primary).unwrap();
-        assert_eq!(action_mode(&action), p.final_turn_mode(1, 0));
+        assert_eq!(action_mode(&action), p.event(1, 0).map(|e| e.mode));
         assert_eq!(p.action(1, 0, n, Role::Fallback), None);
         assert_eq!(p.action(1, 0, n + 1, Role::Primary), None);
         assert_eq!(p.action(1, 999, n, Role::Primary), None);
-        assert_eq!(p.final_turn_mode(1, 999), None);
+        assert_eq!(p.event(1, 999).map(|e| e.mode), None);
     }
 
     #[test]
@@ -472,9 +458,6 @@ mod tests {
         assert!(plan.faulted_turns(1, 2).is_empty());
         let reach = plan.check_reach().unwrap();
         assert_eq!((reach.with_event, reach.conversations), (2, 3));
-        // The old final-turn view sees none of these (the final turns are
-        // not faulted).
-        assert_eq!(plan.final_turn_mode(1, 0), None);
     }
 
     #[test]
@@ -486,7 +469,7 @@ mod tests {
                 let e = p.event(run, c).unwrap();
                 assert_eq!((e.turn, e.mode, e.role), (n, mode, Role::Primary));
                 assert_eq!(p.faulted_turns(run, c), vec![n]);
-                assert_eq!(p.final_turn_mode(run, c), Some(e.mode));
+                assert_eq!(p.event(run, c).map(|e| e.mode), Some(e.mode));
             }
         }
         assert_eq!(p.event(1, 150), None);

@@ -289,6 +289,19 @@ impl FaultProfile {
         FaultProfile::parse(&text, &origin)
     }
 
+    /// Loads and validates a profile from a file or its built-in copy.
+    ///
+    /// # Errors
+    /// As [`FaultProfile::load`].
+    pub fn from_source(source: &crate::source::Source) -> Result<FaultProfile, FaultError> {
+        let origin = source.path().display().to_string();
+        let text = source.text().map_err(|e| FaultError::Io {
+            path: origin.clone(),
+            source: e,
+        })?;
+        FaultProfile::parse(&text, &origin)
+    }
+
     /// Parses and validates profile text; `origin` names it in errors, and
     /// its file stem is the name when the profile has no `name` key.
     ///

@@ -7,6 +7,7 @@
 //! module never knows which suite it is writing for.
 
 pub mod csv;
+pub mod dir;
 pub mod exporter;
 pub mod format;
 pub mod json;

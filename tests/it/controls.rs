@@ -36,7 +36,7 @@ async fn run_with_control_tuned(
     let (gateway, primary, fallback) = start_on_free_ports(kind).await;
     let dir = tempfile::tempdir().unwrap();
     let mut config = quick_run(dir.path(), 1);
-    config.faults = repo(profile);
+    config.faults = continuity_bench::source::Source::File(repo(profile));
     config.judge = judge;
     config.systems.gateways = vec![GatewaySpec {
         name: "control".into(),
@@ -46,7 +46,7 @@ async fn run_with_control_tuned(
         headers: vec![("Authorization".into(), Secret::new(SECRET_HEADER_VALUE))],
     }];
     tune(&mut config);
-    let outcome = continuity::execute(&config, CancellationToken::new())
+    let outcome = continuity::execute(&config, CancellationToken::new(), std::time::Instant::now())
         .await
         .unwrap();
     (dir, outcome)
@@ -55,6 +55,8 @@ async fn run_with_control_tuned(
 fn system<'a>(outcome: &'a RunOutcome, name: &str) -> &'a SystemSummary {
     outcome
         .data
+        .as_ref()
+        .unwrap()
         .summary
         .systems
         .iter()
@@ -82,7 +84,7 @@ async fn dropping_history_loses_the_conversation() {
         control.cpr.rate.unwrap()
     );
     assert!(system(&outcome, "history").cpr.rate.unwrap() >= 0.99);
-    for entry in std::fs::read_dir(&outcome.report_dir).unwrap() {
+    for entry in std::fs::read_dir(outcome.report_dir.as_ref().unwrap()).unwrap() {
         let bytes = std::fs::read(entry.unwrap().path()).unwrap();
         let text = String::from_utf8_lossy(&bytes);
         assert!(
@@ -234,9 +236,16 @@ async fn a_failing_judge_leaves_events_undetermined_and_the_report_finishes() {
             control.verdicts
         );
         assert_eq!(control.cpr.successes, 0, "undetermined is not preserved");
-        assert!(outcome.report_dir.join("summary.md").is_file());
+        assert!(outcome
+            .report_dir
+            .as_ref()
+            .unwrap()
+            .join("summary.md")
+            .is_file());
         let reasons: Vec<&str> = outcome
             .data
+            .as_ref()
+            .unwrap()
             .events
             .iter()
             .filter(|e| e.system == "control")
@@ -268,6 +277,8 @@ async fn a_fallback_stream_cut_before_done_is_an_error() {
     assert_eq!(control.cpr.successes, 0, "{:?}", control.cpr);
     let events: Vec<_> = outcome
         .data
+        .as_ref()
+        .unwrap()
         .events
         .iter()
         .filter(|e| e.system == "control")
@@ -284,6 +295,8 @@ async fn a_fallback_stream_cut_before_done_is_an_error() {
     // The turns before the failure streamed through the control intact.
     let control_turns = outcome
         .data
+        .as_ref()
+        .unwrap()
         .turns
         .iter()
         .filter(|t| t.system == "control" && !t.is_final);
@@ -300,6 +313,8 @@ async fn a_fallback_stream_cut_before_done_is_an_error() {
     );
     assert!(outcome
         .data
+        .as_ref()
+        .unwrap()
         .summary
         .notes
         .iter()

@@ -12,10 +12,14 @@ use tokio_util::sync::CancellationToken;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reference_systems_separate_cleanly() {
     let dir = tempfile::tempdir().unwrap();
-    let outcome = continuity::execute(&quick_run(dir.path(), 2), CancellationToken::new())
-        .await
-        .unwrap();
-    let summary = &outcome.data.summary;
+    let outcome = continuity::execute(
+        &quick_run(dir.path(), 2),
+        CancellationToken::new(),
+        std::time::Instant::now(),
+    )
+    .await
+    .unwrap();
+    let summary = &outcome.data.as_ref().unwrap().summary;
     let by_name = |n: &str| summary.systems.iter().find(|s| s.name == n).unwrap();
     let (stateless, history) = (by_name("stateless"), by_name("history"));
     for s in [stateless, history] {
@@ -62,6 +66,8 @@ async fn reference_systems_separate_cleanly() {
     // Every fault mode really happened on the wire.
     let actions: std::collections::BTreeSet<&str> = outcome
         .data
+        .as_ref()
+        .unwrap()
         .attempts
         .iter()
         .map(|a| a.action.as_str())
@@ -74,6 +80,8 @@ async fn reference_systems_separate_cleanly() {
     }
     let held_and_abandoned = outcome
         .data
+        .as_ref()
+        .unwrap()
         .attempts
         .iter()
         .filter(|a| a.action == AttemptAction::TimeoutHeld && a.client_gave_up)
@@ -88,9 +96,13 @@ async fn reference_systems_separate_cleanly() {
 async fn same_seed_same_verdicts() {
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     for dir in [&a, &b] {
-        continuity::execute(&quick_run(dir.path(), 1), CancellationToken::new())
-            .await
-            .unwrap();
+        continuity::execute(
+            &quick_run(dir.path(), 1),
+            CancellationToken::new(),
+            std::time::Instant::now(),
+        )
+        .await
+        .unwrap();
     }
     let strip = |rows: Vec<Vec<String>>| -> Vec<Vec<String>> {
         let header = rows[0].clone();
@@ -117,12 +129,16 @@ async fn ctrl_c_still_writes_the_report() {
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(1500)).await;
+        // Well after the preflight (which Ctrl-C also interrupts, writing
+        // nothing): the replay is under way.
+        tokio::time::sleep(Duration::from_millis(4000)).await;
         trigger.cancel();
     });
-    let outcome = continuity::execute(&config, cancel).await.unwrap();
+    let outcome = continuity::execute(&config, cancel, std::time::Instant::now())
+        .await
+        .unwrap();
     assert!(outcome.interrupted);
-    let events = &outcome.data.events;
+    let events = &outcome.data.as_ref().unwrap().events;
     assert!(
         events.len() < 900,
         "stopped early, got {} events",
@@ -132,6 +148,8 @@ async fn ctrl_c_still_writes_the_report() {
     assert!(events.iter().all(|e| e.verdict != Verdict::Undetermined));
     assert!(outcome
         .data
+        .as_ref()
+        .unwrap()
         .summary
         .notes
         .iter()
@@ -159,11 +177,14 @@ fn fail_under_cpr_exits_non_zero() {
     let dir = tempfile::tempdir().unwrap();
     let code = quick_run_exit_code(
         &["--fail-system", "stateless", "--fail-under-cpr", "50"],
-        dir.path(),
+        &dir.path().join("a"),
     );
     assert_eq!(code, Some(1), "stateless CPR 0 % is under 50 %");
-    let code = quick_run_exit_code(&["--fail-under-cpr", "99"], dir.path());
+    let code = quick_run_exit_code(&["--fail-under-cpr", "99"], &dir.path().join("b"));
     assert_eq!(code, Some(0), "history CPR is at least 99 %");
+    // A report is never overwritten: the same --out again is refused.
+    let code = quick_run_exit_code(&["--fail-under-cpr", "99"], &dir.path().join("b"));
+    assert_eq!(code, Some(2), "an --out that holds a report is refused");
 }
 
 #[test]
@@ -267,7 +288,7 @@ async fn report_re_renders_the_same_summary_from_the_csv_files() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = quick_run(dir.path(), 1);
     config.replay = continuity_bench::config::Replay::FastForward;
-    continuity::execute(&config, CancellationToken::new())
+    continuity::execute(&config, CancellationToken::new(), std::time::Instant::now())
         .await
         .unwrap();
     let read = |p: &std::path::Path| -> serde_json::Value {

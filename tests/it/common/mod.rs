@@ -3,7 +3,8 @@
 
 pub mod gateways;
 
-use continuity_bench::config::{Replay, RunConfig, SystemsConfig};
+use continuity_bench::config::{OutDir, Replay, RunConfig, SystemsConfig};
+use continuity_bench::source::Source;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -20,17 +21,20 @@ pub fn quick_run(out: &Path, runs: u32) -> RunConfig {
         seed: 42,
         runs,
         concurrency: 100,
-        dataset: repo("datasets/continuity-150.jsonl"),
-        faults: repo("fault_profiles/paper.toml"),
+        dataset: Source::File(repo("datasets/continuity-150.jsonl")),
+        faults: Source::File(repo("fault_profiles/paper.toml")),
         latency: continuity_bench::upstream::LatencyProfile::INSTANT,
         replay: Replay::Live,
         stream: false,
         attempt_timeout: Duration::from_secs(3),
         request_timeout: Duration::from_secs(20),
-        out: out.to_path_buf(),
+        out: OutDir::Given {
+            path: out.to_path_buf(),
+            force: true,
+        },
         quiet: true,
         fail_under_cpr: None,
-        fail_system: "history".to_string(),
+        fail_system: None,
         systems: SystemsConfig {
             builtin: true,
             gateways: Vec::new(),
