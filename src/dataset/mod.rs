@@ -5,17 +5,26 @@
 //! (some of them distractors of the same category that belong to someone
 //! else), and ends with a probe that can only be answered from the anchor.
 
+mod build;
+pub mod compose;
 pub mod filler;
 pub mod generate;
 pub mod jsonl;
 pub mod lexicon;
 pub mod pools;
+pub mod probes;
 pub mod stats;
 pub mod subjects;
+pub mod subjects_composed;
+pub mod syllables;
+pub mod taken;
+
+#[cfg(test)]
+mod at_scale;
 
 use serde::{Deserialize, Serialize};
 
-pub use generate::{generate, GenerateError, GenerateOptions};
+pub use generate::{generate, generate_in, try_generate, GenerateError, GenerateOptions, Mode};
 pub use jsonl::DatasetError;
 pub use stats::DatasetStats;
 

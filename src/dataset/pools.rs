@@ -152,7 +152,7 @@ pub const MONTHS: [&str; 12] = [
 
 /// True for digit strings a person might guess: runs like 12345, or one
 /// digit repeated.
-fn looks_guessable(digits: &str) -> bool {
+pub(super) fn looks_guessable(digits: &str) -> bool {
     let bytes = digits.as_bytes();
     let all_same = bytes.iter().all(|b| *b == bytes[0]);
     let ascending = bytes.windows(2).all(|w| w[1] == w[0] + 1);
