@@ -34,12 +34,16 @@ fn committed() -> Dataset {
 }
 
 fn composed(seed: u64, n: usize) -> Dataset {
+    composed_with_turns(seed, n, 7, 11)
+}
+
+fn composed_with_turns(seed: u64, n: usize, min_turns: usize, max_turns: usize) -> Dataset {
     super::generate_in(
         &GenerateOptions {
             seed,
             conversations: n,
-            min_turns: 7,
-            max_turns: 11,
+            min_turns,
+            max_turns,
         },
         Mode::Composed,
     )
@@ -239,48 +243,58 @@ fn contains_any(text: &str, values: &[String]) -> bool {
 /// anchor.
 fn check_model_and_scorer(d: &Dataset) {
     let index = AnchorIndex::new(d);
-    for c in &d.conversations {
-        let last = c.n_turns() - 1;
-        let answer = model::reply(&history(c, last, None));
-        assert!(
-            contains_any(&answer, &c.anchor.variants),
-            "{}: {answer:?}",
-            c.id
-        );
-        let s = score_fast(c, Some(&answer), &index);
-        assert_eq!(s.verdict, Verdict::Preserved, "{}: {answer:?}: {s:?}", c.id);
-
-        let lone = vec![
-            ChatMessage::new("system", SYSTEM),
-            ChatMessage::new("user", c.probe()),
-        ];
-        let refusal = model::reply(&lone);
-        assert!(refusal.starts_with("I don't know"), "{}: {refusal:?}", c.id);
-        let s = score_fast(c, Some(&refusal), &index);
-        assert_eq!(s.verdict, Verdict::Lost, "{}: {refusal:?}: {s:?}", c.id);
-        assert!(s.bleed_from.is_empty(), "{}: {s:?}", c.id);
-
-        // Without the anchor turn, distractors never stand in for it.
-        let without = model::reply(&history(c, last, Some(0)));
-        assert!(without.starts_with("I don't know"), "{}: {without:?}", c.id);
-        assert!(c.distractors().all(|x| !without.contains(x)), "{}", c.id);
-
-        for (i, t) in c.turns[..last].iter().enumerate() {
-            let live = model::reply(&history(c, i, None));
-            assert_eq!(
-                Some(live.as_str()),
-                t.assistant.as_deref(),
-                "{} turn {}",
-                c.id,
-                i + 1
-            );
-            assert!(
-                !contains_any(&live, &c.anchor.variants),
-                "{} turn {}",
-                c.id,
-                i + 1
-            );
+    // The scorer dominates; spread the conversations over the cores.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = d.conversations.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        for part in d.conversations.chunks(chunk) {
+            let index = &index;
+            scope.spawn(move || part.iter().for_each(|c| check_conversation(c, index)));
         }
+    });
+}
+
+fn check_conversation(c: &Conversation, index: &AnchorIndex) {
+    let last = c.n_turns() - 1;
+    let answer = model::reply(&history(c, last, None));
+    assert!(
+        contains_any(&answer, &c.anchor.variants),
+        "{}: {answer:?}",
+        c.id
+    );
+    let s = score_fast(c, Some(&answer), index);
+    assert_eq!(s.verdict, Verdict::Preserved, "{}: {answer:?}: {s:?}", c.id);
+
+    let lone = vec![
+        ChatMessage::new("system", SYSTEM),
+        ChatMessage::new("user", c.probe()),
+    ];
+    let refusal = model::reply(&lone);
+    assert!(refusal.starts_with("I don't know"), "{}: {refusal:?}", c.id);
+    let s = score_fast(c, Some(&refusal), index);
+    assert_eq!(s.verdict, Verdict::Lost, "{}: {refusal:?}: {s:?}", c.id);
+    assert!(s.bleed_from.is_empty(), "{}: {s:?}", c.id);
+
+    // Without the anchor turn, distractors never stand in for it.
+    let without = model::reply(&history(c, last, Some(0)));
+    assert!(without.starts_with("I don't know"), "{}: {without:?}", c.id);
+    assert!(c.distractors().all(|x| !without.contains(x)), "{}", c.id);
+
+    for (i, t) in c.turns[..last].iter().enumerate() {
+        let live = model::reply(&history(c, i, None));
+        assert_eq!(
+            Some(live.as_str()),
+            t.assistant.as_deref(),
+            "{} turn {}",
+            c.id,
+            i + 1
+        );
+        assert!(
+            !contains_any(&live, &c.anchor.variants),
+            "{} turn {}",
+            c.id,
+            i + 1
+        );
     }
 }
 
@@ -299,6 +313,14 @@ fn a_large_composed_dataset_keeps_every_invariant() {
 #[test]
 fn model_and_scorer_agree_on_every_conversation_of_a_large_composed_dataset() {
     check_model_and_scorer(&composed(7, LARGE));
+}
+
+#[test]
+fn the_shortest_and_longest_conversations_keep_every_invariant() {
+    let (min, max) = (super::generate::MIN_TURNS, super::generate::MAX_TURNS);
+    let d = composed_with_turns(3, 2 * (max - min + 1), min, max);
+    check_invariants(&d, min, max);
+    check_model_and_scorer(&d);
 }
 
 #[test]

@@ -668,6 +668,60 @@ mod tests {
             .contains("use --conversations 250000 or fewer"));
     }
 
+    /// Every composed subject keeps at least half its values free at the
+    /// largest size, so that a free value is found within a couple of draws
+    /// to the end (and [`GenerateError::Exhausted`] stays theoretical).
+    #[test]
+    fn composed_subjects_have_room_for_the_largest_dataset() {
+        use crate::dataset::compose::Compose;
+        use crate::dataset::probes;
+        use std::collections::BTreeMap;
+        let per_category = MAX_CONVERSATIONS.div_ceil(Category::ALL.len()) as u64;
+        let mut shapes: BTreeMap<&str, (&crate::dataset::syllables::Shape, u64)> = BTreeMap::new();
+        let mut by_digits: BTreeMap<usize, u64> = BTreeMap::new();
+        let mut years: Vec<(i32, i32)> = Vec::new();
+        for c in Category::ALL {
+            let subs = subjects::of_category(c, Mode::Composed);
+            let share = per_category.div_ceil(subs.len() as u64);
+            for s in subs {
+                let wordings = probes::clauses() * s.probes.len() as u64;
+                assert!(2 * share <= wordings, "{}: probes", s.key);
+                match s.compose.unwrap() {
+                    Compose::Word(shape) => {
+                        shapes.entry(shape.name).or_insert((shape, 0)).1 += share
+                    }
+                    Compose::Code(digits) => {
+                        *by_digits.entry(digits as usize).or_default() += share
+                    }
+                    Compose::Count(low, high) => {
+                        assert_eq!(low.to_string().len(), high.to_string().len(), "{}", s.key);
+                        assert!(2 * share <= u64::from(high - low + 1), "{}", s.key);
+                        *by_digits.entry(low.to_string().len()).or_default() += share;
+                    }
+                    date @ Compose::Date(from, to) => {
+                        assert!(2 * share <= date.space(), "{}: {share}", s.key);
+                        years.push((from, to));
+                    }
+                }
+            }
+        }
+        for (name, (shape, total)) in shapes {
+            for (middles, words) in shape.classes() {
+                let expected = total as f64 * shape.share_of(middles);
+                assert!(2.0 * expected <= words as f64, "{name}, {middles} middles");
+            }
+        }
+        for (digits, total) in by_digits {
+            assert!(
+                2 * total <= 9 * 10u64.pow(digits as u32 - 1),
+                "{digits} digits"
+            );
+        }
+        // Date subjects share no day, so their room adds up.
+        years.sort_unstable();
+        assert!(years.windows(2).all(|w| w[0].1 < w[1].0), "{years:?}");
+    }
+
     #[test]
     fn the_largest_curated_dataset_generates() {
         let d = generate(&GenerateOptions {

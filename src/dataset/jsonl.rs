@@ -216,6 +216,8 @@ mod tests {
         let p = dir.path().join("x.jsonl");
         d.write(&p).unwrap();
         assert_eq!(Dataset::load(&p).unwrap(), d);
+        // The streamed file is byte for byte the text.
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), d.to_jsonl());
     }
 
     #[test]

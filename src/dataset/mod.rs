@@ -4,6 +4,10 @@
 //! A conversation states an anchor fact in turn 1, talks about other things
 //! (some of them distractors of the same category that belong to someone
 //! else), and ends with a probe that can only be answered from the anchor.
+//!
+//! Datasets of up to 300 conversations draw their values from curated lists
+//! (so the committed default never changes); larger ones, up to 250,000,
+//! compose them (see [`generate::Mode`]).
 
 mod build;
 pub mod compose;

@@ -1,6 +1,8 @@
-//! Where anchor and distractor values come from: fixed lists of uncommon
-//! names, places and tastes, and seeded generators for codes, quantities,
-//! dates and invented words, each with the spellings a scorer should accept.
+//! Where the values of curated datasets come from (the default and anything
+//! up to 300 conversations; larger ones are composed, see
+//! [`super::compose`]): fixed lists of uncommon names, places and tastes,
+//! and seeded generators for codes, quantities, dates and invented words,
+//! each with the spellings a scorer should accept.
 //!
 //! Values are chosen to be hard to guess (no "blue", no two-digit numbers) and
 //! easy to recognise in an answer (no value is an ordinary English word).

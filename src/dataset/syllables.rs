@@ -232,9 +232,10 @@ pub const INVENTED: Shape = Shape {
     name: "invented word",
     tails: &[
         "dris", "thas", "zell", "bryn", "phel", "jorn", "brix", "wyn", "ffin", "ttle", "gwen",
-        "quor",
+        "quor", "pix", "zog", "bolt", "tarn", "kelp", "jett", "wisp", "fizz", "cobb", "dusk",
+        "quill", "spark",
     ],
-    middle_counts: &[1, 2],
+    middle_counts: &[1, 2, 2],
     kinds: &[],
     lowercase: false,
 };
