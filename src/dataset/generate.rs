@@ -121,7 +121,7 @@ pub enum GenerateError {
         /// `--max-turns`.
         max: usize,
     },
-    /// No free value was found within [`MAX_DRAWS`] draws.
+    /// No free value was found within 10,000 draws.
     #[error(
         "could not find a free {what} for {subject} within {MAX_DRAWS} draws; \
          use fewer --conversations or another --seed (and please report it)"
