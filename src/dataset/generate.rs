@@ -5,14 +5,23 @@
 //! dataset and never hide inside one another or inside ordinary lexicon text,
 //! so an answer that contains another conversation's anchor is recognisable
 //! as context bleed. Every random choice goes through [`crate::seed::rng`].
+//!
+//! Two modes share that procedure and differ in where values come from. Up to
+//! [`CURATED_MAX`] conversations (the default 150 among them) the generator
+//! draws from curated lists and narrow ranges, exactly as it always has, so
+//! those datasets stay byte-identical. Beyond that it composes them
+//! ([`super::compose`]): names and places from syllables, codes and counts
+//! over wide ranges, dates over centuries, and probes with a composed clause,
+//! up to [`MAX_CONVERSATIONS`]. Time and memory grow linearly with the size.
 
-use super::filler::{self, TOPICS};
-use super::lexicon::{self, contains_words, tokens, Subject, DISTRACTOR, VALUE};
+use super::build::{build_conversation, compose_unique_probe, make_probe_unique};
+use super::lexicon::{self, Subject};
 use super::pools::{Drawn, Pool};
-use super::{subjects, Anchor, Category, Conversation, Dataset, Turn, TurnKind};
+use super::taken::Taken;
+use super::{subjects, Category, Dataset};
 use rand::seq::SliceRandom;
-use rand::Rng;
 use rand_chacha::ChaCha8Rng;
+use std::collections::HashSet;
 
 /// Options of the generator.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,20 +42,61 @@ pub const MIN_TURNS: usize = 3;
 /// Most turns a conversation can have (keeps requests a sensible size).
 pub const MAX_TURNS: usize = 60;
 
+/// Largest dataset drawn from the curated lists (see [`curated_capacity`]);
+/// larger ones are composed.
+pub const CURATED_MAX: usize = 300;
+
+/// Largest dataset the generator makes. Dates bound it: every anchor is a
+/// distinct value, and at this size the narrowest date subject (45 years)
+/// is still less than half full, so free values stay quick to find.
+pub const MAX_CONVERSATIONS: usize = 250_000;
+
 /// List entries of every subject kept back from anchors so that distractors
 /// can be drawn from them.
 const DISTRACTOR_RESERVE: usize = 2;
 
 /// How many fresh values to try before giving up on one draw.
-const MAX_DRAWS: usize = 10_000;
+pub(super) const MAX_DRAWS: usize = 10_000;
 
-/// Why generator options were rejected.
+/// Where a dataset's values come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Curated lists of uncommon names, places and tastes, and narrow ranges
+    /// of codes, quantities and dates: the generator's original values, for
+    /// up to [`CURATED_MAX`] conversations.
+    Curated,
+    /// Values composed from syllables, wide ranges and many years, for up to
+    /// [`MAX_CONVERSATIONS`] conversations.
+    Composed,
+}
+
+impl Mode {
+    /// The mode [`generate`] uses for `conversations` conversations.
+    pub fn for_size(conversations: usize) -> Mode {
+        if conversations <= CURATED_MAX {
+            Mode::Curated
+        } else {
+            Mode::Composed
+        }
+    }
+
+    /// The most conversations this mode can make.
+    pub fn max_conversations(self) -> usize {
+        match self {
+            Mode::Curated => CURATED_MAX,
+            Mode::Composed => MAX_CONVERSATIONS,
+        }
+    }
+}
+
+/// Why generator options were rejected, or (never in practice) generation
+/// could not find a free value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GenerateError {
     /// `--conversations` was 0.
     #[error("--conversations must be at least 1")]
     NoConversations,
-    /// `--conversations` exceeds what the value pools can make unique.
+    /// `--conversations` exceeds what the values can keep unique.
     #[error(
         "--conversations {requested} is more than the {max} conversations whose anchors can be \
          kept unique; use --conversations {max} or fewer"
@@ -54,7 +104,7 @@ pub enum GenerateError {
     TooManyConversations {
         /// What was asked for.
         requested: usize,
-        /// The most the lexicon supports.
+        /// The most the mode supports.
         max: usize,
     },
     /// `--min-turns` below [`MIN_TURNS`].
@@ -71,18 +121,38 @@ pub enum GenerateError {
         /// `--max-turns`.
         max: usize,
     },
+    /// No free value was found within 10,000 draws.
+    #[error(
+        "could not find a free {what} for {subject} within {MAX_DRAWS} draws; \
+         use fewer --conversations or another --seed (and please report it)"
+    )]
+    Exhausted {
+        /// The subject key or category being drawn for.
+        subject: &'static str,
+        /// What was drawn ("anchor value", "probe wording").
+        what: &'static str,
+    },
 }
 
 impl GenerateOptions {
-    /// Checks the options; [`generate`] requires options that pass.
+    /// Checks the options for the mode [`generate`] picks; [`generate`]
+    /// requires options that pass.
     ///
     /// # Errors
     /// The first problem found, naming the flag to change.
     pub fn validate(&self) -> Result<(), GenerateError> {
+        self.validate_for(Mode::for_size(self.conversations))
+    }
+
+    /// Checks the options for `mode`.
+    ///
+    /// # Errors
+    /// As [`GenerateOptions::validate`].
+    pub fn validate_for(&self, mode: Mode) -> Result<(), GenerateError> {
         if self.conversations == 0 {
             return Err(GenerateError::NoConversations);
         }
-        let max = max_conversations();
+        let max = mode.max_conversations();
         if self.conversations > max {
             return Err(GenerateError::TooManyConversations {
                 requested: self.conversations,
@@ -105,16 +175,21 @@ impl GenerateOptions {
     }
 }
 
-/// The most conversations whose anchors the value pools can keep unique while
-/// leaving values over for distractors.
+/// The most conversations [`generate`] makes.
 pub fn max_conversations() -> usize {
+    MAX_CONVERSATIONS
+}
+
+/// The most conversations whose anchors the curated lists can keep unique
+/// while leaving values over for distractors ([`CURATED_MAX`]).
+pub fn curated_capacity() -> usize {
     Category::ALL
         .iter()
         .map(|&c| {
-            let subs = subjects::of_category(c);
+            let subs = subjects::of_category(c, Mode::Curated);
             let per_subject = subs
                 .iter()
-                .filter_map(|s| s.pool.capacity())
+                .filter_map(|s| s.pool.and_then(Pool::capacity))
                 .map(|n| n.saturating_sub(DISTRACTOR_RESERVE))
                 .min()
                 .unwrap_or(1000);
@@ -133,78 +208,124 @@ fn balanced<T: Clone>(items: &[T], n: usize, rng: &mut ChaCha8Rng) -> Vec<T> {
     out
 }
 
-/// Values already taken, for collision checks.
-#[derive(Default)]
-struct Taken {
-    /// Every variant of every anchor, lower-cased.
-    anchors: Vec<String>,
-    /// Token sequences of every fixed lexicon sentence.
-    lexicon: Vec<Vec<String>>,
+/// Where the values of one generation come from.
+pub(super) struct Source {
+    mode: Mode,
+    /// Curated mode: a seeded walk order through each subject's list, by
+    /// position in [`lexicon::SUBJECTS`].
+    orders: Vec<Vec<usize>>,
 }
 
-impl Taken {
-    fn new() -> Self {
-        Taken {
-            anchors: Vec::new(),
-            lexicon: lexicon::fixed_texts().iter().map(|t| tokens(t)).collect(),
+impl Source {
+    fn new(mode: Mode, seed: u64) -> Self {
+        let orders = match mode {
+            Mode::Curated => lexicon::SUBJECTS
+                .iter()
+                .enumerate()
+                .map(|(si, s)| {
+                    let capacity = s.pool.and_then(Pool::capacity).unwrap_or(0);
+                    let mut order: Vec<usize> = (0..capacity).collect();
+                    order.shuffle(&mut crate::seed::rng(seed, "dataset-pool-order", si as u64));
+                    order
+                })
+                .collect(),
+            Mode::Composed => Vec::new(),
+        };
+        Source { mode, orders }
+    }
+
+    /// The walk order of `subject`'s list (empty unless curated and a list).
+    fn order(&self, subject: &Subject) -> &[usize] {
+        lexicon::SUBJECTS
+            .iter()
+            .position(|x| x.key == subject.key)
+            .and_then(|i| self.orders.get(i))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// A free value of `subject` that is not in `also_not`. Curated lists
+    /// are walked in the order `order`; everything else draws until a free
+    /// value appears.
+    fn draw(
+        &self,
+        subject: &Subject,
+        rng: &mut ChaCha8Rng,
+        order: &[usize],
+        taken: &Taken,
+        also_not: &[String],
+    ) -> Option<Drawn> {
+        let fresh = |d: &Drawn| taken.is_free(d) && !also_not.contains(&d.value);
+        match self.mode {
+            Mode::Curated => match subject.pool? {
+                pool @ Pool::List(_) => order.iter().map(|&i| pool.draw(rng, i)).find(fresh),
+                pool => (0..MAX_DRAWS).map(|_| pool.draw(rng, 0)).find(fresh),
+            },
+            Mode::Composed => {
+                let compose = subject.compose?;
+                (0..MAX_DRAWS).map(|_| compose.draw(rng)).find(fresh)
+            }
         }
     }
 
-    /// True when no variant of `drawn` overlaps an anchor variant as plain
-    /// text, either way round (stricter than whole words, so that even a
-    /// naive substring scorer cannot mistake one anchor for another: no "163"
-    /// beside "180163", no "202" beside "2027"), and none occurs as whole
-    /// words in lexicon text.
-    fn is_free(&self, drawn: &Drawn) -> bool {
-        drawn.variants.iter().all(|v| {
-            let lower = v.to_lowercase();
-            let tv = tokens(v);
-            !tv.is_empty()
-                && self
-                    .anchors
-                    .iter()
-                    .all(|a| !a.contains(&lower) && !lower.contains(a.as_str()))
-                && self.lexicon.iter().all(|t| !contains_words(t, &tv))
-        })
+    /// A free anchor value of `subject`.
+    fn anchor(&self, subject: &Subject, rng: &mut ChaCha8Rng, taken: &Taken) -> Option<Drawn> {
+        self.draw(subject, rng, self.order(subject), taken, &[])
     }
 
-    fn take(&mut self, drawn: &Drawn) {
-        self.anchors
-            .extend(drawn.variants.iter().map(|v| v.to_lowercase()));
-    }
-}
-
-/// Draws a free value of `subject`. List pools are walked in the order
-/// `order` (a seeded permutation), skipping entries in `skip`; generated
-/// pools draw until a free value appears.
-fn draw_free(
-    subject: &Subject,
-    rng: &mut ChaCha8Rng,
-    order: &[usize],
-    taken: &Taken,
-    also_not: &[String],
-) -> Option<Drawn> {
-    let fresh = |d: &Drawn| taken.is_free(d) && !also_not.contains(&d.value);
-    match subject.pool {
-        Pool::List(_) => order
-            .iter()
-            .map(|&i| subject.pool.draw(rng, i))
-            .find(|d| fresh(d)),
-        _ => (0..MAX_DRAWS)
-            .map(|_| subject.pool.draw(rng, 0))
-            .find(|d| fresh(d)),
+    /// A distractor of `subject`: free of every anchor, and none of `used`.
+    pub(super) fn distractor(
+        &self,
+        subject: &Subject,
+        rng: &mut ChaCha8Rng,
+        taken: &Taken,
+        used: &[String],
+    ) -> Option<Drawn> {
+        match self.mode {
+            Mode::Curated => {
+                let mut walk = self.order(subject).to_vec();
+                walk.shuffle(rng);
+                let mut d = self.draw(subject, rng, &walk, taken, used)?;
+                // Other people's quantities read best in digits.
+                if subject.pool == Some(Pool::Quantity) {
+                    d.written = d.value.clone();
+                }
+                Some(d)
+            }
+            Mode::Composed => self.draw(subject, rng, &[], taken, used),
+        }
     }
 }
 
-/// Generates a dataset.
+/// Generates a dataset in the mode its size calls for
+/// ([`Mode::for_size`]).
 ///
 /// # Panics
-/// If `opts` fails [`GenerateOptions::validate`]; the command line validates
-/// first.
+/// If `opts` fails [`GenerateOptions::validate`] (the command line validates
+/// first), or if no free value is found, which the capacity of every subject
+/// rules out in practice; [`try_generate`] returns both as errors.
 pub fn generate(opts: &GenerateOptions) -> Dataset {
-    if let Err(e) = opts.validate() {
-        panic!("invalid generator options: {e}");
+    match try_generate(opts) {
+        Ok(dataset) => dataset,
+        Err(e) => panic!("cannot generate the dataset: {e}"),
     }
+}
+
+/// [`generate`], returning every problem as an error.
+///
+/// # Errors
+/// Options that fail [`GenerateOptions::validate`], or
+/// [`GenerateError::Exhausted`].
+pub fn try_generate(opts: &GenerateOptions) -> Result<Dataset, GenerateError> {
+    generate_in(opts, Mode::for_size(opts.conversations))
+}
+
+/// Generates a dataset of `mode`, whatever its size (a composed dataset of
+/// 150 conversations, for instance).
+///
+/// # Errors
+/// As [`try_generate`], with the limit of `mode`.
+pub fn generate_in(opts: &GenerateOptions, mode: Mode) -> Result<Dataset, GenerateError> {
+    opts.validate_for(mode)?;
     let seed = opts.seed;
     let n = opts.conversations;
 
@@ -220,14 +341,17 @@ pub fn generate(opts: &GenerateOptions) -> Dataset {
     );
 
     // Subjects: balanced within each category.
+    let mut counts = [0usize; Category::ALL.len()];
+    for &c in &categories {
+        counts[category_index(c)] += 1;
+    }
     let mut subject_queues: Vec<Vec<&'static Subject>> = Category::ALL
         .iter()
         .enumerate()
         .map(|(ci, &c)| {
-            let count = categories.iter().filter(|&&x| x == c).count();
             let mut q = balanced(
-                &subjects::of_category(c),
-                count,
+                &subjects::of_category(c, mode),
+                counts[ci],
                 &mut crate::seed::rng(seed, "dataset-subjects", ci as u64),
             );
             q.reverse();
@@ -235,232 +359,69 @@ pub fn generate(opts: &GenerateOptions) -> Dataset {
         })
         .collect();
 
-    // A seeded walk order through every list pool, per subject.
-    let orders: Vec<Vec<usize>> = lexicon::SUBJECTS
-        .iter()
-        .enumerate()
-        .map(|(si, s)| {
-            let mut order: Vec<usize> = (0..s.pool.capacity().unwrap_or(0)).collect();
-            order.shuffle(&mut crate::seed::rng(seed, "dataset-pool-order", si as u64));
-            order
-        })
-        .collect();
-    let subject_index = |s: &Subject| {
-        lexicon::SUBJECTS
-            .iter()
-            .position(|x| x.key == s.key)
-            .unwrap_or(0)
-    };
-
+    let source = Source::new(mode, seed);
     // Anchors first, for every conversation, so that distractors can avoid
     // every anchor of the dataset.
-    let mut taken = Taken::new();
+    let mut taken = match mode {
+        Mode::Curated => Taken::new(),
+        Mode::Composed => Taken::new_strict(),
+    };
     let mut anchors: Vec<(&'static Subject, Drawn)> = Vec::with_capacity(n);
     for (i, &c) in categories.iter().enumerate() {
-        let ci = Category::ALL.iter().position(|&x| x == c).unwrap_or(0);
-        let subject = subject_queues[ci]
+        let subject = subject_queues[category_index(c)]
             .pop()
-            .expect("one queued subject per conversation of the category");
+            .ok_or(GenerateError::Exhausted {
+                subject: c.as_str(),
+                what: "subject",
+            })?;
         let mut rng = crate::seed::rng(seed, "dataset-anchor", i as u64);
-        let drawn = draw_free(
-            subject,
-            &mut rng,
-            &orders[subject_index(subject)],
-            &taken,
-            &[],
-        )
-        .expect("validate() keeps the number of anchors within the pools");
+        let drawn = source
+            .anchor(subject, &mut rng, &taken)
+            .ok_or(GenerateError::Exhausted {
+                subject: subject.key,
+                what: "anchor value",
+            })?;
         taken.take(&drawn);
         anchors.push((subject, drawn));
     }
 
     let width = n.to_string().len().max(3);
-    let mut used_probes = std::collections::HashSet::new();
+    let mut used_probes = HashSet::with_capacity(n);
     let mut conversations = Vec::with_capacity(n);
     for (i, (subject, drawn)) in anchors.into_iter().enumerate() {
         let mut rng = crate::seed::rng(seed, "dataset-conversation", i as u64);
-        let order = &orders[subject_index(subject)];
         let mut conversation = build_conversation(
             format!("c{:0width$}", i + 1),
             subject,
             drawn,
             lengths[i],
             &mut rng,
-            order,
+            &source,
             &taken,
         );
-        make_probe_unique(&mut conversation, subject, &mut used_probes, seed, i);
+        match mode {
+            Mode::Curated => {
+                make_probe_unique(&mut conversation, subject, &mut used_probes, seed, i)
+            }
+            Mode::Composed => {
+                compose_unique_probe(&mut conversation, subject, &mut used_probes, seed, i)?
+            }
+        }
         conversations.push(conversation);
     }
-    Dataset { conversations }
+    Ok(Dataset { conversations })
 }
 
-/// Rewords a probe that an earlier conversation already uses, with another
-/// opener and question of the same subject, so that every probe is unique: an
-/// upstream that receives a lone probe (a gateway that dropped the history)
-/// can still tell which conversation it belongs to. Leaves it as is when every
-/// wording is taken (only possible far beyond the default size).
-fn make_probe_unique(
-    conversation: &mut Conversation,
-    subject: &'static Subject,
-    used: &mut std::collections::HashSet<String>,
-    seed: u64,
-    i: usize,
-) {
-    let Some(probe) = conversation.turns.last_mut() else {
-        return;
-    };
-    if used.insert(probe.user.clone()) {
-        return;
-    }
-    let mut wordings: Vec<String> = filler::PROBE_OPENERS
-        .iter()
-        .flat_map(|opener| {
-            subject.probes.iter().map(move |question| {
-                [*opener, *question]
-                    .iter()
-                    .filter(|p| !p.is_empty())
-                    .copied()
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            })
-        })
-        .collect();
-    wordings.shuffle(&mut crate::seed::rng(
-        seed,
-        "dataset-probe-wording",
-        i as u64,
-    ));
-    if let Some(free) = wordings.into_iter().find(|w| !used.contains(w)) {
-        used.insert(free.clone());
-        probe.user = free;
-    }
-}
-
-/// One conversation: anchor turn, filler (some with distractors), probe.
-fn build_conversation(
-    id: String,
-    subject: &'static Subject,
-    drawn: Drawn,
-    n_turns: usize,
-    rng: &mut ChaCha8Rng,
-    order: &[usize],
-    taken: &Taken,
-) -> Conversation {
-    let choose =
-        |pool: &[&'static str], rng: &mut ChaCha8Rng| pool[rng.random_range(0..pool.len())];
-    let join = |parts: &[&str]| {
-        parts
-            .iter()
-            .filter(|p| !p.is_empty())
-            .copied()
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-
-    // Turn 1: the anchor.
-    let statement = lexicon::render(choose(subject.statements, rng), VALUE, &drawn.written);
-    let user = join(&[
-        choose(filler::ANCHOR_OPENERS, rng),
-        &statement,
-        choose(filler::ANCHOR_CLOSERS, rng),
-    ]);
-    let mut turns = vec![Turn {
-        kind: TurnKind::Anchor,
-        assistant: Some(subject.acknowledgement(&user)),
-        user,
-        distractor: None,
-    }];
-
-    // Middle turns: which carry a distractor, and which filler pairs the rest use.
-    let middle = n_turns - 2;
-    let n_distractors = if middle >= 4 && rng.random_bool(0.4) {
-        2
-    } else {
-        1
-    }
-    .min(middle);
-    let mut positions: Vec<usize> = (0..middle).collect();
-    positions.shuffle(rng);
-    let distractor_positions = &positions[..n_distractors];
-    let mut templates: Vec<usize> = (0..subject.distractors.len()).collect();
-    templates.shuffle(rng);
-    let mut pairs: Vec<(&str, &str)> = filler::all_pairs().collect();
-    pairs.shuffle(rng);
-    let mut pairs = pairs.into_iter();
-    let mut used_distractors: Vec<String> = vec![drawn.value.clone()];
-    let mut used_openers: Vec<&str> = Vec::new();
-
-    for slot in 0..middle {
-        let nth = distractor_positions.iter().position(|&p| p == slot);
-        let distractor = nth.and_then(|k| {
-            let mut walk = order.to_vec();
-            walk.shuffle(rng);
-            draw_free(subject, rng, &walk, taken, &used_distractors).map(|d| (k, d))
-        });
-        let turn = match distractor {
-            Some((k, mut d)) => {
-                // Other people's quantities read best in digits.
-                if subject.pool == Pool::Quantity {
-                    d.written = d.value.clone();
-                }
-                let (template, reply) = subject.distractors[templates[k % templates.len()]];
-                used_distractors.push(d.value.clone());
-                Turn {
-                    kind: TurnKind::Filler,
-                    user: lexicon::render(template, DISTRACTOR, &d.written),
-                    assistant: Some(reply.to_string()),
-                    distractor: Some(d.written),
-                }
-            }
-            None => {
-                let (question, reply) = pairs.next().unwrap_or(TOPICS[0].pairs[0]);
-                // The same opener twice in one conversation reads oddly.
-                let mut opener = choose(filler::FILLER_OPENERS, rng);
-                if used_openers.contains(&opener) {
-                    opener = "";
-                } else if !opener.is_empty() {
-                    used_openers.push(opener);
-                }
-                Turn {
-                    kind: TurnKind::Filler,
-                    user: join(&[opener, question]),
-                    assistant: Some(reply.to_string()),
-                    distractor: None,
-                }
-            }
-        };
-        turns.push(turn);
-    }
-
-    // The probe.
-    turns.push(Turn {
-        kind: TurnKind::Probe,
-        user: join(&[
-            choose(filler::PROBE_OPENERS, rng),
-            choose(subject.probes, rng),
-        ]),
-        assistant: None,
-        distractor: None,
-    });
-
-    Conversation {
-        id,
-        anchor: Anchor {
-            category: subject.category,
-            subject: subject.subject.to_string(),
-            value: drawn.value,
-            variants: drawn.variants,
-        },
-        turns,
-    }
+/// Position of `c` in [`Category::ALL`].
+fn category_index(c: Category) -> usize {
+    Category::ALL.iter().position(|&x| x == c).unwrap_or(0)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dataset::lexicon::tokens;
-    use std::collections::HashSet;
+    use crate::dataset::lexicon::{contains_words, tokens};
+    use crate::dataset::TurnKind;
 
     const COMMITTED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/datasets/continuity-150.jsonl");
 
@@ -666,20 +627,106 @@ mod tests {
             Err(GenerateError::MinAboveMax { min: 8, max: 7 })
         );
         assert_eq!(bad(7, 11, 0), Err(GenerateError::NoConversations));
+        assert!(bad(7, 11, 100_000).is_ok());
+        assert_eq!(
+            bad(7, 11, MAX_CONVERSATIONS + 1),
+            Err(GenerateError::TooManyConversations {
+                requested: MAX_CONVERSATIONS + 1,
+                max: MAX_CONVERSATIONS
+            })
+        );
+        let curated = GenerateOptions {
+            seed: 1,
+            conversations: CURATED_MAX + 1,
+            min_turns: 7,
+            max_turns: 11,
+        };
         assert!(matches!(
-            bad(7, 11, 100_000),
-            Err(GenerateError::TooManyConversations { .. })
+            curated.validate_for(Mode::Curated),
+            Err(GenerateError::TooManyConversations {
+                max: CURATED_MAX,
+                ..
+            })
         ));
+        assert!(curated.validate_for(Mode::Composed).is_ok());
         assert!(bad(7, 11, 150).is_ok());
     }
 
     #[test]
-    fn the_largest_allowed_dataset_generates() {
-        let max = max_conversations();
-        assert!(max >= 150);
+    fn sizes_pick_their_mode() {
+        assert_eq!(curated_capacity(), CURATED_MAX);
+        assert_eq!(Mode::for_size(150), Mode::Curated);
+        assert_eq!(Mode::for_size(CURATED_MAX), Mode::Curated);
+        assert_eq!(Mode::for_size(CURATED_MAX + 1), Mode::Composed);
+        assert_eq!(max_conversations(), MAX_CONVERSATIONS);
+        let err = GenerateError::TooManyConversations {
+            requested: 300_000,
+            max: MAX_CONVERSATIONS,
+        };
+        assert!(err
+            .to_string()
+            .contains("use --conversations 250000 or fewer"));
+    }
+
+    /// Every composed subject keeps at least half its values free at the
+    /// largest size, so that a free value is found within a couple of draws
+    /// to the end (and [`GenerateError::Exhausted`] stays theoretical).
+    #[test]
+    fn composed_subjects_have_room_for_the_largest_dataset() {
+        use crate::dataset::compose::Compose;
+        use crate::dataset::probes;
+        use std::collections::BTreeMap;
+        let per_category = MAX_CONVERSATIONS.div_ceil(Category::ALL.len()) as u64;
+        let mut shapes: BTreeMap<&str, (&crate::dataset::syllables::Shape, u64)> = BTreeMap::new();
+        let mut by_digits: BTreeMap<usize, u64> = BTreeMap::new();
+        let mut years: Vec<(i32, i32)> = Vec::new();
+        for c in Category::ALL {
+            let subs = subjects::of_category(c, Mode::Composed);
+            let share = per_category.div_ceil(subs.len() as u64);
+            for s in subs {
+                let wordings = probes::clauses() * s.probes.len() as u64;
+                assert!(2 * share <= wordings, "{}: probes", s.key);
+                match s.compose.unwrap() {
+                    Compose::Word(shape) => {
+                        shapes.entry(shape.name).or_insert((shape, 0)).1 += share
+                    }
+                    Compose::Code(digits) => {
+                        *by_digits.entry(digits as usize).or_default() += share
+                    }
+                    Compose::Count(low, high) => {
+                        assert_eq!(low.to_string().len(), high.to_string().len(), "{}", s.key);
+                        assert!(2 * share <= u64::from(high - low + 1), "{}", s.key);
+                        *by_digits.entry(low.to_string().len()).or_default() += share;
+                    }
+                    date @ Compose::Date(from, to) => {
+                        assert!(2 * share <= date.space(), "{}: {share}", s.key);
+                        years.push((from, to));
+                    }
+                }
+            }
+        }
+        for (name, (shape, total)) in shapes {
+            for (middles, words) in shape.classes() {
+                let expected = total as f64 * shape.share_of(middles);
+                assert!(2.0 * expected <= words as f64, "{name}, {middles} middles");
+            }
+        }
+        for (digits, total) in by_digits {
+            assert!(
+                2 * total <= 9 * 10u64.pow(digits as u32 - 1),
+                "{digits} digits"
+            );
+        }
+        // Date subjects share no day, so their room adds up.
+        years.sort_unstable();
+        assert!(years.windows(2).all(|w| w[0].1 < w[1].0), "{years:?}");
+    }
+
+    #[test]
+    fn the_largest_curated_dataset_generates() {
         let d = generate(&GenerateOptions {
             seed: 9,
-            conversations: max,
+            conversations: CURATED_MAX,
             min_turns: 7,
             max_turns: 11,
         });
@@ -688,6 +735,28 @@ mod tests {
             .iter()
             .map(|c| c.anchor.value.to_lowercase())
             .collect();
-        assert_eq!(unique.len(), max);
+        assert_eq!(unique.len(), CURATED_MAX);
+    }
+
+    /// The full size takes a few seconds in a release build and minutes in
+    /// a debug one: `cargo test --release --lib the_largest_composed`.
+    #[test]
+    #[cfg_attr(debug_assertions, ignore = "slow in debug builds; run with --release")]
+    fn the_largest_composed_dataset_generates() {
+        let d = try_generate(&GenerateOptions {
+            seed: 9,
+            conversations: MAX_CONVERSATIONS,
+            min_turns: 7,
+            max_turns: 11,
+        })
+        .unwrap();
+        let unique: HashSet<String> = d
+            .conversations
+            .iter()
+            .map(|c| c.anchor.value.to_lowercase())
+            .collect();
+        assert_eq!(unique.len(), MAX_CONVERSATIONS);
+        let probes: HashSet<&str> = d.conversations.iter().map(|c| c.probe()).collect();
+        assert_eq!(probes.len(), MAX_CONVERSATIONS);
     }
 }

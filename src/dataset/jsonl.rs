@@ -4,6 +4,7 @@
 
 use super::{Conversation, Dataset, TurnKind};
 use std::collections::HashMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Why a dataset could not be read or written. Each message is complete on
@@ -179,15 +180,33 @@ impl Dataset {
         out
     }
 
-    /// Writes [`Dataset::to_jsonl`] to `path`.
+    /// Writes [`Dataset::to_jsonl`] to `path`, one conversation at a time
+    /// (a dataset of 100,000 conversations is a quarter of a gigabyte of
+    /// text, never held in memory twice).
     ///
     /// # Errors
     /// The file cannot be written.
     pub fn write(&self, path: &Path) -> Result<(), DatasetError> {
-        std::fs::write(path, self.to_jsonl()).map_err(|cause| DatasetError::Write {
+        let err = |cause| DatasetError::Write {
             path: path.to_path_buf(),
             cause,
-        })
+        };
+        let file = std::fs::File::create(path).map_err(err)?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+        self.write_jsonl(&mut out).map_err(err)?;
+        out.flush().map_err(err)
+    }
+
+    /// Writes the JSONL text of [`Dataset::to_jsonl`] to `out`.
+    ///
+    /// # Errors
+    /// Whatever `out` returns.
+    pub fn write_jsonl(&self, out: &mut impl Write) -> std::io::Result<()> {
+        for c in &self.conversations {
+            serde_json::to_writer(&mut *out, c)?;
+            out.write_all(b"\n")?;
+        }
+        Ok(())
     }
 }
 
@@ -210,6 +229,8 @@ mod tests {
         let p = dir.path().join("x.jsonl");
         d.write(&p).unwrap();
         assert_eq!(Dataset::load(&p).unwrap(), d);
+        // The streamed file is byte for byte the text.
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), d.to_jsonl());
     }
 
     #[test]

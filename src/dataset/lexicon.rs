@@ -385,8 +385,9 @@ pub fn contains_words(haystack: &[String], needle: &[String]) -> bool {
         && haystack.windows(needle.len()).any(|w| w == needle)
 }
 
-/// Every fixed sentence of the lexicon (templates, filler, replies), for
-/// checking that no value hides in ordinary text.
+/// Every fixed sentence of the lexicon (templates, filler, replies, the
+/// pieces of composed probes), for checking that no value hides in ordinary
+/// text.
 pub fn fixed_texts() -> Vec<&'static str> {
     let mut out: Vec<&'static str> = Vec::new();
     for s in SUBJECTS {
@@ -407,6 +408,7 @@ pub fn fixed_texts() -> Vec<&'static str> {
     out.extend(filler::ANCHOR_OPENERS);
     out.extend(filler::ANCHOR_CLOSERS);
     out.extend(filler::PROBE_OPENERS);
+    out.extend(super::probes::texts());
     out.extend(filler::GENERIC_REPLIES);
     out.extend(ACKNOWLEDGEMENTS);
     out.extend(REFUSALS);
@@ -511,7 +513,7 @@ mod tests {
         let texts: Vec<Vec<String>> = fixed_texts().iter().map(|t| tokens(t)).collect();
         let mut all: Vec<(String, Vec<String>)> = Vec::new();
         for s in SUBJECTS {
-            if let Pool::List(values) = s.pool {
+            if let Some(Pool::List(values)) = s.pool {
                 for v in values {
                     let tv = tokens(v);
                     for t in &texts {

@@ -4,18 +4,31 @@
 //! A conversation states an anchor fact in turn 1, talks about other things
 //! (some of them distractors of the same category that belong to someone
 //! else), and ends with a probe that can only be answered from the anchor.
+//!
+//! Datasets of up to 300 conversations draw their values from curated lists
+//! (so the committed default never changes); larger ones, up to 250,000,
+//! compose them (see [`generate::Mode`]).
 
+mod build;
+pub mod compose;
 pub mod filler;
 pub mod generate;
 pub mod jsonl;
 pub mod lexicon;
 pub mod pools;
+pub mod probes;
 pub mod stats;
 pub mod subjects;
+pub mod subjects_composed;
+pub mod syllables;
+pub mod taken;
+
+#[cfg(test)]
+mod at_scale;
 
 use serde::{Deserialize, Serialize};
 
-pub use generate::{generate, GenerateError, GenerateOptions};
+pub use generate::{generate, generate_in, try_generate, GenerateError, GenerateOptions, Mode};
 pub use jsonl::DatasetError;
 pub use stats::DatasetStats;
 

@@ -1,6 +1,8 @@
-//! Where anchor and distractor values come from: fixed lists of uncommon
-//! names, places and tastes, and seeded generators for codes, quantities,
-//! dates and invented words, each with the spellings a scorer should accept.
+//! Where the values of curated datasets come from (the default and anything
+//! up to 300 conversations; larger ones are composed, see
+//! [`super::compose`]): fixed lists of uncommon names, places and tastes,
+//! and seeded generators for codes, quantities, dates and invented words,
+//! each with the spellings a scorer should accept.
 //!
 //! Values are chosen to be hard to guess (no "blue", no two-digit numbers) and
 //! easy to recognise in an answer (no value is an ordinary English word).
@@ -152,7 +154,7 @@ pub const MONTHS: [&str; 12] = [
 
 /// True for digit strings a person might guess: runs like 12345, or one
 /// digit repeated.
-fn looks_guessable(digits: &str) -> bool {
+pub(super) fn looks_guessable(digits: &str) -> bool {
     let bytes = digits.as_bytes();
     let all_same = bytes.iter().all(|b| *b == bytes[0]);
     let ascending = bytes.windows(2).all(|w| w[1] == w[0] + 1);

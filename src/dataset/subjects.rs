@@ -3,8 +3,18 @@
 //! assistant answers, and sentences that mention someone else's value of the
 //! same kind (distractors). The generator renders from this table and the
 //! simulated model parses with it, so the two always agree.
+//!
+//! A subject with a curated pool takes part in curated datasets (the default
+//! and anything up to [`crate::dataset::generate::CURATED_MAX`]
+//! conversations); one with a composer takes part in composed datasets.
+//! Subjects only composed datasets use live in
+//! [`super::subjects_composed`].
 
+use super::compose::Compose;
+use super::generate::Mode;
 use super::pools::{self, Pool};
+use super::subjects_composed as composed;
+use super::syllables;
 use super::Category;
 
 /// One kind of fact a user can state and later ask about.
@@ -16,8 +26,12 @@ pub struct Subject {
     pub category: Category,
     /// Short noun phrase stored as `Anchor::subject` ("sister's name").
     pub subject: &'static str,
-    /// Where values come from.
-    pub pool: Pool,
+    /// Where values come from in a curated dataset; `None` when the subject
+    /// is only used in composed datasets.
+    pub pool: Option<Pool>,
+    /// How values are composed in a composed dataset; `None` when the
+    /// subject is only used in curated datasets.
+    pub compose: Option<Compose>,
     /// First-person statements; `{v}` is the value.
     pub statements: &'static [&'static str],
     /// Questions that ask for the value; they never contain it.
@@ -62,14 +76,17 @@ const PLACE_DISTRACTORS: &[(&str, &str)] = &[
     ),
 ];
 
-/// Every subject, grouped by category in [`Category::ALL`] order.
+/// Every subject: the curated and shared ones grouped by category in
+/// [`Category::ALL`] order, then those only composed datasets use. New
+/// subjects go at the end, so that curated datasets stay byte-identical.
 pub const SUBJECTS: &[Subject] = &[
     // Person names.
     Subject {
         key: "sister_name",
         category: Category::PersonName,
         subject: "sister's name",
-        pool: Pool::List(pools::SISTER_NAMES),
+        pool: Some(Pool::List(pools::SISTER_NAMES)),
+        compose: Some(Compose::Word(&syllables::FEMININE)),
         statements: &[
             "My sister's name is {v}.",
             "My sister is called {v}, and she's the funniest person I know.",
@@ -86,7 +103,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "brother_name",
         category: Category::PersonName,
         subject: "brother's name",
-        pool: Pool::List(pools::BROTHER_NAMES),
+        pool: Some(Pool::List(pools::BROTHER_NAMES)),
+        compose: Some(Compose::Word(&syllables::MASCULINE)),
         statements: &["My brother's name is {v}.", "My younger brother is called {v}."],
         probes: &[
             "What's my brother's name?",
@@ -100,7 +118,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "manager_name",
         category: Category::PersonName,
         subject: "new manager's name",
-        pool: Pool::List(pools::MANAGER_NAMES),
+        pool: Some(Pool::List(pools::MANAGER_NAMES)),
+        compose: Some(Compose::Word(&syllables::ANY_NAME)),
         statements: &[
             "My new manager is called {v}.",
             "I've just started working for a new manager named {v}.",
@@ -117,7 +136,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "best_friend_name",
         category: Category::PersonName,
         subject: "best friend's name",
-        pool: Pool::List(pools::FRIEND_NAMES),
+        pool: Some(Pool::List(pools::FRIEND_NAMES)),
+        compose: Some(Compose::Word(&syllables::ANY_NAME)),
         statements: &[
             "My best friend is called {v}.",
             "My best friend's name is {v}, and we've known each other since school.",
@@ -131,7 +151,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "grandmother_name",
         category: Category::PersonName,
         subject: "grandmother's name",
-        pool: Pool::List(pools::GRANDMOTHER_NAMES),
+        pool: Some(Pool::List(pools::GRANDMOTHER_NAMES)),
+        compose: Some(Compose::Word(&syllables::OLD_FEMININE)),
         statements: &[
             "My grandmother's name is {v}.",
             "My grandmother is called {v}, and she still bakes every weekend.",
@@ -149,7 +170,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "gym_locker_code",
         category: Category::Number,
         subject: "gym locker code",
-        pool: Pool::Code(5),
+        pool: Some(Pool::Code(5)),
+        compose: Some(Compose::Code(6)),
         statements: &[
             "The code for my gym locker is {v}.",
             "My gym locker code is {v}, in case I forget it.",
@@ -175,7 +197,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "garage_code",
         category: Category::Number,
         subject: "garage keypad code",
-        pool: Pool::Code(6),
+        pool: Some(Pool::Code(6)),
+        compose: Some(Compose::Code(6)),
         statements: &[
             "The keypad code for our garage is {v}.",
             "Our garage door opens with the code {v}.",
@@ -201,7 +224,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "library_card",
         category: Category::Number,
         subject: "library card number",
-        pool: Pool::Code(8),
+        pool: Some(Pool::Code(8)),
+        compose: Some(Compose::Code(8)),
         statements: &[
             "My library card number is {v}.",
             "The number on my library card is {v}.",
@@ -227,7 +251,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "parcel_code",
         category: Category::Number,
         subject: "parcel pickup code",
-        pool: Pool::Code(6),
+        pool: Some(Pool::Code(6)),
+        compose: Some(Compose::Code(6)),
         statements: &[
             "The pickup code for my parcel is {v}.",
             "I got a text saying my parcel pickup code is {v}.",
@@ -253,7 +278,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "bathroom_tiles",
         category: Category::Number,
         subject: "number of bathroom tiles",
-        pool: Pool::Quantity,
+        pool: Some(Pool::Quantity),
+        compose: None,
         statements: &[
             "I need {v} tiles for the bathroom floor.",
             "The tiler says I need {v} tiles for the bathroom floor.",
@@ -279,7 +305,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "wedding_invitations",
         category: Category::Number,
         subject: "number of wedding invitations",
-        pool: Pool::Quantity,
+        pool: Some(Pool::Quantity),
+        compose: None,
         statements: &[
             "We're sending out {v} wedding invitations.",
             "My partner and I are sending out {v} wedding invitations.",
@@ -305,7 +332,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "thesis_pages",
         category: Category::Number,
         subject: "length of thesis draft",
-        pool: Pool::Quantity,
+        pool: Some(Pool::Quantity),
+        compose: None,
         statements: &[
             "My thesis draft is {v} pages long.",
             "My thesis draft has grown to {v} pages.",
@@ -331,7 +359,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "orchard_trees",
         category: Category::Number,
         subject: "number of apple trees",
-        pool: Pool::Quantity,
+        pool: Some(Pool::Quantity),
+        compose: None,
         statements: &[
             "Our orchard has {v} apple trees.",
             "We've planted {v} apple trees in our orchard.",
@@ -358,7 +387,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "passport_expiry",
         category: Category::Date,
         subject: "passport expiry date",
-        pool: Pool::Date(2027, 2035),
+        pool: Some(Pool::Date(2027, 2035)),
+        compose: None,
         statements: &[
             "My passport expires on {v}.",
             "I just checked, and my passport expires on {v}.",
@@ -384,7 +414,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "lease_end",
         category: Category::Date,
         subject: "end of the flat lease",
-        pool: Pool::Date(2027, 2029),
+        pool: Some(Pool::Date(2027, 2029)),
+        compose: None,
         statements: &[
             "The lease on my flat ends on {v}.",
             "My landlord confirmed that the lease on my flat ends on {v}.",
@@ -410,7 +441,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "cousin_wedding",
         category: Category::Date,
         subject: "date of cousin's wedding",
-        pool: Pool::Date(2027, 2028),
+        pool: Some(Pool::Date(2027, 2028)),
+        compose: None,
         statements: &[
             "My cousin's wedding is on {v}.",
             "My cousin is getting married on {v}.",
@@ -436,7 +468,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "new_job_start",
         category: Category::Date,
         subject: "start date of new job",
-        pool: Pool::Date(2027, 2027),
+        pool: Some(Pool::Date(2027, 2027)),
+        compose: None,
         statements: &[
             "I start my new job on {v}.",
             "My first day at the new job is {v}.",
@@ -462,7 +495,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "dental_checkup",
         category: Category::Date,
         subject: "date of next dental check-up",
-        pool: Pool::Date(2027, 2027),
+        pool: Some(Pool::Date(2027, 2027)),
+        compose: None,
         statements: &[
             "My next dental check-up is on {v}.",
             "I've booked my next dental check-up for {v}.",
@@ -489,7 +523,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "favourite_cuisine",
         category: Category::Preference,
         subject: "favourite cuisine",
-        pool: Pool::List(pools::CUISINES),
+        pool: Some(Pool::List(pools::CUISINES)),
+        compose: Some(Compose::Word(&syllables::CUISINE)),
         statements: &[
             "My favourite cuisine is {v}.",
             "If I could eat only one cuisine for the rest of my life, it would be {v}.",
@@ -512,7 +547,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "favourite_tea",
         category: Category::Preference,
         subject: "favourite tea",
-        pool: Pool::List(pools::TEAS),
+        pool: Some(Pool::List(pools::TEAS)),
+        compose: Some(Compose::Word(&syllables::TEA)),
         statements: &[
             "My favourite tea is {v}.",
             "Every morning I drink {v}; it's my favourite tea.",
@@ -535,7 +571,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "favourite_composer",
         category: Category::Preference,
         subject: "favourite composer",
-        pool: Pool::List(pools::COMPOSERS),
+        pool: Some(Pool::List(pools::COMPOSERS)),
+        compose: Some(Compose::Word(&syllables::COMPOSER)),
         statements: &[
             "My favourite composer is {v}.",
             "Of all composers, I love {v} the most.",
@@ -561,7 +598,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "favourite_board_game",
         category: Category::Preference,
         subject: "favourite board game",
-        pool: Pool::List(pools::BOARD_GAMES),
+        pool: Some(Pool::List(pools::BOARD_GAMES)),
+        compose: Some(Compose::Word(&syllables::BOARD_GAME)),
         statements: &[
             "My favourite board game is {v}.",
             "The board game I love most is {v}.",
@@ -587,7 +625,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "favourite_flowers",
         category: Category::Preference,
         subject: "favourite flowers",
-        pool: Pool::List(pools::FLOWERS),
+        pool: Some(Pool::List(pools::FLOWERS)),
+        compose: Some(Compose::Word(&syllables::FLOWERS)),
         statements: &[
             "My favourite flowers are {v}.",
             "Nothing cheers me up like a bunch of {v}; they're my favourite flowers.",
@@ -611,7 +650,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "grew_up",
         category: Category::Place,
         subject: "home town",
-        pool: Pool::List(pools::GREW_UP_PLACES),
+        pool: Some(Pool::List(pools::GREW_UP_PLACES)),
+        compose: Some(Compose::Word(&syllables::PLACE)),
         statements: &["I grew up in {v}.", "I was born and raised in {v}."],
         probes: &["Where did I grow up?", "Where was I raised?"],
         answer: "You grew up in {v}.",
@@ -622,7 +662,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "parents_live",
         category: Category::Place,
         subject: "where parents live",
-        pool: Pool::List(pools::PARENTS_PLACES),
+        pool: Some(Pool::List(pools::PARENTS_PLACES)),
+        compose: Some(Compose::Word(&syllables::PLACE)),
         statements: &[
             "My parents live in {v}.",
             "My parents moved to {v} a few years ago.",
@@ -639,7 +680,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "moving_to",
         category: Category::Place,
         subject: "city moving to",
-        pool: Pool::List(pools::MOVING_PLACES),
+        pool: Some(Pool::List(pools::MOVING_PLACES)),
+        compose: Some(Compose::Word(&syllables::PLACE)),
         statements: &[
             "I'm moving to {v} in the spring.",
             "Next year I'm relocating to {v} for work.",
@@ -653,7 +695,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "honeymoon",
         category: Category::Place,
         subject: "honeymoon destination",
-        pool: Pool::List(pools::HONEYMOON_PLACES),
+        pool: Some(Pool::List(pools::HONEYMOON_PLACES)),
+        compose: Some(Compose::Word(&syllables::PLACE)),
         statements: &[
             "We spent our honeymoon in {v}.",
             "My partner and I went to {v} for our honeymoon.",
@@ -671,7 +714,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "cat_name",
         category: Category::InventedWord,
         subject: "cat's name",
-        pool: Pool::Invented,
+        pool: Some(Pool::Invented),
+        compose: Some(Compose::Word(&syllables::INVENTED)),
         statements: &[
             "Our cat is called {v}.",
             "We adopted a cat last year and named her {v}.",
@@ -694,7 +738,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "boat_name",
         category: Category::InventedWord,
         subject: "sailing boat's name",
-        pool: Pool::Invented,
+        pool: Some(Pool::Invented),
+        compose: Some(Compose::Word(&syllables::INVENTED)),
         statements: &[
             "I named my sailing boat {v}.",
             "My sailing boat is called {v}.",
@@ -720,7 +765,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "project_codename",
         category: Category::InventedWord,
         subject: "project codename",
-        pool: Pool::Invented,
+        pool: Some(Pool::Invented),
+        compose: Some(Compose::Word(&syllables::INVENTED)),
         statements: &[
             "The project I lead at work is codenamed {v}.",
             "At work I'm leading a project codenamed {v}.",
@@ -746,7 +792,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "tortoise_name",
         category: Category::InventedWord,
         subject: "tortoise's name",
-        pool: Pool::Invented,
+        pool: Some(Pool::Invented),
+        compose: Some(Compose::Word(&syllables::INVENTED)),
         statements: &[
             "My tortoise is called {v}.",
             "I have a tortoise named {v}, and he's older than I am.",
@@ -772,7 +819,8 @@ pub const SUBJECTS: &[Subject] = &[
         key: "sourdough_name",
         category: Category::InventedWord,
         subject: "sourdough starter's name",
-        pool: Pool::Invented,
+        pool: Some(Pool::Invented),
+        compose: Some(Compose::Word(&syllables::INVENTED)),
         statements: &[
             "I've named my sourdough starter {v}.",
             "My sourdough starter is called {v}.",
@@ -794,9 +842,33 @@ pub const SUBJECTS: &[Subject] = &[
             ),
         ],
     },
+    // Only in composed datasets.
+    composed::NOVEL_WORDS,
+    composed::CAR_MILEAGE,
+    composed::MONTHLY_STEPS,
+    composed::FUNDRAISER,
+    composed::PARISH_BAPTISM,
+    composed::GRAVESTONE,
+    composed::COTTAGE_DEEDS,
+    composed::GREAT_GRANDMOTHER_BORN,
+    composed::GRANDPARENTS_MARRIED,
+    composed::MOVED_IN,
 ];
 
-/// The subjects of one category, in table order.
-pub fn of_category(category: Category) -> Vec<&'static Subject> {
-    SUBJECTS.iter().filter(|s| s.category == category).collect()
+/// The subjects of one category that datasets of `mode` use, in table order.
+pub fn of_category(category: Category, mode: Mode) -> Vec<&'static Subject> {
+    SUBJECTS
+        .iter()
+        .filter(|s| s.category == category && s.used_in(mode))
+        .collect()
+}
+
+impl Subject {
+    /// Whether datasets of `mode` use this subject.
+    pub fn used_in(&self, mode: Mode) -> bool {
+        match mode {
+            Mode::Curated => self.pool.is_some(),
+            Mode::Composed => self.compose.is_some(),
+        }
+    }
 }
