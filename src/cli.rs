@@ -46,7 +46,11 @@ pub struct GenerateArgs {
     /// Master seed; the same seed gives byte-identical output.
     #[arg(long, default_value_t = crate::seed::DEFAULT_SEED)]
     pub seed: u64,
-    /// Number of conversations to generate.
+    /// Number of conversations to generate, from 1 to 250,000. Up to 300,
+    /// values come from curated lists (the default 150 at seed 42 is the
+    /// committed dataset, byte for byte); larger datasets compose their
+    /// values: names and places from syllables, six- to eight-digit codes
+    /// and counts, dates between 1600 and 2026.
     #[arg(long, default_value_t = 150)]
     pub conversations: usize,
     /// Fewest turns in a conversation (a turn is one user message and its reply).
@@ -55,9 +59,13 @@ pub struct GenerateArgs {
     /// Most turns in a conversation.
     #[arg(long, default_value_t = 11)]
     pub max_turns: usize,
-    /// Output file (JSONL). Its directory must exist.
+    /// Output file (JSONL); its directory must exist. Without it the
+    /// dataset goes to standard output and the statistics to standard error.
     #[arg(long)]
-    pub out: PathBuf,
+    pub out: Option<PathBuf>,
+    /// Replace an existing --out file.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Latency model of the simulated upstreams.

@@ -12,8 +12,8 @@ use super::lexicon::{self, tokens};
 use super::{Category, Conversation, Dataset, GenerateOptions, Mode, TurnKind};
 use crate::openai::ChatMessage;
 use crate::scoring::{score_fast, AnchorIndex, Verdict};
-use crate::upstream::index::ConversationIndex;
 use crate::upstream::model;
+use crate::upstream::ConversationIndex;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Conversations of the large composed dataset.
@@ -130,7 +130,7 @@ fn check_invariants(d: &Dataset, min_turns: usize, max_turns: usize) {
     assert_eq!(firsts.len(), n, "first user messages are unique");
     let probes: HashSet<&str> = d.conversations.iter().map(|c| c.probe()).collect();
     assert_eq!(probes.len(), n, "probes are unique");
-    let index = ConversationIndex::new(d);
+    let index = ConversationIndex::of_dataset(d);
     for (i, c) in d.conversations.iter().enumerate() {
         let r = index
             .recognise(c.probe(), 1)

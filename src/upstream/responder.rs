@@ -56,8 +56,16 @@ pub trait Responder: Send + Sync + std::fmt::Debug {
     fn respond<'a>(&'a self, call: Call<'a>) -> BoxFuture<'a, Result<Answer, ErrorSpec>>;
 }
 
+/// Output tokens every simulated answer is charged for, whatever its length,
+/// so that recalling the anchor and refusing cost the same to generate: CLO
+/// then measures the price of the history (its prefill), not the length of
+/// an answer.
+pub const NOMINAL_OUTPUT_TOKENS: u32 = 24;
+
 /// The simulated model behind a latency profile: it answers only from the
-/// messages it received (see [`model::reply`]).
+/// messages it received (see [`model::reply`]). Input tokens cost prefill
+/// time in the time to first token; output costs the time of
+/// [`NOMINAL_OUTPUT_TOKENS`] tokens, spread over the answer's own tokens.
 #[derive(Debug, Clone, Copy)]
 pub struct SimulatedModel {
     /// How long answers take.
@@ -71,12 +79,16 @@ impl SimulatedModel {
     pub fn answer(&self, call: Call<'_>) -> Answer {
         let text = model::reply(&call.request.messages);
         let output_tokens = approx_tokens(&text);
+        // The pace that sends this answer's tokens in the time of the
+        // nominal answer.
+        let tokens_per_second = self.latency.tokens_per_second * f64::from(output_tokens)
+            / f64::from(NOMINAL_OUTPUT_TOKENS);
         Answer {
             usage: Usage::new(call.input_tokens, output_tokens),
             ttft: self
                 .latency
                 .time_to_first_token(self.seed, &call.key, call.input_tokens),
-            tokens_per_second: self.latency.tokens_per_second,
+            tokens_per_second,
             finish_reason: "stop".to_string(),
             text,
         }
@@ -86,5 +98,67 @@ impl SimulatedModel {
 impl Responder for SimulatedModel {
     fn respond<'a>(&'a self, call: Call<'a>) -> BoxFuture<'a, Result<Answer, ErrorSpec>> {
         Box::pin(async move { Ok(self.answer(call)) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::faults::Role;
+    use crate::openai::ChatMessage;
+
+    fn answer_to(messages: Vec<ChatMessage>, latency: LatencyProfile) -> Answer {
+        let request = ChatRequest {
+            model: "m".into(),
+            messages,
+            stream: false,
+            stream_options: None,
+            extra: serde_json::Map::new(),
+        };
+        let input_tokens = request
+            .messages
+            .iter()
+            .map(|m| approx_tokens(&m.text_cow()))
+            .sum();
+        let key = JitterKey {
+            system: "s",
+            role: Role::Fallback,
+            conversation: "c",
+            turn: 2,
+            attempt: 1,
+        };
+        SimulatedModel { latency, seed: 1 }.answer(Call {
+            request: &request,
+            key,
+            input_tokens,
+        })
+    }
+
+    #[test]
+    fn recalling_and_refusing_cost_the_same_to_generate() {
+        let latency = LatencyProfile::REALISTIC;
+        let recalled = answer_to(
+            vec![
+                ChatMessage::new("user", "My sister's name is Oriane."),
+                ChatMessage::new("assistant", "Noted."),
+                ChatMessage::new("user", "What's my sister's name?"),
+            ],
+            latency,
+        );
+        let refused = answer_to(
+            vec![ChatMessage::new("user", "What's my sister's name?")],
+            latency,
+        );
+        assert_ne!(
+            recalled.usage.completion_tokens,
+            refused.usage.completion_tokens
+        );
+        let generation = |a: &Answer| a.output_time(a.usage.completion_tokens);
+        let nominal = latency.output_time(NOMINAL_OUTPUT_TOKENS);
+        for a in [&recalled, &refused] {
+            assert!((generation(a).as_secs_f64() - nominal.as_secs_f64()).abs() < 1e-9);
+        }
+        // The longer input costs its prefill.
+        assert!(recalled.ttft > refused.ttft.saturating_sub(latency.max_jitter));
     }
 }

@@ -311,3 +311,46 @@ async fn report_re_renders_the_same_summary_from_the_csv_files() {
     assert_eq!(read(&dir.path().join("summary.json")), before);
     assert!(dir.path().join("cpr_by_fault.svg").is_file());
 }
+
+/// `generate` to a pipe that closes early ends quietly, and an existing
+/// `--out` is kept unless `--force`.
+#[test]
+fn generate_handles_a_closed_pipe_and_keeps_existing_files() {
+    use std::io::Read as _;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_continuity-bench"))
+        .args(["generate", "--conversations", "300"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read one line, then close the pipe, as `| head -1` does.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 64];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert!(first.starts_with(b"{\"id\":\"c001\""));
+    assert!(!String::from_utf8_lossy(&output.stderr).contains("panicked"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("d.jsonl");
+    std::fs::write(&out, "keep me").unwrap();
+    let status = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_continuity-bench"))
+            .args(["generate", "--out"])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let refused = status(&[]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--force"));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "keep me");
+    assert_eq!(status(&["--force"]).status.code(), Some(0));
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(repo("datasets/continuity-150.jsonl")).unwrap()
+    );
+}
