@@ -28,6 +28,43 @@ pub enum ConfigError {
     /// A `--header` that is not NAME:HEADER=VALUE or names no gateway.
     #[error("--header expects NAME:HEADER=VALUE for a --gateway NAME, e.g. portkey:x-portkey-config=env:PORTKEY_CONFIG (got {0:?})")]
     Header(String),
+    /// A `--header` name that is not a valid HTTP header name.
+    #[error("--header {header:?} for {gateway} is not a valid HTTP header name; use letters, digits and dashes, e.g. Authorization or X-Api-Key")]
+    HeaderName {
+        /// The gateway.
+        gateway: String,
+        /// The header name.
+        header: String,
+    },
+    /// A `--header` value that cannot be sent (a line break, a control
+    /// character); the value itself is never printed.
+    #[error("the value of --header {header} for {gateway} holds a line break or a control character and cannot be sent; fix the value (it is not shown here)")]
+    HeaderValue {
+        /// The gateway.
+        gateway: String,
+        /// The header name.
+        header: String,
+    },
+    /// Two upstreams on one port.
+    #[error("port {port} is given to {first} and to {second}; give every upstream its own port with --upstream-ports NAME=PRIMARY,FALLBACK")]
+    PortTaken {
+        /// The port.
+        port: u16,
+        /// Its first use.
+        first: String,
+        /// Its second use.
+        second: String,
+    },
+    /// A gateway URL on one of the harness's upstream ports.
+    #[error("--gateway {gateway}={url} points at {upstream}: the harness would talk to its own simulated upstream; give the gateway's own address, or move the upstream with --upstream-ports")]
+    GatewayOnUpstreamPort {
+        /// The gateway.
+        gateway: String,
+        /// Its URL.
+        url: String,
+        /// The upstream it points at.
+        upstream: String,
+    },
     /// A `--header` value read from an unset environment variable.
     #[error("--header {header} for {gateway} reads the environment variable {var}, which is not set; export it first")]
     MissingEnv {
@@ -54,6 +91,16 @@ pub enum ConfigError {
     /// A dataset or fault profile that is neither a file nor built in.
     #[error(transparent)]
     Source(#[from] crate::source::SourceError),
+    /// An output file that cannot be written.
+    #[error("cannot write {flag} {path}: {reason}; pass a path in a directory that exists and is writable")]
+    Unwritable {
+        /// The flag.
+        flag: &'static str,
+        /// The path.
+        path: String,
+        /// Why.
+        reason: String,
+    },
     /// `upstreams --run 0`.
     #[error("--run counts from 1; pass --run 1 or more")]
     RunIndex,

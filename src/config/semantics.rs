@@ -2,8 +2,31 @@
 
 use super::{ConfigError, SystemsConfig};
 use crate::cli::SemanticsArgs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// Checks, before any work, that a file can be written at `path`: its
+/// directory exists and takes a new file (a probe written and removed).
+///
+/// # Errors
+/// [`ConfigError::Unwritable`] naming `flag`, the path and the cause.
+pub fn check_writable_file(path: &Path, flag: &'static str) -> Result<(), ConfigError> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or_else(|| Path::new("."));
+    let unwritable = |reason: String| ConfigError::Unwritable {
+        flag,
+        path: path.display().to_string(),
+        reason,
+    };
+    if path.is_dir() {
+        return Err(unwritable("it is a directory".into()));
+    }
+    let probe = dir.join(format!(".continuity-bench-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"probe").map_err(|e| unwritable(e.to_string()))?;
+    std::fs::remove_file(&probe).map_err(|e| unwritable(e.to_string()))
+}
 
 /// A validated `semantics` configuration.
 #[derive(Debug, Clone)]
@@ -37,6 +60,9 @@ impl SemanticsConfig {
             if d.is_zero() {
                 return Err(ConfigError::ZeroDuration { flag });
             }
+        }
+        if let Some(path) = &args.json {
+            check_writable_file(path, "--json")?;
         }
         Ok(SemanticsConfig {
             seed: args.seed,

@@ -94,7 +94,7 @@ pub fn parse_gateways(
             return Err(ConfigError::Gateway(raw.clone()));
         }
         let taken = gateways.iter().any(|g| g.name == name)
-            || (!args.no_builtin && ["stateless", "history"].contains(&name));
+            || (!args.no_builtin && ProxyMode::ALL.iter().any(|m| m.as_str() == name));
         if taken {
             return Err(ConfigError::DuplicateSystem(name.to_string()));
         }
@@ -138,9 +138,61 @@ pub fn parse_gateways(
             })?,
             None => value.to_string(),
         };
-        gateway
-            .headers
-            .push((header.trim().to_string(), Secret::new(value)));
+        let header = header.trim();
+        if axum::http::HeaderName::from_bytes(header.as_bytes()).is_err() {
+            return Err(ConfigError::HeaderName {
+                gateway: gateway.name.clone(),
+                header: header.to_string(),
+            });
+        }
+        let value = Secret::new(value);
+        if value.header_value().is_none() {
+            return Err(ConfigError::HeaderValue {
+                gateway: gateway.name.clone(),
+                header: header.to_string(),
+            });
+        }
+        gateway.headers.push((header.to_string(), value));
     }
+    check_ports(&gateways)?;
     Ok(gateways)
+}
+
+/// Every upstream port is used once, and no gateway URL points at one (a
+/// gateway on 127.0.0.1 whose own port is an upstream's would be the harness
+/// talking to itself).
+fn check_ports(gateways: &[GatewaySpec]) -> Result<(), ConfigError> {
+    let mut seen: Vec<(u16, String)> = Vec::new();
+    for g in gateways {
+        for (port, role) in [(g.primary_port, "primary"), (g.fallback_port, "fallback")] {
+            let use_ = format!("the {role} upstream of {}", g.name);
+            if let Some((_, first)) = seen.iter().find(|(p, _)| *p == port) {
+                return Err(ConfigError::PortTaken {
+                    port,
+                    first: first.clone(),
+                    second: use_,
+                });
+            }
+            seen.push((port, use_));
+        }
+    }
+    for g in gateways {
+        let Ok(url) = reqwest::Url::parse(&g.url) else {
+            continue;
+        };
+        let local = matches!(
+            url.host_str(),
+            Some("127.0.0.1" | "localhost" | "[::1]" | "::1" | "0.0.0.0")
+        );
+        if let (true, Some(port)) = (local, url.port_or_known_default()) {
+            if let Some((_, upstream)) = seen.iter().find(|(p, _)| *p == port) {
+                return Err(ConfigError::GatewayOnUpstreamPort {
+                    gateway: g.name.clone(),
+                    url: g.url.clone(),
+                    upstream: upstream.clone(),
+                });
+            }
+        }
+    }
+    Ok(())
 }

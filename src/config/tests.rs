@@ -180,3 +180,50 @@ fn proxy_flags_map_to_the_config() {
     assert_eq!((c.fallback_429_retries, c.seed), (1, 9));
     assert_eq!(c.events_path, Some("ev.jsonl".into()));
 }
+
+#[test]
+fn headers_and_ports_are_checked_before_any_request() {
+    let none = |_: &str| None;
+    let parse = |extra: &[&str]| {
+        let mut all = vec!["--gateway", "gw=http://127.0.0.1:4000"];
+        all.extend_from_slice(extra);
+        parse_gateways(&args(&all).systems, &none)
+    };
+    let err = parse(&["--header", "gw:Bad Name=x"]).unwrap_err();
+    assert!(matches!(err, ConfigError::HeaderName { .. }), "{err}");
+    let err = parse(&["--header", "gw:X-Key=line\r\nInjected: yes"]).unwrap_err();
+    assert!(matches!(err, ConfigError::HeaderValue { .. }), "{err}");
+    assert!(
+        !err.to_string().contains("Injected"),
+        "the value is never printed"
+    );
+    let err = parse(&["--upstream-ports", "gw=9001,9001"]).unwrap_err();
+    assert!(err.to_string().contains("port 9001 is given to"), "{err}");
+    let err = parse_gateways(
+        &args(&[
+            "--gateway",
+            "a=http://127.0.0.1:4000",
+            "--gateway",
+            "b=http://127.0.0.1:4001",
+            "--upstream-ports",
+            "b=9001,9003",
+        ])
+        .systems,
+        &none,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, ConfigError::PortTaken { port: 9001, .. }),
+        "{err}"
+    );
+    let err = parse_gateways(
+        &args(&["--gateway", "gw=http://localhost:9002"]).systems,
+        &none,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, ConfigError::GatewayOnUpstreamPort { .. }),
+        "{err}"
+    );
+    assert!(parse(&["--header", "gw:X-Api-Key=ok"]).is_ok());
+}

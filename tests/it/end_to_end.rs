@@ -188,41 +188,6 @@ fn fail_under_cpr_exits_non_zero() {
 }
 
 #[test]
-fn sigint_stops_cleanly_with_a_report() {
-    let dir = tempfile::tempdir().unwrap();
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_continuity-bench"))
-        .args([
-            "run",
-            "--quiet",
-            "--latency",
-            "realistic",
-            "--runs",
-            "3",
-            "--out",
-        ])
-        .arg(dir.path())
-        .current_dir(repo(""))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Wait until the run is under way (the report directory does not exist
-    // before the end, so wait on time, bounded), then send a real SIGINT.
-    std::thread::sleep(Duration::from_millis(2500));
-    let killed = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let output = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(130), "stderr: {stderr}");
-    assert!(stderr.contains("interrupted"), "stderr: {stderr}");
-    assert!(dir.path().join("summary.json").is_file());
-    assert!(dir.path().join("events.csv").is_file());
-}
-
-#[test]
 fn a_typo_in_a_fault_profile_names_file_and_key() {
     let dir = tempfile::tempdir().unwrap();
     let profile = std::fs::read_to_string(repo("fault_profiles/paper.toml")).unwrap();
@@ -353,4 +318,59 @@ fn generate_handles_a_closed_pipe_and_keeps_existing_files() {
         std::fs::read(&out).unwrap(),
         std::fs::read(repo("datasets/continuity-150.jsonl")).unwrap()
     );
+}
+
+/// What can be checked before the replay is checked before any system
+/// starts: an unwritable `--out`, a `--fail-system` that names no system.
+#[test]
+fn bad_output_and_unknown_fail_system_stop_before_any_request() {
+    let run = |args: &[&str]| {
+        let started = std::time::Instant::now();
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_continuity-bench"))
+            .arg("run")
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+            started.elapsed(),
+        )
+    };
+    let (code, stderr, took) = run(&["--out", "/proc/x"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("/proc/x") && stderr.contains("--out"), "{stderr}");
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    let (code, stderr, _) = run(&["--fail-system", "histroy", "--fail-under-cpr", "99"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--fail-system \"histroy\"") && stderr.contains("stateless, history"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "one line naming the cause: {stderr}");
+}
+
+/// With no path argument, the built-in dataset and fault profile make the
+/// main job work from any directory.
+#[test]
+fn runs_from_any_directory_with_no_path_argument() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_continuity-bench"))
+        .args(["run", "--runs", "1", "--quiet", "--latency", "instant"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let reports: Vec<_> = std::fs::read_dir(dir.path().join("reports"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(reports.len(), 1);
+    let config = std::fs::read_to_string(reports[0].join("config.json")).unwrap();
+    assert!(
+        config.contains("datasets/continuity-150.jsonl (built in)"),
+        "{config}"
+    );
+    assert!(reports[0].join("summary.md").is_file());
 }

@@ -2,16 +2,20 @@
 //! fixtures in [`common`] (control gateways built to trip each detector,
 //! quick run configurations, CSV readers).
 //!
+//! - [`accounting`]: stages, and figures that count only what was measured;
 //! - [`end_to_end`]: `run` as a user runs it, in process and as a binary;
 //! - [`controls`]: positive and negative controls of every `run` metric;
+//! - [`interrupt`]: Ctrl-C in every phase;
 //! - [`semantics`]: the failover-semantics catalogue against its controls;
 //! - [`storm`]: the same verdicts for the same seed under `storm.toml`, with
 //!   the CPU loaded.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod accounting;
 mod common;
 mod controls;
 mod end_to_end;
+mod interrupt;
 mod semantics;
 mod storm;

@@ -51,6 +51,14 @@ pub enum Misbehaviour {
     /// sends the client what arrived followed by `data: [DONE]`, so the cut
     /// answer looks complete.
     MasksCutStreams,
+    /// Forwards history correctly, but drops the connection (a 200 whose
+    /// body breaks off at once) for a fifth of the first turns, chosen by
+    /// the first message's text, as an overloaded gateway with a small
+    /// listen backlog does.
+    DropsFirstTurns,
+    /// Never calls its upstreams: answers every request itself by echoing
+    /// the user's messages back.
+    AnswersItself,
 }
 
 /// How long `CoolsDownPrimary` skips the primary after it failed.
@@ -193,11 +201,53 @@ async fn handle_stream(g: &Gateway, body: &Value) -> Response {
     }
 }
 
+/// The text of every user message of a request, in order.
+fn user_texts(messages: &[Value]) -> Vec<String> {
+    messages
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// A 200 whose body breaks off before any byte: to the client, a dropped
+/// connection.
+fn dropped() -> Response {
+    let broken = futures::stream::once(async {
+        Err::<bytes::Bytes, std::io::Error>(std::io::Error::other("dropped by the control"))
+    });
+    Response::builder()
+        .status(StatusCode::OK)
+        .body(axum::body::Body::from_stream(broken))
+        .unwrap()
+}
+
 async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
     if body["stream"] == Value::Bool(true) {
         return handle_stream(&g, &body).await;
     }
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let users = user_texts(&messages);
+    if g.kind == Misbehaviour::AnswersItself {
+        let echo = users.join(" ");
+        return Json(serde_json::json!({
+            "id": "control-echo",
+            "object": "chat.completion",
+            "model": body["model"].clone(),
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": echo}}],
+        }))
+        .into_response();
+    }
+    let preflight = users
+        .first()
+        .is_some_and(|u| u.starts_with("continuity-bench preflight"));
+    if g.kind == Misbehaviour::DropsFirstTurns && users.len() == 1 && !preflight {
+        let digest: u32 = users[0].bytes().map(u32::from).sum();
+        if digest % 5 == 0 {
+            return dropped();
+        }
+    }
     let leaked: Vec<Value> = {
         let mut pool = g.shared.lock().unwrap();
         let leaked = pool.iter().flatten().cloned().collect();
@@ -248,7 +298,9 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
         | Misbehaviour::DropsParams
         | Misbehaviour::CutsFallbackStreams
         | Misbehaviour::NoStreamFailover
-        | Misbehaviour::MasksCutStreams => messages.clone(),
+        | Misbehaviour::MasksCutStreams
+        | Misbehaviour::DropsFirstTurns
+        | Misbehaviour::AnswersItself => messages.clone(),
         Misbehaviour::TruncateToLast3 => messages[messages.len().saturating_sub(3)..].to_vec(),
     });
     if g.kind == Misbehaviour::DropsParams {
