@@ -5,7 +5,9 @@
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod contracts;
 pub mod dataset;
+pub mod degrade;
 pub mod driver;
 pub mod faults;
 pub mod harness;
