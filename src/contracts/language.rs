@@ -339,7 +339,11 @@ mod tests {
 
     #[test]
     fn mojibake_fails_short_text_is_undetermined() {
-        let out = judge(PT_USER, "A fotossÃ\u{AD}ntese Ã© o processo das plantas.", None);
+        let out = judge(
+            PT_USER,
+            "A fotossÃ\u{AD}ntese Ã© o processo das plantas.",
+            None,
+        );
         assert!(out.reason().unwrap().contains("mojibake"), "{out}");
         let short = judge(PT_USER, "Sim.", None);
         assert!(matches!(short, Outcome::Undetermined { .. }));

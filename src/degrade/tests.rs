@@ -100,6 +100,48 @@ fn kinds() -> Vec<DegradationKind> {
 }
 
 #[test]
+fn the_simulated_model_never_trips_a_contract() {
+    // Every turn of every committed conversation, and the honest "I don't
+    // know" the model gives when the anchor turn is missing.
+    let dataset = Dataset::load(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/datasets/continuity-150.jsonl"
+    )))
+    .unwrap();
+    let contracts = Contracts::default();
+    let mut seen = std::collections::HashSet::new();
+    for c in &dataset.conversations {
+        let mut messages = vec![ChatMessage::new("system", "You are a helpful assistant.")];
+        let mut without_anchor = messages.clone();
+        for (i, turn) in c.turns.iter().enumerate() {
+            messages.push(ChatMessage::new("user", &turn.user));
+            let reply = model::reply(&messages);
+            if seen.insert(reply.clone()) {
+                let req = request(messages.clone(), None);
+                let got = violated(&contracts, &req, &Completion::stop(reply.clone()));
+                assert_eq!(got, vec![], "{}: {reply:?}", c.id);
+            }
+            messages.push(ChatMessage::new("assistant", &reply));
+            if i > 0 {
+                without_anchor.push(ChatMessage::new("user", &turn.user));
+                without_anchor.push(ChatMessage::new("assistant", &reply));
+            }
+        }
+        without_anchor.pop();
+        let probe = model::reply(&without_anchor);
+        assert!(probe.starts_with("I don't know"), "{probe}");
+        let req = request(without_anchor, None);
+        assert_eq!(
+            violated(&contracts, &req, &Completion::stop(probe.clone())),
+            vec![],
+            "{}: {probe:?}",
+            c.id
+        );
+    }
+    assert!(seen.len() > 300, "{} distinct replies", seen.len());
+}
+
+#[test]
 fn clean_replies_trip_no_contract() {
     let contracts = Contracts::default();
     for (request, reply) in simulated().iter().chain(multilingual().iter()) {
