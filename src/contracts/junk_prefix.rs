@@ -1,0 +1,431 @@
+//! `junk_prefix`: the reply begins with punctuation or a token fragment the
+//! prompt does not call for. One host of a model did this in 19 of 20
+//! replies while 14 others did it in 0 of 49: a tokenizer or template bug
+//! on a route, invisible to uptime monitoring.
+//!
+//! Checked on the start of the reply, leading whitespace ignored, in order:
+//!
+//! 1. A chat-template or special token (`<|im_start|>`, `<|assistant|>`,
+//!    `</s>`, `[INST]`, `<start_of_turn>`, `</think>`, ...), or a bare role
+//!    label line (`assistant`): fail, unless the user's message contains it.
+//! 2. An invisible character (byte-order mark, zero-width space): fail.
+//! 3. Stray punctuation: `,` `.` `;` `:` `!` `?` `)` `]` `}` and their
+//!    full-width forms, `、` `。` `」` `』` `】` `》`: fail. A dot that starts
+//!    a name (`.NET`, `.env`) is fine; `...` and `…` are undetermined.
+//! 4. A lone `*` or `**` whose emphasis is not closed in the first
+//!    paragraph: fail. A roleplay action (`*smiles*`), bold (`**Yes.**`) or a
+//!    bullet (`* item`) is fine.
+//! 5. A word fragment: the reply starts with a lowercase letter. Fine when
+//!    the prompt asks for a continuation, a list, a format or lowercase, when
+//!    the user wrote that very word, or when the word is an identifier or a
+//!    name that is written lowercase (`iPhone`, `npm`, `van Gogh`). Fail
+//!    when the first word is a known suffix fragment (`ing`, `tion`, `'s`) or
+//!    when a later sentence starts with a capital (so the text does use
+//!    capitals); undetermined otherwise (an all-lowercase style).
+//!
+//! Prompts that end mid-sentence make stray punctuation and fragments
+//! undetermined rather than failures. Structured-output requests are left
+//! to `schema`, empty replies to `empty`.
+//!
+//! Blind spots: fragments in scripts without case (Japanese, Chinese); a
+//! clipped word that is still a word with a capital (`Ello` for `Hello`);
+//! junk in the middle or at the end of a reply.
+
+use super::prompt::{self, Continuation};
+use super::text::{is_blank, segments};
+use super::{requested_format, Contract, ContractInput, ContractName, Outcome};
+
+/// Chat-template and special tokens that never belong in a reply.
+pub const TEMPLATE_TOKENS: &[&str] = &[
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|endoftext|>",
+    "<|eot_id|>",
+    "<|start_header_id|>",
+    "<|end_header_id|>",
+    "<|begin_of_text|>",
+    "<|assistant|>",
+    "<|user|>",
+    "<|system|>",
+    "<|end|>",
+    "<|eos|>",
+    "<｜Assistant｜>",
+    "<｜end▁of▁sentence｜>",
+    "</s>",
+    "<s>",
+    "<eos>",
+    "<bos>",
+    "<pad>",
+    "<unk>",
+    "[INST]",
+    "[/INST]",
+    "<<SYS>>",
+    "<</SYS>>",
+    "<start_of_turn>",
+    "<end_of_turn>",
+    "</think>",
+    "<|channel|>",
+    "<|message|>",
+    "<|return|>",
+];
+
+/// Role labels a broken template leaves on a line of their own.
+const ROLE_LABELS: &[&str] = &["assistant", "model", "gpt", "bot", "ai"];
+
+/// Punctuation that cannot open a reply.
+const STRAY: &[char] = &[
+    ',', '.', ';', ':', '!', '?', ')', ']', '}', '、', '。', '，', '．', '；', '：', '！', '？',
+    '）', '」', '』', '】', '》', '〉', '］', '｝',
+];
+
+/// Invisible characters that should never open a reply.
+const INVISIBLE: &[char] = &['\u{FEFF}', '\u{200B}', '\u{200C}', '\u{200D}', '\u{2060}'];
+
+/// Word endings that are never a word of their own at the start of a reply.
+const SUFFIX_FRAGMENTS: &[&str] = &[
+    "ing", "ed", "tion", "sion", "ment", "ness", "ly", "ity", "ous", "ive", "able", "ible", "'s",
+    "'re", "'ll", "'ve", "'m", "'d", "n't",
+];
+
+/// Words written lowercase even at the start of a sentence.
+const LOWERCASE_WORDS: &[&str] = &[
+    "van", "von", "de", "da", "di", "du", "del", "della", "der", "den", "ter", "ten", "e.g", "i.e",
+    "vs", "etc", "npm", "pip", "git", "curl", "sudo", "ssh", "grep", "bash", "cargo", "yarn",
+    "pnpm", "brew", "apt", "docker", "kubectl", "node", "python", "python3", "x", "y",
+];
+
+/// Dutch words that legitimately follow a leading `'s` (`'s ochtends`).
+const DUTCH_S: &[&str] = &[
+    "ochtends",
+    "morgens",
+    "middags",
+    "avonds",
+    "nachts",
+    "winters",
+    "zomers",
+    "zondags",
+    "maandags",
+    "gravenhage",
+    "hertogenbosch",
+    "werelds",
+    "lands",
+    "rijks",
+];
+
+/// The `junk_prefix` contract.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JunkPrefix;
+
+impl Contract for JunkPrefix {
+    fn name(&self) -> ContractName {
+        ContractName::JunkPrefix
+    }
+
+    fn check(&self, input: &ContractInput<'_>) -> Option<Outcome> {
+        if is_blank(input.text) || requested_format(input.request).is_some() {
+            return None;
+        }
+        Some(judge(input))
+    }
+}
+
+fn judge(input: &ContractInput<'_>) -> Outcome {
+    let request = input.request;
+    let text = input.text.trim_start_matches(|c: char| c.is_whitespace());
+    if let Some(first) = text.chars().next().filter(|c| INVISIBLE.contains(c)) {
+        return Outcome::fail(format!(
+            "the reply starts with the invisible character U+{:04X}",
+            first as u32
+        ));
+    }
+    if let Some(token) = TEMPLATE_TOKENS.iter().find(|t| text.starts_with(**t)) {
+        if prompt::user_mentions(request, token) {
+            return Outcome::Pass;
+        }
+        return Outcome::fail(format!("the reply starts with the template token {token}"));
+    }
+    if let Some(generic) = generic_special_token(text) {
+        if !prompt::user_mentions(request, generic) {
+            return Outcome::fail(format!("the reply starts with the special token {generic}"));
+        }
+    }
+    let first_line = text.lines().next().unwrap_or("").trim();
+    if ROLE_LABELS.contains(&first_line) && text.lines().nth(1).is_some() {
+        return Outcome::fail(format!(
+            "the reply starts with the role label {first_line:?} left by the chat template"
+        ));
+    }
+    let continuation = prompt::continuation(request);
+    let Some(first) = text.chars().next() else {
+        return Outcome::Pass;
+    };
+    if first == '*' {
+        return asterisk(text);
+    }
+    if first == '…' && continuation != Continuation::Asked {
+        return Outcome::undetermined("the reply starts with an ellipsis");
+    }
+    if STRAY.contains(&first) {
+        return punctuation(text, first, continuation);
+    }
+    if first.is_lowercase() || text.starts_with('\'') {
+        return fragment(input, text, continuation);
+    }
+    Outcome::Pass
+}
+
+/// A `<|...|>` or `<｜...｜>` token not in the list.
+fn generic_special_token(text: &str) -> Option<&str> {
+    for (open, close) in [("<|", "|>"), ("<｜", "｜>")] {
+        if let Some(rest) = text.strip_prefix(open) {
+            let end = rest.find(close)?;
+            if end <= 40 && !rest[..end].contains(char::is_whitespace) {
+                return Some(&text[..open.len() + end + close.len()]);
+            }
+        }
+    }
+    None
+}
+
+fn asterisk(text: &str) -> Outcome {
+    let paragraph = text.split("\n\n").next().unwrap_or(text);
+    let after = &paragraph[1..];
+    if after.starts_with([' ', '\t']) || text.starts_with("***") || text.starts_with("* ") {
+        return Outcome::Pass; // bullet or horizontal rule
+    }
+    let (marker, body) = match after.strip_prefix('*') {
+        Some(body) => ("**", body),
+        None => ("*", after),
+    };
+    if body.starts_with(char::is_whitespace) {
+        return Outcome::Pass;
+    }
+    let closed = body.match_indices(marker).any(|(i, _)| {
+        body[..i]
+            .chars()
+            .next_back()
+            .is_some_and(|c| !c.is_whitespace())
+    });
+    if closed {
+        Outcome::Pass
+    } else {
+        Outcome::fail(format!(
+            "the reply starts with {marker} that is never closed, which breaks Markdown emphasis"
+        ))
+    }
+}
+
+fn punctuation(text: &str, first: char, continuation: Continuation) -> Outcome {
+    if continuation == Continuation::Asked {
+        return Outcome::Pass;
+    }
+    if text.starts_with("..") {
+        return Outcome::undetermined("the reply starts with an ellipsis");
+    }
+    if first == '.' && text[1..].starts_with(|c: char| c.is_alphanumeric()) {
+        return Outcome::Pass; // .NET, .env, .gitignore
+    }
+    if continuation == Continuation::Possible {
+        return Outcome::undetermined(format!(
+            "the reply starts with {first:?}, and the user's message ends mid-sentence"
+        ));
+    }
+    Outcome::fail(format!("the reply starts with a stray {first:?}"))
+}
+
+fn fragment(input: &ContractInput<'_>, text: &str, continuation: Continuation) -> Outcome {
+    let request = input.request;
+    let word: &str = text
+        .split(|c: char| c.is_whitespace())
+        .next()
+        .unwrap_or("")
+        .trim_end_matches(|c: char| !c.is_alphanumeric() && c != '\'');
+    if text.starts_with('\'') {
+        // 's, 're, n't: contraction fragments; 'quoted' words are fine.
+        let lower = word.to_lowercase();
+        let next = text[word.len()..].split_whitespace().next().unwrap_or("");
+        let dutch = lower == "'s" && DUTCH_S.contains(&next.to_lowercase().as_str());
+        if !SUFFIX_FRAGMENTS.contains(&lower.as_str()) || dutch {
+            return Outcome::Pass;
+        }
+        if continuation == Continuation::Asked {
+            return Outcome::Pass;
+        }
+        return Outcome::fail(format!("the reply starts with the word fragment {word:?}"));
+    }
+    if continuation == Continuation::Asked
+        || prompt::user_wrote_word(request, word)
+        || looks_like_identifier(word)
+        || LOWERCASE_WORDS.contains(&word)
+    {
+        return Outcome::Pass;
+    }
+    if continuation == Continuation::Possible {
+        return Outcome::undetermined(format!(
+            "the reply starts with the lowercase word {word:?}, and the user's message ends mid-sentence"
+        ));
+    }
+    if SUFFIX_FRAGMENTS.contains(&word) {
+        return Outcome::fail(format!("the reply starts with the word fragment {word:?}"));
+    }
+    if prompt::asks_for_format(request) {
+        return Outcome::Pass;
+    }
+    let last = prompt::last_user(request);
+    let user_lowercase =
+        last.chars().any(char::is_lowercase) && !last.chars().any(char::is_uppercase);
+    let capitalised_later = !user_lowercase
+        && segments(text).iter().skip(1).any(|s| {
+            s.chars()
+                .find(|c| c.is_alphabetic())
+                .is_some_and(char::is_uppercase)
+        });
+    if capitalised_later {
+        Outcome::fail(format!(
+            "the reply starts with the lowercase fragment {word:?} although its other sentences start with a capital"
+        ))
+    } else {
+        Outcome::undetermined(format!(
+            "the reply starts with the lowercase word {word:?}, and nothing shows that the reply or the user writes with capitals"
+        ))
+    }
+}
+
+/// `iPhone`, `eBay`, `x86`, `node_modules`, `user@example.com`: a word with
+/// an inner capital, a digit or code punctuation is a name or an identifier.
+fn looks_like_identifier(word: &str) -> bool {
+    word.chars().skip(1).any(char::is_uppercase)
+        || word.chars().any(|c| {
+            c.is_ascii_digit() || matches!(c, '_' | '.' | '/' | '@' | '(' | '=' | '<' | '-' | ':')
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contracts::tests::{input, input_for, request};
+
+    fn judge_reply(reply: &'static str, user: &str) -> Outcome {
+        JunkPrefix.check(&input(reply, user)).unwrap()
+    }
+
+    #[test]
+    fn every_kind_of_junk_fails() {
+        for (reply, user) in [
+            (", Sure! Here it is.", "Give me a recipe."),
+            (
+                ". The capital is Canberra.",
+                "What is the capital of Australia?",
+            ),
+            ("。日本の首都は東京です。", "日本の首都はどこですか？"),
+            ("」はい、そうです。", "本当ですか？"),
+            ("<|im_start|>assistant\nHello.", "Hi there."),
+            ("</s> Water boils at 100 °C.", "When does water boil?"),
+            ("[INST] Hold the button.", "How do I reset it?"),
+            ("<|weird_token|>Hello.", "Hi there."),
+            (
+                "assistant\n\nPlay more games.",
+                "How do I get better at chess?",
+            ),
+            ("\u{FEFF}Prepare well.", "Any advice?"),
+            ("*Sure, here is a poem:\n\nLeaves fall.", "Write a poem."),
+            (
+                "**Because of scattering. Blue light scatters more.",
+                "Why is the sky blue?",
+            ),
+            (
+                "ing the answer is yes. Let it cool first.",
+                "Can I freeze rice?",
+            ),
+            ("ello! How can I help you today?", "Hello!"),
+            (
+                "'s a good question. Whales breathe air.",
+                "Why do whales surface?",
+            ),
+        ] {
+            let out = judge_reply(reply, user);
+            assert!(out.is_fail(), "{reply:?}: {out}");
+        }
+    }
+
+    #[test]
+    fn what_the_prompt_calls_for_passes() {
+        for (reply, user) in [
+            (
+                "*smiles* Ahoy there! Grab a rope.",
+                "*waves* Ahoy, captain!",
+            ),
+            ("\"Hygge\" is a Danish word.", "What does hygge mean?"),
+            (
+                "«Guernica» fue pintado por Picasso.",
+                "¿Quién pintó el Guernica?",
+            ),
+            ("「木漏れ日」とは日の光のことです。", "「木漏れ日」とは？"),
+            ("- Go to bed early.\n- Keep it dark.", "Tips for sleep?"),
+            ("* Water\n* Sun cream", "What should I bring?"),
+            (
+                "**Short answer:** yes. It is fine.",
+                "Can I charge overnight?",
+            ),
+            (
+                "saw a boat. He ran to the shore.",
+                "Continue this sentence: He opened the door and",
+            ),
+            (".NET is a developer platform.", "What is .NET?"),
+            ("iPhones are easy to learn. Pixels too.", "Which phone?"),
+            (
+                "npm install adds the package. Use --save-dev too.",
+                "How do I install with npm?",
+            ),
+            (
+                "van Gogh painted it in 1889. It hangs in New York.",
+                "Who painted The Starry Night?",
+            ),
+            (
+                "'s Ochtends is het rustig. Dan loop ik.",
+                "Wanneer loop je?",
+            ),
+            ("— ¡Marta! ¡Cuánto tiempo!", "Escribe un diálogo."),
+            (
+                "<|im_start|> marks a message in ChatML. It opens it.",
+                "What does <|im_start|> mean?",
+            ),
+            ("¡Hola! ¿Qué tal?", "¡Hola!"),
+            (
+                "(Fun fact!) Octopuses have three hearts.",
+                "Tell me a fun fact.",
+            ),
+        ] {
+            assert_eq!(judge_reply(reply, user), Outcome::Pass, "{reply:?}");
+        }
+    }
+
+    #[test]
+    fn unsure_cases_are_undetermined() {
+        for (reply, user) in [
+            ("…a soft patter on the roof.", "Describe the rain."),
+            ("sure, here you go", "Tell me something."),
+            (
+                "then it rained. It was cold.",
+                "so yesterday i went out and",
+            ),
+        ] {
+            let out = judge_reply(reply, user);
+            assert!(
+                matches!(out, Outcome::Undetermined { .. }),
+                "{reply:?}: {out}"
+            );
+        }
+    }
+
+    #[test]
+    fn structured_output_and_empty_replies_are_not_judged() {
+        let mut r = request(&[("user", "Weather as JSON.")]);
+        r.extra.insert(
+            "response_format".into(),
+            serde_json::json!({"type": "json_object"}),
+        );
+        assert_eq!(JunkPrefix.check(&input_for(", {}", &r)), None);
+        assert_eq!(JunkPrefix.check(&input("  ", "Hi?")), None);
+    }
+}

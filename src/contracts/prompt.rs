@@ -1,0 +1,551 @@
+//! What the prompt calls for: the few facts about a request that decide
+//! whether an odd-looking reply is in fact what the user asked for (a
+//! continuation, a list, lowercase, a translation, a token the user asked
+//! about). Keyword lists cover the languages the contracts know; a prompt
+//! they miss makes the contracts stricter, never more lenient.
+
+use super::text::fold;
+use super::Language;
+use crate::openai::{ChatMessage, ChatRequest};
+use std::borrow::Cow;
+
+/// The text of the user messages, oldest first.
+pub fn user_texts(request: &ChatRequest) -> Vec<Cow<'_, str>> {
+    request
+        .messages
+        .iter()
+        .filter(|m| m.role == "user")
+        .map(ChatMessage::text_cow)
+        .collect()
+}
+
+/// The text of the last user message, empty when there is none.
+pub fn last_user(request: &ChatRequest) -> Cow<'_, str> {
+    request
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == "user")
+        .map(ChatMessage::text_cow)
+        .unwrap_or(Cow::Borrowed(""))
+}
+
+/// The system (or developer) instructions and the last user message,
+/// folded: where a request for a format or a continuation would be.
+fn instructions(request: &ChatRequest) -> String {
+    let mut out = String::new();
+    for m in &request.messages {
+        if m.role == "system" || m.role == "developer" {
+            out.push_str(&m.text_cow());
+            out.push('\n');
+        }
+    }
+    out.push_str(&last_user(request));
+    fold(&out)
+}
+
+/// Phrases that ask the model to continue or complete the user's text.
+const CONTINUATION: &[&str] = &[
+    "continue",
+    "complete the",
+    "complete this",
+    "complete my",
+    "finish the",
+    "finish this",
+    "finish my",
+    "next line",
+    "next word",
+    "carry on",
+    "keep going",
+    "fill in",
+    "autocomplete",
+    "continua",
+    "continúa",
+    "complete a",
+    "completa a",
+    "completa la",
+    "completa el",
+    "completa il",
+    "termine a",
+    "termina a",
+    "termina la",
+    "termina el",
+    "continuez",
+    "complète",
+    "complétez",
+    "termine la",
+    "terminez",
+    "finisci",
+    "setze",
+    "fortsetzen",
+    "fortführen",
+    "vervollständige",
+    "ergänze",
+    "beende den satz",
+    "ga verder",
+    "maak de zin af",
+    "vul aan",
+    "kontynuuj",
+    "dokończ",
+    "uzupełnij",
+    "devam et",
+    "tamamla",
+    "続き",
+    "続けて",
+    "完成させて",
+    "продолжи",
+    "закончи",
+    "допиши",
+    "继续",
+    "接着写",
+    "补全",
+    "完成这句",
+];
+
+/// How far the prompt invites a reply that starts mid-sentence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Continuation {
+    /// The prompt asks to continue or complete a text.
+    Asked,
+    /// The last user message ends without closing punctuation (mid-word or
+    /// mid-sentence), so a continuation is plausible.
+    Possible,
+    /// Neither.
+    No,
+}
+
+/// Whether the prompt asks for, or invites, a continuation.
+pub fn continuation(request: &ChatRequest) -> Continuation {
+    let folded = instructions(request);
+    if CONTINUATION.iter().any(|k| folded.contains(k)) {
+        return Continuation::Asked;
+    }
+    let last = last_user(request);
+    let last = last.trim_end();
+    if last.ends_with("...") || last.ends_with('…') || last.ends_with(':') {
+        return Continuation::Asked;
+    }
+    match last.chars().next_back() {
+        Some(c) if c.is_alphanumeric() || c == ',' || c == '-' => Continuation::Possible,
+        _ => Continuation::No,
+    }
+}
+
+/// Phrases that ask for a list, a machine format, lowercase or a bare word.
+const FORMATS: &[&str] = &[
+    "list",
+    "lista",
+    "liste",
+    "elenco",
+    "elenca",
+    "lijst",
+    "wymień",
+    "listę",
+    "sırala",
+    "say ",
+    "json",
+    "csv",
+    "yaml",
+    "xml",
+    "lowercase",
+    "lower case",
+    "lower-case",
+    "minúscula",
+    "minuscule",
+    "kleinbuchstaben",
+    "kleine letters",
+    "one word",
+    "single word",
+    "only the word",
+    "just the word",
+    "only answer",
+    "箇条書き",
+    "列出",
+    "списк",
+];
+
+/// Whether the prompt asks for a list, a machine-readable format, lowercase
+/// or a bare word, any of which may start a reply without a capital.
+pub fn asks_for_format(request: &ChatRequest) -> bool {
+    let folded = instructions(request);
+    FORMATS.iter().any(|k| folded.contains(k))
+}
+
+/// True when `word` occurs in the last user message as a whole word, with
+/// the same case: the user wrote it, so a reply may start with it.
+pub fn user_wrote_word(request: &ChatRequest, word: &str) -> bool {
+    if word.is_empty() {
+        return false;
+    }
+    let last = last_user(request);
+    last.match_indices(word).any(|(i, _)| {
+        let before = last[..i].chars().next_back();
+        let after = last[i + word.len()..].chars().next();
+        before.is_none_or(|c| !c.is_alphanumeric()) && after.is_none_or(|c| !c.is_alphanumeric())
+    })
+}
+
+/// True when the last user message contains `needle` verbatim.
+pub fn user_mentions(request: &ChatRequest, needle: &str) -> bool {
+    last_user(request).contains(needle)
+}
+
+/// Phrases that ask for a translation or for a word in another language.
+const TRANSLATION: &[&str] = &[
+    "translat",
+    "how do you say",
+    "how do i say",
+    "traduz",
+    "tradu",
+    "como se diz",
+    "cómo se dice",
+    "como se dice",
+    "comment dit-on",
+    "comment on dit",
+    "come si dice",
+    "übersetz",
+    "wie sagt man",
+    "wie heißt",
+    "vertaal",
+    "hoe zeg je",
+    "przetłumacz",
+    "jak powiedzieć",
+    "çevir",
+    "nasıl denir",
+    "翻訳",
+    "訳して",
+    "翻译",
+    "переведи",
+    "перевод",
+    "как сказать",
+];
+
+/// Stems of language names, in the languages the contracts know.
+const LANGUAGE_NAMES: &[(Language, &[&str])] = &[
+    (
+        Language::En,
+        &[
+            "english",
+            "inglês",
+            "ingles",
+            "inglés",
+            "anglais",
+            "inglese",
+            "englisch",
+            "engels",
+            "angielsk",
+            "ingilizce",
+            "英語",
+            "英语",
+            "английск",
+        ],
+    ),
+    (
+        Language::Pt,
+        &[
+            "portuguese",
+            "português",
+            "portugues",
+            "portugués",
+            "portugais",
+            "portoghese",
+            "portugiesisch",
+            "portugees",
+            "portugalsk",
+            "portekizce",
+            "ポルトガル語",
+            "葡萄牙语",
+            "португальск",
+        ],
+    ),
+    (
+        Language::Es,
+        &[
+            "spanish",
+            "espanhol",
+            "español",
+            "espagnol",
+            "spagnolo",
+            "spanisch",
+            "spaans",
+            "hiszpańsk",
+            "ispanyolca",
+            "スペイン語",
+            "西班牙语",
+            "испанск",
+        ],
+    ),
+    (
+        Language::Fr,
+        &[
+            "french",
+            "francês",
+            "francés",
+            "français",
+            "francese",
+            "französisch",
+            "frans",
+            "francusk",
+            "fransızca",
+            "フランス語",
+            "法语",
+            "французск",
+        ],
+    ),
+    (
+        Language::It,
+        &[
+            "italian",
+            "italiano",
+            "italien",
+            "italienisch",
+            "italiaans",
+            "włosk",
+            "italyanca",
+            "イタリア語",
+            "意大利语",
+            "итальянск",
+        ],
+    ),
+    (
+        Language::De,
+        &[
+            "german",
+            "alemão",
+            "alemán",
+            "allemand",
+            "tedesco",
+            "deutsch",
+            "duits",
+            "niemieck",
+            "almanca",
+            "ドイツ語",
+            "德语",
+            "немецк",
+        ],
+    ),
+    (
+        Language::Nl,
+        &[
+            "dutch",
+            "holandês",
+            "neerlandês",
+            "holandés",
+            "neerlandés",
+            "néerlandais",
+            "olandese",
+            "niederländisch",
+            "holländisch",
+            "nederlands",
+            "niderlandzk",
+            "holendersk",
+            "felemenkçe",
+            "hollandaca",
+            "オランダ語",
+            "荷兰语",
+            "нидерландск",
+            "голландск",
+        ],
+    ),
+    (
+        Language::Pl,
+        &[
+            "polish",
+            "polonês",
+            "polaco",
+            "polonais",
+            "polacco",
+            "polnisch",
+            "polsk",
+            "lehçe",
+            "ポーランド語",
+            "波兰语",
+            "польск",
+        ],
+    ),
+    (
+        Language::Tr,
+        &[
+            "turkish",
+            "turco",
+            "turc",
+            "türkisch",
+            "turks",
+            "tureck",
+            "türkçe",
+            "トルコ語",
+            "土耳其语",
+            "турецк",
+        ],
+    ),
+    (
+        Language::Ja,
+        &[
+            "japanese",
+            "japonês",
+            "japonés",
+            "japonais",
+            "giapponese",
+            "japanisch",
+            "japans",
+            "japońsk",
+            "japonca",
+            "日本語",
+            "日语",
+            "японск",
+        ],
+    ),
+    (
+        Language::Ru,
+        &[
+            "russian",
+            "russo",
+            "ruso",
+            "russe",
+            "russisch",
+            "rosyjsk",
+            "rusça",
+            "ロシア語",
+            "俄语",
+            "русск",
+        ],
+    ),
+    (
+        Language::Zh,
+        &[
+            "chinese",
+            "chinês",
+            "chino",
+            "chinois",
+            "cinese",
+            "chinesisch",
+            "chinees",
+            "chińsk",
+            "çince",
+            "中国語",
+            "中文",
+            "汉语",
+            "китайск",
+        ],
+    ),
+];
+
+/// Which other languages the last user message makes legitimate in the reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OtherLanguages {
+    /// None: the reply must be in the conversation's language.
+    None,
+    /// These, named in the message ("in Spanish", "auf Englisch").
+    Named(Vec<Language>),
+    /// A translation or a foreign word was asked without naming a known
+    /// language: any language may appear.
+    Any,
+}
+
+impl OtherLanguages {
+    /// Whether `language` may appear in the reply besides the expected one.
+    pub fn allows(&self, language: Language) -> bool {
+        match self {
+            OtherLanguages::None => false,
+            OtherLanguages::Named(list) => list.contains(&language),
+            OtherLanguages::Any => true,
+        }
+    }
+}
+
+/// The languages other than `expected` that the last user message names or
+/// asks for.
+pub fn other_languages(request: &ChatRequest, expected: Language) -> OtherLanguages {
+    let folded = fold(&last_user(request));
+    let named: Vec<Language> = LANGUAGE_NAMES
+        .iter()
+        .filter(|(l, _)| *l != expected)
+        .filter(|(_, stems)| stems.iter().any(|s| contains_at_word_start(&folded, s)))
+        .map(|(l, _)| *l)
+        .collect();
+    if !named.is_empty() {
+        OtherLanguages::Named(named)
+    } else if TRANSLATION.iter().any(|k| folded.contains(k)) {
+        OtherLanguages::Any
+    } else {
+        OtherLanguages::None
+    }
+}
+
+/// True when `needle` occurs in `haystack` at the start of a word (or
+/// anywhere, for CJK needles, which have no word boundaries).
+fn contains_at_word_start(haystack: &str, needle: &str) -> bool {
+    let cjk = needle.chars().next().is_some_and(super::text::is_cjk);
+    haystack.match_indices(needle).any(|(i, _)| {
+        cjk || haystack[..i]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !c.is_alphanumeric())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::openai::ChatMessage;
+
+    fn req(messages: &[(&str, &str)]) -> ChatRequest {
+        ChatRequest {
+            model: "m".into(),
+            messages: messages
+                .iter()
+                .map(|(r, t)| ChatMessage::new(r, t))
+                .collect(),
+            stream: false,
+            stream_options: None,
+            extra: Default::default(),
+        }
+    }
+
+    #[test]
+    fn continuation_is_asked_possible_or_not() {
+        let asked = req(&[("user", "Continue this sentence: The door opened and")]);
+        assert_eq!(continuation(&asked), Continuation::Asked);
+        let system = req(&[
+            ("system", "You complete the user's text."),
+            ("user", "Once upon a"),
+        ]);
+        assert_eq!(continuation(&system), Continuation::Asked);
+        assert_eq!(
+            continuation(&req(&[("user", "what is the capital of france")])),
+            Continuation::Possible
+        );
+        assert_eq!(
+            continuation(&req(&[("user", "What is the capital of France?")])),
+            Continuation::No
+        );
+    }
+
+    #[test]
+    fn formats_and_words_the_user_wrote() {
+        assert!(asks_for_format(&req(&[("user", "List three fruits.")])));
+        assert!(!asks_for_format(&req(&[("user", "Why is the sky blue?")])));
+        let npm = req(&[("user", "How do I install it with npm?")]);
+        assert!(user_wrote_word(&npm, "npm"));
+        assert!(!user_wrote_word(&npm, "np"));
+        assert!(!user_wrote_word(&req(&[("user", "Hello!")]), "ello"));
+    }
+
+    #[test]
+    fn other_languages_named_or_any() {
+        let named = req(&[(
+            "user",
+            "Translate into Portuguese: 'The train leaves at eight.'",
+        )]);
+        assert_eq!(
+            other_languages(&named, Language::En),
+            OtherLanguages::Named(vec![Language::Pt])
+        );
+        let own = req(&[("user", "Kannst du mir das auf Deutsch erklären?")]);
+        assert_eq!(other_languages(&own, Language::De), OtherLanguages::None);
+        let any = req(&[("user", "How do you say 'thank you' in Swahili?")]);
+        assert_eq!(other_languages(&any, Language::En), OtherLanguages::Any);
+        assert!(OtherLanguages::Any.allows(Language::Ja));
+        assert!(!OtherLanguages::None.allows(Language::Ja));
+    }
+}

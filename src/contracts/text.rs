@@ -1,0 +1,154 @@
+//! Text helpers the contracts share: blank checks, sentence segments, the
+//! prose of a reply without its code, and letter counts weighted by script.
+
+use std::borrow::Cow;
+
+/// Characters that render as nothing and count as blank.
+const INVISIBLE: [char; 4] = ['\u{200B}', '\u{200C}', '\u{200D}', '\u{FEFF}'];
+
+/// True when `text` holds nothing but whitespace and invisible characters.
+pub fn is_blank(text: &str) -> bool {
+    text.chars()
+        .all(|c| c.is_whitespace() || INVISIBLE.contains(&c))
+}
+
+/// True for Han ideographs, kana and Hangul: one such character carries
+/// about as much as a short word, so it weighs more in letter counts.
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF   // hiragana, katakana
+        | 0x3400..=0x4DBF // CJK extension A
+        | 0x4E00..=0x9FFF // CJK unified ideographs
+        | 0xAC00..=0xD7AF // Hangul syllables
+        | 0xF900..=0xFAFF // CJK compatibility ideographs
+        | 0xFF66..=0xFF9F // half-width katakana
+    )
+}
+
+/// True for hiragana and katakana, which only Japanese uses.
+pub fn is_kana(c: char) -> bool {
+    matches!(c as u32, 0x3040..=0x30FF | 0xFF66..=0xFF9F)
+}
+
+/// Letters in `text`, a CJK character counting as three (about one word).
+pub fn weighted_letters(text: &str) -> usize {
+    text.chars()
+        .filter(|c| c.is_alphabetic())
+        .map(|c| if is_cjk(c) { 3 } else { 1 })
+        .sum()
+}
+
+/// Sentence terminators that end a segment when followed by whitespace.
+const TERMINATORS: [char; 3] = ['.', '!', '?'];
+/// Full-width terminators that end a segment on their own.
+const CJK_TERMINATORS: [char; 3] = ['。', '！', '？'];
+
+/// Splits `text` into sentence-like segments: at line breaks, after `.`,
+/// `!` or `?` followed by whitespace, and after `。！？`. Segments are
+/// trimmed; empty ones are dropped.
+pub fn segments(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let next = chars.peek().map(|&(_, n)| n);
+        let ends = c == '\n'
+            || CJK_TERMINATORS.contains(&c)
+            || (TERMINATORS.contains(&c) && next.is_none_or(char::is_whitespace));
+        let end = ends.then_some(i + c.len_utf8());
+        if let Some(end) = end {
+            push_trimmed(&mut out, &text[start..end]);
+            start = end;
+        }
+    }
+    push_trimmed(&mut out, &text[start..]);
+    out
+}
+
+fn push_trimmed<'a>(out: &mut Vec<&'a str>, s: &'a str) {
+    let s = s.trim();
+    if !s.is_empty() {
+        out.push(s);
+    }
+}
+
+/// The prose of a reply: fenced code blocks, inline code and URLs removed
+/// (they are in no natural language), everything else kept.
+pub fn prose(text: &str) -> Cow<'_, str> {
+    if !text.contains('`') && !text.contains("://") {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut in_fence = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+            out.push('\n');
+            continue;
+        }
+        if in_fence {
+            continue;
+        }
+        let mut in_code = false;
+        for (i, part) in line.split('`').enumerate() {
+            if i > 0 {
+                in_code = !in_code;
+            }
+            if !in_code {
+                let kept: Vec<&str> = part.split(' ').filter(|w| !w.contains("://")).collect();
+                out.push_str(&kept.join(" "));
+            }
+        }
+        out.push('\n');
+    }
+    Cow::Owned(out)
+}
+
+/// Lower-cases `text` and straightens typographic apostrophes, for pattern
+/// matching.
+pub fn fold(text: &str) -> String {
+    text.replace(['\u{2019}', '\u{2018}'], "'").to_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blank_includes_invisible_characters() {
+        assert!(is_blank(""));
+        assert!(is_blank(" \n\t"));
+        assert!(is_blank("\u{200B}\u{FEFF}"));
+        assert!(!is_blank(" a "));
+        assert!(!is_blank("."));
+    }
+
+    #[test]
+    fn segments_split_sentences_lines_and_cjk() {
+        assert_eq!(
+            segments("One. Two! Three? 3.5 stays.\nFour"),
+            vec!["One.", "Two!", "Three?", "3.5 stays.", "Four"]
+        );
+        assert_eq!(
+            segments("まず試して。次に比べる。"),
+            vec!["まず試して。", "次に比べる。"]
+        );
+        assert!(segments("  \n ").is_empty());
+    }
+
+    #[test]
+    fn prose_drops_code_and_urls() {
+        let t = "Use this:\n```python\nitems.reverse()\n```\nThen `x` works, see https://example.com now.";
+        let p = prose(t);
+        assert!(!p.contains("reverse") && !p.contains("example") && !p.contains('x'));
+        assert!(p.contains("Use this:") && p.contains("works, see"));
+        assert!(matches!(prose("plain"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn cjk_letters_weigh_more() {
+        assert_eq!(weighted_letters("ab c1"), 3);
+        assert_eq!(weighted_letters("日本語"), 9);
+        assert!(is_kana('の') && !is_kana('日'));
+    }
+}
