@@ -9,7 +9,6 @@ pub mod config;
 pub mod continuity;
 pub mod contracts;
 pub mod dataset;
-pub mod degrade;
 pub mod dialect;
 pub mod driver;
 pub mod faults;

@@ -42,7 +42,7 @@ pub enum Label {
 pub enum Origin {
     /// Written by hand for the calibration set.
     Hand,
-    /// Produced by a degradation transform (`crate::degrade`) from a
+    /// Produced by a degradation transform (`crate::upstream::degrade`) from a
     /// hand-written reply.
     Transform,
 }

@@ -288,7 +288,7 @@ impl LanguageContract {
 mod tests {
     use super::*;
     use crate::contracts::tests::{input_for, request};
-    use crate::degrade::phrasebook::sentences;
+    use crate::upstream::degrade::phrasebook::sentences;
 
     fn judge(user: &str, reply: &str, expected: Option<Language>) -> Outcome {
         let r = request(&[("user", user)]);

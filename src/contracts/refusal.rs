@@ -255,7 +255,7 @@ mod tests {
     #[test]
     fn every_phrasebook_refusal_fails() {
         for l in crate::contracts::Language::ALL {
-            for r in crate::degrade::phrasebook::refusals(l) {
+            for r in crate::upstream::degrade::phrasebook::refusals(l) {
                 assert!(judge(r).is_fail(), "{l}: {r}");
             }
         }

@@ -15,6 +15,7 @@
 //! for an external gateway.
 
 pub mod attempt;
+pub mod degrade;
 pub mod identify;
 pub mod latency;
 pub mod log;

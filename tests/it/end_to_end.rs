@@ -339,7 +339,10 @@ fn bad_output_and_unknown_fail_system_stop_before_any_request() {
     };
     let (code, stderr, took) = run(&["--out", "/proc/x"]);
     assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("/proc/x") && stderr.contains("--out"), "{stderr}");
+    assert!(
+        stderr.contains("/proc/x") && stderr.contains("--out"),
+        "{stderr}"
+    );
     assert!(took < Duration::from_secs(2), "{took:?}");
     let (code, stderr, _) = run(&["--fail-system", "histroy", "--fail-under-cpr", "99"]);
     assert_eq!(code, Some(2), "{stderr}");
@@ -347,7 +350,11 @@ fn bad_output_and_unknown_fail_system_stop_before_any_request() {
         stderr.contains("--fail-system \"histroy\"") && stderr.contains("stateless, history"),
         "{stderr}"
     );
-    assert_eq!(stderr.lines().count(), 1, "one line naming the cause: {stderr}");
+    assert_eq!(
+        stderr.lines().count(),
+        1,
+        "one line naming the cause: {stderr}"
+    );
 }
 
 /// With no path argument, the built-in dataset and fault profile make the
