@@ -78,6 +78,10 @@ pub struct AttemptRecord {
     /// Shows which provider parameters a gateway forwards.
     #[serde(default, with = "space_separated")]
     pub params: Vec<String>,
+    /// The degradation the answer got (`junk_prefix`, `slow_first_token`,
+    /// ...); empty when none.
+    #[serde(default)]
+    pub degradation: String,
     /// Whether the client went away before the upstream finished.
     pub client_gave_up: bool,
     /// Milliseconds from arrival until the upstream finished or saw the
@@ -101,6 +105,8 @@ pub enum AttemptAction {
     BadRequest,
     /// Started a 200 answer and broke the body off.
     BodyCut,
+    /// Answered 200 with a degraded answer (see the `degradation` column).
+    Degraded,
 }
 
 impl AttemptAction {
@@ -113,6 +119,7 @@ impl AttemptAction {
             AttemptAction::RateLimited => "rate_limited",
             AttemptAction::BadRequest => "bad_request",
             AttemptAction::BodyCut => "body_cut",
+            AttemptAction::Degraded => "degraded",
         }
     }
 }
@@ -163,6 +170,7 @@ pub(crate) mod fixture {
             model: "m".into(),
             stream: false,
             params: Vec::new(),
+            degradation: String::new(),
             client_gave_up: false,
             duration_ms: 1.0,
         }

@@ -10,6 +10,7 @@
 //! waits, never by wall-clock refill, so verdicts do not depend on load.
 
 pub mod checks;
+pub mod degrade;
 pub mod limiter;
 pub mod plan;
 pub mod profile;
@@ -172,6 +173,8 @@ pub enum FaultAction {
     /// Answer with this error (a 5xx from a profile's API_ERROR, a 429 with
     /// `Retry-After` from its RATE_LIMIT, any error status in a script).
     Error(ErrorSpec),
+    /// Answer 200, degraded (a slow first token, junk, a drift, ...).
+    Degrade(degrade::Degraded),
     /// Start a normal 200 answer and break the connection off partway:
     /// after the role chunk and `chunks` content chunks of a stream (no
     /// `data: [DONE]`), or halfway through a plain JSON body. Scripted plans

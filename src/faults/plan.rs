@@ -257,8 +257,18 @@ impl FaultPlan {
                 Role::Fallback => None,
             },
             Schedule::Profile(s) => {
-                let mode = s.mode_at(run, conversation, turn, role)?;
-                action_for(&s.profile, mode)
+                // A failure on the turn wins over a degradation.
+                if let Some(mode) = s.mode_at(run, conversation, turn, role) {
+                    if let Some(action) = action_for(&s.profile, mode) {
+                        return Some(action);
+                    }
+                }
+                let n_turns = *s.turns_per_conversation.get(conversation)?;
+                s.profile
+                    .degrade
+                    .as_ref()?
+                    .draw(s.master_seed, run, conversation, turn, n_turns, role)
+                    .map(FaultAction::Degrade)
             }
         }
     }
@@ -271,7 +281,7 @@ fn action_mode(action: &FaultAction) -> Option<FaultMode> {
         FaultAction::Timeout { .. } => Some(FaultMode::Timeout),
         FaultAction::Error(e) if e.kind == ErrorKind::RateLimit => Some(FaultMode::RateLimit),
         FaultAction::Error(_) => Some(FaultMode::ApiError),
-        FaultAction::BodyCut { .. } => None,
+        FaultAction::BodyCut { .. } | FaultAction::Degrade(_) => None,
     }
 }
 

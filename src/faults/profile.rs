@@ -55,7 +55,7 @@ pub enum FaultError {
         expected: String,
     },
     /// The weights of all modes add up to zero.
-    #[error("{path}: the weights in [modes.*] add up to zero; give at least one of modes.timeout, modes.api_error, modes.rate_limit a positive weight")]
+    #[error("{path}: the weights in [modes.*] add up to zero and there is no [degrade]: nothing would happen; give at least one of modes.timeout, modes.api_error, modes.rate_limit a positive weight, or add a [degrade] table")]
     ZeroWeight {
         /// The file.
         path: String,
@@ -253,6 +253,8 @@ pub struct FaultProfile {
     pub rate_limit: Option<RateLimitMode>,
     /// An optional deterministic rate limiter in front of the fallback.
     pub rate_limiter: Option<RateLimiterSpec>,
+    /// Answers that degrade at HTTP 200, if any.
+    pub degrade: Option<super::degrade::DegradeSpec>,
 }
 
 /// Default API_ERROR status.

@@ -21,6 +21,7 @@ const TOP_KEYS: &[&str] = &[
     "turns",
     "modes",
     "rate_limiter",
+    "degrade",
 ];
 const MODES_KEYS: &[&str] = &["timeout", "api_error", "rate_limit"];
 const TIMEOUT_KEYS: &[&str] = &["weight", "hold"];
@@ -61,6 +62,19 @@ pub(super) fn check_keys(top: &toml::Table, origin: &str) -> Result<(), FaultErr
             }
         }
     }
+    if let Some(toml::Value::Table(degrade)) = top.get("degrade") {
+        check_table(degrade, super::degrade::DEGRADE_KEYS, "[degrade]", origin)?;
+        for (kind, value) in degrade {
+            if let toml::Value::Table(t) = value {
+                check_table(
+                    t,
+                    super::degrade::kind_keys(kind),
+                    &format!("[degrade.{kind}]"),
+                    origin,
+                )?;
+            }
+        }
+    }
     if let Some(toml::Value::Table(limiter)) = top.get("rate_limiter") {
         if let Some(key) = REPLACED_LIMITER_KEYS
             .iter()
@@ -88,7 +102,7 @@ enum RawDuration {
 /// `turns = "final"` or `turns = [3, 5]`.
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
-enum RawTurns {
+pub(super) enum RawTurnsPub {
     Word(String),
     List(Vec<i64>),
 }
@@ -103,11 +117,13 @@ pub(super) struct RawProfile {
     #[serde(default)]
     upstream: Option<String>,
     #[serde(default)]
-    turns: Option<RawTurns>,
+    turns: Option<RawTurnsPub>,
     #[serde(default)]
     modes: RawModes,
     #[serde(default)]
     rate_limiter: Option<RawLimiter>,
+    #[serde(default)]
+    degrade: Option<super::degrade::RawDegrade>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -274,15 +290,15 @@ impl RawProfile {
         let upstream = c.faulted_upstream(self.upstream)?;
         let turns = match self.turns {
             None => TurnSelector::Final,
-            Some(RawTurns::Word(w)) if w == "final" => TurnSelector::Final,
-            Some(RawTurns::Word(w)) => {
+            Some(RawTurnsPub::Word(w)) if w == "final" => TurnSelector::Final,
+            Some(RawTurnsPub::Word(w)) => {
                 return Err(c.invalid(
                     "turns",
                     format!("{w:?}"),
                     "write \"final\" or a list of turn numbers from 1, e.g. [3, 5]",
                 ))
             }
-            Some(RawTurns::List(list)) => {
+            Some(RawTurnsPub::List(list)) => {
                 if list.is_empty() {
                     return Err(c.invalid(
                         "turns",
@@ -410,9 +426,10 @@ impl RawProfile {
             api_error,
             rate_limit,
             rate_limiter,
+            degrade: self.degrade.map(|d| d.validate(origin)).transpose()?,
         };
         let total: f64 = FaultMode::ALL.iter().map(|m| profile.weight(*m)).sum();
-        if total <= 0.0 {
+        if total <= 0.0 && profile.degrade.is_none() {
             return Err(FaultError::ZeroWeight {
                 path: origin.to_string(),
             });

@@ -38,7 +38,7 @@ pub fn write<T: Serialize>(
 }
 
 /// Reads the CSV file at `path`, whose header must be `columns` (or
-/// `columns` without the trailing ones listed in `added_since`, for files
+/// `columns` without some of those listed in `added_since`, for files
 /// written before those columns existed; serde fills in their defaults).
 ///
 /// # Errors
@@ -76,10 +76,14 @@ pub fn parse<T: DeserializeOwned>(
         .clone();
     // An older file lacks the columns added since; serde fills them in
     // with their defaults.
+    // Any of the columns added since may be missing; the rest must be there
+    // in order.
     let older = !added_since.is_empty()
-        && headers
+        && headers.iter().all(|h| columns.contains(&h))
+        && headers.iter().eq(columns
             .iter()
-            .eq(columns.iter().copied().filter(|c| !added_since.contains(c)));
+            .copied()
+            .filter(|c| !added_since.contains(c) || headers.iter().any(|h| h == *c)));
     if headers.iter().ne(columns.iter().copied()) && !older {
         return Err(ReportError::Columns {
             path: path.to_path_buf(),

@@ -60,6 +60,16 @@ impl AttemptGuard {
         }
     }
 
+    /// Notes the degradation the answer gets (its name).
+    pub fn set_degradation(&mut self, name: &str) {
+        if let Some(id) = self.id {
+            self.log.update(id, |row| {
+                row.action = AttemptAction::Degraded;
+                name.clone_into(&mut row.degradation);
+            });
+        }
+    }
+
     /// Notes what the upstream did.
     pub fn set_action(&mut self, action: AttemptAction) {
         if let Some(id) = self.id {

@@ -218,6 +218,7 @@ async fn chat_completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Res
         model: String::new(),
         stream: false,
         params: Vec::new(),
+        degradation: String::new(),
         client_gave_up: false,
         duration_ms: 0.0,
     };
@@ -276,14 +277,18 @@ async fn chat_completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Res
         .conversation
         .and_then(|i| ctx.plan.action(run, i, who.turn as usize, st.role))
         .or_else(|| shared.limited((run, who.id.clone(), who.turn), start));
-    let cut = match action {
+    let (cut, degraded) = match action {
         Some(FaultAction::Timeout { hold }) => return wire::hold(guard, hold).await,
         Some(FaultAction::Error(spec)) => return wire::error(guard, &spec),
         Some(FaultAction::BodyCut { chunks }) => {
             guard.set_action(AttemptAction::BodyCut);
-            Some(chunks)
+            (Some(chunks), None)
         }
-        None => None,
+        Some(FaultAction::Degrade(d)) => {
+            guard.set_degradation(d.degradation.name());
+            (None, Some(d))
+        }
+        None => (None, None),
     };
     let key = JitterKey {
         system: &st.system,
@@ -297,10 +302,11 @@ async fn chat_completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Res
         key,
         input_tokens,
     };
-    let answer = match ctx.responder.respond(call).await {
+    let mut answer = match ctx.responder.respond(call).await {
         Ok(answer) => answer,
         Err(spec) => return wire::error(guard, &spec),
     };
+    let slow_by = degraded.and_then(|d| wire::degrade(&mut answer, d));
     let id = format!(
         "chatcmpl-sim-{}-{}-{}-{}-{}",
         st.system,
@@ -319,7 +325,8 @@ async fn chat_completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Res
         created,
     };
     if !req.stream {
-        wire::pause(answer.ttft + answer.output_time(answer.usage.completion_tokens)).await;
+        let late = slow_by.unwrap_or_default();
+        wire::pause(answer.ttft + late + answer.output_time(answer.usage.completion_tokens)).await;
         guard.finish(Some(200));
         let body = completion_json(envelope, &answer);
         return match cut {
@@ -329,7 +336,13 @@ async fn chat_completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Res
     }
     wire::pause(answer.ttft).await;
     let include_usage = req.stream_options.as_ref().is_some_and(|o| o.include_usage);
-    let frames = stream_frames(envelope, &answer, include_usage);
+    let mut frames = stream_frames(envelope, &answer, include_usage);
+    if let Some(late) = slow_by {
+        // Headers and the role chunk at once; every content chunk late.
+        for (due, _) in frames.iter_mut().skip(1) {
+            *due += late;
+        }
+    }
     // The role chunk and `chunks` content chunks, then the break.
     wire::paced_stream(frames, guard, cut.map(|chunks| 1 + chunks))
 }

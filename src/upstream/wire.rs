@@ -5,7 +5,11 @@
 
 use super::attempt::AttemptGuard;
 use super::render::{error_json, error_response, json_response, retry_after_secs};
+use super::degrade::Completion;
+use super::responder::Answer;
+use crate::faults::degrade::{Degradation, Degraded};
 use crate::faults::{ErrorKind, ErrorSpec};
+use crate::openai::{approx_tokens, Usage};
 use crate::record::AttemptAction;
 use axum::body::{Body, Bytes};
 use axum::http::{header, StatusCode};
@@ -52,6 +56,27 @@ pub fn error(mut guard: AttemptGuard, spec: &ErrorSpec) -> Response {
     }
     guard.finish(Some(spec.status));
     error_response(spec)
+}
+
+/// Applies a drawn degradation to `answer`: a text one changes its text and
+/// finish reason (and output tokens); a slow first token returns how late
+/// the first content token must come.
+pub fn degrade(answer: &mut Answer, degraded: Degraded) -> Option<Duration> {
+    match degraded.degradation {
+        Degradation::SlowFirstToken { delay } => Some(delay),
+        Degradation::Text(kind) => {
+            let mut rng = crate::seed::rng(degraded.seed, "degrade-text", 0);
+            let clean = Completion {
+                text: std::mem::take(&mut answer.text),
+                finish_reason: std::mem::take(&mut answer.finish_reason),
+            };
+            let out = super::degrade::apply(kind, clean, &mut rng);
+            answer.usage = Usage::new(answer.usage.prompt_tokens, approx_tokens(&out.text));
+            answer.text = out.text;
+            answer.finish_reason = out.finish_reason;
+            None
+        }
+    }
 }
 
 /// A 400 for a request the upstream cannot read, already logged.

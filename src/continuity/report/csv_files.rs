@@ -50,7 +50,7 @@ pub const EVENT_COLUMNS: [&str; 17] = [
 ];
 
 /// Columns of attempts.csv, in order (the fields of [`AttemptRecord`]).
-pub const ATTEMPT_COLUMNS: [&str; 17] = [
+pub const ATTEMPT_COLUMNS: [&str; 18] = [
     "run",
     "system",
     "role",
@@ -66,13 +66,14 @@ pub const ATTEMPT_COLUMNS: [&str; 17] = [
     "model",
     "stream",
     "params",
+    "degradation",
     "client_gave_up",
     "duration_ms",
 ];
 
 /// Columns added to attempts.csv after the first release: a file without
 /// them (an older report) is still read, the field taking its default.
-pub const ATTEMPT_COLUMNS_ADDED: [&str; 1] = ["params"];
+pub const ATTEMPT_COLUMNS_ADDED: [&str; 2] = ["params", "degradation"];
 
 /// File name of the turn rows.
 pub const TURNS_FILE: &str = "turns.csv";
@@ -175,7 +176,7 @@ mod tests {
         );
         assert_eq!(
             header(&AttemptsCsv.render(&data).unwrap()),
-            "run,system,role,conversation,turn,attempt,arrived_ms,action,status,retry_after_ms,messages,approx_tokens,model,stream,params,client_gave_up,duration_ms"
+            "run,system,role,conversation,turn,attempt,arrived_ms,action,status,retry_after_ms,messages,approx_tokens,model,stream,params,degradation,client_gave_up,duration_ms"
         );
     }
 
