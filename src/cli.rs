@@ -38,6 +38,37 @@ pub enum Command {
     /// LLM judge tools: measure how far the fast-path scorer and a judge
     /// agree with hand labels.
     Judge(JudgeArgs),
+    /// Answer-contract tools: measure each contract against a labelled
+    /// calibration set.
+    Contracts(ContractsArgs),
+}
+
+/// Arguments of `contracts`.
+#[derive(Debug, Args)]
+pub struct ContractsArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: ContractsCommand,
+}
+
+/// Subcommands of `contracts`.
+#[derive(Debug, Subcommand)]
+pub enum ContractsCommand {
+    /// Run every contract on the labelled replies and print, per contract,
+    /// the cases it applies to, its agreement with the labels, its
+    /// false-positive rate on clean replies, and what it left undetermined.
+    /// Exits 1 when a contract misses its goals (no false positive,
+    /// agreement of at least 95 % on what it decides).
+    Calibrate(ContractsCalibrateArgs),
+}
+
+/// Arguments of `contracts calibrate`.
+#[derive(Debug, Args)]
+pub struct ContractsCalibrateArgs {
+    /// Labelled replies (JSONL). Default: the built-in
+    /// datasets/contracts-calibration.jsonl.
+    #[arg(long)]
+    pub cases: Option<PathBuf>,
 }
 
 /// Arguments of `generate`.

@@ -2,6 +2,7 @@
 //! configuration, calls the library and prints the outcome. [`dispatch`]
 //! picks the module.
 
+mod contracts;
 mod generate;
 mod judge;
 mod proxy;
@@ -26,5 +27,6 @@ pub async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Judge(args) => judge::judge(args).await,
         Command::Semantics(args) => semantics::semantics(&args).await,
         Command::Report(args) => report::report(&args.dir),
+        Command::Contracts(args) => contracts::contracts(&args),
     }
 }

@@ -460,7 +460,7 @@ impl CalibrationReport {
             .collect();
         let _ = writeln!(
             out,
-            "Contract calibration on {} ({} cases, {} from transforms; {} languages: {})",
+            "Contract calibration on {}: {} cases, {} from transforms; {} languages: {}",
             self.source,
             self.cases,
             self.transform_cases,

@@ -371,9 +371,15 @@ mod tests {
         assert!((share("refusal") - 0.1).abs() < 0.015);
         assert!((share("slow_first_token") - 0.1).abs() < 0.015);
         // Same seed, same draw; another seed, another.
-        let a: Vec<_> = (0..50).map(|i| spec.draw(42, 2, i, 1, 9, Role::Primary)).collect();
-        let b: Vec<_> = (0..50).map(|i| spec.draw(42, 2, i, 1, 9, Role::Primary)).collect();
-        let c: Vec<_> = (0..50).map(|i| spec.draw(43, 2, i, 1, 9, Role::Primary)).collect();
+        let a: Vec<_> = (0..50)
+            .map(|i| spec.draw(42, 2, i, 1, 9, Role::Primary))
+            .collect();
+        let b: Vec<_> = (0..50)
+            .map(|i| spec.draw(42, 2, i, 1, 9, Role::Primary))
+            .collect();
+        let c: Vec<_> = (0..50)
+            .map(|i| spec.draw(43, 2, i, 1, 9, Role::Primary))
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
     }
@@ -381,9 +387,12 @@ mod tests {
     #[test]
     fn bad_degrade_tables_name_the_key() {
         let err = parse("[degrade.junk_prefix]\nrate = 1.5\n").unwrap_err();
-        assert!(err.to_string().contains("degrade.junk_prefix.rate"), "{err}");
-        let err = parse("[degrade.junk_prefix]\nrate = 0.6\n[degrade.empty]\nrate = 0.6\n")
-            .unwrap_err();
+        assert!(
+            err.to_string().contains("degrade.junk_prefix.rate"),
+            "{err}"
+        );
+        let err =
+            parse("[degrade.junk_prefix]\nrate = 0.6\n[degrade.empty]\nrate = 0.6\n").unwrap_err();
         assert!(err.to_string().contains("add up to more than 1"), "{err}");
         let err = parse("[degrade.junk_prefix]\nrate = 0.1\nstyle = \"sparkles\"\n").unwrap_err();
         assert!(err.to_string().contains("sparkles"), "{err}");

@@ -28,7 +28,7 @@ use std::time::Duration;
 pub const DEFAULT_PROFILE: &str = "fault_profiles/paper.toml";
 
 /// The fault profiles compiled into the binary; the first is the default.
-pub static BUILTIN_PROFILES: [crate::source::BuiltIn; 2] = [
+pub static BUILTIN_PROFILES: [crate::source::BuiltIn; 4] = [
     crate::source::BuiltIn {
         path: DEFAULT_PROFILE,
         text: include_str!("../../fault_profiles/paper.toml"),
@@ -36,6 +36,14 @@ pub static BUILTIN_PROFILES: [crate::source::BuiltIn; 2] = [
     crate::source::BuiltIn {
         path: "fault_profiles/storm.toml",
         text: include_str!("../../fault_profiles/storm.toml"),
+    },
+    crate::source::BuiltIn {
+        path: "fault_profiles/degraded.toml",
+        text: include_str!("../../fault_profiles/degraded.toml"),
+    },
+    crate::source::BuiltIn {
+        path: "fault_profiles/fallback-degraded.toml",
+        text: include_str!("../../fault_profiles/fallback-degraded.toml"),
     },
 ];
 
@@ -183,4 +191,17 @@ pub enum FaultAction {
         /// Content chunks of a stream sent before the cut.
         chunks: usize,
     },
+}
+
+#[cfg(test)]
+mod builtin_tests {
+    use super::*;
+
+    #[test]
+    fn every_built_in_profile_parses() {
+        for b in &BUILTIN_PROFILES {
+            let p = FaultProfile::parse(b.text, b.path).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(p.name, b.stem(), "{}", b.path);
+        }
+    }
 }

@@ -8,6 +8,7 @@
 
 use super::latency::{JitterKey, LatencyProfile};
 use super::model;
+use crate::contracts::RequestedFormat;
 use crate::faults::ErrorSpec;
 use crate::openai::{approx_tokens, ChatRequest, Usage};
 use futures::future::BoxFuture;
@@ -63,7 +64,8 @@ pub trait Responder: Send + Sync + std::fmt::Debug {
 pub const NOMINAL_OUTPUT_TOKENS: u32 = 24;
 
 /// The simulated model behind a latency profile: it answers only from the
-/// messages it received (see [`model::reply`]). Input tokens cost prefill
+/// messages it received (see [`model::reply`]), in JSON when the request
+/// asks for structured output. Input tokens cost prefill
 /// time in the time to first token; output costs the time of
 /// [`NOMINAL_OUTPUT_TOKENS`] tokens, spread over the answer's own tokens.
 #[derive(Debug, Clone, Copy)]
@@ -77,7 +79,16 @@ pub struct SimulatedModel {
 impl SimulatedModel {
     /// The answer, computed at once.
     pub fn answer(&self, call: Call<'_>) -> Answer {
-        let text = model::reply(&call.request.messages);
+        let reply = model::reply(&call.request.messages);
+        // Structured output is answered in kind: a minimal instance of the
+        // requested schema, or the reply wrapped in an object.
+        let text = match crate::contracts::requested_format(call.request) {
+            Some(RequestedFormat::JsonSchema(schema)) => {
+                super::degrade::instance_for_schema(&schema).to_string()
+            }
+            Some(RequestedFormat::JsonObject) => serde_json::json!({ "answer": reply }).to_string(),
+            None => reply,
+        };
         let output_tokens = approx_tokens(&text);
         // The pace that sends this answer's tokens in the time of the
         // nominal answer.

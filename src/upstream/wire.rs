@@ -4,8 +4,8 @@
 //! a real connection; nothing here is decided by a field the client sends.
 
 use super::attempt::AttemptGuard;
-use super::render::{error_json, error_response, json_response, retry_after_secs};
 use super::degrade::Completion;
+use super::render::{error_json, error_response, json_response, retry_after_secs};
 use super::responder::Answer;
 use crate::faults::degrade::{Degradation, Degraded};
 use crate::faults::{ErrorKind, ErrorSpec};
