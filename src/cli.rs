@@ -286,6 +286,12 @@ pub struct SystemOptions {
     /// giving up with the configuration it should have.
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     pub gateway_wait: std::time::Duration,
+    /// Largest response body, in bytes, read from a system under test
+    /// (default 4 MiB). A larger one, plain or streamed, is an `error` and
+    /// is not read further.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::systems::DEFAULT_MAX_RESPONSE_BYTES,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_response_bytes: u64,
 }
 
 /// Arguments of `semantics`.

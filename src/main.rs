@@ -1,6 +1,7 @@
 //! Binary entry point: parse the command line, run it in the library, map the
 //! outcome to an exit code. Everything else lives in the library so tests can
-//! call it in process.
+//! call it in process. The error printed at the end is redacted like every
+//! other output: it may quote a reply of a system under test.
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -10,7 +11,8 @@ fn main() -> ExitCode {
     match continuity_bench::run(cli) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {}", continuity_bench::describe_error(&err));
+            let message = format!("error: {}", continuity_bench::describe_error(&err));
+            eprintln!("{}", continuity_bench::secret::redact(&message));
             ExitCode::from(2)
         }
     }

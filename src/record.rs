@@ -2,9 +2,19 @@
 //! attempt an upstream saw. These are the columns of `turns.csv` and
 //! `attempts.csv`, and the input of scoring and statistics. A suite's own
 //! rows (the `run` suite's failover events) live in the suite.
+//!
+//! A turn's answer is kept whole in memory (scoring and bleed detection read
+//! all of it) but written cut at [`ANSWER_BOUND`] characters, with its full
+//! length beside it, so that a gateway sending megabytes per answer cannot
+//! make turns.csv as large as everything it sent.
 
 use crate::faults::Role;
 use serde::{Deserialize, Serialize};
+
+/// Most characters of an answer written to a file (turns.csv); the
+/// `answer_chars` column keeps the full length. Ten times a long chat
+/// answer; far more than any scorer needs to see in a report.
+pub const ANSWER_BOUND: usize = 4000;
 
 /// One request the driver sent to a system under test, and what came back.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -30,14 +40,50 @@ pub struct TurnRecord {
     /// End-to-end client latency in milliseconds: request sent to last byte
     /// received (or to the failure).
     pub latency_ms: f64,
-    /// The assistant text returned, empty if none.
+    /// The assistant text returned, empty if none: whole in memory, cut at
+    /// [`ANSWER_BOUND`] characters when written.
+    #[serde(serialize_with = "bounded::serialize")]
     pub answer: String,
+    /// Length of the whole answer in characters (turns.csv holds at most
+    /// [`ANSWER_BOUND`] of them); 0 in reports written before this column.
+    #[serde(default)]
+    pub answer_chars: u64,
     /// Why the request produced no usable answer, if it did not.
     pub error: Option<String>,
     /// Ids of other conversations whose anchor appeared in this answer,
     /// `;`-separated (context bleed, on any turn); empty when none.
     #[serde(default)]
     pub bleed_from: String,
+}
+
+impl TurnRecord {
+    /// Cuts the in-memory answer to what a file holds ([`ANSWER_BOUND`]
+    /// characters), freeing the rest; `answer_chars` keeps the full length.
+    /// For the collector, once every check that reads the whole answer
+    /// (scoring, bleed) has run, so a long run does not hold every answer.
+    pub fn bound_answer(&mut self) {
+        if let Some((end, _)) = self.answer.char_indices().nth(ANSWER_BOUND) {
+            self.answer.truncate(end);
+            self.answer.shrink_to_fit();
+        }
+    }
+}
+
+/// `text` cut at [`ANSWER_BOUND`] characters (borrowed: no copy).
+pub fn bounded_answer(text: &str) -> &str {
+    match text.char_indices().nth(ANSWER_BOUND) {
+        Some((end, _)) => &text[..end],
+        None => text,
+    }
+}
+
+/// The answer written cut at [`ANSWER_BOUND`] characters.
+mod bounded {
+    use serde::Serializer;
+
+    pub fn serialize<S: Serializer>(text: &str, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(super::bounded_answer(text))
+    }
 }
 
 /// One request an upstream received, and what it did with it.
@@ -180,6 +226,62 @@ pub(crate) mod fixture {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn turn(answer: String) -> TurnRecord {
+        TurnRecord {
+            run: 1,
+            system: "g".into(),
+            conversation: "c001".into(),
+            turn: 1,
+            turns: 7,
+            is_final: false,
+            messages_sent: 2,
+            sent_at_ms: 0.0,
+            status: Some(200),
+            latency_ms: 1.0,
+            answer_chars: answer.chars().count() as u64,
+            answer,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn a_long_answer_is_written_cut_with_its_full_length() {
+        // Commas force CSV quoting, which once made a long field quadratic
+        // to write: 10 MB must be written as a bounded row, at once.
+        let long = "é, ".repeat(3_500_000);
+        let record = turn(long.clone());
+        let started = std::time::Instant::now();
+        let mut writer = ::csv::Writer::from_writer(Vec::new());
+        writer.serialize(&record).unwrap();
+        let bytes = writer.into_inner().unwrap();
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        assert!(
+            bytes.len() < 4 * ANSWER_BOUND + 500,
+            "{} bytes",
+            bytes.len()
+        );
+        let mut reader = ::csv::Reader::from_reader(bytes.as_slice());
+        let back: TurnRecord = reader.deserialize().next().unwrap().unwrap();
+        assert_eq!(back.answer.chars().count(), ANSWER_BOUND);
+        assert!(long.starts_with(&back.answer));
+        assert_eq!(back.answer_chars, 10_500_000);
+        // In memory the whole answer stays until it is bounded.
+        assert_eq!(record.answer.len(), long.len());
+        let mut bounded = record.clone();
+        bounded.bound_answer();
+        assert_eq!(bounded.answer, back.answer);
+        assert_eq!(bounded.answer_chars, 10_500_000);
+    }
+
+    #[test]
+    fn a_short_answer_is_written_whole() {
+        let mut record = turn("Your sister is called Oriane.".into());
+        assert_eq!(bounded_answer(&record.answer), record.answer);
+        record.bound_answer();
+        assert_eq!(record.answer, "Your sister is called Oriane.");
+        assert_eq!(record.answer_chars, 29);
+    }
 
     #[test]
     fn actions_are_written_in_snake_case() {

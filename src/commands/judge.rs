@@ -11,7 +11,7 @@ pub async fn judge(args: JudgeArgs) -> anyhow::Result<ExitCode> {
     let JudgeCommand::Calibrate(args) = args.command;
     let config = crate::config::calibrate_config(&args, |v| std::env::var(v).ok())?;
     let outcome = crate::judge::calibrate::run(&config, crate::scoring::score_fast).await?;
-    print!("{}", outcome.report);
+    crate::secret::print!("{}", outcome.report);
     Ok(if outcome.calibration.fast_wrong().is_empty() {
         ExitCode::SUCCESS
     } else {

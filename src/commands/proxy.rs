@@ -12,7 +12,7 @@ pub async fn proxy(args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let (handle, _state) = crate::proxy::spawn(listen, config.clone())
         .await
         .with_context(|| format!("cannot start the {mode} proxy on --listen {listen}"))?;
-    println!(
+    crate::secret::println!(
         "{mode} proxy listening on {url}/v1/chat/completions (metrics at {url}/metrics); \
          primary {primary}, fallback {fallback}; Ctrl-C stops it",
         url = handle.url(),

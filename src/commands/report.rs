@@ -23,7 +23,7 @@ pub fn report(dir: &Path) -> anyhow::Result<ExitCode> {
     };
     let written = report::write_summary_files(dir, &data)
         .with_context(|| format!("cannot re-render the report in {}", dir.display()))?;
-    print!("{}", report::render_table(&data.summary));
-    println!("Rewrote {} file(s) in {}.", written.len(), dir.display());
+    crate::secret::print!("{}", report::render_table(&data.summary));
+    crate::secret::println!("Rewrote {} file(s) in {}.", written.len(), dir.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -18,7 +18,7 @@ pub fn stop_on_ctrl_c(cancel: CancellationToken, what: &'static str) {
         if tokio::signal::ctrl_c().await.is_err() {
             return;
         }
-        eprintln!("\ninterrupted: {what} (Ctrl-C again to quit at once)");
+        crate::secret::eprintln!("\ninterrupted: {what} (Ctrl-C again to quit at once)");
         cancel.cancel();
         if tokio::signal::ctrl_c().await.is_ok() {
             std::process::exit(i32::from(EXIT_INTERRUPTED));
@@ -38,15 +38,15 @@ pub async fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let config = RunConfig::from_args(args, time::OffsetDateTime::now_utc())?;
     let outcome = continuity::execute(&config, cancel, started).await?;
     let (Some(data), Some(dir)) = (&outcome.data, &outcome.report_dir) else {
-        eprintln!(
+        crate::secret::eprintln!(
             "interrupted before any conversation finished; no report written ({:.1} s)",
             outcome.wall.as_secs_f64()
         );
         return Ok(ExitCode::from(EXIT_INTERRUPTED));
     };
     let summary = &data.summary;
-    println!("{}", continuity::report::render_table(summary));
-    println!(
+    crate::secret::println!("{}", continuity::report::render_table(summary));
+    crate::secret::println!(
         "wall time {:.1} s · report in {}",
         outcome.wall.as_secs_f64(),
         dir.display()
@@ -62,7 +62,7 @@ pub async fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     };
     let Some(rate) = system.cpr.rate else {
-        eprintln!(
+        crate::secret::eprintln!(
             "{}: CPR is n/a (no failover event was measured), so --fail-under-cpr {threshold} % is not met",
             system.name
         );
@@ -70,7 +70,7 @@ pub async fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     };
     let cpr = 100.0 * rate;
     if cpr < threshold {
-        eprintln!(
+        crate::secret::eprintln!(
             "{}: CPR {cpr:.2} % is below --fail-under-cpr {threshold} %",
             system.name
         );

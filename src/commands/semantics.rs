@@ -12,13 +12,13 @@ use std::process::ExitCode;
 pub async fn semantics(args: &SemanticsArgs) -> anyhow::Result<ExitCode> {
     let config = SemanticsConfig::from_args(args)?;
     let report = crate::semantics::execute(&config).await?;
-    print!("{}", report.render());
+    crate::secret::print!("{}", report.render());
     if let Some(path) = &config.json {
         use crate::report::Exporter as _;
         let bytes = crate::semantics::SemanticsJson.render(&report)?;
         crate::report::exporter::write_atomic(path, &bytes)
             .with_context(|| format!("cannot write --json {}", path.display()))?;
-        println!("results written to {}", path.display());
+        crate::secret::println!("results written to {}", path.display());
     }
     Ok(if report.deviations() > 0 {
         ExitCode::FAILURE

@@ -6,6 +6,7 @@ use super::ConfigError;
 use crate::cli::SystemOptions;
 use crate::proxy::ProxyMode;
 use crate::secret::Secret;
+use crate::systems::SendOptions;
 use std::time::Duration;
 
 /// The systems under test, validated; shared by `run` and `semantics`.
@@ -19,6 +20,9 @@ pub struct SystemsConfig {
     pub model: String,
     /// How long to wait for a gateway's first answer.
     pub gateway_wait: Duration,
+    /// Largest response body the driver reads from a system under test
+    /// (`--max-response-bytes`); a larger one is an error.
+    pub max_response_bytes: u64,
 }
 
 impl SystemsConfig {
@@ -49,7 +53,17 @@ impl SystemsConfig {
             gateways,
             model: options.model.clone(),
             gateway_wait: options.gateway_wait,
+            max_response_bytes: options.max_response_bytes,
         })
+    }
+
+    /// How every exchange with these systems is bounded: `deadline` and the
+    /// response size cap.
+    pub fn send_options(&self, deadline: Duration) -> SendOptions {
+        SendOptions {
+            deadline,
+            max_response_bytes: self.max_response_bytes,
+        }
     }
 }
 

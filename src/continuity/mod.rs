@@ -149,6 +149,7 @@ pub async fn execute(
         concurrency: config.concurrency,
         replay: config.replay,
         request_timeout: config.request_timeout,
+        max_response_bytes: config.systems.max_response_bytes,
         model: config.systems.model.clone(),
         stream: config.stream,
         system_prompt: SYSTEM_PROMPT.to_string(),

@@ -32,6 +32,8 @@ pub struct DriverOptions {
     pub replay: Replay,
     /// Deadline of every request.
     pub request_timeout: Duration,
+    /// Largest response body read (`--max-response-bytes`).
+    pub max_response_bytes: u64,
     /// The model id sent in every request.
     pub model: String,
     /// Whether every request asks for a streamed answer.

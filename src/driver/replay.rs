@@ -5,13 +5,19 @@
 //! the final turn, with the dataset's scripted replies as history. A turn
 //! without a usable answer ends the conversation there: a chat user whose
 //! message failed does not carry on as if it had been answered.
+//!
+//! Each record keeps the whole answer, as the client read it (bounded by
+//! `--max-response-bytes`, redacted), with its length in characters: the
+//! collector scores the whole text; turns.csv is written with the answer
+//! cut at [`crate::record::ANSWER_BOUND`], and the collector may cut it in
+//! memory ([`TurnRecord::bound_answer`]) once scoring is done.
 
 use super::DriverOptions;
 use crate::config::Replay;
 use crate::dataset::Conversation;
 use crate::openai::{ChatMessage, ChatRequest};
 use crate::record::TurnRecord;
-use crate::systems::{send, Target};
+use crate::systems::{send, SendOptions, Target};
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -46,6 +52,10 @@ pub async fn replay_conversation(
             n - 1
         }
     };
+    let send_options = SendOptions {
+        deadline: options.request_timeout,
+        max_response_bytes: options.max_response_bytes,
+    };
     let mut records = Vec::with_capacity(n - first_sent);
     for (index, turn) in conversation.turns.iter().enumerate().skip(first_sent) {
         messages.push(ChatMessage::new("user", &turn.user));
@@ -62,7 +72,7 @@ pub async fn replay_conversation(
         let sent_at_ms = run_start.elapsed().as_secs_f64() * 1000.0;
         let started = Instant::now();
         let exchange = tokio::select! {
-            exchange = send(client, target, &request, options.request_timeout) => Some(exchange),
+            exchange = send(client, target, &request, send_options) => Some(exchange),
             () = cancel.cancelled() => None,
         };
         let Some(reply) = exchange else {
@@ -78,13 +88,15 @@ pub async fn replay_conversation(
                 status: None,
                 latency_ms: started.elapsed().as_secs_f64() * 1000.0,
                 answer: String::new(),
+                answer_chars: 0,
                 error: Some(INTERRUPTED.to_string()),
                 bleed_from: String::new(),
             });
             return (records, true);
         };
-        let answer = reply.answer.clone().unwrap_or_default();
         let usable = reply.answer.is_some();
+        let answer = reply.answer.unwrap_or_default();
+        messages.push(ChatMessage::new("assistant", &answer));
         records.push(TurnRecord {
             run,
             system: target.name.clone(),
@@ -96,14 +108,14 @@ pub async fn replay_conversation(
             sent_at_ms,
             status: reply.status,
             latency_ms: reply.latency_ms,
-            answer: answer.clone(),
+            answer_chars: answer.chars().count() as u64,
+            answer,
             error: reply.error,
             bleed_from: String::new(),
         });
         if !usable {
             break;
         }
-        messages.push(ChatMessage::new("assistant", &answer));
     }
     (records, false)
 }

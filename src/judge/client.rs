@@ -6,7 +6,11 @@
 //! full-jitter exponential backoff (seeded, so reruns wait the same); other
 //! 4xx are not retried. When every attempt fails the event is `undetermined`
 //! with a reason naming the status or error kind, and the run goes on. The
-//! API key only ever reaches the `Authorization` header.
+//! API key only ever reaches the `Authorization` header: redirects are not
+//! followed (a 3xx is a failure, not retried), and a reply is read up to
+//! [`MAX_REPLY_BYTES`] and redacted before anything of it is kept, so a
+//! judge that echoes the key back cannot put it in a verdict's reason or the
+//! cache.
 
 use super::cache::{cache_key, VerdictCache};
 use super::parse::{parse_reply, JudgeReply};
@@ -20,6 +24,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+
+/// Largest judge reply read; a verdict is a few hundred bytes.
+pub const MAX_REPLY_BYTES: usize = 1024 * 1024;
 
 /// Why the judge client could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -130,6 +137,7 @@ impl LlmJudge {
         let url = chat_url(&settings.endpoint)?;
         let http = reqwest::Client::builder()
             .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
             .timeout(settings.timeout)
             .connect_timeout(settings.timeout)
             .build()
@@ -167,7 +175,7 @@ impl LlmJudge {
         if let Some(key) = &self.settings.key {
             request = request.bearer_auth(key.expose());
         }
-        let response = match request.send().await {
+        let mut response = match request.send().await {
             Ok(r) => r,
             Err(e) => return Attempt::Retry(error_kind(&e, self.settings.timeout)),
         };
@@ -180,10 +188,18 @@ impl LlmJudge {
                 Attempt::GiveUp(kind)
             };
         }
-        let text = match response.text().await {
-            Ok(t) => t,
-            Err(e) => return Attempt::Retry(error_kind(&e, self.settings.timeout)),
-        };
+        let mut bytes = Vec::new();
+        loop {
+            match response.chunk().await {
+                Ok(Some(chunk)) if bytes.len() + chunk.len() > MAX_REPLY_BYTES => {
+                    return Attempt::Retry(format!("reply larger than {MAX_REPLY_BYTES} bytes"));
+                }
+                Ok(Some(chunk)) => bytes.extend_from_slice(&chunk),
+                Ok(None) => break,
+                Err(e) => return Attempt::Retry(error_kind(&e, self.settings.timeout)),
+            }
+        }
+        let text = crate::secret::redact_owned(String::from_utf8_lossy(&bytes).into_owned());
         let Ok(body) = serde_json::from_str::<Value>(&text) else {
             return Attempt::Retry("response body is not JSON".into());
         };

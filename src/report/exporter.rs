@@ -3,7 +3,10 @@
 //! Every file format is one [`Exporter`] that turns a suite's report data
 //! into bytes; only the manager ([`write_files`]) touches the file system,
 //! and it writes each file under a temporary name and renames it, so a crash
-//! never leaves half a file behind.
+//! never leaves half a file behind. Every text file it writes is redacted
+//! first ([`crate::secret::redact_bytes`]): a header value or key that a
+//! system under test echoed into an answer or an error body never reaches
+//! the disk, whichever exporter rendered it.
 
 use std::path::{Path, PathBuf};
 
@@ -106,14 +109,24 @@ pub fn write_files<D: ?Sized>(
 }
 
 /// Writes `bytes` to a temporary sibling of `path`, then renames it over
-/// `path`.
+/// `path`. Text (valid UTF-8) is redacted first; other bytes (PNG images,
+/// whose text is drawn as pixels) are written as they are, since replacing
+/// bytes inside a compressed image could only corrupt it.
+///
+/// # Errors
+/// [`ReportError::Write`] naming the file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<PathBuf, ReportError> {
+    let bytes = if std::str::from_utf8(bytes).is_ok() {
+        crate::secret::redact_bytes(bytes)
+    } else {
+        std::borrow::Cow::Borrowed(bytes)
+    };
     let file_name = path
         .file_name()
         .map(|name| name.to_string_lossy().into_owned())
         .unwrap_or_default();
     let temp = path.with_file_name(format!(".{file_name}.partial"));
-    let result = std::fs::write(&temp, bytes).and_then(|()| std::fs::rename(&temp, path));
+    let result = std::fs::write(&temp, &bytes).and_then(|()| std::fs::rename(&temp, path));
     match result {
         Ok(()) => Ok(path.to_path_buf()),
         Err(source) => {
@@ -174,6 +187,27 @@ mod tests {
         let err = write_files(&target, "", &exporters()).unwrap_err();
         assert!(err.to_string().contains("a.txt"), "{err}");
         assert!(!target.exists());
+    }
+
+    #[test]
+    fn an_echoed_secret_never_reaches_a_file() {
+        let _key = crate::secret::Secret::new("sk-exporter-planted-42");
+        let dir = tempfile::tempdir().unwrap();
+        let paths = write_files(
+            dir.path(),
+            "gateway said sk-exporter-planted-42",
+            &exporters(),
+        )
+        .unwrap();
+        for path in paths {
+            let text = std::fs::read_to_string(path).unwrap();
+            assert!(!text.contains("sk-exporter-planted-42"), "{text}");
+            assert!(text.ends_with("gateway said [redacted]"), "{text}");
+        }
+        // Bytes that are not text (an image) are left as they are.
+        let image = [0x89, b'P', b'N', b'G', 0xff];
+        let path = write_atomic(&dir.path().join("x.png"), &image).unwrap();
+        assert_eq!(std::fs::read(path).unwrap(), image);
     }
 
     #[test]

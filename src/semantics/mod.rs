@@ -170,7 +170,8 @@ async fn send_case(
     let mut resent = 0;
     loop {
         let before = (arrived(Role::Primary), arrived(Role::Fallback));
-        let reply = send(client, target, request, config.request_timeout).await;
+        let options = config.systems.send_options(config.request_timeout);
+        let reply = send(client, target, request, options).await;
         let primary_attempts = arrived(Role::Primary) - before.0;
         let fallback_attempts = arrived(Role::Fallback) - before.1;
         // A held connection the gateway gave up on is recorded when the

@@ -4,14 +4,48 @@
 //! first content token arrived, and the reason there is no usable answer
 //! when there is none. A request with `stream: true` is read as
 //! server-sent events, chunk by chunk, to the end.
+//!
+//! A system under test may be hostile, so the exchange is bounded: a
+//! redirect is not followed (it is an error naming the status and the
+//! `Location`), a body larger than [`SendOptions::max_response_bytes`] is an
+//! error and is not read further (the connection is dropped), and
+//! everything read is redacted ([`crate::secret::redact`]) before it is
+//! kept or cut into an excerpt, so an echoed header value never gets past
+//! this file.
 
+use super::content::content_text;
 use super::sse::{assemble, SseReader, StreamTrace};
-use crate::openai::{response_text, ChatRequest};
+use crate::openai::ChatRequest;
 use crate::proxy::ProxyMode;
-use crate::secret::Secret;
+use crate::secret::{redact, redact_owned, Secret};
 use anyhow::Context as _;
 use serde_json::Value;
 use std::time::{Duration, Instant};
+
+/// Default of `--max-response-bytes`: 4 MiB, a thousand times a long chat
+/// answer, small enough that 100 conversations in flight stay far below a
+/// gigabyte.
+pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// How one exchange is bounded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SendOptions {
+    /// Deadline of the whole exchange: request sent to last byte read.
+    pub deadline: Duration,
+    /// Largest response body read; a larger one is an error and reading
+    /// stops there (`--max-response-bytes`).
+    pub max_response_bytes: u64,
+}
+
+impl SendOptions {
+    /// `deadline` with the default size cap.
+    pub fn new(deadline: Duration) -> Self {
+        SendOptions {
+            deadline,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+        }
+    }
+}
 
 /// What kind of system a target is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,16 +97,22 @@ pub struct Exchange {
 /// Longest excerpt of an error body kept in a reason.
 const BODY_EXCERPT: usize = 200;
 
+/// Longest excerpt of a redirect's `Location` kept in a reason.
+const LOCATION_EXCERPT: usize = 120;
+
 /// The HTTP client of the driver: no proxy from the environment, no retries,
-/// a connection pool large enough for the workers. Idle connections are
-/// dropped after 2 s, before the 5 s keep-alive of common gateway servers
-/// (uvicorn, Node) closes them under a request that reuses one.
+/// no redirects (a 3xx reaches [`send`], which makes it an error: following
+/// one turns the POST into a GET and can carry a secret header to another
+/// server), a connection pool large enough for the workers. Idle connections
+/// are dropped after 2 s, before the 5 s keep-alive of common gateway
+/// servers (uvicorn, Node) closes them under a request that reuses one.
 ///
 /// # Errors
 /// When the TLS backend cannot be initialised.
 pub fn driver_client() -> anyhow::Result<reqwest::Client> {
     reqwest::Client::builder()
         .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
         .tcp_nodelay(true)
         .pool_max_idle_per_host(512)
         .pool_idle_timeout(Duration::from_secs(2))
@@ -88,17 +128,28 @@ struct Body {
     stream: Option<StreamTrace>,
 }
 
+/// What came back: a body read to its end, or a response whose body was
+/// not (or not wholly) read, with the reason.
+enum Received {
+    Whole(Body),
+    Refused {
+        status: u16,
+        ttfb_ms: f64,
+        reason: String,
+    },
+}
+
 fn since(started: Instant) -> f64 {
     started.elapsed().as_secs_f64() * 1000.0
 }
 
-/// Sends `request` to `target` and waits at most `deadline` for the whole
-/// response.
+/// Sends `request` to `target` and waits at most `options.deadline` for the
+/// whole response, reading at most `options.max_response_bytes` of it.
 pub async fn send(
     client: &reqwest::Client,
     target: &Target,
     request: &ChatRequest,
-    deadline: Duration,
+    options: SendOptions,
 ) -> Exchange {
     let started = Instant::now();
     let url = format!("{}/v1/chat/completions", target.url.trim_end_matches('/'));
@@ -108,33 +159,16 @@ pub async fn send(
             builder = builder.header(name, value);
         }
     }
-    let outcome = tokio::time::timeout(deadline, async {
-        let mut response = builder.send().await?;
-        let status = response.status().as_u16();
-        let ttfb_ms = since(started);
-        let streamed = request.stream && (200..300).contains(&status);
-        let mut reader = streamed.then(SseReader::new);
-        let mut bytes = Vec::new();
-        while let Some(chunk) = response.chunk().await? {
-            match reader.as_mut() {
-                Some(reader) => reader.feed(&chunk, since(started)),
-                None => bytes.extend_from_slice(&chunk),
-            }
-        }
-        Ok::<_, reqwest::Error>(Body {
-            status,
-            ttfb_ms,
-            bytes,
-            stream: reader.map(|r| r.finish(since(started))),
-        })
-    })
+    let outcome = tokio::time::timeout(
+        options.deadline,
+        receive(builder, request.stream, options.max_response_bytes, started),
+    )
     .await;
-    let latency_ms = since(started);
     let mut exchange = Exchange {
         status: None,
         answer: None,
         error: None,
-        latency_ms,
+        latency_ms: since(started),
         ttfb_ms: None,
         ttft_ms: None,
         finish_reason: None,
@@ -144,15 +178,25 @@ pub async fn send(
         Err(_) => {
             exchange.error = Some(format!(
                 "no complete response within {} ms",
-                deadline.as_millis()
+                options.deadline.as_millis()
             ));
             return exchange;
         }
         Ok(Err(e)) => {
-            exchange.error = Some(transport_reason(&e));
+            exchange.error = Some(redact_owned(transport_reason(&e)));
             return exchange;
         }
-        Ok(Ok(body)) => body,
+        Ok(Ok(Received::Refused {
+            status,
+            ttfb_ms,
+            reason,
+        })) => {
+            exchange.status = Some(status);
+            exchange.ttfb_ms = Some(ttfb_ms);
+            exchange.error = Some(redact_owned(reason));
+            return exchange;
+        }
+        Ok(Ok(Received::Whole(body))) => body,
     };
     exchange.status = Some(body.status);
     exchange.ttfb_ms = Some(body.ttfb_ms);
@@ -171,12 +215,82 @@ pub async fn send(
             text
         }),
     };
+    // Redacted again as a whole: a secret split across two stream chunks
+    // is whole only here.
     match answer {
-        Ok(text) if !text.trim().is_empty() => exchange.answer = Some(text),
+        Ok(text) if !text.trim().is_empty() => exchange.answer = Some(redact_owned(text)),
         Ok(_) => exchange.error = Some("empty assistant message".to_string()),
-        Err(reason) => exchange.error = Some(reason),
+        Err(reason) => exchange.error = Some(redact_owned(reason)),
     }
     exchange
+}
+
+/// Sends the request and reads the response: a redirect is refused before
+/// its body, a body over `cap` bytes (announced or read) as soon as it is
+/// known; dropping the response then closes the connection.
+async fn receive(
+    builder: reqwest::RequestBuilder,
+    stream: bool,
+    cap: u64,
+    started: Instant,
+) -> Result<Received, reqwest::Error> {
+    let mut response = builder.send().await?;
+    let status = response.status().as_u16();
+    let ttfb_ms = since(started);
+    let refused = |reason| {
+        Ok(Received::Refused {
+            status,
+            ttfb_ms,
+            reason,
+        })
+    };
+    if response.status().is_redirection() {
+        let location = response
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        return refused(redirect_reason(status, location.as_deref()));
+    }
+    if response.content_length().is_some_and(|n| n > cap) {
+        return refused(too_large_reason(cap));
+    }
+    let streamed = stream && (200..300).contains(&status);
+    let mut reader = streamed.then(SseReader::new);
+    let mut bytes = Vec::new();
+    let mut read = 0u64;
+    while let Some(chunk) = response.chunk().await? {
+        read = read.saturating_add(chunk.len() as u64);
+        if read > cap {
+            return refused(too_large_reason(cap));
+        }
+        match reader.as_mut() {
+            Some(reader) => reader.feed(&chunk, since(started)),
+            None => bytes.extend_from_slice(&chunk),
+        }
+    }
+    Ok(Received::Whole(Body {
+        status,
+        ttfb_ms,
+        bytes,
+        stream: reader.map(|r| r.finish(since(started))),
+    }))
+}
+
+/// The reason of a 3xx: the status and (an excerpt of) where it pointed.
+fn redirect_reason(status: u16, location: Option<&str>) -> String {
+    let target = match location {
+        Some(location) => format!("to {}", cut(&redact(location), LOCATION_EXCERPT)),
+        None => "without a Location".to_string(),
+    };
+    format!(
+        "HTTP {status} redirect {target}: redirects are not followed (a redirected POST loses its body and \
+         could carry the request's headers to another server); give --gateway the URL that answers"
+    )
+}
+
+/// The reason of a body over the cap.
+fn too_large_reason(cap: u64) -> String {
+    format!("response larger than {cap} bytes (--max-response-bytes); stopped reading it")
 }
 
 /// The text and finish reason of a plain (non-streamed) response body.
@@ -186,8 +300,12 @@ fn plain_answer(status: u16, body: &[u8]) -> Result<(String, Option<String>), St
     }
     let json = serde_json::from_slice::<Value>(body)
         .map_err(|e| format!("malformed response body ({e}): {}", excerpt(body)))?;
-    let text = response_text(&json)
-        .ok_or_else(|| format!("no choices[0].message.content in body: {}", excerpt(body)))?;
+    let field = "choices[0].message.content";
+    let content = json
+        .pointer("/choices/0/message/content")
+        .ok_or_else(|| format!("no {field} in body: {}", excerpt(body)))?;
+    let text = content_text(content, field)?
+        .ok_or_else(|| format!("{field} is null (no text): {}", excerpt(body)))?;
     let finish = json
         .pointer("/choices/0/finish_reason")
         .and_then(Value::as_str)
@@ -219,11 +337,97 @@ fn transport_reason(e: &reqwest::Error) -> String {
     )
 }
 
+/// An excerpt of a body for a reason, redacted before it is cut so that it
+/// never ends in half a secret.
 fn excerpt(body: &[u8]) -> String {
     let text = String::from_utf8_lossy(body);
-    let mut cut: String = text.chars().take(BODY_EXCERPT).collect();
-    if text.chars().count() > BODY_EXCERPT {
+    cut(&redact(&text), BODY_EXCERPT).replace(['\n', '\r'], " ")
+}
+
+/// The first `max` characters of `text`, with `…` when it was longer.
+fn cut(text: &str, max: usize) -> String {
+    let mut cut: String = text.chars().take(max).collect();
+    if text.chars().nth(max).is_some() {
         cut.push('…');
     }
-    cut.replace(['\n', '\r'], " ")
+    cut
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_redirect_names_status_and_location() {
+        let reason = redirect_reason(302, Some("http://127.0.0.1:9/v1/chat/completions"));
+        assert!(
+            reason.starts_with("HTTP 302 redirect to http://127.0.0.1:9/v1/chat/completions: redirects are not followed"),
+            "{reason}"
+        );
+        let long = format!("http://h/{}", "p".repeat(500));
+        let reason = redirect_reason(307, Some(&long));
+        assert!(reason.len() < 400 && reason.contains("p…:"), "{reason}");
+        assert!(redirect_reason(301, None).starts_with("HTTP 301 redirect without a Location"));
+        let _s = Secret::new("sk-location-planted-5");
+        let reason = redirect_reason(302, Some("http://evil/?key=sk-location-planted-5"));
+        assert!(reason.contains("?key=[redacted]"), "{reason}");
+    }
+
+    #[test]
+    fn the_size_cap_is_named() {
+        assert_eq!(
+            too_large_reason(4096),
+            "response larger than 4096 bytes (--max-response-bytes); stopped reading it"
+        );
+        assert_eq!(
+            SendOptions::new(Duration::from_secs(1)).max_response_bytes,
+            4 << 20
+        );
+    }
+
+    #[test]
+    fn an_excerpt_never_holds_half_a_secret() {
+        let _s = Secret::new("sk-excerpt-planted-value-31");
+        // The secret starts 10 characters before the excerpt ends.
+        let body = format!(
+            "{}sk-excerpt-planted-value-31 and more",
+            "x".repeat(BODY_EXCERPT - 10)
+        );
+        let cut = excerpt(body.as_bytes());
+        assert!(!cut.contains("sk-excerpt"), "{cut}");
+        assert!(
+            cut.ends_with("[redacted…") || cut.contains("[redacted]"),
+            "{cut}"
+        );
+        let err = plain_answer(500, body.as_bytes()).unwrap_err();
+        assert!(!err.contains("sk-excerpt"), "{err}");
+    }
+
+    #[test]
+    fn content_that_is_not_text_is_named_and_parts_are_text() {
+        let body = |content: Value| {
+            serde_json::json!({"choices": [{"message": {"role": "assistant", "content": content}}]})
+                .to_string()
+        };
+        let err = plain_answer(200, body(serde_json::json!(42)).as_bytes()).unwrap_err();
+        assert!(
+            err.starts_with("choices[0].message.content is a number (42)"),
+            "{err}"
+        );
+        let err = plain_answer(200, body(serde_json::json!({"a": 1})).as_bytes()).unwrap_err();
+        assert!(err.contains("is an object"), "{err}");
+        let err = plain_answer(200, body(Value::Null).as_bytes()).unwrap_err();
+        assert!(
+            err.starts_with("choices[0].message.content is null"),
+            "{err}"
+        );
+        let parts = serde_json::json!([{"type": "text", "text": "Oriane"}]);
+        let (text, _) = plain_answer(200, body(parts).as_bytes()).unwrap();
+        assert_eq!(text, "Oriane");
+        let err = plain_answer(200, b"{\"choices\": []}").unwrap_err();
+        assert!(
+            err.starts_with("no choices[0].message.content in body"),
+            "{err}"
+        );
+    }
 }

@@ -6,9 +6,12 @@
 //! events read as a client does).
 
 pub mod client;
+mod content;
 pub mod sse;
 
-pub use client::{driver_client, send, Exchange, SystemKind, Target};
+pub use client::{
+    driver_client, send, Exchange, SendOptions, SystemKind, Target, DEFAULT_MAX_RESPONSE_BYTES,
+};
 
 use crate::config::{SystemsConfig, FALLBACK_MODEL};
 use crate::proxy::{self, ProxyConfig, ProxyMode};
@@ -73,7 +76,8 @@ impl Systems {
                 SystemKind::Gateway => spec.systems.gateway_wait,
                 SystemKind::Builtin(_) => Duration::ZERO,
             };
-            preflight(client, target, &spec.systems.model, wait)
+            let options = spec.systems.send_options(PREFLIGHT_TIMEOUT);
+            preflight(client, target, &spec.systems.model, options, wait)
                 .await
                 .map_err(|e| match gateway_hint(&spec, target) {
                     Some(hint) => e.context(hint),
@@ -138,7 +142,7 @@ async fn start_gateways(
                 gateway.name, gateway.primary_port, gateway.fallback_port, gateway.name
             )
         })?;
-        eprintln!(
+        crate::secret::eprintln!(
             "gateway {} at {}: primary upstream http://{}/v1, fallback upstream http://{}/v1, model {:?}",
             gateway.name, gateway.url, pair.primary.addr, pair.fallback.addr, config.systems.model
         );
@@ -172,11 +176,12 @@ fn gateway_hint(config: &SystemsSpec<'_>, target: &Target) -> Option<String> {
 /// before it starts rather than scoring 0 %.
 ///
 /// A gateway that is still starting gets `wait` to come up (retried every
-/// half second).
+/// half second). The reply is bounded and redacted as every exchange is.
 async fn preflight(
     client: &reqwest::Client,
     target: &Target,
     model: &str,
+    options: SendOptions,
     wait: Duration,
 ) -> anyhow::Result<()> {
     let request = crate::openai::ChatRequest {
@@ -190,10 +195,10 @@ async fn preflight(
         extra: serde_json::Map::new(),
     };
     let give_up = Instant::now() + wait;
-    let mut reply = send(client, target, &request, PREFLIGHT_TIMEOUT).await;
+    let mut reply = send(client, target, &request, options).await;
     while reply.error.is_some() && Instant::now() < give_up {
         tokio::time::sleep(Duration::from_millis(500)).await;
-        reply = send(client, target, &request, PREFLIGHT_TIMEOUT).await;
+        reply = send(client, target, &request, options).await;
     }
     match reply.error {
         None => Ok(()),

@@ -6,8 +6,16 @@
 //! first event, a stray HTML error page), so that time-to-first-token and
 //! junk checks can look at what was really sent. [`assemble`] then turns the
 //! trace into the assistant text, or says why it is not a usable answer (a
-//! malformed chunk, an error object sent mid-stream, no `data: [DONE]`).
+//! malformed chunk, an error object sent mid-stream, no `data: [DONE]`, a
+//! `delta.content` that is not text).
+//!
+//! Every line is redacted ([`crate::secret::redact`]) as it is read, so a
+//! header value a gateway echoes into its stream is gone before the trace
+//! keeps it or a reason quotes it. A stream is read only up to the driver's
+//! size cap; this reader holds at most that much.
 
+use super::content::content_text;
+use crate::secret::redact_owned;
 use serde_json::Value;
 
 /// Longest excerpt of a bad chunk kept in a reason.
@@ -77,10 +85,10 @@ impl SseReader {
         if let Some(data) = line.strip_prefix("data:") {
             self.trace.events.push(TimedEvent {
                 at_ms,
-                data: data.trim().to_string(),
+                data: redact_owned(data.trim().to_string()),
             });
         } else if !is_sse_syntax(line) {
-            self.trace.stray.push(line.to_string());
+            self.trace.stray.push(redact_owned(line.to_string()));
         }
     }
 }
@@ -113,7 +121,8 @@ pub struct Assembled {
 ///
 /// # Errors
 /// A reason: a line is not UTF-8, a chunk is not JSON, a chunk carries an
-/// `error` object, or the stream ended without `data: [DONE]`.
+/// `error` object, a `delta.content` is neither a string, null nor an array
+/// of text parts, or the stream ended without `data: [DONE]`.
 pub fn assemble(trace: &StreamTrace) -> Result<Assembled, String> {
     if trace.not_utf8 {
         return Err("the stream is not UTF-8".to_string());
@@ -144,14 +153,13 @@ pub fn assemble(trace: &StreamTrace) -> Result<Assembled, String> {
                 "error in the stream after {chunks} chunks: {message}"
             ));
         }
-        if let Some(piece) = chunk
-            .pointer("/choices/0/delta/content")
-            .and_then(Value::as_str)
-        {
+        if let Some(content) = chunk.pointer("/choices/0/delta/content") {
+            let field = format!("stream chunk {chunks}: choices[0].delta.content");
+            let piece = content_text(content, &field)?.unwrap_or_default();
             if !piece.is_empty() && out.first_content_ms.is_none() {
                 out.first_content_ms = Some(event.at_ms);
             }
-            out.text.push_str(piece);
+            out.text.push_str(&piece);
         }
         if let Some(reason) = chunk
             .pointer("/choices/0/finish_reason")
@@ -276,6 +284,41 @@ mod tests {
             ["garbage before the stream", "<html>oops</html>"]
         );
         assert_eq!(assemble(&trace).unwrap().text, "hi");
+    }
+
+    #[test]
+    fn a_delta_content_that_is_not_text_is_named() {
+        let body = format!(
+            "{}data: {}\n\ndata: [DONE]\n\n",
+            chunk("a"),
+            serde_json::json!({"choices": [{"delta": {"content": 42}}]})
+        );
+        let err = text(&body).unwrap_err();
+        assert!(
+            err.starts_with("stream chunk 2: choices[0].delta.content is a number (42)"),
+            "{err}"
+        );
+        // A null delta (role or tool-call chunk) is no text, not an error.
+        let body = format!(
+            "data: {}\n\n{}data: [DONE]\n\n",
+            serde_json::json!({"choices": [{"delta": {"role": "assistant", "content": null}}]}),
+            chunk("ok")
+        );
+        assert_eq!(text(&body).unwrap(), "ok");
+    }
+
+    #[test]
+    fn echoed_secrets_are_redacted_as_lines_are_read() {
+        let _s = crate::secret::Secret::new("sk-sse-planted-77");
+        let body = format!(
+            "junk sk-sse-planted-77\n{}data: {{\"oops sk-sse-planted-77\n\ndata: [DONE]\n\n",
+            chunk("key sk-sse-planted-77")
+        );
+        let trace = read_all(body.as_bytes());
+        assert_eq!(trace.stray, ["junk [redacted]"]);
+        assert!(trace.events[0].data.contains("key [redacted]"));
+        let err = assemble(&trace).unwrap_err();
+        assert!(!err.contains("sk-sse-planted-77"), "{err}");
     }
 
     #[test]

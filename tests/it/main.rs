@@ -7,6 +7,8 @@
 //! - [`controls`]: positive and negative controls of every `run` metric;
 //! - [`interrupt`]: Ctrl-C in every phase;
 //! - [`semantics`]: the failover-semantics catalogue against its controls;
+//! - [`hostile`]: redirects, oversized bodies, long answers, non-text content
+//!   and echoed secrets against the driver;
 //! - [`storm`]: the same verdicts for the same seed under `storm.toml`, with
 //!   the CPU loaded.
 
@@ -16,6 +18,7 @@ mod accounting;
 mod common;
 mod controls;
 mod end_to_end;
+mod hostile;
 mod interrupt;
 mod semantics;
 mod storm;

@@ -37,6 +37,7 @@ async fn check_with_control_waiting(
             }],
             model: continuity_bench::config::DRIVER_MODEL.to_string(),
             gateway_wait: Duration::from_secs(5),
+            max_response_bytes: continuity_bench::systems::DEFAULT_MAX_RESPONSE_BYTES,
         },
         stream,
         cooldown_wait,

@@ -9,7 +9,7 @@ use crate::report::{csv, Exporter, ReportError};
 use std::path::Path;
 
 /// Columns of turns.csv, in order (the fields of [`TurnRecord`]).
-pub const TURN_COLUMNS: [&str; 13] = [
+pub const TURN_COLUMNS: [&str; 14] = [
     "run",
     "system",
     "conversation",
@@ -21,12 +21,14 @@ pub const TURN_COLUMNS: [&str; 13] = [
     "status",
     "latency_ms",
     "answer",
+    "answer_chars",
     "error",
     "bleed_from",
 ];
 
-/// Columns added to turns.csv since the first release.
-pub const TURN_COLUMNS_ADDED: [&str; 1] = ["bleed_from"];
+/// Columns added to turns.csv since the first release: a file without them
+/// (an older report) is still read, the field taking its default.
+pub const TURN_COLUMNS_ADDED: [&str; 2] = ["answer_chars", "bleed_from"];
 
 /// Columns of events.csv, in order (the fields of [`EventRecord`]).
 pub const EVENT_COLUMNS: [&str; 17] = [
@@ -168,7 +170,7 @@ mod tests {
         let data = report_data();
         assert_eq!(
             header(&TurnsCsv.render(&data).unwrap()),
-            "run,system,conversation,turn,turns,is_final,messages_sent,sent_at_ms,status,latency_ms,answer,error,bleed_from"
+            "run,system,conversation,turn,turns,is_final,messages_sent,sent_at_ms,status,latency_ms,answer,answer_chars,error,bleed_from"
         );
         assert_eq!(
             header(&EventsCsv.render(&data).unwrap()),

@@ -319,6 +319,7 @@ fn rows() -> (Vec<TurnRecord>, Vec<EventRecord>, Vec<AttemptRecord>) {
                         sent_at_ms: clock,
                         status: if failed && is_final { None } else { Some(200) },
                         latency_ms: latency,
+                        answer_chars: answer.chars().count() as u64,
                         answer,
                         error: (failed && is_final)
                             .then(|| "request deadline of 60000 ms exceeded".to_string()),

@@ -2,6 +2,7 @@
 //! quick run configuration.
 
 pub mod gateways;
+pub mod hostile;
 
 use continuity_bench::config::{OutDir, Replay, RunConfig, SystemsConfig};
 use continuity_bench::source::Source;
@@ -40,6 +41,7 @@ pub fn quick_run(out: &Path, runs: u32) -> RunConfig {
             gateways: Vec::new(),
             model: continuity_bench::config::DRIVER_MODEL.to_string(),
             gateway_wait: Duration::from_secs(5),
+            max_response_bytes: continuity_bench::systems::DEFAULT_MAX_RESPONSE_BYTES,
         },
         judge: None,
     }
