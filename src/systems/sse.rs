@@ -57,13 +57,21 @@ impl SseReader {
     }
 
     /// Feeds the next chunk of the body, which arrived `at_ms` after the
-    /// request was sent.
+    /// request was sent. Linear in the bytes fed: only the new bytes are
+    /// searched for line ends, and the lines read are removed at once.
     pub fn feed(&mut self, chunk: &[u8], at_ms: f64) {
-        self.pending.extend_from_slice(chunk);
-        while let Some(end) = memchr::memchr(b'\n', &self.pending) {
-            let line: Vec<u8> = self.pending.drain(..=end).collect();
-            self.line(&line[..end], at_ms);
+        let mut pending = std::mem::take(&mut self.pending);
+        let mut search = pending.len();
+        pending.extend_from_slice(chunk);
+        let mut start = 0;
+        while let Some(offset) = memchr::memchr(b'\n', &pending[search..]) {
+            let end = search + offset;
+            self.line(&pending[start..end], at_ms);
+            start = end + 1;
+            search = start;
         }
+        pending.drain(..start);
+        self.pending = pending;
     }
 
     /// Ends the body (`at_ms` is when it ended) and returns the trace; a

@@ -151,7 +151,7 @@ async fn a_body_over_the_cap_is_an_error_and_is_not_read_further() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn long_answers_are_cut_in_turns_csv_with_their_full_length() {
-    let chars = 10_000;
+    let chars = 5_000;
     let gateway = hostile::start(Hostile::LongAnswers { chars }).await;
     let dir = tempfile::tempdir().unwrap();
     let outcome = run(&gateway_run(dir.path(), gateway.url(), Vec::new())).await;
