@@ -15,8 +15,8 @@
 //! `[redacted]`. The driver's client redacts what it reads before it keeps
 //! or cuts it (so an excerpt never holds half a secret), the report manager
 //! redacts every file it writes, and every line the commands print goes
-//! through [`println!`](crate::secret::println) and
-//! [`eprintln!`](crate::secret::eprintln) here.
+//! through `secret::println!` and
+//! `secret::eprintln!` here.
 //!
 //! Besides the value itself, the set holds the forms an echo commonly
 //! takes: JSON-escaped (a value with `"` or `\` inside a JSON string), CSV
@@ -194,7 +194,7 @@ pub fn redact_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
 
 /// Writes `args` and a line break to stdout, redacted. A closed stdout (a
 /// pipe whose reader went away) is ignored rather than a panic. Called by
-/// [`println!`](crate::secret::println).
+/// `secret::println!`.
 pub fn print_line(args: fmt::Arguments<'_>) {
     let text = fmt::format(args);
     let mut out = std::io::stdout().lock();
@@ -202,7 +202,7 @@ pub fn print_line(args: fmt::Arguments<'_>) {
 }
 
 /// Writes `args` to stdout without a line break, redacted. Called by
-/// [`print!`](crate::secret::print).
+/// `secret::print!`.
 pub fn print_text(args: fmt::Arguments<'_>) {
     let text = fmt::format(args);
     let mut out = std::io::stdout().lock();
@@ -211,7 +211,7 @@ pub fn print_text(args: fmt::Arguments<'_>) {
 }
 
 /// Writes `args` and a line break to stderr, redacted. Called by
-/// [`eprintln!`](crate::secret::eprintln).
+/// `secret::eprintln!`.
 pub fn eprint_line(args: fmt::Arguments<'_>) {
     let text = fmt::format(args);
     let _ = writeln!(std::io::stderr().lock(), "{}", redact(&text));

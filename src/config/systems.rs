@@ -210,3 +210,34 @@ fn check_ports(gateways: &[GatewaySpec]) -> Result<(), ConfigError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn systems(argv: &[&str]) -> Result<SystemsConfig, clap::Error> {
+        let options = match Cli::try_parse_from(argv)?.command {
+            Command::Run(a) => a.systems,
+            Command::Semantics(a) => a.systems,
+            _ => unreachable!("a command that drives systems"),
+        };
+        Ok(SystemsConfig::from_options(&options).unwrap())
+    }
+
+    #[test]
+    fn the_response_cap_is_shared_by_run_and_semantics() {
+        let default = systems(&["continuity-bench", "run"]).unwrap();
+        assert_eq!(default.max_response_bytes, 4 * 1024 * 1024);
+        for command in ["run", "semantics"] {
+            let set =
+                systems(&["continuity-bench", command, "--max-response-bytes", "65536"]).unwrap();
+            let options = set.send_options(Duration::from_secs(3));
+            assert_eq!(options.max_response_bytes, 65536, "{command}");
+            assert_eq!(options.deadline, Duration::from_secs(3));
+        }
+        let err = systems(&["continuity-bench", "run", "--max-response-bytes", "0"]).unwrap_err();
+        assert!(err.to_string().contains("--max-response-bytes"), "{err}");
+    }
+}

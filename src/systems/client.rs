@@ -14,6 +14,7 @@
 //! this file.
 
 use super::content::content_text;
+use super::room::{reserve_large, Room, SMALL_BODY};
 use super::sse::{assemble, SseReader, StreamTrace};
 use crate::openai::ChatRequest;
 use crate::proxy::ProxyMode;
@@ -21,35 +22,11 @@ use crate::secret::{redact, redact_owned, Secret};
 use anyhow::Context as _;
 use serde_json::Value;
 use std::time::{Duration, Instant};
-use tokio::sync::{Semaphore, SemaphorePermit};
 
 /// Default of `--max-response-bytes`: 4 MiB, a thousand times a long chat
 /// answer, small enough that 100 conversations in flight stay far below a
 /// gigabyte.
 pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 4 * 1024 * 1024;
-
-/// Bytes of a response body read before it counts as large.
-const SMALL_BODY: u64 = 256 * 1024;
-
-/// Room, in KiB, for large response bodies across every exchange in flight.
-/// A body that grows past [`SMALL_BODY`] first reserves its whole cap here
-/// (at most all of it), and reads nothing more until it has; the reservation
-/// is given back when the exchange has been parsed. So the bodies the
-/// harness holds stay under `concurrency x 256 KiB + 64 MiB`, whatever the
-/// concurrency and whatever a gateway sends, and a worker never holds part
-/// of the room while it waits for more (no deadlock). Honest answers are far
-/// below 256 KiB and never wait here.
-const LARGE_BODY_ROOM_KIB: u32 = 64 * 1024;
-
-static LARGE_BODIES: Semaphore = Semaphore::const_new(LARGE_BODY_ROOM_KIB as usize);
-
-/// Reserves room for a body that may grow to `cap` bytes.
-async fn reserve_large(cap: u64) -> Option<SemaphorePermit<'static>> {
-    let kib = u32::try_from(cap.div_ceil(1024))
-        .unwrap_or(u32::MAX)
-        .min(LARGE_BODY_ROOM_KIB);
-    LARGE_BODIES.acquire_many(kib).await.ok()
-}
 
 /// How one exchange is bounded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,7 +128,7 @@ struct Body {
     bytes: Vec<u8>,
     stream: Option<StreamTrace>,
     /// The room reserved for a large body, held until it is parsed.
-    _room: Option<SemaphorePermit<'static>>,
+    _room: Option<Room>,
 }
 
 /// What came back: a body read to its end, or a response whose body was
@@ -287,7 +264,8 @@ async fn receive(
     if announced > SMALL_BODY {
         room = reserve_large(cap).await;
     }
-    // A power of two, so that doubling lands on SMALL_BODY exactly.
+    // Unannounced, start at 16 KiB: doubling then lands on SMALL_BODY
+    // exactly, so a body waiting for room holds no more than that.
     let initial = if announced > 0 { announced } else { 16 * 1024 };
     let mut bytes = Vec::with_capacity(if streamed { 0 } else { initial as usize });
     let mut read = 0u64;

@@ -2,11 +2,15 @@
 //! upstream pair and a reference proxy per built-in system, an upstream
 //! pair per external gateway), the preflight request that proves each one
 //! answers before the work starts, and how to address them ([`client`]:
-//! the driver's HTTP client, one exchange with a deadline, server-sent
-//! events read as a client does).
+//! the driver's HTTP client, one bounded exchange with a deadline, no
+//! redirects and a size cap; [`sse`]: server-sent events read as a client
+//! does; `content`: what a reply's `content` holds; `room`: the shared
+//! memory bound for large bodies). Everything read from a system under test
+//! is redacted before it is kept.
 
 pub mod client;
 mod content;
+mod room;
 pub mod sse;
 
 pub use client::{
