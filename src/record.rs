@@ -242,6 +242,7 @@ mod tests {
             answer_chars: answer.chars().count() as u64,
             answer,
             error: None,
+            bleed_from: String::new(),
         }
     }
 

@@ -903,6 +903,7 @@ mod tests {
             status: Some(200),
             latency_ms: 1.0,
             answer: format!("answer {turn}"),
+            answer_chars: 8,
             error: None,
             bleed_from: bleed.into(),
         };
