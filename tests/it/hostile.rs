@@ -8,7 +8,7 @@ use crate::common::gateways::free_port;
 use crate::common::hostile::{self, Hostile};
 use crate::common::{csv_rows, quick_run, repo};
 use continuity_bench::config::{GatewaySpec, Replay, RunConfig};
-use continuity_bench::continuity::{self, RunOutcome};
+use continuity_bench::continuity::{self, report::ReportData};
 use continuity_bench::openai::{ChatMessage, ChatRequest};
 use continuity_bench::secret::Secret;
 use continuity_bench::systems::{driver_client, send, Exchange, SendOptions, SystemKind, Target};
@@ -31,15 +31,16 @@ fn gateway_run(out: &Path, url: String, headers: Vec<(String, Secret)>) -> RunCo
     config
 }
 
-async fn run(config: &RunConfig) -> RunOutcome {
-    continuity::execute(config, CancellationToken::new())
+async fn run(config: &RunConfig) -> ReportData {
+    let outcome = continuity::execute(config, CancellationToken::new(), Instant::now())
         .await
-        .unwrap()
+        .unwrap();
+    outcome.data.expect("conversations finished")
 }
 
 /// Every conversation's (only) turn is an error whose reason passes `check`.
-fn every_turn_failed(outcome: &RunOutcome, check: impl Fn(&str) -> bool) {
-    let turns = &outcome.data.turns;
+fn every_turn_failed(data: &ReportData, check: impl Fn(&str) -> bool) {
+    let turns = &data.turns;
     assert_eq!(turns.len(), 150, "one final turn per conversation");
     for t in turns {
         let reason = t.error.as_deref().unwrap_or("no error");
@@ -94,8 +95,8 @@ async fn a_redirect_is_an_error_and_the_secret_header_stays_home() {
         gateway.url(),
         vec![("X-Api-Key".into(), secret)],
     );
-    let outcome = run(&config).await;
-    every_turn_failed(&outcome, |r| r.starts_with("HTTP 302 redirect to "));
+    let data = run(&config).await;
+    every_turn_failed(&data, |r| r.starts_with("HTTP 302 redirect to "));
     assert!(
         landing.seen.lock().unwrap().is_empty(),
         "the landing server got no request, so no X-Api-Key"
@@ -138,13 +139,13 @@ async fn a_body_over_the_cap_is_an_error_and_is_not_read_further() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = gateway_run(dir.path(), gateway.url(), Vec::new());
     config.systems.max_response_bytes = cap;
-    let outcome = run(&config).await;
-    every_turn_failed(&outcome, |r| {
+    let data = run(&config).await;
+    every_turn_failed(&data, |r| {
         r.starts_with("response larger than 262144 bytes")
     });
     config.stream = true;
-    let outcome = run(&config).await;
-    every_turn_failed(&outcome, |r| {
+    let data = run(&config).await;
+    every_turn_failed(&data, |r| {
         r.starts_with("response larger than 262144 bytes")
     });
 }
@@ -154,9 +155,9 @@ async fn long_answers_are_cut_in_turns_csv_with_their_full_length() {
     let chars = 5_000;
     let gateway = hostile::start(Hostile::LongAnswers { chars }).await;
     let dir = tempfile::tempdir().unwrap();
-    let outcome = run(&gateway_run(dir.path(), gateway.url(), Vec::new())).await;
+    let data = run(&gateway_run(dir.path(), gateway.url(), Vec::new())).await;
     // In memory (where scoring reads it) the answer is whole.
-    for t in &outcome.data.turns {
+    for t in &data.turns {
         assert_eq!(t.answer.chars().count(), chars);
         assert_eq!(t.answer_chars, chars as u64);
     }
