@@ -175,6 +175,7 @@ impl RunConfig {
             stream: self.stream,
             attempt_timeout_ms: self.attempt_timeout.as_millis() as u64,
             request_timeout_ms: self.request_timeout.as_millis() as u64,
+            max_response_bytes: self.systems.max_response_bytes,
             systems,
             judge: self.judge.as_ref().map(crate::judge::JudgeConfig::describe),
             interrupted: false,
@@ -270,6 +271,9 @@ pub struct ResolvedConfig {
     pub attempt_timeout_ms: u64,
     /// Deadline of every driver request, milliseconds.
     pub request_timeout_ms: u64,
+    /// Largest response body the driver reads, bytes.
+    #[serde(default)]
+    pub max_response_bytes: u64,
     /// Systems under test, in order.
     pub systems: Vec<String>,
     /// The LLM judge (endpoint, model, prompt version; never a key), if any.

@@ -202,6 +202,12 @@ pub async fn execute(
     if let Some(judge) = &judge {
         judge_undetermined(&mut outcomes, &dataset, judge.judge.as_ref(), &cancel).await;
     }
+    // Scoring is done: keep only what turns.csv holds of each answer.
+    for c in &mut outcomes {
+        for turn in &mut c.outcome.turns {
+            turn.bound_answer();
+        }
+    }
     // A held TIMEOUT is recorded when the upstream sees the gateway go
     // away, which can be just after the gateway's answer reached the driver
     // (and the snapshot shows what is still in flight either way).
