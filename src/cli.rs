@@ -16,6 +16,8 @@ pub struct Cli {
 }
 
 /// The subcommands.
+// Parsed once at start; the size difference between variants costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Replay the dataset through the systems under test while their primary
@@ -254,6 +256,19 @@ pub struct RunArgs {
     /// The LLM judge for answers the fast path cannot decide.
     #[command(flatten)]
     pub judge: JudgeOptions,
+    /// The answer contracts.
+    #[command(flatten)]
+    pub contracts: ContractOptions,
+}
+
+/// Options of the answer contracts every answer is checked against.
+/// Shared by every command that checks answers.
+#[derive(Debug, Clone, Args)]
+pub struct ContractOptions {
+    /// The `ttft` contract fails a stream whose first content token came
+    /// later than this after the request was sent.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    pub ttft_limit: std::time::Duration,
 }
 
 /// The systems under test: the built-in reference proxies and any external

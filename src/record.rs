@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 pub const ANSWER_BOUND: usize = 4000;
 
 /// One request the driver sent to a system under test, and what came back.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TurnRecord {
     /// Run index, from 1.
     pub run: u32,
@@ -54,6 +54,26 @@ pub struct TurnRecord {
     /// `;`-separated (context bleed, on any turn); empty when none.
     #[serde(default)]
     pub bleed_from: String,
+    /// Request sent to response headers, milliseconds, if they came.
+    #[serde(default)]
+    pub ttfb_ms: Option<f64>,
+    /// A stream's request sent to its first non-empty content token,
+    /// milliseconds, if one came.
+    #[serde(default)]
+    pub ttft_ms: Option<f64>,
+    /// `choices[0].finish_reason` of the answer, if it carried one.
+    #[serde(default)]
+    pub finish_reason: Option<String>,
+    /// Every answer contract that applied to the answer, with its outcome
+    /// (`empty=pass;junk_prefix=fail`); empty when none was checked.
+    #[serde(default)]
+    pub contracts: String,
+    /// The contracts the answer broke, `;`-separated; empty when none.
+    #[serde(default)]
+    pub contract_violations: String,
+    /// Why, one `name: reason` per broken contract.
+    #[serde(default)]
+    pub contract_reasons: String,
 }
 
 impl TurnRecord {
@@ -242,7 +262,7 @@ mod tests {
             answer_chars: answer.chars().count() as u64,
             answer,
             error: None,
-            bleed_from: String::new(),
+            ..TurnRecord::default()
         }
     }
 

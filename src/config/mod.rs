@@ -17,8 +17,8 @@ pub use judge::{calibrate_config, judge_config};
 pub use run::{default_report_dir, OutDir, Replay, ResolvedConfig, ResolvedGateway, RunConfig};
 pub use semantics::SemanticsConfig;
 pub use serve::{
-    dataset_source, generate_options, latency_profile, profile_source, proxy_config,
-    upstreams_config,
+    contracts_config, dataset_source, generate_options, latency_profile, profile_source,
+    proxy_config, upstreams_config,
 };
 pub use systems::{parse_gateways, EnvLookup, GatewaySpec, SystemsConfig};
 

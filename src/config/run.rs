@@ -66,6 +66,8 @@ pub struct RunConfig {
     pub systems: SystemsConfig,
     /// The LLM judge for what the fast path leaves undetermined, if any.
     pub judge: Option<crate::judge::JudgeConfig>,
+    /// The answer contracts every answer is checked against.
+    pub contracts: std::sync::Arc<crate::contracts::Contracts>,
 }
 
 impl RunConfig {
@@ -156,6 +158,7 @@ impl RunConfig {
             fail_system,
             systems,
             judge,
+            contracts: std::sync::Arc::new(super::contracts_config(&args.contracts)?),
         })
     }
 

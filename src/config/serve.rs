@@ -126,3 +126,19 @@ pub fn generate_options(args: &GenerateArgs) -> Result<GenerateOptions, Generate
     options.validate()?;
     Ok(options)
 }
+
+/// The answer contracts the options ask for.
+///
+/// # Errors
+/// [`ConfigError::ZeroDuration`] for `--ttft-limit 0s`.
+pub fn contracts_config(
+    options: &crate::cli::ContractOptions,
+) -> Result<crate::contracts::Contracts, ConfigError> {
+    let settings = crate::contracts::ContractSettings {
+        ttft_limit: options.ttft_limit,
+        ..crate::contracts::ContractSettings::default()
+    };
+    crate::contracts::Contracts::new(settings).map_err(|_| ConfigError::ZeroDuration {
+        flag: "--ttft-limit",
+    })
+}

@@ -77,6 +77,7 @@ pub(super) fn assemble(
             method: c.scored.method,
             reason: c.scored.reason.clone(),
             bleed_from: c.scored.bleed_from.join(";"),
+            contract_violations: violations_from(&o.turns, planned.turn),
             answer_excerpt: last
                 .filter(|t| t.is_final)
                 .map(|t| t.answer.chars().take(EXCERPT_CHARS).collect())
@@ -102,6 +103,20 @@ pub(super) fn assemble(
         attempts,
         summary,
     }
+}
+
+/// The contracts broken on the event turn or after it, once each, in the
+/// order first met.
+fn violations_from(turns: &[TurnRecord], event_turn: u32) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for t in turns.iter().filter(|t| t.turn >= event_turn) {
+        for name in t.contract_violations.split(';').filter(|n| !n.is_empty()) {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    names.join(";")
 }
 
 /// The stage an event reached, from the conversation's turns and the

@@ -11,6 +11,7 @@
 
 mod assemble;
 mod collect;
+mod contracts;
 pub mod record;
 pub mod report;
 pub mod summary;
@@ -199,6 +200,18 @@ pub async fn execute(
         return Ok(nothing(&out));
     }
     mark_bleed(&mut outcomes, &dataset, &anchors, &cancel);
+    contracts::check_answers(
+        &mut outcomes,
+        &dataset,
+        &config.contracts,
+        contracts::Sent {
+            system_prompt: SYSTEM_PROMPT,
+            replay: config.replay,
+            stream: config.stream,
+            model: &config.systems.model,
+        },
+        &cancel,
+    );
     if let Some(judge) = &judge {
         judge_undetermined(&mut outcomes, &dataset, judge.judge.as_ref(), &cancel).await;
     }

@@ -71,6 +71,11 @@ pub struct EventRecord {
     /// Ids of other conversations whose anchor appeared in the final answer,
     /// separated by `;` (context bleed). Empty when none.
     pub bleed_from: String,
+    /// The answer contracts broken from the event turn to the end,
+    /// `;`-separated; empty when none. A preserved event with none is
+    /// *clean*.
+    #[serde(default)]
+    pub contract_violations: String,
     /// The first 160 characters of the final answer.
     pub answer_excerpt: String,
     /// Requests the primary upstream saw for the event turn.
@@ -104,6 +109,7 @@ pub(crate) mod fixture {
             method: VerdictMethod::FastPath,
             reason: String::new(),
             bleed_from: String::new(),
+            contract_violations: String::new(),
             answer_excerpt: String::new(),
             primary_attempts: 1,
             fallback_attempts: 1,

@@ -327,6 +327,48 @@ pub fn violations(results: &[ContractResult]) -> Vec<ContractName> {
         .collect()
 }
 
+/// The columns of one checked answer, as `turns.csv` writes them: every
+/// contract that applied with its outcome (`empty=pass;language=fail`), the
+/// names that failed (`language`), and their reasons (`language: ...`).
+pub fn columns(results: &[ContractResult]) -> (String, String, String) {
+    let applied: Vec<String> = results
+        .iter()
+        .filter_map(|r| {
+            r.outcome
+                .as_ref()
+                .map(|o| format!("{}={}", r.name.as_str(), o.as_str()))
+        })
+        .collect();
+    let reasons: Vec<String> = results
+        .iter()
+        .filter_map(|r| match &r.outcome {
+            Some(o @ Outcome::Fail { .. }) => Some(format!(
+                "{}: {}",
+                r.name.as_str(),
+                o.reason().unwrap_or_default()
+            )),
+            _ => None,
+        })
+        .collect();
+    (
+        applied.join(";"),
+        violations_column(results),
+        reasons.join("; "),
+    )
+}
+
+/// Reads a `contracts` column back: each contract that applied, with its
+/// outcome name (`pass`, `fail`, `undetermined`). Unknown names are skipped.
+pub fn parse_applied(column: &str) -> Vec<(ContractName, &str)> {
+    column
+        .split(';')
+        .filter_map(|item| {
+            let (name, outcome) = item.split_once('=')?;
+            Some((ContractName::from_name(name.trim())?, outcome.trim()))
+        })
+        .collect()
+}
+
 /// The `contract_violations` column: failed contract names joined by `;`,
 /// empty when none failed.
 pub fn violations_column(results: &[ContractResult]) -> String {

@@ -24,6 +24,46 @@ use tokio_util::sync::CancellationToken;
 /// The error of a request abandoned by Ctrl-C.
 pub const INTERRUPTED: &str = "interrupted (Ctrl-C) before the answer arrived";
 
+/// The index of the first turn sent: every turn in live replay, the final
+/// one in fast-forward.
+pub fn first_sent(replay: Replay, n_turns: usize) -> usize {
+    match replay {
+        Replay::Live => 0,
+        Replay::FastForward => n_turns.saturating_sub(1),
+    }
+}
+
+/// The messages of the request for turn `index` (from 0): the system
+/// prompt, every earlier turn with the reply the system gave (`sent`, the
+/// records of the turns sent so far, in order) or, for turns fast-forward
+/// skips, the dataset's scripted reply, then the turn's user message. The
+/// replay and anything that re-checks an answer later build the request
+/// the same way.
+pub fn request_messages(
+    conversation: &Conversation,
+    system_prompt: &str,
+    replay: Replay,
+    sent: &[TurnRecord],
+    index: usize,
+) -> Vec<ChatMessage> {
+    let skipped = first_sent(replay, conversation.n_turns());
+    let mut messages = Vec::with_capacity(2 * index + 2);
+    messages.push(ChatMessage::new("system", system_prompt));
+    for (k, turn) in conversation.turns.iter().enumerate().take(index) {
+        messages.push(ChatMessage::new("user", &turn.user));
+        let reply = if k < skipped {
+            turn.assistant.as_deref().unwrap_or_default()
+        } else {
+            sent.get(k - skipped).map_or("", |r| r.answer.as_str())
+        };
+        messages.push(ChatMessage::new("assistant", reply));
+    }
+    if let Some(turn) = conversation.turns.get(index) {
+        messages.push(ChatMessage::new("user", &turn.user));
+    }
+    messages
+}
+
 /// Replays `conversation` through `target` and returns one record per request
 /// sent, and whether `cancel` cut it short (a request in flight when it fires
 /// is abandoned and recorded with the error "interrupted"). `run_start` is the
@@ -38,30 +78,22 @@ pub async fn replay_conversation(
     cancel: &CancellationToken,
 ) -> (Vec<TurnRecord>, bool) {
     let n = conversation.n_turns();
-    let mut messages = vec![ChatMessage::new("system", &options.system_prompt)];
-    let first_sent = match options.replay {
-        Replay::Live => 0,
-        Replay::FastForward => {
-            for turn in &conversation.turns[..n - 1] {
-                messages.push(ChatMessage::new("user", &turn.user));
-                messages.push(ChatMessage::new(
-                    "assistant",
-                    turn.assistant.as_deref().unwrap_or_default(),
-                ));
-            }
-            n - 1
-        }
-    };
+    let first_sent = first_sent(options.replay, n);
     let send_options = SendOptions {
         deadline: options.request_timeout,
         max_response_bytes: options.max_response_bytes,
     };
     let mut records = Vec::with_capacity(n - first_sent);
-    for (index, turn) in conversation.turns.iter().enumerate().skip(first_sent) {
-        messages.push(ChatMessage::new("user", &turn.user));
+    for index in first_sent..n {
         let request = ChatRequest {
             model: options.model.clone(),
-            messages: messages.clone(),
+            messages: request_messages(
+                conversation,
+                &options.system_prompt,
+                options.replay,
+                &records,
+                index,
+            ),
             stream: options.stream,
             stream_options: None,
             extra: serde_json::Map::new(),
@@ -90,13 +122,12 @@ pub async fn replay_conversation(
                 answer: String::new(),
                 answer_chars: 0,
                 error: Some(INTERRUPTED.to_string()),
-                bleed_from: String::new(),
+                ..TurnRecord::default()
             });
             return (records, true);
         };
         let usable = reply.answer.is_some();
         let answer = reply.answer.unwrap_or_default();
-        messages.push(ChatMessage::new("assistant", &answer));
         records.push(TurnRecord {
             run,
             system: target.name.clone(),
@@ -111,7 +142,10 @@ pub async fn replay_conversation(
             answer_chars: answer.chars().count() as u64,
             answer,
             error: reply.error,
-            bleed_from: String::new(),
+            ttfb_ms: reply.ttfb_ms,
+            ttft_ms: reply.ttft_ms,
+            finish_reason: reply.finish_reason,
+            ..TurnRecord::default()
         });
         if !usable {
             break;

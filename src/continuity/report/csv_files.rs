@@ -9,7 +9,7 @@ use crate::report::{csv, Exporter, ReportError};
 use std::path::Path;
 
 /// Columns of turns.csv, in order (the fields of [`TurnRecord`]).
-pub const TURN_COLUMNS: [&str; 14] = [
+pub const TURN_COLUMNS: [&str; 20] = [
     "run",
     "system",
     "conversation",
@@ -24,14 +24,29 @@ pub const TURN_COLUMNS: [&str; 14] = [
     "answer_chars",
     "error",
     "bleed_from",
+    "ttfb_ms",
+    "ttft_ms",
+    "finish_reason",
+    "contracts",
+    "contract_violations",
+    "contract_reasons",
 ];
 
 /// Columns added to turns.csv since the first release: a file without them
 /// (an older report) is still read, the field taking its default.
-pub const TURN_COLUMNS_ADDED: [&str; 2] = ["answer_chars", "bleed_from"];
+pub const TURN_COLUMNS_ADDED: [&str; 8] = [
+    "answer_chars",
+    "bleed_from",
+    "ttfb_ms",
+    "ttft_ms",
+    "finish_reason",
+    "contracts",
+    "contract_violations",
+    "contract_reasons",
+];
 
 /// Columns of events.csv, in order (the fields of [`EventRecord`]).
-pub const EVENT_COLUMNS: [&str; 17] = [
+pub const EVENT_COLUMNS: [&str; 18] = [
     "run",
     "system",
     "conversation",
@@ -46,6 +61,7 @@ pub const EVENT_COLUMNS: [&str; 17] = [
     "method",
     "reason",
     "bleed_from",
+    "contract_violations",
     "answer_excerpt",
     "primary_attempts",
     "fallback_attempts",
@@ -170,11 +186,11 @@ mod tests {
         let data = report_data();
         assert_eq!(
             header(&TurnsCsv.render(&data).unwrap()),
-            "run,system,conversation,turn,turns,is_final,messages_sent,sent_at_ms,status,latency_ms,answer,answer_chars,error,bleed_from"
+            "run,system,conversation,turn,turns,is_final,messages_sent,sent_at_ms,status,latency_ms,answer,answer_chars,error,bleed_from,ttfb_ms,ttft_ms,finish_reason,contracts,contract_violations,contract_reasons"
         );
         assert_eq!(
             header(&EventsCsv.render(&data).unwrap()),
-            "run,system,conversation,turns,turn,stage,stage_reason,fault_mode,client_status,latency_ms,verdict,method,reason,bleed_from,answer_excerpt,primary_attempts,fallback_attempts"
+            "run,system,conversation,turns,turn,stage,stage_reason,fault_mode,client_status,latency_ms,verdict,method,reason,bleed_from,contract_violations,answer_excerpt,primary_attempts,fallback_attempts"
         );
         assert_eq!(
             header(&AttemptsCsv.render(&data).unwrap()),
@@ -288,7 +304,7 @@ mod tests {
                 .unwrap_err();
         assert!(
             err.to_string()
-                .starts_with("e.csv row 1: 3 fields, expected 17"),
+                .starts_with("e.csv row 1: 3 fields, expected 18"),
             "{err}"
         );
 

@@ -6,9 +6,10 @@ use super::ReportData;
 use crate::config::ResolvedConfig;
 use crate::continuity::record::{EventRecord, Stage};
 use crate::continuity::summary::{
-    AttemptSummary, BleedExample, BleedSummary, CloByLength, CloSummary, GroupRate, StageCounts,
-    Summary, SystemSummary, VerdictCounts,
+    AttemptSummary, BleedExample, BleedSummary, CloByLength, CloSummary, ContractRate, GroupRate,
+    StageCounts, Summary, SystemSummary, VerdictCounts,
 };
+use crate::contracts::ContractName;
 use crate::faults::{FaultMode, Role};
 use crate::record::{AttemptAction, AttemptRecord, TurnRecord};
 use crate::scoring::{Verdict, VerdictMethod};
@@ -42,6 +43,22 @@ fn stateless() -> SystemSummary {
         stage_reasons: vec![],
         warning: None,
         survival: rate(0, 750),
+        clean_cpr: rate(0, 750),
+        contracts: vec![
+            ContractRate {
+                contract: ContractName::JunkPrefix,
+                applied: 6750,
+                undetermined: 0,
+                broken: rate(0, 6750),
+            },
+            ContractRate {
+                contract: ContractName::Refusal,
+                applied: 6750,
+                undetermined: 0,
+                broken: rate(0, 6750),
+            },
+        ],
+        ttft_ms: Distribution::default(),
         events: 750,
         verdicts: VerdictCounts {
             preserved: 0,
@@ -109,6 +126,22 @@ fn history() -> SystemSummary {
         stage_reasons: vec![],
         warning: None,
         survival: rate(744, 750),
+        clean_cpr: rate(743, 750),
+        contracts: vec![
+            ContractRate {
+                contract: ContractName::JunkPrefix,
+                applied: 6747,
+                undetermined: 10,
+                broken: rate(1, 6737),
+            },
+            ContractRate {
+                contract: ContractName::Refusal,
+                applied: 6747,
+                undetermined: 0,
+                broken: rate(0, 6747),
+            },
+        ],
+        ttft_ms: Distribution::default(),
         events: 750,
         verdicts: VerdictCounts {
             preserved: 744,
@@ -329,6 +362,7 @@ fn rows() -> (Vec<TurnRecord>, Vec<EventRecord>, Vec<AttemptRecord>) {
                         } else {
                             String::new()
                         },
+                        ..TurnRecord::default()
                     });
                     final_latency = latency;
                 }
@@ -361,6 +395,11 @@ fn rows() -> (Vec<TurnRecord>, Vec<EventRecord>, Vec<AttemptRecord>) {
                     method: VerdictMethod::FastPath,
                     reason: reason.to_string(),
                     bleed_from: bleed_from.to_string(),
+                    contract_violations: if bleed {
+                        "junk_prefix".to_string()
+                    } else {
+                        String::new()
+                    },
                     answer_excerpt: excerpt,
                     primary_attempts: 1,
                     fallback_attempts: 1,

@@ -162,6 +162,19 @@ fn system_section(out: &mut String, s: &Summary, x: &SystemSummary) {
         rate_with_counts(&x.conditional_cpr),
         interval(&x.conditional_cpr.wilson)
     );
+    let _ = writeln!(
+        out,
+        "- Clean CPR (preserved, and no answer contract broken from the event turn on): {}, Wilson {level} {}",
+        rate_with_counts(&x.clean_cpr),
+        interval(&x.clean_cpr.wilson)
+    );
+    if x.ttft_ms.n > 0 {
+        let _ = writeln!(
+            out,
+            "- Time to first token (streams, every answered turn): {}",
+            distribution(&x.ttft_ms, false)
+        );
+    }
     let v = &x.verdicts;
     let _ = writeln!(
         out,
@@ -244,6 +257,7 @@ fn system_section(out: &mut String, s: &Summary, x: &SystemSummary) {
         &level,
     );
     group_table(out, "CPR per run", "Run", &x.cpr_per_run, &level);
+    contracts_table(out, x, &level);
     if !a.per_event.is_empty() {
         let _ = writeln!(out, "### Attempts per event\n");
         let _ = writeln!(out, "| Attempts | Events |\n|---:|---:|");
@@ -271,6 +285,31 @@ fn system_section(out: &mut String, s: &Summary, x: &SystemSummary) {
         }
         let _ = writeln!(out);
     }
+}
+
+/// Per contract: the answers it applied to, those it could not judge, and
+/// the share of the rest that broke it.
+fn contracts_table(out: &mut String, x: &SystemSummary, level: &str) {
+    if x.contracts.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "### Answer contracts (every delivered answer)\n");
+    let _ = writeln!(
+        out,
+        "| Contract | Applied | Undetermined | Broken | Wilson {level} |\n|---|---:|---:|---:|---|"
+    );
+    for c in &x.contracts {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} |",
+            c.contract.as_str(),
+            c.applied,
+            c.undetermined,
+            rate_with_counts(&c.broken),
+            interval(&c.broken.wilson)
+        );
+    }
+    let _ = writeln!(out);
 }
 
 fn group_table(out: &mut String, title: &str, key: &str, groups: &[GroupRate], level: &str) {
@@ -482,6 +521,14 @@ mod tests {
         has_line(
             &page,
             "- Planned events: 750: 750 failover, 0 broke before the faulted turn, 0 not exercised",
+        );
+        has_line(
+            &page,
+            "| junk_prefix | 6747 | 10 | 0.01 % (1/6737) | [0.00 %, 0.08 %] |",
+        );
+        has_line(
+            &page,
+            "- Clean CPR (preserved, and no answer contract broken from the event turn on): 99.07 % (743/750), Wilson 95 % [98.09 %, 99.55 %]",
         );
         has_line(
             &page,

@@ -9,12 +9,13 @@ use crate::report::format::{
 use crate::report::Table;
 
 /// Column headers; `{level}` is replaced by the confidence level.
-const HEADERS: [&str; 11] = [
+const HEADERS: [&str; 12] = [
     "system",
     "failover/planned",
     "CPR",
     "{level} Wilson",
     "clustered {level}",
+    "clean CPR",
     "availability",
     "survival",
     "bleed",
@@ -24,7 +25,7 @@ const HEADERS: [&str; 11] = [
 ];
 
 /// The table: system | failover/planned events | CPR | Wilson | clustered |
-/// availability | survival | bleeding answers | attempts/event | storm |
+/// clean CPR | availability | survival | bleeding answers | attempts/event | storm |
 /// event-turn p50/p95 ms, then the warnings, then a CLO line; an interrupted
 /// run says so first.
 pub fn render_table(summary: &Summary) -> String {
@@ -39,6 +40,7 @@ pub fn render_table(summary: &Summary) -> String {
             rate_with_counts(&x.cpr),
             interval(&x.cpr.wilson),
             interval(&x.cpr_clustered),
+            rate_percent(&x.clean_cpr),
             rate_percent(&x.availability),
             rate_percent(&x.survival),
             x.bleed.answers_bleeding.to_string(),
@@ -68,6 +70,21 @@ pub fn render_table(summary: &Summary) -> String {
     out.push_str(&table.render());
     for warning in summary.systems.iter().filter_map(|x| x.warning.as_ref()) {
         out.push_str(&format!("WARNING {warning}\n"));
+    }
+    for x in &summary.systems {
+        let broken: Vec<String> = x
+            .contracts
+            .iter()
+            .filter(|c| c.broken.successes > 0)
+            .map(|c| format!("{} {}", c.contract.as_str(), rate_with_counts(&c.broken)))
+            .collect();
+        if !broken.is_empty() {
+            out.push_str(&format!(
+                "{} delivered answers breaking a contract: {}\n",
+                x.name,
+                broken.join(", ")
+            ));
+        }
     }
     out.push_str(&clo_line(summary));
     out
@@ -102,7 +119,7 @@ mod tests {
     fn table_has_the_right_numbers_in_aligned_columns() {
         let table = render_table(&summary());
         let lines: Vec<&str> = table.lines().collect();
-        assert_eq!(lines.len(), 5, "{table}");
+        assert_eq!(lines.len(), 6, "{table}");
         assert!(
             lines[0].starts_with("system     failover/planned"),
             "{table}"
@@ -131,6 +148,10 @@ mod tests {
         assert_eq!(lines[3].chars().count(), lines[0].chars().count());
         assert_eq!(
             lines[4],
+            "history delivered answers breaking a contract: junk_prefix 0.01 % (1/6737)"
+        );
+        assert_eq!(
+            lines[5],
             "CLO (history - stateless, n = 747): median -450 ms, mean +59.2 ms, P95 +13,614 ms, P99 +14,890 ms"
         );
     }

@@ -9,10 +9,11 @@
 //! Pure: the same rows in any order give the same summary.
 
 use super::{
-    AttemptSummary, BleedExample, BleedSummary, CloByLength, CloSummary, GroupRate, StageCounts,
-    StageReason, Summary, SystemSummary, VerdictCounts,
+    AttemptSummary, BleedExample, BleedSummary, CloByLength, CloSummary, ContractRate, GroupRate,
+    StageCounts, StageReason, Summary, SystemSummary, VerdictCounts,
 };
 use crate::continuity::record::{EventRecord, Stage};
+use crate::contracts::{parse_applied, ContractName};
 use crate::faults::{FaultMode, Role};
 use crate::proxy::ProxyMode;
 use crate::record::{AttemptRecord, TurnRecord};
@@ -254,6 +255,36 @@ fn bleed(events: &[&EventRecord], answers: &[&TurnRecord]) -> BleedSummary {
     }
 }
 
+/// The share of delivered answers that broke each contract, over the
+/// answers it applied to and decided; contracts that applied to nothing
+/// are left out.
+fn contract_rates(answers: &[&TurnRecord]) -> Vec<ContractRate> {
+    let mut tally: BTreeMap<ContractName, (u64, u64, u64)> = BTreeMap::new();
+    for t in answers {
+        for (name, outcome) in parse_applied(&t.contracts) {
+            let entry = tally.entry(name).or_default();
+            entry.0 += 1;
+            match outcome {
+                "fail" => entry.1 += 1,
+                "undetermined" => entry.2 += 1,
+                _ => {}
+            }
+        }
+    }
+    ContractName::ALL
+        .iter()
+        .filter_map(|name| {
+            let (applied, failed, undetermined) = tally.get(name).copied()?;
+            Some(ContractRate {
+                contract: *name,
+                applied,
+                undetermined,
+                broken: rate(failed, applied - undetermined),
+            })
+        })
+        .collect()
+}
+
 fn system_summary(
     ctx: &SummaryContext,
     name: &str,
@@ -307,6 +338,11 @@ fn system_summary(
     let cpr_by_length = cpr_by(events, |e| e.turns, |t| t.to_string());
 
     let latencies: Vec<f64> = events.iter().map(|e| e.latency_ms).collect();
+    let clean = events
+        .iter()
+        .filter(|e| preserved(e) && e.contract_violations.is_empty())
+        .count() as u64;
+    let ttfts: Vec<f64> = answers.iter().filter_map(|t| t.ttft_ms).collect();
     SystemSummary {
         name: name.to_string(),
         stages: stage_counts,
@@ -325,6 +361,9 @@ fn system_summary(
         cpr_run_max,
         cpr_by_fault,
         cpr_by_length,
+        clean_cpr: rate(clean, n),
+        contracts: contract_rates(answers),
+        ttft_ms: describe(&ttfts),
         bleed: bleed(events, answers),
         attempts: attempt_summary(name, events, by_turn),
         event_latency_ms: describe(&latencies),
@@ -906,6 +945,7 @@ mod tests {
             answer_chars: 8,
             error: None,
             bleed_from: bleed.into(),
+            ..TurnRecord::default()
         };
         let turns = vec![
             turn("c1", 2, "c9"),

@@ -10,6 +10,7 @@ pub mod build;
 pub use build::{summarize, SummaryContext};
 
 use super::record::Stage;
+use crate::contracts::ContractName;
 pub use crate::stats::Rate;
 use crate::stats::{Distribution, Interval};
 use serde::{Deserialize, Serialize};
@@ -106,6 +107,21 @@ pub struct BleedSummary {
     pub by_turn: Vec<(u32, u64)>,
     /// Up to ten examples, final answers first.
     pub examples: Vec<BleedExample>,
+}
+
+/// One answer contract over every answer a system delivered (a 2xx).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContractRate {
+    /// The contract.
+    pub contract: ContractName,
+    /// Answers it applied to.
+    pub applied: u64,
+    /// Of those, answers too short or ambiguous to judge: counted here, not
+    /// in the rate.
+    pub undetermined: u64,
+    /// Answers that broke it / answers it decided (applied minus
+    /// undetermined), with the pooled Wilson interval.
+    pub broken: Rate,
 }
 
 /// How many planned events reached each stage.
@@ -208,6 +224,15 @@ pub struct SystemSummary {
     pub cpr_by_fault: Vec<GroupRate>,
     /// CPR per conversation length (turns).
     pub cpr_by_length: Vec<GroupRate>,
+    /// Clean CPR: failover events preserved with no answer contract broken
+    /// from the event turn on / failover events.
+    pub clean_cpr: Rate,
+    /// Per answer contract, the answers it applied to and the share that
+    /// broke it.
+    pub contracts: Vec<ContractRate>,
+    /// A stream's time to first content token, on every answered turn
+    /// (empty when nothing was streamed), milliseconds.
+    pub ttft_ms: Distribution,
     /// Context bleed.
     pub bleed: BleedSummary,
     /// Upstream attempts per failover event.

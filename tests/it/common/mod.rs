@@ -44,6 +44,7 @@ pub fn quick_run(out: &Path, runs: u32) -> RunConfig {
             max_response_bytes: continuity_bench::systems::DEFAULT_MAX_RESPONSE_BYTES,
         },
         judge: None,
+        contracts: std::sync::Arc::new(continuity_bench::contracts::Contracts::default()),
     }
 }
 
