@@ -3,6 +3,8 @@
 //! quick run configurations, CSV readers).
 //!
 //! - [`accounting`]: stages, and figures that count only what was measured;
+//! - [`contracts`]: a gateway that trips each answer contract, and the
+//!   reference systems that must trip none;
 //! - [`end_to_end`]: `run` as a user runs it, in process and as a binary;
 //! - [`controls`]: positive and negative controls of every `run` metric;
 //! - [`interrupt`]: Ctrl-C in every phase;
@@ -16,6 +18,7 @@
 
 mod accounting;
 mod common;
+mod contracts;
 mod controls;
 mod end_to_end;
 mod hostile;

@@ -59,6 +59,55 @@ pub enum Misbehaviour {
     /// Never calls its upstreams: answers every request itself by echoing
     /// the user's messages back.
     AnswersItself,
+    /// Forwards faithfully, then puts a stray ", " before every answer.
+    PrefixesJunk,
+    /// Forwards faithfully, then adds two German sentences to every answer.
+    TranslatesPart,
+    /// Forwards faithfully, then strips the outer braces of every answer
+    /// (structured output that no longer parses).
+    StripsJsonBraces,
+    /// Forwards faithfully, then replaces every answer with a refusal.
+    Refuses,
+    /// Forwards faithfully, then empties every answer.
+    EmptiesAnswers,
+    /// Forwards faithfully, then cuts every answer in half and says
+    /// `finish_reason: "length"`.
+    CutsAnswersShort,
+    /// Forwards streams, holding each one back for [`STALL`] before its
+    /// first byte.
+    StallsFirstToken,
+}
+
+/// How long `StallsFirstToken` holds a stream back.
+pub const STALL: Duration = Duration::from_millis(1500);
+
+/// Changes the answer of a completion body the way a contract control
+/// gateway does; the others leave it alone.
+fn alter(kind: Misbehaviour, json: &mut Value) {
+    let Some(content) = json["choices"][0]["message"]["content"].as_str() else {
+        return;
+    };
+    let text = content.to_string();
+    let new = match kind {
+        Misbehaviour::PrefixesJunk => format!(", {text}"),
+        Misbehaviour::TranslatesPart => format!(
+            "{text} Ich hoffe, das hilft dir heute weiter. Sag mir bitte Bescheid, wenn du noch etwas anderes brauchst."
+        ),
+        Misbehaviour::StripsJsonBraces => text
+            .trim()
+            .trim_start_matches('{')
+            .trim_end_matches('}')
+            .to_string(),
+        Misbehaviour::Refuses => "I'm sorry, but I can't help with that request.".to_string(),
+        Misbehaviour::EmptiesAnswers => String::new(),
+        Misbehaviour::CutsAnswersShort => {
+            let words: Vec<&str> = text.split(' ').collect();
+            json["choices"][0]["finish_reason"] = Value::from("length");
+            words[..words.len().div_ceil(2)].join(" ")
+        }
+        _ => return,
+    };
+    json["choices"][0]["message"]["content"] = Value::String(new);
 }
 
 /// How long `CoolsDownPrimary` skips the primary after it failed.
@@ -163,11 +212,21 @@ async fn read_masking_cuts(g: &Gateway, body: &Value) -> Option<bytes::Bytes> {
 /// A streamed request: the primary's stream when it answers 2xx, else the
 /// fallback's, cut short by `CutsFallbackStreams`.
 async fn handle_stream(g: &Gateway, body: &Value) -> Response {
+    let stall = g.kind == Misbehaviour::StallsFirstToken;
     let sse = |status: u16, bytes: bytes::Bytes| {
+        let body = if stall {
+            // Headers now, the stream's first byte after the stall.
+            axum::body::Body::from_stream(futures::stream::once(async move {
+                tokio::time::sleep(STALL).await;
+                Ok::<bytes::Bytes, std::io::Error>(bytes)
+            }))
+        } else {
+            axum::body::Body::from(bytes)
+        };
         Response::builder()
             .status(status)
             .header("content-type", "text/event-stream")
-            .body(axum::body::Body::from(bytes))
+            .body(body)
             .unwrap()
     };
     if g.kind == Misbehaviour::MasksCutStreams {
@@ -276,7 +335,9 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
     }
     match (&primary, g.kind) {
         (Some((status, json)), _) if (200..300).contains(status) => {
-            return (StatusCode::OK, Json(json.clone())).into_response();
+            let mut json = json.clone();
+            alter(g.kind, &mut json);
+            return (StatusCode::OK, Json(json)).into_response();
         }
         (Some((status, json)), Misbehaviour::NeverFallsBack) => {
             let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::BAD_GATEWAY);
@@ -300,7 +361,14 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
         | Misbehaviour::NoStreamFailover
         | Misbehaviour::MasksCutStreams
         | Misbehaviour::DropsFirstTurns
-        | Misbehaviour::AnswersItself => messages.clone(),
+        | Misbehaviour::AnswersItself
+        | Misbehaviour::PrefixesJunk
+        | Misbehaviour::TranslatesPart
+        | Misbehaviour::StripsJsonBraces
+        | Misbehaviour::Refuses
+        | Misbehaviour::EmptiesAnswers
+        | Misbehaviour::CutsAnswersShort
+        | Misbehaviour::StallsFirstToken => messages.clone(),
         Misbehaviour::TruncateToLast3 => messages[messages.len().saturating_sub(3)..].to_vec(),
     });
     if g.kind == Misbehaviour::DropsParams {
@@ -327,6 +395,9 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
             json["choices"][0]["message"]["content"] =
                 Value::String(format!("{text} Anything else I can help with?"));
         }
+    }
+    if let Some((_, json)) = answer.as_mut() {
+        alter(g.kind, json);
     }
     match answer {
         Some((status, json)) => (
