@@ -337,6 +337,9 @@ pub struct SemanticsArgs {
     /// Also write the results as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// The answer contracts.
+    #[command(flatten)]
+    pub contracts: ContractOptions,
 }
 
 /// Arguments of `report`.

@@ -45,6 +45,8 @@ pub struct SemanticsConfig {
     pub cooldown_wait: Duration,
     /// Where to write the results as JSON, if anywhere.
     pub json: Option<PathBuf>,
+    /// The answer contracts every answer is checked against.
+    pub contracts: std::sync::Arc<crate::contracts::Contracts>,
 }
 
 impl SemanticsConfig {
@@ -72,6 +74,7 @@ impl SemanticsConfig {
             stream: args.stream,
             cooldown_wait: args.cooldown_wait,
             json: args.json.clone(),
+            contracts: std::sync::Arc::new(super::contracts_config(&args.contracts)?),
         })
     }
 }

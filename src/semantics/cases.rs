@@ -34,6 +34,9 @@ pub struct Case {
     pub label: &'static str,
     /// What the primary does.
     pub fault: Fault,
+    /// Whether the request asks for structured output (a JSON schema), so
+    /// the `schema` contract applies to the answer.
+    pub structured: bool,
 }
 
 /// `Retry-After` of the 429 case.
@@ -43,8 +46,14 @@ pub const RETRY_AFTER: Duration = Duration::from_secs(1);
 /// permanent errors, then the transient ones, so that a gateway that cools
 /// a failing provider down has seen no failure before the cases that must
 /// reach the primary.
-pub const CASES: [Case; 13] = [
+pub const CASES: [Case; 14] = [
     case("ok", "answers normally", Fault::None),
+    Case {
+        id: "schema",
+        label: "answers normally; the request asks for structured output",
+        fault: Fault::None,
+        structured: true,
+    },
     case("400", "400 invalid request", Fault::Status(400)),
     case("401", "401 invalid API key", Fault::Status(401)),
     case("402", "402 payment required", Fault::Status(402)),
@@ -60,7 +69,32 @@ pub const CASES: [Case; 13] = [
 ];
 
 const fn case(id: &'static str, label: &'static str, fault: Fault) -> Case {
-    Case { id, label, fault }
+    Case {
+        id,
+        label,
+        fault,
+        structured: false,
+    }
+}
+
+/// The `response_format` of a structured case: a small fixed schema.
+pub fn response_format() -> serde_json::Value {
+    serde_json::json!({
+        "type": "json_schema",
+        "json_schema": {
+            "name": "semantics_case",
+            "strict": true,
+            "schema": {
+                "type": "object",
+                "properties": {
+                    "answer": {"type": "string"},
+                    "confidence": {"type": "number"}
+                },
+                "required": ["answer", "confidence"],
+                "additionalProperties": false
+            }
+        }
+    })
 }
 
 impl Case {
@@ -196,7 +230,12 @@ mod tests {
                 assert!(v["error"]["type"].is_string(), "{}", spec.status);
             }
         }
-        let Some(FaultAction::Error(spec)) = CASES[6].action(Duration::ZERO) else {
+        let Some(FaultAction::Error(spec)) = CASES
+            .iter()
+            .find(|c| c.id == "429")
+            .unwrap()
+            .action(Duration::ZERO)
+        else {
             panic!("case 429 is a rate limit")
         };
         assert_eq!(spec.retry_after, Some(RETRY_AFTER));

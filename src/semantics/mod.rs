@@ -21,6 +21,7 @@ pub mod verdict;
 pub use report::{CaseResult, SemanticsJson, SemanticsReport, SystemResult};
 
 use crate::config::SemanticsConfig;
+use crate::contracts::{ContractInput, Language};
 use crate::faults::{FaultPlan, Role};
 use crate::openai::{ChatMessage, ChatRequest};
 use crate::systems::{driver_client, send, Systems, SystemsSpec, Target, SYSTEM_PROMPT};
@@ -101,7 +102,13 @@ async fn check_system(
             ],
             stream: config.stream,
             stream_options: None,
-            extra: case_params(),
+            extra: {
+                let mut extra = case_params();
+                if case.structured {
+                    extra.insert("response_format".into(), cases::response_format());
+                }
+                extra
+            },
         };
         let (observation, resent) = send_case(
             client,
@@ -200,9 +207,39 @@ async fn send_case(
             last(Role::Primary, primary_attempts),
             last(Role::Fallback, fallback_attempts),
         );
+        let contract_violations = match (&reply.answer, reply.status) {
+            (Some(text), Some(status)) if (200..300).contains(&status) => {
+                let ms = |v: Option<f64>| v.map(|ms| Duration::from_secs_f64(ms / 1000.0));
+                let input = ContractInput {
+                    request,
+                    expected_language: Some(Language::En),
+                    status,
+                    stream: request.stream,
+                    text,
+                    finish_reason: reply.finish_reason.as_deref(),
+                    ttft: ms(reply.ttft_ms),
+                    ttfb: ms(reply.ttfb_ms),
+                };
+                config
+                    .contracts
+                    .check(&input)
+                    .into_iter()
+                    .filter_map(|r| match r.outcome {
+                        Some(o) if o.is_fail() => Some(format!(
+                            "{}: {}",
+                            r.name.as_str(),
+                            o.reason().unwrap_or_default()
+                        )),
+                        _ => None,
+                    })
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
         let observation = Observation {
             client_status: reply.status,
             client_error: reply.error,
+            contract_violations,
             primary_attempts,
             fallback_attempts,
             fallback_model: fallback_row.map(|a| a.model.clone()),

@@ -161,6 +161,7 @@ mod tests {
         let observation = Observation {
             client_status: Some(200),
             client_error: None,
+            contract_violations: Vec::new(),
             primary_attempts: 1,
             fallback_attempts: 1,
             fallback_model: Some("continuity-sim-fallback".into()),

@@ -13,6 +13,9 @@ pub struct Observation {
     /// Why the client got no usable answer, if it did not (no response in
     /// time, a transport error, a non-2xx, a malformed body).
     pub client_error: Option<String>,
+    /// The answer contracts the answer the client got broke, as
+    /// `name: reason` (see [`crate::contracts`]); empty when none.
+    pub contract_violations: Vec<String>,
     /// Requests the primary upstream saw for the case.
     pub primary_attempts: u32,
     /// Requests the fallback upstream saw for the case.
@@ -146,6 +149,18 @@ pub fn assess(
             ),
         );
     }
+    // The upstreams answer cleanly: an answer that reaches the client
+    // broken (junk, a language drift, a broken schema, ...) was broken on
+    // the way.
+    if seen.answered() && !seen.contract_violations.is_empty() {
+        return verdict(
+            CaseStatus::Deviates,
+            format!(
+                "the answer the client got broke its contract: {}",
+                seen.contract_violations.join("; ")
+            ),
+        );
+    }
     let expected = match expected {
         Expected::Tree(decision) => decision,
         Expected::VisibleCut if seen.answered() && !seen.switched() => {
@@ -205,6 +220,7 @@ mod tests {
             client_error: status
                 .filter(|s| !(200..300).contains(s))
                 .map(|s| format!("HTTP {s}: ...")),
+            contract_violations: Vec::new(),
             primary_attempts: primary,
             fallback_attempts: fallback,
             fallback_model: None,

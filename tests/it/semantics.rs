@@ -42,6 +42,7 @@ async fn check_with_control_waiting(
         stream,
         cooldown_wait,
         json: None,
+        contracts: std::sync::Arc::new(continuity_bench::contracts::Contracts::default()),
     };
     semantics::execute(&config).await.unwrap()
 }
@@ -118,7 +119,7 @@ async fn a_gateway_that_never_fails_over_is_caught() {
     );
     assert_eq!(
         cases_with(&report, "control", Status::Expected),
-        ["ok", "400", "401", "402", "403"]
+        ["ok", "schema", "400", "401", "402", "403"]
     );
     let timeout = system(&report, "control")
         .cases
@@ -262,7 +263,7 @@ async fn a_gateway_that_does_not_fail_over_streams_is_caught_with_stream() {
     // must be.
     assert_eq!(
         cases_with(&report, "control", Status::Expected),
-        ["ok", "400", "401", "402", "403", "cut"]
+        ["ok", "schema", "400", "401", "402", "403", "cut"]
     );
 }
 
@@ -306,4 +307,39 @@ async fn a_gateway_that_masks_a_cut_stream_is_caught() {
         cut.verdict
     );
     assert_eq!(cut.observation.fallback_attempts, 0);
+}
+
+/// The structured-output case: a gateway that strips the outer braces of
+/// every answer is caught by the `schema` contract on it (and every case
+/// it answered), while the reference systems keep every answer's contract.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_that_breaks_structured_output_is_caught_by_the_schema_contract() {
+    let report = check_with_control(Misbehaviour::StripsJsonBraces).await;
+    assert_reference_systems_follow_the_tree(&report);
+    let control = system(&report, "control");
+    let schema = control.cases.iter().find(|c| c.case == "schema").unwrap();
+    assert_eq!(
+        schema.verdict.status,
+        Status::Deviates,
+        "{:?}",
+        schema.verdict
+    );
+    assert!(
+        schema
+            .observation
+            .contract_violations
+            .iter()
+            .any(|v| v.starts_with("schema: ")),
+        "{:?}",
+        schema.observation
+    );
+    for name in ["stateless", "history"] {
+        for c in &system(&report, name).cases {
+            assert!(
+                c.observation.contract_violations.is_empty(),
+                "{name} {}",
+                c.case
+            );
+        }
+    }
 }
