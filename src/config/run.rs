@@ -182,6 +182,7 @@ impl RunConfig {
             systems,
             judge: self.judge.as_ref().map(crate::judge::JudgeConfig::describe),
             interrupted: false,
+            requests_in_flight: RequestsInFlight::default(),
             model: self.systems.model.clone(),
             gateways: self
                 .systems
@@ -285,6 +286,10 @@ pub struct ResolvedConfig {
     /// Whether Ctrl-C cut the run short (the figures cover what finished).
     #[serde(default)]
     pub interrupted: bool,
+    /// How many requests could be in flight at once (see
+    /// [`crate::driver::gate`]).
+    #[serde(default)]
+    pub requests_in_flight: RequestsInFlight,
     /// The model id the driver asked for.
     pub model: String,
     /// External gateways (header values are never written, only names).
@@ -295,6 +300,21 @@ pub struct ResolvedConfig {
     pub percentile_method: String,
     /// Bootstrap resamples of the clustered interval.
     pub bootstrap_resamples: u32,
+}
+
+/// The room for requests in flight, as recorded in `config.json`: the
+/// open-file limit it was planned for, the cap it set (none when every
+/// conversation could have its request in flight) and the peak measured.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequestsInFlight {
+    /// The process's open-file limit, raised to its maximum (`None`: the
+    /// platform has none the harness reads).
+    pub open_file_limit: Option<u64>,
+    /// Most requests in flight through a built-in system the limit allowed,
+    /// when fewer than `concurrency`.
+    pub cap: Option<usize>,
+    /// Most requests that were in flight at once.
+    pub peak: Option<usize>,
 }
 
 /// An external gateway as recorded in `config.json`: no header values.

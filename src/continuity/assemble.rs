@@ -188,6 +188,16 @@ pub fn run_notes(config: &ResolvedConfig) -> Vec<String> {
                 .into(),
         );
     }
+    let flight = config.requests_in_flight;
+    if let (Some(limit), Some(cap)) = (flight.open_file_limit, flight.cap) {
+        notes.push(format!(
+            "All {} conversations were in flight at once, but requests waited for room under the open-file \
+             limit ({limit}): at most about {cap} through a built-in system at once (peak measured across all \
+             systems: {}). Raise `ulimit -n` to lift the cap.",
+            config.concurrency,
+            flight.peak.map_or_else(|| "n/a".to_string(), |p| p.to_string())
+        ));
+    }
     if config.interrupted {
         notes.push("The run was interrupted (Ctrl-C): the figures cover only the conversations that finished.".into());
     }

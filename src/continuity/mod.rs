@@ -18,12 +18,12 @@ pub mod summary;
 
 pub use assemble::run_notes;
 
-use crate::config::{OutDir, ResolvedConfig, RunConfig};
+use crate::config::{OutDir, RequestsInFlight, ResolvedConfig, RunConfig};
 use crate::dataset::Dataset;
-use crate::driver::{self, DriverOptions};
+use crate::driver::{self, gate, DriverOptions, GatePlan, RequestGate};
 use crate::faults::{FaultPlan, FaultProfile};
 use crate::scoring::AnchorIndex;
-use crate::systems::{driver_client, Systems, SystemsSpec, SYSTEM_PROMPT};
+use crate::systems::{driver_client, SystemKind, Systems, SystemsSpec, SYSTEM_PROMPT};
 use crate::upstream::{ConversationIndex, UpstreamContext};
 use anyhow::Context;
 use assemble::assemble;
@@ -88,6 +88,23 @@ fn load_inputs(config: &RunConfig) -> anyhow::Result<Inputs> {
     Ok(Inputs { dataset, plan })
 }
 
+/// The room for requests in flight under this process's open-file limit
+/// (raised to its maximum first); a capped plan is announced before the
+/// run.
+fn request_gate(config: &RunConfig) -> anyhow::Result<(GatePlan, Arc<RequestGate>)> {
+    let mut kinds = Vec::new();
+    if config.systems.builtin {
+        kinds.extend(crate::proxy::ProxyMode::ALL.map(SystemKind::Builtin));
+    }
+    kinds.extend(config.systems.gateways.iter().map(|_| SystemKind::Gateway));
+    let plan = GatePlan::new(config.concurrency, &kinds, gate::open_file_limit())?;
+    if let Some(line) = plan.describe(config.concurrency) {
+        crate::secret::eprintln!("{line}");
+    }
+    let gate = Arc::new(RequestGate::new(&plan));
+    Ok((plan, gate))
+}
+
 /// Creates the report directory (unique by default; `--out` must be empty
 /// unless `--force`) and proves it writable, before any request.
 fn claim_out(config: &RunConfig) -> anyhow::Result<PathBuf> {
@@ -114,6 +131,7 @@ pub async fn execute(
     started: Instant,
 ) -> anyhow::Result<RunOutcome> {
     let Inputs { dataset, plan } = load_inputs(config)?;
+    let gate = request_gate(config)?;
     let out = claim_out(config)?;
     let nothing = |out: &Path| {
         // Nothing finished: leave no empty report directory behind.
@@ -155,6 +173,7 @@ pub async fn execute(
         stream: config.stream,
         system_prompt: SYSTEM_PROMPT.to_string(),
         seed: config.seed,
+        gate: Arc::clone(&gate.1),
     };
     let judge = match &config.judge {
         Some(judge) => Some(crate::judge::start(judge, config.seed).await?),
@@ -234,6 +253,11 @@ pub async fn execute(
     let interrupted = cancel.is_cancelled();
     let resolved = ResolvedConfig {
         interrupted,
+        requests_in_flight: RequestsInFlight {
+            open_file_limit: gate.0.open_file_limit,
+            cap: gate.0.cap,
+            peak: Some(gate.1.peak()),
+        },
         ..resolved
     };
     let data = assemble(&resolved, &dataset, &ctx.plan, outcomes, attempts);

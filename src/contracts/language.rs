@@ -25,6 +25,9 @@
 //!   while the expected language is also there. One foreign sentence (a
 //!   quotation) or a borrowed word or proper name inside a sentence is not
 //!   a mix.
+//! - A failure that disappears when the proper names the user wrote are
+//!   removed from the reply is not one ("You grew up in Blemiliwych." says
+//!   nothing of the reply's language but the name, which reads as Polish).
 //! - Undetermined: fewer than [`MIN_REPLY_LETTERS`] letters, code or JSON
 //!   only, an unknown conversation language, or a detector that is unsure.
 //!
@@ -48,7 +51,7 @@
 
 use super::detect::{Detection, Detector};
 use super::prompt::{self, OtherLanguages};
-use super::text::{is_blank, prose, segments, weighted_letters};
+use super::text::{is_blank, proper_names, prose, segments, weighted_letters, without_names};
 use super::{mojibake, requested_format, Contract, ContractInput, ContractName, Language, Outcome};
 use std::collections::BTreeMap;
 
@@ -189,7 +192,12 @@ impl Contract for LanguageContract {
             ));
         };
         let others = prompt::other_languages(input.request, expected);
-        let outcome = self.judge(&prose, expected, &others);
+        let outcome = match self.judge(&prose, expected, &others) {
+            Outcome::Fail { reason } => {
+                self.rejudge_without_names(input, &prose, expected, &others, reason)
+            }
+            outcome => outcome,
+        };
         Some(match (outcome, certainty) {
             (Outcome::Fail { reason }, Certainty::Weak) => Outcome::undetermined(format!(
                 "{reason}, but the conversation's language is only a weak guess from short user messages"
@@ -215,6 +223,34 @@ impl LanguageContract {
             .find(|(l, _)| *l == expected)
             .map_or(0.0, |&(_, c)| c);
         (confidence >= FOREIGN_RATIO * of_expected).then_some(top)
+    }
+
+    /// A failing reply judged again without the proper names the user
+    /// wrote: when the failure came from those names alone, it is not one.
+    fn rejudge_without_names(
+        &self,
+        input: &ContractInput<'_>,
+        prose: &str,
+        expected: Language,
+        others: &OtherLanguages,
+        reason: String,
+    ) -> Outcome {
+        let names = proper_names(&prompt::user_texts(input.request));
+        let masked = without_names(prose, &names);
+        if matches!(masked, std::borrow::Cow::Borrowed(_)) {
+            return Outcome::Fail { reason };
+        }
+        let letters = weighted_letters(&masked);
+        if letters < MIN_REPLY_LETTERS {
+            return Outcome::undetermined(format!(
+                "without the names the user wrote, too short to judge the language ({letters} letters of prose; \
+                 {MIN_REPLY_LETTERS} needed)"
+            ));
+        }
+        match self.judge(&masked, expected, others) {
+            Outcome::Fail { .. } => Outcome::Fail { reason },
+            again => again,
+        }
     }
 
     fn judge(&self, prose: &str, expected: Language, others: &OtherLanguages) -> Outcome {
@@ -335,6 +371,20 @@ mod tests {
             None,
         );
         assert_eq!(asked, Outcome::Pass);
+    }
+
+    #[test]
+    fn a_name_the_user_wrote_is_no_evidence_but_a_translated_reply_still_fails() {
+        let user = "I grew up in Blemiliwych, a small town by the river, and I still go back every summer. Where did I grow up?";
+        // Seen at 10,000 conversations: the composed name alone reads as Polish.
+        assert!(!matches!(
+            judge(user, "You grew up in Blemiliwych.", None),
+            Outcome::Fail { .. }
+        ));
+        let polish =
+            "Dorastałeś w Blemiliwych, małym miasteczku nad rzeką. Często o nim opowiadasz.";
+        let got = judge(user, polish, None);
+        assert!(matches!(got, Outcome::Fail { .. }), "{got:?}");
     }
 
     #[test]

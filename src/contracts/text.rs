@@ -2,6 +2,7 @@
 //! prose of a reply without its code, and letter counts weighted by script.
 
 use std::borrow::Cow;
+use std::collections::BTreeSet;
 
 /// Characters that render as nothing and count as blank.
 const INVISIBLE: [char; 4] = ['\u{200B}', '\u{200C}', '\u{200D}', '\u{FEFF}'];
@@ -104,6 +105,79 @@ pub fn prose(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Proper names in `texts`: words of two letters or more written with a
+/// capital inside a sentence (not its first word), as a user writes the
+/// name of a person or a place.
+pub fn proper_names<S: AsRef<str>>(texts: &[S]) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    for text in texts {
+        let mut sentence_start = true;
+        for (word, boundary_before) in words(text.as_ref()) {
+            sentence_start |= boundary_before;
+            let capital = word.chars().next().is_some_and(char::is_uppercase);
+            if capital && !sentence_start && word.chars().count() >= 2 {
+                names.insert(word.to_owned());
+            }
+            sentence_start = false;
+        }
+    }
+    names
+}
+
+/// `text` with every whole word in `names` blanked out, so that a name the
+/// user wrote and the reply repeats is not taken as evidence of the
+/// reply's language.
+pub fn without_names<'a>(text: &'a str, names: &BTreeSet<String>) -> Cow<'a, str> {
+    if names.is_empty() || !words(text).any(|(w, _)| names.contains(w)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = 0;
+    for (word, _) in words(text) {
+        if names.contains(word) {
+            // `word` is a subslice of `text`: its offset is exact.
+            let start = word.as_ptr() as usize - text.as_ptr() as usize;
+            out.push_str(&text[rest..start]);
+            out.push(' ');
+            rest = start + word.len();
+        }
+    }
+    out.push_str(&text[rest..]);
+    Cow::Owned(out)
+}
+
+/// The words of `text` (runs of letters), each with whether a sentence
+/// boundary (`.`, `!`, `?`, a line break, a colon or a quotation mark)
+/// came between it and the word before.
+fn words(text: &str) -> impl Iterator<Item = (&str, bool)> + '_ {
+    let mut boundary = false;
+    let mut start: Option<usize> = None;
+    let mut chars = text
+        .char_indices()
+        .chain(std::iter::once((text.len(), ' ')));
+    std::iter::from_fn(move || {
+        for (i, c) in chars.by_ref() {
+            if c.is_alphabetic() {
+                start.get_or_insert(i);
+                continue;
+            }
+            let found = start
+                .take()
+                .map(|s| (&text[s..i], std::mem::take(&mut boundary)));
+            if matches!(
+                c,
+                '.' | '!' | '?' | '\n' | ':' | '"' | '\u{201C}' | '\u{201D}' | '\u{3002}'
+            ) {
+                boundary = true;
+            }
+            if found.is_some() {
+                return found;
+            }
+        }
+        None
+    })
+}
+
 /// Lower-cases `text` and straightens typographic apostrophes, for pattern
 /// matching.
 pub fn fold(text: &str) -> String {
@@ -113,6 +187,19 @@ pub fn fold(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_written_inside_a_sentence_are_blanked_where_repeated() {
+        let names = proper_names(&["I grew up in Blemiliwych. Then we moved to Leeds with Ana."]);
+        assert!(names.contains("Blemiliwych") && names.contains("Leeds") && names.contains("Ana"));
+        assert!(!names.contains("I") && !names.contains("Then"));
+        assert_eq!(
+            without_names("You grew up in Blemiliwych.", &names),
+            "You grew up in  ."
+        );
+        let untouched = "You grew up by the sea.";
+        assert!(matches!(without_names(untouched, &names), Cow::Borrowed(_)));
+    }
 
     #[test]
     fn blank_includes_invisible_characters() {

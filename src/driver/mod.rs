@@ -8,8 +8,10 @@
 //! cancellation token stops workers between requests and aborts requests in
 //! flight; what finished is still delivered.
 
+pub mod gate;
 pub mod replay;
 
+pub use gate::{GatePlan, RequestGate};
 pub use replay::replay_conversation;
 
 use crate::config::Replay;
@@ -42,6 +44,8 @@ pub struct DriverOptions {
     pub system_prompt: String,
     /// Master seed (the job order derives from it).
     pub seed: u64,
+    /// Room for requests in flight under the open-file limit.
+    pub gate: Arc<RequestGate>,
 }
 
 /// One conversation of one system in one run, finished.

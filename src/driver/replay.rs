@@ -101,12 +101,19 @@ pub async fn replay_conversation(
         if cancel.is_cancelled() {
             return (records, true);
         }
+        // Room for the request's sockets; the wait is not the system's
+        // latency, so the clock starts after it.
+        let pass = tokio::select! {
+            pass = options.gate.enter(target.kind) => pass,
+            () = cancel.cancelled() => return (records, true),
+        };
         let sent_at_ms = run_start.elapsed().as_secs_f64() * 1000.0;
         let started = Instant::now();
         let exchange = tokio::select! {
             exchange = send(client, target, &request, send_options) => Some(exchange),
             () = cancel.cancelled() => None,
         };
+        drop(pass);
         let Some(reply) = exchange else {
             records.push(TurnRecord {
                 run,

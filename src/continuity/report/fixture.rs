@@ -276,6 +276,7 @@ pub(crate) fn config() -> ResolvedConfig {
         systems: vec!["stateless".into(), "history".into()],
         judge: None,
         interrupted: false,
+        requests_in_flight: Default::default(),
         model: "continuity-sim".into(),
         gateways: Vec::new(),
         confidence: 0.95,

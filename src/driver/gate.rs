@@ -1,0 +1,268 @@
+//! How many requests the driver may have in flight at once, so that a run
+//! at thousands of conversations never fails on the harness's own side
+//! ("Too many open files") and reports a gateway's errors, not its own.
+//!
+//! Every request in flight holds sockets in this process: the driver's
+//! connection to the system and, for a built-in system, the proxy's end of
+//! it, the proxy's connections to both upstreams (one may sit idle in its
+//! pool while the other is used) and the upstreams' ends of them. An
+//! external gateway runs in its own process, so only the driver's
+//! connection and the upstream's end of the gateway's connection count
+//! here. [`GatePlan::new`] divides the open-file limit (raised to its hard
+//! maximum first, as far as the system allows) by those costs, after a
+//! reserve for listeners, files and connections closing. When
+//! `--concurrency` fits, the gate never blocks; when it does not, the
+//! conversations still all start, and each request waits for room before
+//! it is sent. The plan is printed before the run, and the report states
+//! the limit, the cap and the peak of requests actually in flight.
+
+use crate::systems::SystemKind;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// Descriptors one request through a built-in system holds in this process
+/// at most: client and server ends of the driver's connection, of the
+/// proxy's connection to the primary and of its connection to the fallback.
+pub const BUILTIN_COST: u32 = 6;
+
+/// Descriptors one request through an external gateway holds in this
+/// process: the driver's connection and the upstream's end of the
+/// gateway's connection.
+pub const GATEWAY_COST: u32 = 2;
+
+/// Descriptors kept out of the budget whatever the limit: listeners, the
+/// report files, the judge, standard streams.
+pub const FIXED_RESERVE: u64 = 256;
+
+/// Share of the limit also kept out: connections closing, idle ones a
+/// gateway keeps open to the upstreams.
+pub const RESERVE_SHARE: f64 = 0.1;
+
+/// The descriptors a request through a system of `kind` costs.
+pub fn cost(kind: SystemKind) -> u32 {
+    match kind {
+        SystemKind::Builtin(_) => BUILTIN_COST,
+        SystemKind::Gateway => GATEWAY_COST,
+    }
+}
+
+/// Why no request can be sent at all.
+#[derive(Debug, thiserror::Error)]
+pub enum GateError {
+    /// The open-file limit leaves no room for one request.
+    #[error(
+        "the open-file limit of this process is {limit} descriptors, too few for even one request \
+         (one needs {cost}, after a reserve of {reserve}); raise it with `ulimit -n 4096` before the run"
+    )]
+    TooLow {
+        /// The limit.
+        limit: u64,
+        /// Descriptors of one request through the costliest system.
+        cost: u32,
+        /// Descriptors kept out of the budget.
+        reserve: u64,
+    },
+}
+
+/// What the gate allows, decided before the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GatePlan {
+    /// The open-file limit the plan was made for (`None`: the platform has
+    /// none the harness can read, and nothing is capped).
+    pub open_file_limit: Option<u64>,
+    /// Descriptors the requests in flight may hold together.
+    pub budget: u64,
+    /// Requests in flight through the costliest system the budget allows,
+    /// when that is fewer than `--concurrency`; `None` when every
+    /// conversation can have its request in flight at once.
+    pub cap: Option<usize>,
+}
+
+impl GatePlan {
+    /// The plan for `concurrency` conversations over systems of `kinds`
+    /// under an open-file limit of `limit`.
+    ///
+    /// # Errors
+    /// When the limit leaves no room for one request.
+    pub fn new(
+        concurrency: usize,
+        kinds: &[SystemKind],
+        limit: Option<u64>,
+    ) -> Result<Self, GateError> {
+        let Some(limit) = limit else {
+            return Ok(GatePlan {
+                open_file_limit: None,
+                budget: u64::from(u32::MAX),
+                cap: None,
+            });
+        };
+        let costliest = kinds.iter().map(|k| cost(*k)).max().unwrap_or(GATEWAY_COST);
+        // The share is of a descriptor count: far below 2^52, exact in f64.
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
+        let reserve = FIXED_RESERVE + (limit as f64 * RESERVE_SHARE) as u64;
+        let budget = limit.saturating_sub(reserve);
+        let room = budget / u64::from(costliest);
+        if room == 0 {
+            return Err(GateError::TooLow {
+                limit,
+                cost: costliest,
+                reserve,
+            });
+        }
+        let demand = concurrency as u64;
+        Ok(GatePlan {
+            open_file_limit: Some(limit),
+            budget: budget.min(u64::from(u32::MAX)),
+            cap: (demand > room).then(|| usize::try_from(room).unwrap_or(usize::MAX)),
+        })
+    }
+
+    /// The line printed before a capped run, `None` when nothing is capped.
+    pub fn describe(&self, concurrency: usize) -> Option<String> {
+        let (Some(limit), Some(cap)) = (self.open_file_limit, self.cap) else {
+            return None;
+        };
+        Some(format!(
+            "note: the open-file limit ({limit}, `ulimit -n`) allows about {cap} requests in flight through a \
+             built-in system ({BUILTIN_COST} descriptors each) or {} through an external gateway \
+             ({GATEWAY_COST} each); all {concurrency} conversations run, and a request waits for room before \
+             it is sent; raise the limit to lift the cap",
+            self.budget / u64::from(GATEWAY_COST)
+        ))
+    }
+}
+
+/// The open-file limit of this process, raised first to its hard maximum
+/// (as far as the system lets an unprivileged process). `None` where the
+/// platform has no such limit or it cannot be read.
+pub fn open_file_limit() -> Option<u64> {
+    let raised = rlimit::increase_nofile_limit(u64::MAX).ok();
+    raised.or_else(|| rlimit::Resource::NOFILE.get().ok().map(|(soft, _)| soft))
+}
+
+/// The gate itself: descriptor permits, and the count of requests in flight
+/// with its peak.
+#[derive(Debug)]
+pub struct RequestGate {
+    permits: Arc<Semaphore>,
+    in_flight: AtomicUsize,
+    peak: AtomicUsize,
+}
+
+/// A request's room in the gate; dropping it gives the room back.
+#[derive(Debug)]
+pub struct Pass<'a> {
+    gate: &'a RequestGate,
+    _permit: Option<OwnedSemaphorePermit>,
+}
+
+impl Drop for Pass<'_> {
+    fn drop(&mut self) {
+        self.gate.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl RequestGate {
+    /// A gate with the room of `plan`.
+    pub fn new(plan: &GatePlan) -> Self {
+        let permits = usize::try_from(plan.budget)
+            .unwrap_or(Semaphore::MAX_PERMITS)
+            .min(Semaphore::MAX_PERMITS);
+        RequestGate {
+            permits: Arc::new(Semaphore::new(permits)),
+            in_flight: AtomicUsize::new(0),
+            peak: AtomicUsize::new(0),
+        }
+    }
+
+    /// Waits for room for one request through a system of `kind`.
+    pub async fn enter(&self, kind: SystemKind) -> Pass<'_> {
+        // The semaphore is never closed, so acquiring fails only if it were.
+        let permit = Arc::clone(&self.permits)
+            .acquire_many_owned(cost(kind))
+            .await
+            .ok();
+        let now = self.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        self.peak.fetch_max(now, Ordering::Relaxed);
+        Pass {
+            gate: self,
+            _permit: permit,
+        }
+    }
+
+    /// The most requests that were in flight at once.
+    pub fn peak(&self) -> usize {
+        self.peak.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proxy::ProxyMode;
+
+    const BUILTIN: SystemKind = SystemKind::Builtin(ProxyMode::History);
+
+    #[test]
+    fn a_run_that_fits_is_not_capped() {
+        let plan = GatePlan::new(100, &[BUILTIN, BUILTIN], Some(20_000)).unwrap();
+        assert_eq!(plan.cap, None);
+        assert_eq!(plan.describe(100), None);
+        // 20,000 less 256 and 10 %.
+        assert_eq!(plan.budget, 17_744);
+    }
+
+    #[test]
+    fn a_run_that_does_not_fit_is_capped_by_its_costliest_system() {
+        let plan = GatePlan::new(10_000, &[BUILTIN, SystemKind::Gateway], Some(20_000)).unwrap();
+        assert_eq!(plan.cap, Some(17_744 / 6));
+        let line = plan.describe(10_000).unwrap();
+        assert!(
+            line.contains("20000") && line.contains("2957") && line.contains("ulimit -n"),
+            "{line}"
+        );
+        // Gateways alone cost less each.
+        let plan = GatePlan::new(10_000, &[SystemKind::Gateway], Some(20_000)).unwrap();
+        assert_eq!(plan.cap, Some(8_872));
+    }
+
+    #[test]
+    fn a_limit_with_no_room_is_an_error_naming_ulimit() {
+        let err = GatePlan::new(10, &[BUILTIN], Some(260)).unwrap_err();
+        assert!(err.to_string().contains("ulimit -n"), "{err}");
+        assert!(GatePlan::new(10, &[BUILTIN], Some(300)).is_ok());
+    }
+
+    #[test]
+    fn no_limit_caps_nothing() {
+        let plan = GatePlan::new(1_000_000, &[BUILTIN], None).unwrap();
+        assert_eq!(plan.cap, None);
+    }
+
+    #[tokio::test]
+    async fn the_gate_holds_requests_beyond_its_room_and_counts_the_peak() {
+        let plan = GatePlan {
+            open_file_limit: Some(1000),
+            budget: 12,
+            cap: Some(2),
+        };
+        let gate = RequestGate::new(&plan);
+        let a = gate.enter(BUILTIN).await;
+        let b = gate.enter(BUILTIN).await;
+        let third =
+            tokio::time::timeout(std::time::Duration::from_millis(50), gate.enter(BUILTIN)).await;
+        assert!(third.is_err(), "a third request must wait for room");
+        drop(a);
+        let c = tokio::time::timeout(std::time::Duration::from_millis(50), gate.enter(BUILTIN))
+            .await
+            .expect("room came back");
+        assert_eq!(gate.peak(), 2);
+        drop((b, c));
+        assert_eq!(gate.in_flight.load(Ordering::Relaxed), 0);
+    }
+}
