@@ -250,14 +250,9 @@ mod tests {
             route(
                 "bad|x",
                 &[
-                    (
-                        ContractName::JunkPrefix,
-                        Outcome::Fail {
-                            evidence: "\x00\x01".into(),
-                        },
-                    ),
+                    (ContractName::JunkPrefix, Outcome::fail("\x00\x01")),
                     (ContractName::Empty, Outcome::Pass),
-                    (ContractName::Ttft, Outcome::Undetermined),
+                    (ContractName::Ttft, Outcome::undetermined("no token")),
                 ],
             )
         };
@@ -303,12 +298,7 @@ mod tests {
         let bad = || {
             route(
                 "bad",
-                &[(
-                    ContractName::Schema,
-                    Outcome::Fail {
-                        evidence: "x".into(),
-                    },
-                )],
+                &[(ContractName::Schema, Outcome::fail("x"))],
             )
         };
         let ctl = || route("ctl", &[(ContractName::Refusal, Outcome::Pass)]);
