@@ -289,10 +289,7 @@ mod tests {
     fn undetermined_beats_pass_and_not_run_is_absent() {
         let mut e = RouteEvidence::new("a");
         e.probes = vec![
-            probe(
-                ProbeKind::Roleplay,
-                &[(ContractName::Empty, Outcome::Pass)],
-            ),
+            probe(ProbeKind::Roleplay, &[(ContractName::Empty, Outcome::Pass)]),
             probe(
                 ProbeKind::Schema,
                 &[(ContractName::Empty, Outcome::undetermined("short"))],
@@ -336,7 +333,10 @@ mod tests {
         let e: RouteEvidence = serde_json::from_str(json).unwrap();
         assert!(e.probes[0].trusted);
         assert_eq!(e.language, Some(Language::Fr));
-        assert_eq!(e.probes[0].results[0].outcome, Outcome::fail("missing `name`"));
+        assert_eq!(
+            e.probes[0].results[0].outcome,
+            Outcome::fail("missing `name`")
+        );
         let back: RouteEvidence =
             serde_json::from_str(&serde_json::to_string(&e).unwrap()).unwrap();
         assert_eq!(back, e);

@@ -295,12 +295,7 @@ mod tests {
             control: Some("ctl".into()),
             ..Policy::default()
         };
-        let bad = || {
-            route(
-                "bad",
-                &[(ContractName::Schema, Outcome::fail("x"))],
-            )
-        };
+        let bad = || route("bad", &[(ContractName::Schema, Outcome::fail("x"))]);
         let ctl = || route("ctl", &[(ContractName::Refusal, Outcome::Pass)]);
         let good = |n: &str| route(n, &[(ContractName::Refusal, Outcome::Pass)]);
         let mut m = Machine::new();

@@ -450,7 +450,8 @@ mod tests {
             b"data: {\"choices\": []}\n\ndata: {\"provider\": \"Atlas\", \"choices\": []}\n\ndata: [DONE]\n\ndata: {\"provider\": \"late\"}\n\n",
         );
         assert_eq!(stream_provider(&trace).as_deref(), Some("Atlas"));
-        let none = super::super::sse::read_all(b"data: [DONE]\n\ndata: {\"provider\": \"late\"}\n\n");
+        let none =
+            super::super::sse::read_all(b"data: [DONE]\n\ndata: {\"provider\": \"late\"}\n\n");
         assert_eq!(stream_provider(&none), None);
     }
 
