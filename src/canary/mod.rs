@@ -27,10 +27,13 @@ pub mod evidence;
 pub mod ignore;
 pub mod language;
 pub mod machine;
+pub mod output;
 pub mod policy;
 pub mod probe;
 pub mod prober;
 pub mod record;
+pub mod report;
+pub mod runner;
 pub mod state;
 pub mod summary;
 

@@ -44,7 +44,7 @@ use std::time::Duration;
 /// Default time-to-first-token limit when probing the simulated endpoint:
 /// short, so that the slow route costs a fraction of a second per round
 /// (a real endpoint gets the contract default, 10 s).
-pub const SIM_TTFT_LIMIT: Duration = Duration::from_millis(250);
+pub const SIM_TTFT_LIMIT: Duration = Duration::from_millis(200);
 
 /// How the simulated endpoint behaves.
 #[derive(Debug, Clone, PartialEq)]
