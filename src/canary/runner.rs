@@ -29,7 +29,7 @@ use super::report::{
 use super::state::{self, StateError};
 use super::summary::summarise;
 use crate::config::{CanaryConfig, CanaryEndpoint, CanaryReleaseConfig, OutDir};
-use crate::contracts::{ContractSettings, Contracts};
+use crate::contracts::ContractSettings;
 use crate::report::dir::{claim_given, claim_unique, DirError};
 use crate::report::ReportError;
 use crate::secret::Secret;
@@ -216,10 +216,10 @@ pub async fn execute(
             });
         }
     }
-    let contracts = Contracts::new(ContractSettings {
+    let contracts = ContractSettings {
         ttft_limit: config.ttft_limit,
         ..ContractSettings::default()
-    })?;
+    };
     let prober = Prober::new(
         client,
         ProbeTarget {
@@ -227,13 +227,13 @@ pub async fn execute(
             headers,
             model: config.model.clone(),
         },
-        contracts,
+        &contracts,
         ProberSettings {
             deadline: config.probe_timeout,
             max_response_bytes: config.max_response_bytes,
             concurrency: config.concurrency,
         },
-    );
+    )?;
 
     let start = if config.no_wait {
         machine

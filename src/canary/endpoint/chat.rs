@@ -156,6 +156,25 @@ pub fn draw_fault(config: &SimConfig, route: &SimRoute, rng: &mut impl Rng) -> O
     }
 }
 
+/// What a request asks, as the key of its draws: its kind and its last
+/// user message (the two confirmations of a language probe are the same
+/// request and share a key; their count tells them apart).
+pub fn request_key(request: &ChatRequest) -> String {
+    let kind = match reply::asked(request) {
+        reply::Asked::Structured => "structured",
+        reply::Asked::Roleplay => "roleplay",
+        reply::Asked::Text => "text",
+    };
+    let last = request
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == "user")
+        .map(|m| m.text())
+        .unwrap_or_default();
+    format!("{kind}:{last}")
+}
+
 /// The handler.
 pub async fn completions(State(state): State<Arc<SimState>>, body: Bytes) -> Response {
     let request: ChatRequest = match serde_json::from_slice(&body) {
@@ -178,9 +197,10 @@ pub async fn completions(State(state): State<Arc<SimState>>, body: Bytes) -> Res
         Ok(routes) => routes,
         Err(message) => return wire::error(404, &message, None),
     };
+    let key = request_key(&request);
     let mut failed = None;
     for route in routes {
-        let mut rng = state.draw(&route.tag);
+        let mut rng = state.draw(&route.tag, &key);
         match draw_fault(config, route, &mut rng) {
             Some(fault) => failed = Some(fault),
             None => return answer(config, route, &request, &mut rng),

@@ -18,7 +18,8 @@
 //! never from a field only the harness sends.
 //!
 //! Randomness comes from `crate::seed::rng` only, keyed by the master seed,
-//! the route, the round and the route's request count in that round: the
+//! the route, what was asked, the round and the count of such requests to
+//! the route in that round: the
 //! command tells the endpoint which round it runs ([`SimEndpoint::begin_round`],
 //! the endpoint's clock), so that a restarted canary sees the same replies
 //! an uninterrupted one would, whatever the concurrency across routes.
@@ -87,7 +88,7 @@ impl SimConfig {
 pub struct SimState {
     config: SimConfig,
     round: AtomicU64,
-    counters: Mutex<HashMap<String, u64>>,
+    counters: Mutex<HashMap<(String, String), u64>>,
 }
 
 impl SimState {
@@ -114,19 +115,24 @@ impl SimState {
             .clear();
     }
 
-    /// The generator of the next request `route` answers this round.
-    pub fn draw(&self, route: &str) -> ChaCha8Rng {
+    /// The generator of the next request `route` answers this round with
+    /// content `key` (what was asked: see [`chat::request_key`]). Keyed by
+    /// content as well as route, so that the probes of one route, sent at
+    /// once and arriving in any order, each get the same draws every time.
+    pub fn draw(&self, route: &str, key: &str) -> ChaCha8Rng {
         let round = self.round.load(Ordering::SeqCst);
         let index = {
             let mut counters = self.counters.lock().unwrap_or_else(|e| e.into_inner());
-            let n = counters.entry(route.to_string()).or_insert(0);
+            let n = counters
+                .entry((route.to_string(), key.to_string()))
+                .or_insert(0);
             let index = *n;
             *n += 1;
             index
         };
         crate::seed::rng(
             self.config.seed,
-            &format!("canary-sim/{route}"),
+            &format!("canary-sim/{route}/{key}"),
             round.saturating_mul(1 << 20).saturating_add(index),
         )
     }

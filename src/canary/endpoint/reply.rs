@@ -1,12 +1,13 @@
 //! What a simulated route says, decided from the request alone: a minimal
 //! instance of the requested schema for structured output, an in-character
 //! English reply to the roleplay probe, otherwise three phrasebook
-//! sentences in the language of the user's message. Then the route's own
+//! sentences in the language of the user's message (one of the language
+//! probe's prompts, or detected). Then the route's own
 //! degradation, drawn from the request's generator and applied with the
 //! shared transforms of `crate::upstream::degrade`.
 
 use super::routes::Behaviour;
-use crate::canary::probe::is_roleplay;
+use crate::canary::probe::{is_roleplay, language_prompt};
 use crate::contracts::{detect_language, requested_format, Language, RequestedFormat};
 use crate::openai::ChatRequest;
 use crate::upstream::degrade::{self, phrasebook, Completion, DegradationKind, Drift};
@@ -72,7 +73,13 @@ pub fn clean(request: &ChatRequest, rng: &mut impl Rng) -> Completion {
         .find(|m| m.role == "user")
         .map(|m| m.text())
         .unwrap_or_default();
-    let language = detect_language(&last, &Language::ALL).unwrap_or(Language::En);
+    // The canary's own language prompts are recognised by their text (cheap);
+    // anything else by the language it is written in.
+    let language = Language::ALL
+        .into_iter()
+        .find(|l| language_prompt(*l) == last)
+        .or_else(|| detect_language(&last, &Language::ALL))
+        .unwrap_or(Language::En);
     let mut pool: Vec<&str> = phrasebook::sentences(language).to_vec();
     pool.shuffle(rng);
     let separator = if matches!(language, Language::Ja | Language::Zh) {

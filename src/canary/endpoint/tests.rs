@@ -174,19 +174,20 @@ async fn the_slow_route_sends_headers_at_once_and_its_first_token_late() {
 }
 
 #[test]
-fn the_same_round_draws_the_same_replies_whatever_came_before() {
+fn the_same_round_draws_the_same_replies_whatever_else_was_asked() {
     let state = super::SimState::new(config(small()));
     state.begin_round(3);
     let a: Vec<u64> = (0..3)
-        .map(|_| rand::Rng::random::<u64>(&mut state.draw("atlas/bf16")))
+        .map(|_| rand::Rng::random::<u64>(&mut state.draw("atlas/bf16", "text:x")))
         .collect();
     state.begin_round(4);
-    let _ = state.draw("atlas/bf16");
+    let _ = state.draw("atlas/bf16", "text:x");
     state.begin_round(3);
-    let _ = state.draw("fjord");
+    let _ = state.draw("fjord", "text:x");
+    let _ = state.draw("atlas/bf16", "roleplay:y");
     let b: Vec<u64> = (0..3)
-        .map(|_| rand::Rng::random::<u64>(&mut state.draw("atlas/bf16")))
+        .map(|_| rand::Rng::random::<u64>(&mut state.draw("atlas/bf16", "text:x")))
         .collect();
-    assert_eq!(a, b);
+    assert_eq!(a, b, "other routes and other requests shift nothing");
     assert_ne!(a[0], a[1]);
 }

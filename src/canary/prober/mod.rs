@@ -3,13 +3,14 @@
 //! concurrently, a few at a time; each route's replies become one
 //! [`RouteEvidence`] for the state machine.
 //!
-//! Per route, the probes go one after the other. A transport error (a
-//! timeout, a 429, a 5xx, another 4xx, a broken body) freezes the route for
-//! the round and ends its probing there: the round cannot count, so it
-//! costs no more requests. A reply whose `provider` names another route
-//! ends it the same way, recorded as "pinning not honoured" and never
-//! scored. A language anomaly is confirmed at once by two more identical
-//! requests, a majority of three deciding ([`crate::canary::language`]).
+//! Per route, the three probes go at once. A transport error on any of them
+//! (a timeout, a 429, a 5xx, another 4xx, a broken body) freezes the route
+//! for the round. A reply whose `provider` names another route freezes it
+//! the same way, recorded as "pinning not honoured" and never scored. A
+//! language anomaly is confirmed at once by two more identical requests
+//! (sent together), a majority of three deciding
+//! ([`crate::canary::language`]). A round costs 3 requests per route, 5
+//! when the language probe needs its confirmations.
 
 mod classify;
 mod judge;
@@ -18,10 +19,12 @@ pub use classify::{classify, served_by_other};
 pub use judge::judge;
 
 use super::discover::Route;
-use super::evidence::{ProbeEvidence, ProbeKind, RouteEvidence};
+use super::evidence::{ProbeEvidence, ProbeKind, RouteEvidence, TransportError};
 use super::language;
 use super::probe::{self, PROBES};
-use crate::contracts::{ContractName, Contracts, Language, Outcome};
+use crate::contracts::{
+    ContractName, ContractSettings, Contracts, Language, Outcome, SettingsError,
+};
 use crate::openai::ChatRequest;
 use crate::secret::Secret;
 use crate::systems::client::send_to;
@@ -56,8 +59,7 @@ pub struct ProberSettings {
 pub struct RouteProbe {
     /// The evidence for the state machine.
     pub evidence: RouteEvidence,
-    /// Requests sent (3 for a full round, 5 with language confirmations,
-    /// fewer when a transport error stopped the round early).
+    /// Requests sent: 3, or 5 with the language confirmations.
     pub requests: u32,
 }
 
@@ -66,24 +68,72 @@ pub struct RouteProbe {
 pub struct Prober {
     client: reqwest::Client,
     target: ProbeTarget,
-    contracts: Contracts,
+    contracts: ProbeContracts,
     settings: ProberSettings,
 }
 
+/// Per probe, the contract set of that probe only, so that a reply is never
+/// run through a contract whose outcome would be thrown away.
+#[derive(Debug)]
+struct ProbeContracts {
+    roleplay: Contracts,
+    schema: Contracts,
+    language: Contracts,
+}
+
+impl ProbeContracts {
+    fn new(settings: &ContractSettings) -> Result<Self, SettingsError> {
+        let of = |kind| {
+            Contracts::new(ContractSettings {
+                enabled: probe::contracts_of(kind).to_vec(),
+                ..settings.clone()
+            })
+        };
+        Ok(ProbeContracts {
+            roleplay: of(ProbeKind::Roleplay)?,
+            schema: of(ProbeKind::Schema)?,
+            language: of(ProbeKind::Language)?,
+        })
+    }
+
+    fn of(&self, kind: ProbeKind) -> &Contracts {
+        match kind {
+            ProbeKind::Roleplay => &self.roleplay,
+            ProbeKind::Schema => &self.schema,
+            ProbeKind::Language => &self.language,
+        }
+    }
+}
+
+/// What one probe got.
+enum Reply {
+    /// A reply from the route, judged.
+    Judged(Vec<(ContractName, Outcome)>),
+    /// A transport error: the route is frozen this round.
+    Transport(TransportError),
+    /// A reply from another route: pinning not honoured.
+    OtherRoute(String),
+}
+
 impl Prober {
-    /// A prober of `target` judging with `contracts`.
+    /// A prober of `target` judging with the contracts of `contracts`
+    /// (its time-to-first-token limit and plausible languages; each probe
+    /// runs its own contracts only).
+    ///
+    /// # Errors
+    /// [`SettingsError`] when the settings cannot build a contract set.
     pub fn new(
         client: reqwest::Client,
         target: ProbeTarget,
-        contracts: Contracts,
+        contracts: &ContractSettings,
         settings: ProberSettings,
-    ) -> Self {
-        Prober {
+    ) -> Result<Self, SettingsError> {
+        Ok(Prober {
             client,
             target,
-            contracts,
+            contracts: ProbeContracts::new(contracts)?,
             settings,
-        }
+        })
     }
 
     /// Probes every route (with its language of the rotation), a few at a
@@ -101,33 +151,61 @@ impl Prober {
         done.into_iter().map(|(_, probe)| probe).collect()
     }
 
-    /// Sends the probe set to one route and judges it.
+    /// Sends the probe set to one route (the three probes at once) and
+    /// judges it.
     pub async fn probe_route(&self, route: &Route, language: Language) -> RouteProbe {
+        let done = futures::future::join_all(
+            PROBES
+                .into_iter()
+                .map(|kind| self.probe_one(route, kind, language)),
+        )
+        .await;
         let mut evidence = RouteEvidence::new(&route.id);
         let mut requests = 0;
-        for kind in PROBES {
-            let request = probe::request(kind, &self.target.model, &route.id, language);
-            requests += 1;
-            let exchange = self.send(&request).await;
-            if let Err(error) = classify(&exchange) {
-                evidence.transport_error = Some(error);
-                break;
+        for (kind, sent, reply) in done {
+            requests += sent;
+            match reply {
+                Reply::Transport(error) => {
+                    evidence.transport_error.get_or_insert(error);
+                }
+                Reply::OtherRoute(provider) => {
+                    evidence.served_by_other.get_or_insert(provider);
+                }
+                Reply::Judged(results) => {
+                    if kind == ProbeKind::Language {
+                        evidence.language = Some(language);
+                    }
+                    evidence.probes.push(ProbeEvidence::new(kind, results));
+                }
             }
-            if let Some(other) = served_by_other(route, exchange.provider.as_deref()) {
-                evidence.served_by_other = Some(other);
-                break;
-            }
-            let expected = probe::expected_language(kind, language);
-            let mut results = judge(&self.contracts, kind, &request, &exchange, expected);
-            if kind == ProbeKind::Language {
-                evidence.language = Some(language);
-                requests += self
-                    .confirm_language(route, &request, expected, &mut results)
-                    .await;
-            }
-            evidence.probes.push(ProbeEvidence::new(kind, results));
         }
         RouteProbe { evidence, requests }
+    }
+
+    /// One probe of `route`: the requests it cost and what came of it.
+    async fn probe_one(
+        &self,
+        route: &Route,
+        kind: ProbeKind,
+        language: Language,
+    ) -> (ProbeKind, u32, Reply) {
+        let request = probe::request(kind, &self.target.model, &route.id, language);
+        let exchange = self.send(&request).await;
+        if let Err(error) = classify(&exchange) {
+            return (kind, 1, Reply::Transport(error));
+        }
+        if let Some(other) = served_by_other(route, exchange.provider.as_deref()) {
+            return (kind, 1, Reply::OtherRoute(other));
+        }
+        let expected = probe::expected_language(kind, language);
+        let mut results = judge(self.contracts.of(kind), kind, &request, &exchange, expected);
+        let mut sent = 1;
+        if kind == ProbeKind::Language {
+            sent += self
+                .confirm_language(route, &request, expected, &mut results)
+                .await;
+        }
+        (kind, sent, Reply::Judged(results))
     }
 
     /// When the language outcome in `results` is an anomaly, sends the
@@ -146,12 +224,11 @@ impl Prober {
         else {
             return 0;
         };
-        let mut samples = Vec::new();
-        for _ in 0..2 {
-            let exchange = self.send(request).await;
-            samples.push(self.language_only(route, request, &exchange, expected));
-        }
-        slot.1 = language::confirm(&slot.1, samples[0].as_ref(), samples[1].as_ref());
+        // Both confirmations at once: they are immediate, and independent.
+        let (a, b) = futures::join!(self.send(request), self.send(request));
+        let second = self.language_only(route, request, &a, expected);
+        let third = self.language_only(route, request, &b, expected);
+        slot.1 = language::confirm(&slot.1, second.as_ref(), third.as_ref());
         2
     }
 
@@ -169,7 +246,7 @@ impl Prober {
             return None;
         }
         judge(
-            &self.contracts,
+            self.contracts.of(ProbeKind::Language),
             ProbeKind::Language,
             request,
             exchange,

@@ -16,11 +16,10 @@ async fn setup() -> (SimEndpoint, Prober) {
     let sim = SimEndpoint::start(SimConfig::new(3, LIMIT, Duration::from_secs(2)))
         .await
         .unwrap();
-    let contracts = Contracts::new(ContractSettings {
+    let contracts = ContractSettings {
         ttft_limit: LIMIT,
         ..ContractSettings::default()
-    })
-    .unwrap();
+    };
     let prober = Prober::new(
         crate::systems::driver_client().unwrap(),
         ProbeTarget {
@@ -28,13 +27,14 @@ async fn setup() -> (SimEndpoint, Prober) {
             headers: Vec::new(),
             model: "meta-llama/llama-3.3-70b-instruct".into(),
         },
-        contracts,
+        &contracts,
         ProberSettings {
             deadline: Duration::from_secs(2),
             max_response_bytes: 1 << 20,
             concurrency: 4,
         },
-    );
+    )
+    .unwrap();
     (sim, prober)
 }
 

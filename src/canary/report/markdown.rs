@@ -59,7 +59,7 @@ pub fn render(r: &CanaryReport) -> String {
     };
     let _ = writeln!(
         out,
-        "Rounds: {} completed{numbers}, {clock}, every {}{}. Requests: {} (3 per route per round, 2 more per language anomaly, fewer after a transport error). Time-to-first-token limit {} ms, probe deadline {} ms.{}\n",
+        "Rounds: {} completed{numbers}, {clock}, every {}{}. Requests: {} (3 per route per round, 2 more per language anomaly to confirm it). Time-to-first-token limit {} ms, probe deadline {} ms.{}\n",
         r.rounds.completed,
         human_span(Duration::from_secs(r.clock.interval_secs)),
         if r.clock.no_wait {

@@ -168,7 +168,7 @@ pub struct CanaryReport {
     /// Whether Ctrl-C stopped the run (the round in progress was abandoned).
     pub interrupted: bool,
     /// Requests sent in all (3 per route per round, 2 more per language
-    /// anomaly, fewer after a transport error).
+    /// anomaly).
     pub requests: u64,
     /// Rounds in which the filtering probe was weak or unverified.
     pub weak_probe_rounds: u64,
