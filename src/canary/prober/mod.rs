@@ -30,6 +30,7 @@ use crate::secret::Secret;
 use crate::systems::client::send_to;
 use crate::systems::{Exchange, SendOptions};
 use futures::StreamExt as _;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Where the probes go.
@@ -68,7 +69,7 @@ pub struct RouteProbe {
 pub struct Prober {
     client: reqwest::Client,
     target: ProbeTarget,
-    contracts: ProbeContracts,
+    contracts: Arc<ProbeContracts>,
     settings: ProberSettings,
 }
 
@@ -131,7 +132,7 @@ impl Prober {
         Ok(Prober {
             client,
             target,
-            contracts: ProbeContracts::new(contracts)?,
+            contracts: Arc::new(ProbeContracts::new(contracts)?),
             settings,
         })
     }
@@ -198,7 +199,7 @@ impl Prober {
             return (kind, 1, Reply::OtherRoute(other));
         }
         let expected = probe::expected_language(kind, language);
-        let mut results = judge(self.contracts.of(kind), kind, &request, &exchange, expected);
+        let mut results = self.judged(kind, &request, exchange, expected).await;
         let mut sent = 1;
         if kind == ProbeKind::Language {
             sent += self
@@ -226,35 +227,55 @@ impl Prober {
         };
         // Both confirmations at once: they are immediate, and independent.
         let (a, b) = futures::join!(self.send(request), self.send(request));
-        let second = self.language_only(route, request, &a, expected);
-        let third = self.language_only(route, request, &b, expected);
+        let (second, third) = futures::join!(
+            self.language_only(route, request, a, expected),
+            self.language_only(route, request, b, expected)
+        );
         slot.1 = language::confirm(&slot.1, second.as_ref(), third.as_ref());
         2
     }
 
     /// The language outcome of a confirmation; `None` when it got no
     /// usable reply from the route.
-    fn language_only(
+    async fn language_only(
         &self,
         route: &Route,
         request: &ChatRequest,
-        exchange: &Exchange,
+        exchange: Exchange,
         expected: Language,
     ) -> Option<Outcome> {
-        classify(exchange).ok()?;
+        classify(&exchange).ok()?;
         if served_by_other(route, exchange.provider.as_deref()).is_some() {
             return None;
         }
-        judge(
-            self.contracts.of(ProbeKind::Language),
-            ProbeKind::Language,
-            request,
-            exchange,
-            expected,
-        )
-        .into_iter()
-        .find(|(c, _)| *c == ContractName::Language)
-        .map(|(_, o)| o)
+        self.judged(ProbeKind::Language, request, exchange, expected)
+            .await
+            .into_iter()
+            .find(|(c, _)| *c == ContractName::Language)
+            .map(|(_, o)| o)
+    }
+
+    /// [`judge`] on the blocking pool: language detection costs CPU, and on
+    /// the runtime's threads it would delay reading the other probes'
+    /// streams, adding to their measured time to first token.
+    async fn judged(
+        &self,
+        kind: ProbeKind,
+        request: &ChatRequest,
+        exchange: Exchange,
+        expected: Language,
+    ) -> Vec<(ContractName, Outcome)> {
+        let contracts = Arc::clone(&self.contracts);
+        let request = request.clone();
+        let judging = tokio::task::spawn_blocking(move || {
+            judge(contracts.of(kind), kind, &request, &exchange, expected)
+        });
+        match judging.await {
+            Ok(results) => results,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            // Cancelled only when the runtime shuts down: nothing judged.
+            Err(_) => Vec::new(),
+        }
     }
 
     async fn send(&self, request: &ChatRequest) -> Exchange {
