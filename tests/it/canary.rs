@@ -166,7 +166,7 @@ async fn two_hundred_rounds_with_ten_percent_transport_errors_raise_no_false_pos
         "--transient-rate",
         "0.1",
         "--ttft-limit",
-        "100ms",
+        "150ms",
         "--concurrency",
         "9",
         "--out",
@@ -174,14 +174,17 @@ async fn two_hundred_rounds_with_ten_percent_transport_errors_raise_no_false_pos
     ]);
     // Small latencies, so that 200 rounds take seconds: the slow route's
     // first token just past the limit (load only makes it later), a held
-    // connection given up after 140 ms. A healthy first token, 15-30 ms
-    // in a debug build with 27 probes in flight on a loaded machine (55 ms
-    // at worst, measured), keeps a wide margin under the 100 ms limit.
-    c.probe_timeout = Duration::from_millis(140);
+    // connection given up after 250 ms. The time to first token is wall
+    // time: a healthy one, 15-30 ms in a debug build with 27 probes in
+    // flight (55 ms at worst at load 2 on 2 cores), measured over 100 ms
+    // in two consecutive rounds when the whole suite ran at load 7, hence
+    // the 150 ms limit; a slow probe starved past the deadline is frozen,
+    // not failed, and only delays the catch.
+    c.probe_timeout = Duration::from_millis(250);
     let CanaryEndpoint::Simulated(sim) = &mut c.endpoint else {
         unreachable!()
     };
-    sim.slow_first_token = Duration::from_millis(110);
+    sim.slow_first_token = Duration::from_millis(165);
     let (outcome, printed) = run(&c).await;
     let elapsed = started.elapsed();
     let records = log(&outcome.files.log);
@@ -202,7 +205,7 @@ async fn two_hundred_rounds_with_ten_percent_transport_errors_raise_no_false_pos
             (contract, "would quarantine"),
             "{route}"
         );
-        assert!(round <= 6, "{route} caught late, at round {round}");
+        assert!(round <= 10, "{route} caught late, at round {round}");
     }
     assert!(
         q.keys().all(|r| DEGRADED.iter().any(|(d, _)| d == r)),
