@@ -77,19 +77,19 @@ fn judge(evidence: Option<&RouteEvidence>) -> (ControlVerdict, String) {
         .filter(|r| FILTER_CONTRACTS.contains(&r.contract))
         .map(|r| (r.contract, &r.outcome))
         .collect();
-    if let Some((contract, Outcome::Fail { evidence })) = outcomes
+    if let Some((contract, Outcome::Fail { reason })) = outcomes
         .iter()
         .find(|(_, o)| matches!(o, Outcome::Fail { .. }))
     {
         return (
             ControlVerdict::Tripped,
-            format!("the control failed {contract} as expected: {evidence}"),
+            format!("the control failed {contract} as expected: {reason}"),
         );
     }
     let passed = outcomes.iter().any(|(_, o)| matches!(o, Outcome::Pass));
     let unsure = outcomes
         .iter()
-        .any(|(_, o)| matches!(o, Outcome::Undetermined));
+        .any(|(_, o)| matches!(o, Outcome::Undetermined { .. }));
     if passed && !unsure {
         (
             ControlVerdict::Passed,
@@ -126,12 +126,7 @@ mod tests {
     #[test]
     fn a_filtering_control_keeps_the_probe_trusted() {
         let e = control(&[
-            (
-                ContractName::Refusal,
-                Outcome::Fail {
-                    evidence: "I can't help".into(),
-                },
-            ),
+            (ContractName::Refusal, Outcome::fail("I can't help")),
             (ContractName::Empty, Outcome::Pass),
         ]);
         let c = check("ctl", Some(&e));
@@ -144,12 +139,7 @@ mod tests {
         let e = control(&[
             (ContractName::Refusal, Outcome::Pass),
             (ContractName::Empty, Outcome::Pass),
-            (
-                ContractName::JunkPrefix,
-                Outcome::Fail {
-                    evidence: "unrelated".into(),
-                },
-            ),
+            (ContractName::JunkPrefix, Outcome::fail("unrelated")),
         ]);
         let c = check("ctl", Some(&e));
         assert_eq!(c.verdict, ControlVerdict::Passed);
@@ -165,7 +155,7 @@ mod tests {
             detail: "429".into(),
         });
         assert_eq!(check("ctl", Some(&e)).verdict, ControlVerdict::Inconclusive);
-        let e = control(&[(ContractName::Refusal, Outcome::Undetermined)]);
+        let e = control(&[(ContractName::Refusal, Outcome::undetermined("short"))]);
         assert_eq!(check("ctl", Some(&e)).verdict, ControlVerdict::Inconclusive);
         let e = control(&[(ContractName::Ttft, Outcome::Pass)]);
         assert!(check("ctl", Some(&e)).probe_is_weak());

@@ -7,66 +7,10 @@
 //! route's probes into one verdict per contract lives here too, so the
 //! machine and the summary count the same way.
 
-use super::language::Language;
+pub use crate::contracts::{ContractName, Language, Outcome};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
-
-/// An answer contract, as the canary names it.
-///
-/// A local, plain `Copy` enum on purpose: the integrator swaps in
-/// `crate::contracts::ContractName` (same snake_case names) by replacing
-/// this one definition.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ContractName {
-    /// First content token within the limit.
-    Ttft,
-    /// No junk bytes before the text.
-    JunkPrefix,
-    /// The reply is in the requested language only.
-    Language,
-    /// Structured output validates against the requested schema.
-    Schema,
-    /// No silent refusal.
-    Refusal,
-    /// The reply is not empty.
-    Empty,
-    /// The reply is not cut off.
-    Truncated,
-}
-
-impl ContractName {
-    /// Every contract, in the order reports list them.
-    pub const ALL: [ContractName; 7] = [
-        ContractName::Ttft,
-        ContractName::JunkPrefix,
-        ContractName::Language,
-        ContractName::Schema,
-        ContractName::Refusal,
-        ContractName::Empty,
-        ContractName::Truncated,
-    ];
-
-    /// The snake_case name serde writes.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ContractName::Ttft => "ttft",
-            ContractName::JunkPrefix => "junk_prefix",
-            ContractName::Language => "language",
-            ContractName::Schema => "schema",
-            ContractName::Refusal => "refusal",
-            ContractName::Empty => "empty",
-            ContractName::Truncated => "truncated",
-        }
-    }
-}
-
-impl fmt::Display for ContractName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// One probe of the fixed probe set sent to every route each round.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -92,29 +36,14 @@ impl fmt::Display for ProbeKind {
     }
 }
 
-/// The outcome of one contract on one probe reply.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "outcome", rename_all = "snake_case")]
-pub enum Outcome {
-    /// The contract held.
-    Pass,
-    /// The contract broke; `evidence` says how (quoted in the log).
-    Fail {
-        /// What the checker saw, for a person reading the log.
-        evidence: String,
-    },
-    /// Too short or ambiguous to decide: never a failure, never a pass.
-    Undetermined,
-    /// The contract was not checked on this probe.
-    NotRun,
-}
-
-/// One contract's outcome on one probe.
+/// One contract's outcome on one probe (a contract that does not apply to
+/// the probe, or was not run, has no entry).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ContractResult {
     /// Which contract.
     pub contract: ContractName,
-    /// What it found.
+    /// What it found: `pass`, `fail` or `undetermined`, with a `reason`
+    /// for the last two.
     #[serde(flatten)]
     pub outcome: Outcome,
 }
@@ -166,8 +95,12 @@ pub enum TransportKind {
     RateLimited,
     /// HTTP 5xx.
     ServerError,
-    /// The connection failed or broke.
+    /// The connection failed or broke, or a 2xx body was cut short or
+    /// malformed (no usable reply to judge).
     Connection,
+    /// Another HTTP 4xx (a refused key, an unknown model, a route that
+    /// cannot take the request): nothing was answered, so nothing is scored.
+    Refused,
 }
 
 impl fmt::Display for TransportKind {
@@ -177,6 +110,7 @@ impl fmt::Display for TransportKind {
             TransportKind::RateLimited => "HTTP 429",
             TransportKind::ServerError => "HTTP 5xx",
             TransportKind::Connection => "connection error",
+            TransportKind::Refused => "HTTP 4xx",
         })
     }
 }
@@ -243,11 +177,10 @@ impl RouteEvidence {
                 let this = match &result.outcome {
                     Outcome::Pass if is_weak => ContractVerdict::WeakPass,
                     Outcome::Pass => ContractVerdict::Pass,
-                    Outcome::Fail { evidence } => ContractVerdict::Fail {
-                        evidence: format!("{} probe: {evidence}", probe.probe),
+                    Outcome::Fail { reason } => ContractVerdict::Fail {
+                        evidence: format!("{} probe: {reason}", probe.probe),
                     },
-                    Outcome::Undetermined => ContractVerdict::Undetermined,
-                    Outcome::NotRun => continue,
+                    Outcome::Undetermined { .. } => ContractVerdict::Undetermined,
                 };
                 let merged = match out.remove(&result.contract) {
                     Some(previous) if previous.rank() >= this.rank() => previous,
@@ -321,9 +254,7 @@ mod tests {
     }
 
     fn fail(text: &str) -> Outcome {
-        Outcome::Fail {
-            evidence: text.to_string(),
-        }
+        Outcome::fail(text)
     }
 
     #[test]
@@ -358,16 +289,10 @@ mod tests {
     fn undetermined_beats_pass_and_not_run_is_absent() {
         let mut e = RouteEvidence::new("a");
         e.probes = vec![
-            probe(
-                ProbeKind::Roleplay,
-                &[
-                    (ContractName::Empty, Outcome::Pass),
-                    (ContractName::Refusal, Outcome::NotRun),
-                ],
-            ),
+            probe(ProbeKind::Roleplay, &[(ContractName::Empty, Outcome::Pass)]),
             probe(
                 ProbeKind::Schema,
-                &[(ContractName::Empty, Outcome::Undetermined)],
+                &[(ContractName::Empty, Outcome::undetermined("short"))],
             ),
         ];
         let v = e.verdicts(&[]);
@@ -402,17 +327,15 @@ mod tests {
     #[test]
     fn evidence_reads_back_from_json_with_trust_defaulted() {
         let json = r#"{"route": "a", "probes": [{"probe": "schema", "results": [
-            {"contract": "schema", "outcome": "fail", "evidence": "missing `name`"},
+            {"contract": "schema", "outcome": "fail", "reason": "missing `name`"},
             {"contract": "empty", "outcome": "pass"}]}],
             "transport_error": null, "served_by_other": null, "language": "fr"}"#;
         let e: RouteEvidence = serde_json::from_str(json).unwrap();
         assert!(e.probes[0].trusted);
-        assert_eq!(e.language, Some(Language::French));
+        assert_eq!(e.language, Some(Language::Fr));
         assert_eq!(
             e.probes[0].results[0].outcome,
-            Outcome::Fail {
-                evidence: "missing `name`".into()
-            }
+            Outcome::fail("missing `name`")
         );
         let back: RouteEvidence =
             serde_json::from_str(&serde_json::to_string(&e).unwrap()).unwrap();

@@ -262,9 +262,7 @@ mod tests {
 
     fn junk(route: &str) -> RouteEvidence {
         let mut e = RouteEvidence::new(route);
-        let junk = Outcome::Fail {
-            evidence: "junk".into(),
-        };
+        let junk = Outcome::fail("junk");
         e.probes = vec![ProbeEvidence::new(
             ProbeKind::Roleplay,
             [(ContractName::JunkPrefix, junk)],

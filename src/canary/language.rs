@@ -4,83 +4,24 @@
 //! confirmed by two immediate re-probes, a majority of three deciding (so one
 //! odd sample does not count as a failure).
 
-use super::evidence::Outcome;
+pub use crate::contracts::Language;
+use crate::contracts::Outcome;
 use serde::{Deserialize, Serialize};
-use std::fmt;
-
-/// A language of the rotation, written as its ISO 639-1 code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum Language {
-    /// English.
-    #[serde(rename = "en")]
-    English,
-    /// French.
-    #[serde(rename = "fr")]
-    French,
-    /// German.
-    #[serde(rename = "de")]
-    German,
-    /// Spanish.
-    #[serde(rename = "es")]
-    Spanish,
-    /// Italian.
-    #[serde(rename = "it")]
-    Italian,
-    /// Portuguese.
-    #[serde(rename = "pt")]
-    Portuguese,
-    /// Dutch.
-    #[serde(rename = "nl")]
-    Dutch,
-    /// Polish.
-    #[serde(rename = "pl")]
-    Polish,
-    /// Japanese.
-    #[serde(rename = "ja")]
-    Japanese,
-    /// Russian.
-    #[serde(rename = "ru")]
-    Russian,
-}
 
 /// The rotation, in order: round `n` asks `ROTATION[n % len]` unless a
 /// re-check is due.
 pub const ROTATION: [Language; 10] = [
-    Language::English,
-    Language::French,
-    Language::German,
-    Language::Spanish,
-    Language::Japanese,
-    Language::Italian,
-    Language::Portuguese,
-    Language::Russian,
-    Language::Dutch,
-    Language::Polish,
+    Language::En,
+    Language::Fr,
+    Language::De,
+    Language::Es,
+    Language::Ja,
+    Language::It,
+    Language::Pt,
+    Language::Ru,
+    Language::Nl,
+    Language::Pl,
 ];
-
-impl Language {
-    /// The ISO 639-1 code.
-    pub fn code(self) -> &'static str {
-        match self {
-            Language::English => "en",
-            Language::French => "fr",
-            Language::German => "de",
-            Language::Spanish => "es",
-            Language::Italian => "it",
-            Language::Portuguese => "pt",
-            Language::Dutch => "nl",
-            Language::Polish => "pl",
-            Language::Japanese => "ja",
-            Language::Russian => "ru",
-        }
-    }
-}
-
-impl fmt::Display for Language {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.code())
-    }
-}
 
 /// What the machine remembers about a route's language probe.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,33 +49,33 @@ pub fn needs_confirmation(first: &Outcome) -> bool {
 
 /// The language verdict of a probe and its confirmations.
 ///
-/// Only a failure is an anomaly: a pass, an undetermined or a not-run first
-/// sample is returned as it is, and `second`/`third` are ignored (pass
-/// [`Outcome::NotRun`]). After a failure, a majority of the three decides:
-/// two failures fail (evidence of the first failure, with the count), two
-/// passes pass, anything else (a confirmation undetermined or lost to a
-/// transport error) is undetermined.
-pub fn confirm(first: &Outcome, second: &Outcome, third: &Outcome) -> Outcome {
-    let Outcome::Fail { evidence } = first else {
+/// Only a failure is an anomaly: a pass or an undetermined first sample is
+/// returned as it is, and the confirmations are ignored (pass `None`).
+/// After a failure, a majority of the three decides: two failures fail
+/// (the reason of the first failure, with the count), two passes pass,
+/// anything else (a confirmation undetermined, or `None`: lost to a
+/// transport error or not sent) is undetermined.
+pub fn confirm(first: &Outcome, second: Option<&Outcome>, third: Option<&Outcome>) -> Outcome {
+    let Outcome::Fail { reason } = first else {
         return first.clone();
     };
-    let samples = [first, second, third];
+    let samples = [Some(first), second, third];
     let fails = samples
         .iter()
-        .filter(|o| matches!(o, Outcome::Fail { .. }))
+        .filter(|o| matches!(o, Some(Outcome::Fail { .. })))
         .count();
     let passes = samples
         .iter()
-        .filter(|o| matches!(o, Outcome::Pass))
+        .filter(|o| matches!(o, Some(Outcome::Pass)))
         .count();
     if fails >= 2 {
-        Outcome::Fail {
-            evidence: format!("{fails} of 3 samples failed; first: {evidence}"),
-        }
+        Outcome::fail(format!("{fails} of 3 samples failed; first: {reason}"))
     } else if passes >= 2 {
         Outcome::Pass
     } else {
-        Outcome::Undetermined
+        Outcome::undetermined(format!(
+            "{fails} of 3 samples failed and {passes} passed: no majority (first: {reason})"
+        ))
     }
 }
 
@@ -144,9 +85,11 @@ mod tests {
     use std::collections::BTreeSet;
 
     fn fail(text: &str) -> Outcome {
-        Outcome::Fail {
-            evidence: text.into(),
-        }
+        Outcome::fail(text)
+    }
+
+    fn unsure() -> Outcome {
+        Outcome::undetermined("short")
     }
 
     #[test]
@@ -169,10 +112,10 @@ mod tests {
     #[test]
     fn a_failed_language_is_asked_again_next_round() {
         let memory = LanguageMemory {
-            recheck: Some(Language::Japanese),
+            recheck: Some(Language::Ja),
         };
         for round in 0..30 {
-            assert_eq!(next_language(round, &memory), Language::Japanese);
+            assert_eq!(next_language(round, &memory), Language::Ja);
         }
     }
 
@@ -189,50 +132,41 @@ mod tests {
     #[test]
     fn a_pass_needs_no_confirmation() {
         assert!(!needs_confirmation(&Outcome::Pass));
-        assert!(!needs_confirmation(&Outcome::Undetermined));
+        assert!(!needs_confirmation(&unsure()));
         assert!(needs_confirmation(&fail("mixed")));
+        assert_eq!(confirm(&Outcome::Pass, None, None), Outcome::Pass);
         assert_eq!(
-            confirm(&Outcome::Pass, &Outcome::NotRun, &Outcome::NotRun),
-            Outcome::Pass
-        );
-        assert_eq!(
-            confirm(&Outcome::Undetermined, &fail("x"), &fail("y")),
-            Outcome::Undetermined
+            confirm(&unsure(), Some(&fail("x")), Some(&fail("y"))),
+            unsure()
         );
     }
 
     #[test]
     fn two_failures_of_three_confirm_an_anomaly() {
-        let out = confirm(&fail("fr+en mixed"), &Outcome::Pass, &fail("again"));
+        let out = confirm(
+            &fail("fr+en mixed"),
+            Some(&Outcome::Pass),
+            Some(&fail("again")),
+        );
         assert_eq!(
             out,
-            Outcome::Fail {
-                evidence: "2 of 3 samples failed; first: fr+en mixed".into()
-            }
+            Outcome::fail("2 of 3 samples failed; first: fr+en mixed")
         );
-        assert!(matches!(
-            confirm(&fail("a"), &fail("b"), &fail("c")),
-            Outcome::Fail { .. }
-        ));
-        assert!(matches!(
-            confirm(&fail("a"), &fail("b"), &Outcome::NotRun),
-            Outcome::Fail { .. }
-        ));
+        assert!(confirm(&fail("a"), Some(&fail("b")), Some(&fail("c"))).is_fail());
+        assert!(confirm(&fail("a"), Some(&fail("b")), None).is_fail());
     }
 
     #[test]
     fn one_odd_sample_is_not_a_failure() {
         assert_eq!(
-            confirm(&fail("a"), &Outcome::Pass, &Outcome::Pass),
+            confirm(&fail("a"), Some(&Outcome::Pass), Some(&Outcome::Pass)),
             Outcome::Pass
         );
-        assert_eq!(
-            confirm(&fail("a"), &Outcome::Pass, &Outcome::Undetermined),
-            Outcome::Undetermined
-        );
-        assert_eq!(
-            confirm(&fail("a"), &Outcome::NotRun, &Outcome::NotRun),
-            Outcome::Undetermined
-        );
+        let no_majority = confirm(&fail("a"), Some(&Outcome::Pass), Some(&unsure()));
+        assert!(matches!(no_majority, Outcome::Undetermined { .. }));
+        assert!(matches!(
+            confirm(&fail("a"), None, None),
+            Outcome::Undetermined { .. }
+        ));
     }
 }

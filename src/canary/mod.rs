@@ -21,12 +21,19 @@
 
 pub mod clock;
 pub mod control;
+pub mod discover;
+pub mod endpoint;
 pub mod evidence;
 pub mod ignore;
 pub mod language;
 pub mod machine;
+pub mod output;
 pub mod policy;
+pub mod probe;
+pub mod prober;
 pub mod record;
+pub mod report;
+pub mod runner;
 pub mod state;
 pub mod summary;
 

@@ -250,14 +250,9 @@ mod tests {
             route(
                 "bad|x",
                 &[
-                    (
-                        ContractName::JunkPrefix,
-                        Outcome::Fail {
-                            evidence: "\x00\x01".into(),
-                        },
-                    ),
+                    (ContractName::JunkPrefix, Outcome::fail("\x00\x01")),
                     (ContractName::Empty, Outcome::Pass),
-                    (ContractName::Ttft, Outcome::Undetermined),
+                    (ContractName::Ttft, Outcome::undetermined("no token")),
                 ],
             )
         };
@@ -300,17 +295,7 @@ mod tests {
             control: Some("ctl".into()),
             ..Policy::default()
         };
-        let bad = || {
-            route(
-                "bad",
-                &[(
-                    ContractName::Schema,
-                    Outcome::Fail {
-                        evidence: "x".into(),
-                    },
-                )],
-            )
-        };
+        let bad = || route("bad", &[(ContractName::Schema, Outcome::fail("x"))]);
         let ctl = || route("ctl", &[(ContractName::Refusal, Outcome::Pass)]);
         let good = |n: &str| route(n, &[(ContractName::Refusal, Outcome::Pass)]);
         let mut m = Machine::new();

@@ -2,6 +2,7 @@
 //! configuration, calls the library and prints the outcome. [`dispatch`]
 //! picks the module.
 
+mod canary;
 mod contracts;
 mod generate;
 mod judge;
@@ -28,5 +29,6 @@ pub async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Semantics(args) => semantics::semantics(&args).await,
         Command::Report(args) => report::report(&args.dir),
         Command::Contracts(args) => contracts::contracts(&args),
+        Command::Canary(args) => canary::canary(&args).await,
     }
 }

@@ -110,4 +110,59 @@ pub enum ConfigError {
         /// The flag.
         flag: &'static str,
     },
+    /// `canary --model` that is not author/slug.
+    #[error("--model expects author/slug, e.g. meta-llama/llama-3.3-70b-instruct (got {0:?})")]
+    CanaryModel(String),
+    /// `canary --endpoint` that is not an HTTP URL.
+    #[error("--endpoint expects an http:// or https:// base URL, e.g. https://openrouter.ai/api/v1 (got {0:?})")]
+    CanaryEndpoint(String),
+    /// `canary --endpoint` without a key in the environment.
+    #[error("--endpoint needs an API key, and the environment variable {var} (named by --key-env) is not set or is empty; export it, or drop --endpoint to run offline against the simulated endpoint")]
+    MissingKey {
+        /// The variable.
+        var: String,
+    },
+    /// A `canary --routes` entry that is not a route name.
+    #[error("--routes holds {0:?}, which is not a route name; separate names with commas, with no spaces inside a name")]
+    CanaryRoute(String),
+    /// A `canary --routes` entry the simulated endpoint does not serve.
+    #[error("--routes names {route:?}, which the simulated endpoint does not serve (its routes: {routes}); name some of them, or pass --endpoint")]
+    UnknownSimRoute {
+        /// The name given.
+        route: String,
+        /// The simulated routes, comma-separated.
+        routes: String,
+    },
+    /// `canary --control` that is not among the routes.
+    #[error("--control {control:?} is not one of the routes probed ({routes}); name one of them")]
+    ControlNotARoute {
+        /// The name given.
+        control: String,
+        /// The routes, comma-separated.
+        routes: String,
+    },
+    /// `canary --transient-rate` outside 0..=1.
+    #[error("--transient-rate is a share between 0 and 1, e.g. 0.1 (got {0})")]
+    TransientRate(f64),
+    /// `canary --transient-rate` with a real endpoint.
+    #[error(
+        "--transient-rate applies to the simulated endpoint only; drop it, or drop --endpoint"
+    )]
+    TransientWithEndpoint,
+    /// `canary --probe-timeout` too short for the time-to-first-token limit.
+    #[error("--probe-timeout {timeout} must be longer than {floor} ({why}), or a slow first token is timed out instead of judged; raise --probe-timeout or lower --ttft-limit")]
+    ProbeTimeout {
+        /// The timeout given.
+        timeout: String,
+        /// The shortest usable timeout.
+        floor: String,
+        /// Why that floor.
+        why: &'static str,
+    },
+    /// An unusable canary state file.
+    #[error(transparent)]
+    CanaryState(#[from] crate::canary::state::StateError),
+    /// An unusable ignore list.
+    #[error(transparent)]
+    CanaryList(#[from] crate::canary::ignore::IgnoreError),
 }

@@ -3,6 +3,7 @@
 //! works on these types. The resolved `run` configuration is written as
 //! `config.json` in every report and read back by `report DIR`.
 
+mod canary;
 mod error;
 mod judge;
 mod run;
@@ -12,6 +13,7 @@ mod systems;
 #[cfg(test)]
 mod tests;
 
+pub use canary::{CanaryConfig, CanaryEndpoint, CanaryReleaseConfig};
 pub use error::ConfigError;
 pub use judge::{calibrate_config, judge_config};
 pub use run::{
@@ -31,6 +33,9 @@ pub const BOOTSTRAP_RESAMPLES: u32 = 2000;
 /// The file judge verdicts are cached in when `--judge-cache` is not given,
 /// in the directory above the report (`reports/` by default).
 pub const DEFAULT_JUDGE_CACHE_NAME: &str = "judge-cache.jsonl";
+
+/// The model `canary` probes by default.
+pub const CANARY_MODEL: &str = "meta-llama/llama-3.3-70b-instruct";
 
 /// The model id the driver asks for.
 pub const DRIVER_MODEL: &str = "continuity-sim";

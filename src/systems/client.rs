@@ -93,6 +93,10 @@ pub struct Exchange {
     /// What a stream sent, event by event, and the lines that were not
     /// events; `None` for a plain response.
     pub stream: Option<StreamTrace>,
+    /// The top-level `provider` field of a 2xx body (or of the first stream
+    /// chunk carrying one): which provider an aggregator such as
+    /// OpenRouter says served the request. Redacted like everything read.
+    pub provider: Option<String>,
 }
 
 /// Longest excerpt of an error body kept in a reason.
@@ -146,18 +150,33 @@ fn since(started: Instant) -> f64 {
     started.elapsed().as_secs_f64() * 1000.0
 }
 
-/// Sends `request` to `target` and waits at most `options.deadline` for the
-/// whole response, reading at most `options.max_response_bytes` of it.
+/// Sends `request` to `target` (its base URL with `/v1/chat/completions`
+/// appended) and waits at most `options.deadline` for the whole response,
+/// reading at most `options.max_response_bytes` of it.
 pub async fn send(
     client: &reqwest::Client,
     target: &Target,
     request: &ChatRequest,
     options: SendOptions,
 ) -> Exchange {
-    let started = Instant::now();
     let url = format!("{}/v1/chat/completions", target.url.trim_end_matches('/'));
-    let mut builder = client.post(&url).json(request);
-    for (name, value) in &target.headers {
+    send_to(client, &url, &target.headers, request, options).await
+}
+
+/// [`send`] to a full chat-completions URL (for an API whose chat path is
+/// not `/v1/chat/completions` under a base, such as OpenRouter's
+/// `https://openrouter.ai/api/v1/chat/completions`), with `headers` (values
+/// stay [`Secret`] up to the socket). The same bounds apply.
+pub async fn send_to(
+    client: &reqwest::Client,
+    url: &str,
+    headers: &[(String, Secret)],
+    request: &ChatRequest,
+    options: SendOptions,
+) -> Exchange {
+    let started = Instant::now();
+    let mut builder = client.post(url).json(request);
+    for (name, value) in headers {
         if let Some(value) = value.header_value() {
             builder = builder.header(name, value);
         }
@@ -176,6 +195,7 @@ pub async fn send(
         ttft_ms: None,
         finish_reason: None,
         stream: None,
+        provider: None,
     };
     let body = match outcome {
         Err(_) => {
@@ -203,6 +223,16 @@ pub async fn send(
     };
     exchange.status = Some(body.status);
     exchange.ttfb_ms = Some(body.ttfb_ms);
+    if (200..300).contains(&body.status) {
+        exchange.provider = match &body.stream {
+            Some(trace) => stream_provider(trace),
+            None => serde_json::from_slice::<Value>(&body.bytes)
+                .ok()
+                .as_ref()
+                .and_then(provider_field),
+        }
+        .map(redact_owned);
+    }
     let answer = match body.stream {
         Some(trace) => {
             let assembled = assemble(&trace);
@@ -290,6 +320,28 @@ async fn receive(
         stream: reader.map(|r| r.finish(since(started))),
         _room: room,
     }))
+}
+
+/// The top-level `provider` string of a response body or stream chunk.
+fn provider_field(json: &Value) -> Option<String> {
+    json.get("provider")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
+/// The `provider` of the first stream chunk that names one.
+fn stream_provider(trace: &StreamTrace) -> Option<String> {
+    trace
+        .events
+        .iter()
+        .take_while(|e| e.data != "[DONE]")
+        .filter(|e| e.data.contains("\"provider\""))
+        .find_map(|e| {
+            serde_json::from_str::<Value>(&e.data)
+                .ok()
+                .as_ref()
+                .and_then(provider_field)
+        })
 }
 
 /// The reason of a 3xx: the status and (an excerpt of) where it pointed.
@@ -387,6 +439,20 @@ mod tests {
         let _s = Secret::new("sk-location-planted-5");
         let reason = redirect_reason(302, Some("http://evil/?key=sk-location-planted-5"));
         assert!(reason.contains("?key=[redacted]"), "{reason}");
+    }
+
+    #[test]
+    fn the_provider_is_read_from_a_body_or_the_first_chunk_naming_it() {
+        let body = serde_json::json!({"provider": "DeepInfra", "choices": []});
+        assert_eq!(provider_field(&body).as_deref(), Some("DeepInfra"));
+        assert_eq!(provider_field(&serde_json::json!({"provider": 3})), None);
+        let trace = super::super::sse::read_all(
+            b"data: {\"choices\": []}\n\ndata: {\"provider\": \"Atlas\", \"choices\": []}\n\ndata: [DONE]\n\ndata: {\"provider\": \"late\"}\n\n",
+        );
+        assert_eq!(stream_provider(&trace).as_deref(), Some("Atlas"));
+        let none =
+            super::super::sse::read_all(b"data: [DONE]\n\ndata: {\"provider\": \"late\"}\n\n");
+        assert_eq!(stream_provider(&none), None);
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! quick run configurations, CSV readers).
 //!
 //! - [`accounting`]: stages, and figures that count only what was measured;
+//! - [`canary`]: the canary end to end, offline and against an
+//!   OpenRouter-compatible endpoint written for the tests;
 //! - [`contracts`]: a gateway that trips each answer contract, and the
 //!   reference systems that must trip none;
 //! - [`end_to_end`]: `run` as a user runs it, in process and as a binary;
@@ -17,6 +19,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod accounting;
+mod canary;
 mod common;
 mod contracts;
 mod controls;

@@ -59,7 +59,7 @@ fn evidence(route: &str, overrides: &[(ContractName, Outcome)]) -> RouteEvidence
             });
         e.probes.push(ProbeEvidence::new(kind, results));
     }
-    e.language = Some(Language::English);
+    e.language = Some(Language::En);
     e
 }
 
@@ -70,17 +70,12 @@ fn pass(route: &str) -> RouteEvidence {
 fn fail(route: &str, contract: ContractName) -> RouteEvidence {
     evidence(
         route,
-        &[(
-            contract,
-            Outcome::Fail {
-                evidence: format!("{contract} broke"),
-            },
-        )],
+        &[(contract, Outcome::fail(format!("{contract} broke")))],
     )
 }
 
 fn undetermined(route: &str, contract: ContractName) -> RouteEvidence {
-    evidence(route, &[(contract, Outcome::Undetermined)])
+    evidence(route, &[(contract, Outcome::undetermined("too short"))])
 }
 
 fn transport(route: &str) -> RouteEvidence {

@@ -1,0 +1,298 @@
+//! One probe round on the wire: every route gets the probe set, pinned,
+//! with a deadline and the size cap on every request; routes are probed
+//! concurrently, a few at a time; each route's replies become one
+//! [`RouteEvidence`] for the state machine.
+//!
+//! Per route, the three probes go at once. A transport error on any of them
+//! (a timeout, a 429, a 5xx, another 4xx, a broken body) freezes the route
+//! for the round. A reply whose `provider` names another route freezes it
+//! the same way, recorded as "pinning not honoured" and never scored. A
+//! language anomaly is confirmed at once by two more identical requests
+//! (sent together), a majority of three deciding
+//! ([`crate::canary::language`]). A round costs 3 requests per route, 5
+//! when the language probe needs its confirmations.
+
+mod classify;
+mod judge;
+
+pub use classify::{classify, served_by_other};
+pub use judge::judge;
+
+use super::discover::Route;
+use super::evidence::{ProbeEvidence, ProbeKind, RouteEvidence, TransportError};
+use super::language;
+use super::probe::{self, PROBES};
+use crate::contracts::{
+    ContractName, ContractSettings, Contracts, Language, Outcome, SettingsError,
+};
+use crate::openai::ChatRequest;
+use crate::secret::Secret;
+use crate::systems::client::send_to;
+use crate::systems::{Exchange, SendOptions};
+use futures::StreamExt as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where the probes go.
+#[derive(Debug, Clone)]
+pub struct ProbeTarget {
+    /// The full chat-completions URL (`{endpoint}/chat/completions`).
+    pub chat_url: String,
+    /// Headers of every request (`Authorization`), secret to the socket.
+    pub headers: Vec<(String, Secret)>,
+    /// The model probed (`author/slug`).
+    pub model: String,
+}
+
+/// How probing is bounded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProberSettings {
+    /// Deadline of one probe request, first byte to last.
+    pub deadline: Duration,
+    /// Largest reply read.
+    pub max_response_bytes: u64,
+    /// Routes probed at once.
+    pub concurrency: usize,
+}
+
+/// What probing one route in one round produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteProbe {
+    /// The evidence for the state machine.
+    pub evidence: RouteEvidence,
+    /// Requests sent: 3, or 5 with the language confirmations.
+    pub requests: u32,
+}
+
+/// Sends the probe set and judges the replies.
+#[derive(Debug)]
+pub struct Prober {
+    client: reqwest::Client,
+    target: ProbeTarget,
+    contracts: Arc<ProbeContracts>,
+    settings: ProberSettings,
+}
+
+/// Per probe, the contract set of that probe only, so that a reply is never
+/// run through a contract whose outcome would be thrown away.
+#[derive(Debug)]
+struct ProbeContracts {
+    roleplay: Contracts,
+    schema: Contracts,
+    language: Contracts,
+}
+
+impl ProbeContracts {
+    fn new(settings: &ContractSettings) -> Result<Self, SettingsError> {
+        let of = |kind| {
+            Contracts::new(ContractSettings {
+                enabled: probe::contracts_of(kind).to_vec(),
+                ..settings.clone()
+            })
+        };
+        Ok(ProbeContracts {
+            roleplay: of(ProbeKind::Roleplay)?,
+            schema: of(ProbeKind::Schema)?,
+            language: of(ProbeKind::Language)?,
+        })
+    }
+
+    fn of(&self, kind: ProbeKind) -> &Contracts {
+        match kind {
+            ProbeKind::Roleplay => &self.roleplay,
+            ProbeKind::Schema => &self.schema,
+            ProbeKind::Language => &self.language,
+        }
+    }
+}
+
+/// What one probe got.
+enum Reply {
+    /// A reply from the route, judged.
+    Judged(Vec<(ContractName, Outcome)>),
+    /// A transport error: the route is frozen this round.
+    Transport(TransportError),
+    /// A reply from another route: pinning not honoured.
+    OtherRoute(String),
+}
+
+impl Prober {
+    /// A prober of `target` judging with the contracts of `contracts`
+    /// (its time-to-first-token limit and plausible languages; each probe
+    /// runs its own contracts only).
+    ///
+    /// # Errors
+    /// [`SettingsError`] when the settings cannot build a contract set.
+    pub fn new(
+        client: reqwest::Client,
+        target: ProbeTarget,
+        contracts: &ContractSettings,
+        settings: ProberSettings,
+    ) -> Result<Self, SettingsError> {
+        Ok(Prober {
+            client,
+            target,
+            contracts: Arc::new(ProbeContracts::new(contracts)?),
+            settings,
+        })
+    }
+
+    /// Probes every route (with its language of the rotation), a few at a
+    /// time; the results come back in the order of `routes`.
+    pub async fn round(&self, routes: &[(Route, Language)]) -> Vec<RouteProbe> {
+        let mut done: Vec<(usize, RouteProbe)> =
+            futures::stream::iter(routes.iter().enumerate())
+                .map(|(i, (route, language))| async move {
+                    (i, self.probe_route(route, *language).await)
+                })
+                .buffer_unordered(self.settings.concurrency.max(1))
+                .collect()
+                .await;
+        done.sort_by_key(|(i, _)| *i);
+        done.into_iter().map(|(_, probe)| probe).collect()
+    }
+
+    /// Sends the probe set to one route (the three probes at once) and
+    /// judges it.
+    pub async fn probe_route(&self, route: &Route, language: Language) -> RouteProbe {
+        let done = futures::future::join_all(
+            PROBES
+                .into_iter()
+                .map(|kind| self.probe_one(route, kind, language)),
+        )
+        .await;
+        let mut evidence = RouteEvidence::new(&route.id);
+        let mut requests = 0;
+        for (kind, sent, reply) in done {
+            requests += sent;
+            match reply {
+                Reply::Transport(error) => {
+                    evidence.transport_error.get_or_insert(error);
+                }
+                Reply::OtherRoute(provider) => {
+                    evidence.served_by_other.get_or_insert(provider);
+                }
+                Reply::Judged(results) => {
+                    if kind == ProbeKind::Language {
+                        evidence.language = Some(language);
+                    }
+                    evidence.probes.push(ProbeEvidence::new(kind, results));
+                }
+            }
+        }
+        RouteProbe { evidence, requests }
+    }
+
+    /// One probe of `route`: the requests it cost and what came of it.
+    async fn probe_one(
+        &self,
+        route: &Route,
+        kind: ProbeKind,
+        language: Language,
+    ) -> (ProbeKind, u32, Reply) {
+        let request = probe::request(kind, &self.target.model, &route.id, language);
+        let exchange = self.send(&request).await;
+        if let Err(error) = classify(&exchange) {
+            return (kind, 1, Reply::Transport(error));
+        }
+        if let Some(other) = served_by_other(route, exchange.provider.as_deref()) {
+            return (kind, 1, Reply::OtherRoute(other));
+        }
+        let expected = probe::expected_language(kind, language);
+        let mut results = self.judged(kind, &request, exchange, expected).await;
+        let mut sent = 1;
+        if kind == ProbeKind::Language {
+            sent += self
+                .confirm_language(route, &request, expected, &mut results)
+                .await;
+        }
+        (kind, sent, Reply::Judged(results))
+    }
+
+    /// When the language outcome in `results` is an anomaly, sends the
+    /// request twice more and replaces it by the majority of three.
+    /// Returns the requests sent.
+    async fn confirm_language(
+        &self,
+        route: &Route,
+        request: &ChatRequest,
+        expected: Language,
+        results: &mut [(ContractName, Outcome)],
+    ) -> u32 {
+        let Some(slot) = results
+            .iter_mut()
+            .find(|(c, o)| *c == ContractName::Language && language::needs_confirmation(o))
+        else {
+            return 0;
+        };
+        // Both confirmations at once: they are immediate, and independent.
+        let (a, b) = futures::join!(self.send(request), self.send(request));
+        let (second, third) = futures::join!(
+            self.language_only(route, request, a, expected),
+            self.language_only(route, request, b, expected)
+        );
+        slot.1 = language::confirm(&slot.1, second.as_ref(), third.as_ref());
+        2
+    }
+
+    /// The language outcome of a confirmation; `None` when it got no
+    /// usable reply from the route.
+    async fn language_only(
+        &self,
+        route: &Route,
+        request: &ChatRequest,
+        exchange: Exchange,
+        expected: Language,
+    ) -> Option<Outcome> {
+        classify(&exchange).ok()?;
+        if served_by_other(route, exchange.provider.as_deref()).is_some() {
+            return None;
+        }
+        self.judged(ProbeKind::Language, request, exchange, expected)
+            .await
+            .into_iter()
+            .find(|(c, _)| *c == ContractName::Language)
+            .map(|(_, o)| o)
+    }
+
+    /// [`judge`] on the blocking pool: language detection costs CPU, and on
+    /// the runtime's threads it would delay reading the other probes'
+    /// streams, adding to their measured time to first token.
+    async fn judged(
+        &self,
+        kind: ProbeKind,
+        request: &ChatRequest,
+        exchange: Exchange,
+        expected: Language,
+    ) -> Vec<(ContractName, Outcome)> {
+        let contracts = Arc::clone(&self.contracts);
+        let request = request.clone();
+        let judging = tokio::task::spawn_blocking(move || {
+            judge(contracts.of(kind), kind, &request, &exchange, expected)
+        });
+        match judging.await {
+            Ok(results) => results,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            // Cancelled only when the runtime shuts down: nothing judged.
+            Err(_) => Vec::new(),
+        }
+    }
+
+    async fn send(&self, request: &ChatRequest) -> Exchange {
+        let options = SendOptions {
+            deadline: self.settings.deadline,
+            max_response_bytes: self.settings.max_response_bytes,
+        };
+        send_to(
+            &self.client,
+            &self.target.chat_url,
+            &self.target.headers,
+            request,
+            options,
+        )
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,158 @@
+//! The prober against the simulated endpoint, round by round through the
+//! whole language rotation: healthy routes keep every contract (nothing
+//! undetermined, so a fully passing round is possible), and each degraded
+//! route fails exactly the contract of its degradation.
+
+use super::*;
+use crate::canary::endpoint::{SimConfig, SimEndpoint};
+use crate::canary::evidence::TransportKind;
+use crate::canary::language::ROTATION;
+use crate::contracts::ContractSettings;
+use std::collections::BTreeMap;
+
+const LIMIT: Duration = Duration::from_millis(120);
+
+async fn setup() -> (SimEndpoint, Prober) {
+    let sim = SimEndpoint::start(SimConfig::new(3, LIMIT, Duration::from_secs(2)))
+        .await
+        .unwrap();
+    let contracts = ContractSettings {
+        ttft_limit: LIMIT,
+        ..ContractSettings::default()
+    };
+    let prober = Prober::new(
+        crate::systems::driver_client().unwrap(),
+        ProbeTarget {
+            chat_url: format!("{}/chat/completions", sim.url()),
+            headers: Vec::new(),
+            model: "meta-llama/llama-3.3-70b-instruct".into(),
+        },
+        &contracts,
+        ProberSettings {
+            deadline: Duration::from_secs(2),
+            max_response_bytes: 1 << 20,
+            concurrency: 4,
+        },
+    )
+    .unwrap();
+    (sim, prober)
+}
+
+/// Per route, per round: the contracts that failed, or the transport kind.
+type Seen = BTreeMap<String, Vec<Result<Vec<ContractName>, TransportKind>>>;
+
+async fn rotation_rounds() -> (Seen, BTreeMap<String, Vec<RouteProbe>>) {
+    let (sim, prober) = setup().await;
+    let routes: Vec<Route> = sim
+        .config()
+        .routes
+        .iter()
+        .map(|r| Route {
+            id: r.tag.clone(),
+            provider_name: Some(r.provider_name.clone()),
+        })
+        .collect();
+    let mut seen = Seen::new();
+    let mut all: BTreeMap<String, Vec<RouteProbe>> = BTreeMap::new();
+    for (round, language) in ROTATION.into_iter().enumerate() {
+        sim.begin_round(round as u64 + 1);
+        let asked: Vec<(Route, Language)> = routes.iter().map(|r| (r.clone(), language)).collect();
+        for probe in prober.round(&asked).await {
+            let e = &probe.evidence;
+            let entry = match &e.transport_error {
+                Some(t) => Err(t.kind),
+                None => Ok(e
+                    .probes
+                    .iter()
+                    .flat_map(|p| &p.results)
+                    .filter(|r| r.outcome.is_fail())
+                    .map(|r| r.contract)
+                    .collect()),
+            };
+            seen.entry(e.route.clone()).or_default().push(entry);
+            all.entry(e.route.clone()).or_default().push(probe);
+        }
+    }
+    (seen, all)
+}
+
+fn rounds_failing(seen: &Seen, route: &str, contract: ContractName) -> usize {
+    seen[route]
+        .iter()
+        .filter(|r| r.as_ref().is_ok_and(|f| f.contains(&contract)))
+        .count()
+}
+
+fn only_failures(seen: &Seen, route: &str) -> Vec<ContractName> {
+    let mut out: Vec<ContractName> = seen[route]
+        .iter()
+        .flat_map(|r| r.clone().unwrap_or_default())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[tokio::test]
+async fn healthy_routes_keep_every_contract_in_every_language_and_each_degradation_is_named() {
+    let (seen, all) = rotation_rounds().await;
+    for route in ["atlas/bf16", "borealis/fp8", "cirrus"] {
+        for (round, probe) in all[route].iter().enumerate() {
+            let e = &probe.evidence;
+            assert_eq!(e.transport_error, None, "{route} round {round}");
+            assert_eq!(e.probes.len(), 3);
+            for p in &e.probes {
+                let names: Vec<ContractName> = p.results.iter().map(|r| r.contract).collect();
+                assert_eq!(
+                    names,
+                    crate::canary::probe::contracts_of(p.probe),
+                    "{route} {}",
+                    p.probe
+                );
+                for r in &p.results {
+                    assert_eq!(
+                        r.outcome,
+                        Outcome::Pass,
+                        "{route} round {round} {} {}",
+                        p.probe,
+                        r.contract
+                    );
+                }
+            }
+            assert_eq!(probe.requests, 3);
+            assert_eq!(e.language, Some(ROTATION[round]));
+        }
+    }
+    assert!(rounds_failing(&seen, "dune/fp8", ContractName::JunkPrefix) >= 9);
+    assert_eq!(only_failures(&seen, "dune/fp8"), [ContractName::JunkPrefix]);
+    assert!(rounds_failing(&seen, "ember/fp4", ContractName::Language) >= 8);
+    assert_eq!(only_failures(&seen, "ember/fp4"), [ContractName::Language]);
+    assert_eq!(rounds_failing(&seen, "fjord", ContractName::Ttft), 10);
+    assert_eq!(only_failures(&seen, "fjord"), [ContractName::Ttft]);
+    assert_eq!(
+        rounds_failing(&seen, "granite/fp8", ContractName::Schema),
+        10
+    );
+    assert_eq!(only_failures(&seen, "granite/fp8"), [ContractName::Schema]);
+    assert_eq!(rounds_failing(&seen, "harbor", ContractName::Refusal), 10);
+    assert_eq!(
+        only_failures(&seen, "harbor"),
+        [ContractName::Refusal, ContractName::Truncated]
+    );
+    let flaky = &seen["isle/fp8"];
+    assert!(flaky.iter().any(Result::is_err), "{flaky:?}");
+    assert!(flaky
+        .iter()
+        .all(|r| r.as_ref().map_or(true, |f| f.is_empty())));
+    // A language anomaly was confirmed with two more requests.
+    assert!(all["ember/fp4"].iter().any(|p| p.requests == 5));
+    let ember = &all["ember/fp4"][0].evidence.probes[2];
+    let language = ember
+        .results
+        .iter()
+        .find(|r| r.contract == ContractName::Language)
+        .unwrap();
+    if let Outcome::Fail { reason } = &language.outcome {
+        assert!(reason.contains("of 3 samples failed"), "{reason}");
+    }
+}

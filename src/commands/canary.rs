@@ -1,0 +1,47 @@
+//! `canary`: validate the flags, run the probe rounds (printing each round's
+//! summary), print where the report went, and exit 130 after Ctrl-C;
+//! `canary release ROUTE`: lift a quarantine by hand.
+
+use crate::canary::runner;
+use crate::cli::{CanaryAction, CanaryArgs};
+use crate::config::{CanaryConfig, CanaryReleaseConfig};
+use std::process::ExitCode;
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// `canary` and `canary release`.
+pub async fn canary(args: &CanaryArgs) -> anyhow::Result<ExitCode> {
+    if let Some(CanaryAction::Release(release)) = &args.action {
+        let config = CanaryReleaseConfig::from_args(release)?;
+        let (_, line) = runner::release(&config, runner::wall_now())?;
+        crate::secret::println!("{line}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let config = CanaryConfig::from_args(
+        &args.run,
+        &|var| std::env::var(var).ok(),
+        time::OffsetDateTime::now_utc(),
+    )?;
+    let started = Instant::now();
+    let cancel = CancellationToken::new();
+    super::run::stop_on_ctrl_c(
+        cancel.clone(),
+        "abandoning the round in progress and writing the state and report of what finished",
+    );
+    let mut print = |text: &str| crate::secret::println!("{text}");
+    let outcome = runner::execute(&config, cancel, &mut print).await?;
+    crate::secret::println!(
+        "{} round(s) in {:.1} s · report in {} · state {} · log {} · ignore list {}",
+        outcome.report.rounds.completed,
+        started.elapsed().as_secs_f64(),
+        outcome.files.dir.display(),
+        outcome.files.state.display(),
+        outcome.files.log.display(),
+        outcome.files.ignore.display()
+    );
+    Ok(if outcome.interrupted {
+        ExitCode::from(super::run::EXIT_INTERRUPTED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

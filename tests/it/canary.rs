@@ -1,0 +1,528 @@
+//! `canary` end to end, in process: offline against the built-in simulated
+//! endpoint (4 rounds enforcing; 200 rounds with transport errors on every
+//! route; a control that stops filtering; a restart from the state file),
+//! and against an OpenRouter-compatible endpoint written for these tests
+//! (discovery, pinning, a route that ignores it, a key echoed in an error
+//! body).
+
+use crate::common::openrouter;
+use clap::Parser;
+use continuity_bench::canary::endpoint::Behaviour;
+use continuity_bench::canary::record::{LogRecord, RecordKind};
+use continuity_bench::canary::runner::{self, CanaryOutcome};
+use continuity_bench::canary::summary::RouteStatus;
+use continuity_bench::cli::{Cli, Command};
+use continuity_bench::config::{CanaryConfig, CanaryEndpoint};
+use continuity_bench::contracts::ContractName;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// The validated configuration of `continuity-bench canary <line>`, with
+/// `env` as the environment.
+fn config_with_env(line: &[&str], env: &dyn Fn(&str) -> Option<String>) -> CanaryConfig {
+    let mut argv = vec!["continuity-bench", "canary"];
+    argv.extend_from_slice(line);
+    let Command::Canary(args) = Cli::try_parse_from(argv).unwrap().command else {
+        unreachable!()
+    };
+    CanaryConfig::from_args(&args.run, env, time::OffsetDateTime::now_utc()).unwrap()
+}
+
+fn config(line: &[&str]) -> CanaryConfig {
+    config_with_env(line, &|_| None)
+}
+
+/// Runs the canary, returning the outcome and everything it printed.
+async fn run(config: &CanaryConfig) -> (CanaryOutcome, String) {
+    let mut printed = String::new();
+    let mut print = |text: &str| printed.push_str(text);
+    let outcome = runner::execute(config, CancellationToken::new(), &mut print)
+        .await
+        .unwrap();
+    (outcome, printed)
+}
+
+fn log(path: &Path) -> Vec<LogRecord> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Quarantine records by route: (round, contract, action).
+fn quarantines(records: &[LogRecord]) -> BTreeMap<String, Vec<(u64, ContractName, String)>> {
+    let mut out: BTreeMap<String, Vec<_>> = BTreeMap::new();
+    for r in records.iter().filter(|r| r.kind == RecordKind::Quarantine) {
+        out.entry(r.route.clone()).or_default().push((
+            r.round,
+            r.contract.unwrap(),
+            r.action.clone(),
+        ));
+    }
+    out
+}
+
+fn status(outcome: &CanaryOutcome, route: &str) -> RouteStatus {
+    outcome
+        .report
+        .routes
+        .iter()
+        .find(|r| r.route == route)
+        .unwrap()
+        .status
+}
+
+const DEGRADED: [(&str, ContractName); 4] = [
+    ("dune/fp8", ContractName::JunkPrefix),
+    ("ember/fp4", ContractName::Language),
+    ("fjord", ContractName::Ttft),
+    ("granite/fp8", ContractName::Schema),
+];
+
+const STAY_HEALTHY: [&str; 4] = ["atlas/bf16", "borealis/fp8", "cirrus", "isle/fp8"];
+
+#[tokio::test]
+async fn four_rounds_offline_quarantine_exactly_the_degraded_routes_after_two_failing_rounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report");
+    let c = config(&[
+        "--rounds",
+        "4",
+        "--no-wait",
+        "--enforce",
+        "--ttft-limit",
+        "150ms",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let (outcome, printed) = run(&c).await;
+    let records = log(&outcome.files.log);
+    let q = quarantines(&records);
+    let expected: BTreeMap<String, Vec<(u64, ContractName, String)>> = DEGRADED
+        .iter()
+        .map(|(r, c)| (r.to_string(), vec![(2, *c, "quarantine".to_string())]))
+        .collect();
+    assert_eq!(q, expected, "{printed}");
+    for r in records.iter().filter(|r| r.kind == RecordKind::Quarantine) {
+        let contract = r.contract.unwrap();
+        assert!(
+            r.evidence
+                .starts_with(&format!("failed {contract} in 2 consecutive rounds")),
+            "{}",
+            r.evidence
+        );
+        // The two failing rounds are the route's first two: each failed it.
+        let row = outcome
+            .report
+            .routes
+            .iter()
+            .find(|x| x.route == r.route)
+            .unwrap();
+        assert_eq!(row.contracts[&contract].fail, 4, "{}", r.route);
+        assert_eq!(row.status, RouteStatus::Quarantined);
+    }
+    for route in STAY_HEALTHY {
+        assert_eq!(status(&outcome, route), RouteStatus::Healthy, "{route}");
+    }
+    assert_eq!(status(&outcome, "harbor"), RouteStatus::Control);
+    assert_eq!(outcome.report.weak_probe_rounds, 0, "the control filtered");
+    assert!(records
+        .iter()
+        .any(|r| r.route == "isle/fp8" && r.kind == RecordKind::Frozen));
+    // The ignore list: the active quarantines, in the documented shape.
+    let ignore: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&outcome.files.ignore).unwrap()).unwrap();
+    assert_eq!(
+        ignore,
+        serde_json::json!({"provider": {"ignore": ["dune/fp8", "ember/fp4", "fjord", "granite/fp8"]}})
+    );
+    // Printed after every round, and the report files.
+    assert_eq!(printed.matches("(enforce mode)").count(), 4);
+    assert!(printed.contains("quarantined (junk_prefix)"), "{printed}");
+    for file in [
+        "report.md",
+        "summary.json",
+        "state.json",
+        "decisions.jsonl",
+        "ignore.json",
+    ] {
+        assert!(out.join(file).is_file(), "{file}");
+    }
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("canary-probes/1") && md.contains("does not judge"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hundred_rounds_with_ten_percent_transport_errors_raise_no_false_positive() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let mut c = config(&[
+        "--rounds",
+        "200",
+        "--no-wait",
+        "--transient-rate",
+        "0.1",
+        "--ttft-limit",
+        "150ms",
+        "--concurrency",
+        "9",
+        "--out",
+        dir.path().join("r").to_str().unwrap(),
+    ]);
+    // Small latencies, so that 200 rounds take seconds: the slow route's
+    // first token just past the limit (load only makes it later), a held
+    // connection given up after 250 ms. The time to first token is wall
+    // time: a healthy one, 15-30 ms in a debug build with 27 probes in
+    // flight (55 ms at worst at load 2 on 2 cores), measured over 100 ms
+    // in two consecutive rounds when the whole suite ran at load 7, hence
+    // the 150 ms limit; a slow probe starved past the deadline is frozen,
+    // not failed, and only delays the catch.
+    c.probe_timeout = Duration::from_millis(250);
+    let CanaryEndpoint::Simulated(sim) = &mut c.endpoint else {
+        unreachable!()
+    };
+    sim.slow_first_token = Duration::from_millis(165);
+    let (outcome, printed) = run(&c).await;
+    let elapsed = started.elapsed();
+    let records = log(&outcome.files.log);
+    let q = quarantines(&records);
+    for route in STAY_HEALTHY {
+        assert!(
+            !q.contains_key(route),
+            "{route} quarantined: {:?}",
+            q.get(route)
+        );
+        assert_eq!(status(&outcome, route), RouteStatus::Healthy);
+    }
+    for (route, contract) in DEGRADED {
+        let first = q.get(route).map(|v| v[0].clone());
+        let (round, c, action) = first.unwrap_or_else(|| panic!("{route} never caught"));
+        assert_eq!(
+            (c, action.as_str()),
+            (contract, "would quarantine"),
+            "{route}"
+        );
+        assert!(round <= 10, "{route} caught late, at round {round}");
+    }
+    assert!(
+        q.keys().all(|r| DEGRADED.iter().any(|(d, _)| d == r)),
+        "{q:?}"
+    );
+    // The transport errors were there, on every route, and froze rounds.
+    let frozen = |route: &str| {
+        records
+            .iter()
+            .filter(|r| r.route == route && r.kind == RecordKind::Frozen)
+            .count()
+    };
+    for route in ["atlas/bf16", "cirrus", "dune/fp8", "granite/fp8"] {
+        assert!(
+            frozen(route) > 20,
+            "{route}: {} frozen rounds",
+            frozen(route)
+        );
+    }
+    assert!(frozen("isle/fp8") > 80);
+    assert!(records
+        .iter()
+        .any(|r| r.kind == RecordKind::Frozen && r.evidence.contains("timeout")));
+    assert_eq!(printed.matches("(observe mode)").count(), 200);
+    eprintln!("200 rounds in {elapsed:?}");
+}
+
+#[tokio::test]
+async fn a_control_that_stops_filtering_marks_the_probe_weak() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(&[
+        "--rounds",
+        "3",
+        "--no-wait",
+        "--ttft-limit",
+        "150ms",
+        "--control",
+        "harbor",
+        "--routes",
+        "atlas/bf16,borealis/fp8,cirrus,harbor",
+        "--out",
+        dir.path().join("r").to_str().unwrap(),
+    ]);
+    let CanaryEndpoint::Simulated(sim) = &mut c.endpoint else {
+        unreachable!()
+    };
+    for route in &mut sim.routes {
+        if route.tag == "harbor" {
+            route.behaviour = Behaviour::Healthy;
+        }
+    }
+    let (outcome, printed) = run(&c).await;
+    let weak: Vec<LogRecord> = log(&outcome.files.log)
+        .into_iter()
+        .filter(|r| r.kind == RecordKind::ProbeWeak)
+        .collect();
+    assert_eq!(weak.len(), 3, "one per round");
+    assert!(weak
+        .iter()
+        .all(|r| r.route == "harbor" && r.evidence.contains("known to filter")));
+    assert_eq!(outcome.report.weak_probe_rounds, 3);
+    let atlas = outcome
+        .report
+        .routes
+        .iter()
+        .find(|r| r.route == "atlas/bf16")
+        .unwrap();
+    assert_eq!(atlas.contracts[&ContractName::Refusal].weak_pass, 3);
+    assert_eq!(atlas.contracts[&ContractName::Refusal].pass, 0);
+    assert_eq!(
+        atlas.rounds_clean, 0,
+        "a weak pass is no evidence of health"
+    );
+    assert!(
+        printed.contains("Weak probe(s) this round: roleplay"),
+        "{printed}"
+    );
+}
+
+/// (round, route, kind, contract, time, until) of every decision.
+fn decisions(records: &[LogRecord]) -> Vec<String> {
+    records
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {} {:?} {:?} {} {:?}",
+                r.round, r.route, r.kind, r.contract, r.time, r.until
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn two_runs_of_two_rounds_decide_as_one_run_of_four() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let common = ["--no-wait", "--enforce", "--ttft-limit", "150ms"];
+    let line = |rounds: &str, tag: &str, part: &str| {
+        let mut l: Vec<String> = common.iter().map(|s| s.to_string()).collect();
+        for (flag, value) in [
+            ("--rounds", rounds.to_string()),
+            ("--state", path(&format!("{tag}-state.json"))),
+            ("--log", path(&format!("{tag}-log.jsonl"))),
+            ("--ignore-out", path(&format!("{tag}-ignore.json"))),
+            ("--out", path(&format!("{tag}-{part}"))),
+        ] {
+            l.push(flag.to_string());
+            l.push(value);
+        }
+        l
+    };
+    let as_refs = |l: &[String]| -> Vec<String> { l.to_vec() };
+    let whole = as_refs(&line("4", "whole", "1"));
+    let (one, _) = run(&config(
+        &whole.iter().map(String::as_str).collect::<Vec<_>>(),
+    ))
+    .await;
+    for part in ["1", "2"] {
+        let l = line("2", "split", part);
+        run(&config(&l.iter().map(String::as_str).collect::<Vec<_>>())).await;
+    }
+    let whole_log = log(Path::new(&path("whole-log.jsonl")));
+    let split_log = log(Path::new(&path("split-log.jsonl")));
+    assert_eq!(decisions(&split_log), decisions(&whole_log));
+    assert!(whole_log.iter().any(|r| r.kind == RecordKind::Quarantine));
+    let state = |tag: &str| {
+        let s: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(path(&format!("{tag}-state.json"))).unwrap(),
+        )
+        .unwrap();
+        let routes: BTreeMap<String, String> = s["routes"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| {
+                let q = &v["quarantine"];
+                (
+                    k.clone(),
+                    format!(
+                        "{} {} {} {}",
+                        q["contract"], q["since"], q["until"], v["quarantines"]
+                    ),
+                )
+            })
+            .collect();
+        (s["rounds"].clone(), s["last_round_at"].clone(), routes)
+    };
+    assert_eq!(state("split"), state("whole"));
+    assert_eq!(
+        std::fs::read_to_string(path("split-ignore.json")).unwrap(),
+        std::fs::read_to_string(path("whole-ignore.json")).unwrap()
+    );
+    assert_eq!(one.report.rounds.last, Some(4));
+}
+
+const KEY: &str = "sk-or-canary-planted-key-7781";
+
+#[tokio::test]
+async fn against_a_test_endpoint_the_same_results_pinning_checked_and_the_key_never_shown() {
+    let server = openrouter::start(KEY).await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report");
+    let endpoint = format!("{}/api/v1", server.url());
+    let env = |var: &str| (var == "CANARY_TEST_KEY").then(|| KEY.to_string());
+    let c = config_with_env(
+        &[
+            "--endpoint",
+            &endpoint,
+            "--key-env",
+            "CANARY_TEST_KEY",
+            "--model",
+            "meta-llama/llama-3.3-70b-instruct",
+            "--rounds",
+            "4",
+            "--no-wait",
+            "--enforce",
+            "--control",
+            "hotel",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &env,
+    );
+    let (outcome, printed) = run(&c).await;
+    let records = log(&outcome.files.log);
+    let q = quarantines(&records);
+    let expected: BTreeMap<String, Vec<(u64, ContractName, String)>> = [
+        ("delta/fp8", ContractName::JunkPrefix),
+        ("echo", ContractName::Schema),
+        ("foxtrot/fp8", ContractName::Language),
+    ]
+    .iter()
+    .map(|(r, c)| (r.to_string(), vec![(2, *c, "quarantine".to_string())]))
+    .collect();
+    assert_eq!(q, expected, "{printed}");
+    // Discovered by tag, else by provider name.
+    let ids: Vec<&str> = outcome
+        .report
+        .routes
+        .iter()
+        .map(|r| r.route.as_str())
+        .collect();
+    assert!(
+        ids.contains(&"Charlie") && ids.contains(&"alpha/fp8"),
+        "{ids:?}"
+    );
+    for route in ["alpha/fp8", "bravo", "Charlie", "india", "juliet", "golf"] {
+        assert_eq!(status(&outcome, route), RouteStatus::Healthy, "{route}");
+    }
+    // golf answers from Alpha: pinning not honoured, never scored.
+    let golf = outcome
+        .report
+        .routes
+        .iter()
+        .find(|r| r.route == "golf")
+        .unwrap();
+    assert_eq!(
+        (golf.rounds_pinning_not_honoured, golf.rounds_scored),
+        (4, 0)
+    );
+    let pinning: Vec<&LogRecord> = records
+        .iter()
+        .filter(|r| r.kind == RecordKind::PinningNotHonoured)
+        .collect();
+    assert_eq!(pinning.len(), 4);
+    assert!(pinning.iter().all(|r| r.route == "golf"
+        && r.action == "pinning not honoured"
+        && r.evidence.contains("Alpha")));
+    // The flaky route and the one echoing the key are frozen, never failed.
+    let juliet = outcome
+        .report
+        .routes
+        .iter()
+        .find(|r| r.route == "juliet")
+        .unwrap();
+    assert_eq!(juliet.rounds_frozen, 4);
+    assert!(
+        outcome
+            .report
+            .routes
+            .iter()
+            .find(|r| r.route == "india")
+            .unwrap()
+            .rounds_frozen
+            > 0
+    );
+    assert_eq!(outcome.report.weak_probe_rounds, 0);
+    // The ignore list is valid JSON of the documented shape.
+    let ignore: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&outcome.files.ignore).unwrap()).unwrap();
+    assert_eq!(
+        ignore,
+        serde_json::json!({"provider": {"ignore": ["delta/fp8", "echo", "foxtrot/fp8"]}})
+    );
+    // The echoed key reached no file and nothing printed.
+    assert!(records
+        .iter()
+        .any(|r| r.route == "juliet" && r.evidence.contains("[redacted]")));
+    let mut texts = vec![printed];
+    for entry in std::fs::read_dir(&out).unwrap() {
+        texts.push(std::fs::read_to_string(entry.unwrap().path()).unwrap());
+    }
+    for text in &texts {
+        assert!(
+            !text.contains(KEY) && !text.contains("canary-planted"),
+            "{text}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_wrong_key_or_a_control_that_is_no_route_stops_before_the_first_probe() {
+    let server = openrouter::start(KEY).await;
+    let dir = tempfile::tempdir().unwrap();
+    let endpoint = format!("{}/api/v1", server.url());
+    let env = |_: &str| Some("sk-wrong-key-000000".to_string());
+    let c = config_with_env(
+        &[
+            "--endpoint",
+            &endpoint,
+            "--rounds",
+            "1",
+            "--out",
+            dir.path().join("a").to_str().unwrap(),
+        ],
+        &env,
+    );
+    let mut print = |_: &str| {};
+    let err = runner::execute(&c, CancellationToken::new(), &mut print)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("HTTP 401") && err.contains("--key-env"),
+        "{err}"
+    );
+    let env = |_: &str| Some(KEY.to_string());
+    let c = config_with_env(
+        &[
+            "--endpoint",
+            &endpoint,
+            "--rounds",
+            "1",
+            "--control",
+            "zulu",
+            "--out",
+            dir.path().join("b").to_str().unwrap(),
+        ],
+        &env,
+    );
+    let err = runner::execute(&c, CancellationToken::new(), &mut print)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("--control \"zulu\"") && err.contains("alpha/fp8"),
+        "{err}"
+    );
+    assert!(!dir.path().join("b/state.json").exists(), "no round ran");
+}
