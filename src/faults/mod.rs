@@ -15,11 +15,13 @@ pub mod limiter;
 pub mod plan;
 pub mod profile;
 mod schema;
+pub mod script;
 
 pub use checks::{Reach, TurnReach};
 pub use limiter::{Decision, RetryLimiter, RETRY_AFTER_SLACK};
 pub use plan::{FaultPlan, PlannedEvent, ProfileSchedule, Schedule};
 pub use profile::{FaultError, FaultProfile, TurnSelector};
+pub use script::{Act, CaseScript, End, Facts, HoldEnd, Script, Shape, When};
 
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
