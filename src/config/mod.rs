@@ -15,7 +15,7 @@ mod tests;
 pub use error::ConfigError;
 pub use judge::{calibrate_config, judge_config};
 pub use run::{default_report_dir, OutDir, Replay, ResolvedConfig, ResolvedGateway, RunConfig};
-pub use semantics::SemanticsConfig;
+pub use semantics::{SemanticsConfig, SemanticsConfigError};
 pub use serve::{
     contracts_config, dataset_source, generate_options, latency_profile, profile_source,
     proxy_config, upstreams_config,
