@@ -168,6 +168,8 @@ impl Core {
             latency_primary_ms: 0.0,
             latency_fallback_ms: None,
             fallback_attempts: 0,
+            primary_attempts: 1,
+            continuation: None,
             stream,
             status: 0,
         };

@@ -9,6 +9,7 @@ pub mod core;
 pub mod events;
 pub mod metrics;
 pub mod payload;
+pub mod relay;
 pub mod server;
 
 #[cfg(test)]

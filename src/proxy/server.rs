@@ -162,6 +162,8 @@ fn invalid(state: &ProxyState, index: u64) -> (Reply, SwitchEvent) {
         latency_primary_ms: 0.0,
         latency_fallback_ms: None,
         fallback_attempts: 0,
+        primary_attempts: 0,
+        continuation: None,
         stream: false,
         status: reply.status.as_u16(),
     };
