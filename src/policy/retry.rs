@@ -71,14 +71,21 @@ mod tests {
     fn a_short_retry_after_is_waited_once() {
         assert_eq!(same_route_wait(Outcome::Status(429), s(2), 0, &RULES), s(2));
         assert_eq!(same_route_wait(Outcome::Status(429), s(2), 1, &RULES), None);
-        assert_eq!(same_route_wait(Outcome::Status(429), s(3), 0, &RULES), None, "past the cap");
+        assert_eq!(
+            same_route_wait(Outcome::Status(429), s(3), 0, &RULES),
+            None,
+            "past the cap"
+        );
         assert_eq!(same_route_wait(Outcome::Status(429), None, 0, &RULES), None);
     }
 
     #[test]
     fn a_listed_status_is_retried_once_and_nothing_else() {
         let delay = Some(RULES.delay);
-        assert_eq!(same_route_wait(Outcome::Status(500), None, 0, &RULES), delay);
+        assert_eq!(
+            same_route_wait(Outcome::Status(500), None, 0, &RULES),
+            delay
+        );
         assert_eq!(same_route_wait(Outcome::Status(500), s(1), 0, &RULES), s(1));
         assert_eq!(same_route_wait(Outcome::Status(500), s(9), 0, &RULES), None);
         assert_eq!(same_route_wait(Outcome::Status(500), None, 1, &RULES), None);
@@ -91,7 +98,11 @@ mod tests {
             Outcome::ConnectError,
             Outcome::BodyError,
         ] {
-            assert_eq!(same_route_wait(outcome, None, 0, &RULES), None, "{outcome:?}");
+            assert_eq!(
+                same_route_wait(outcome, None, 0, &RULES),
+                None,
+                "{outcome:?}"
+            );
         }
         let off = RetryRules { max: 0, ..RULES };
         assert_eq!(same_route_wait(Outcome::Status(429), s(1), 0, &off), None);

@@ -444,8 +444,16 @@ mod tests {
         assert_eq!(body["enable_thinking"], json!(false));
         let mut body = json!({"max_tokens": 5, "enable_thinking": true});
         add_fallback_needs(&mut body, Some(1024), &params);
-        assert_eq!(body["max_tokens"], json!(5), "the client's max_tokens stays");
-        assert_eq!(body["enable_thinking"], json!(false), "a configured parameter wins");
+        assert_eq!(
+            body["max_tokens"],
+            json!(5),
+            "the client's max_tokens stays"
+        );
+        assert_eq!(
+            body["enable_thinking"],
+            json!(false),
+            "a configured parameter wins"
+        );
         let mut body = json!({"max_completion_tokens": 5});
         add_fallback_needs(&mut body, Some(1024), &serde_json::Map::new());
         assert!(body.get("max_tokens").is_none());

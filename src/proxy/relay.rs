@@ -250,6 +250,8 @@ pub struct Report {
     /// rejected, restart`, `failed: ...`, or `not continued`; `None` when
     /// the stream did not break.
     pub continuation: Option<String>,
+    /// Requests sent to the fallback to continue the stream.
+    pub fallback_attempts: u32,
 }
 
 /// Continuing a broken stream from the fallback.
@@ -356,6 +358,7 @@ impl Plan {
             None => (
                 Report {
                     continuation: Some("not continued".into()),
+                    fallback_attempts: 0,
                 },
                 Some(Err(aborted("the upstream's stream broke"))),
             ),
@@ -371,7 +374,8 @@ fn aborted(why: &str) -> std::io::Error {
 
 /// A clean error event for the client: the stream cannot be completed.
 fn error_event(message: &str) -> Bytes {
-    let body = json!({"error": {"message": message, "type": "proxy_error", "code": "stream_broken"}});
+    let body =
+        json!({"error": {"message": message, "type": "proxy_error", "code": "stream_broken"}});
     Bytes::from(format!("data: {body}\n\n"))
 }
 
@@ -465,7 +469,10 @@ fn rewrite(mut value: Value, content: &str) -> Option<Bytes> {
         .pointer("/choices/0/finish_reason")
         .is_some_and(|f| !f.is_null());
     let usage = value.get("usage").is_some_and(|u| !u.is_null());
-    if let Some(delta) = value.pointer_mut("/choices/0/delta").and_then(Value::as_object_mut) {
+    if let Some(delta) = value
+        .pointer_mut("/choices/0/delta")
+        .and_then(Value::as_object_mut)
+    {
         delta.remove("role");
         if content.is_empty() {
             delta.remove("content");
@@ -487,7 +494,10 @@ impl Continuer {
         let request = self
             .client
             .post(self.url.clone())
-            .header(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))
+            .header(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )
             .json(body)
             .send();
         match tokio::time::timeout_at(limit, request).await {
@@ -499,11 +509,18 @@ impl Continuer {
 
     /// Continues after `sent` reached the client; returns how it ended and
     /// the last item.
-    async fn run(self, sent: String, tx: &mpsc::Sender<Chunk>, deadline: Instant) -> (Report, Option<Chunk>) {
-        let failed = |why: String| {
+    async fn run(
+        self,
+        sent: String,
+        tx: &mpsc::Sender<Chunk>,
+        deadline: Instant,
+    ) -> (Report, Option<Chunk>) {
+        let mut attempts = 1u32;
+        let failed = |why: String, attempts: u32| {
             (
                 Report {
                     continuation: Some(format!("failed: {why}")),
+                    fallback_attempts: attempts,
                 },
                 Some(Ok(error_event(&format!(
                     "the upstream's stream broke and could not be continued: {why}"
@@ -512,7 +529,8 @@ impl Continuer {
         };
         let prefill = self.how == Continuation::Prefill && !sent.is_empty();
         let first = if prefill {
-            self.attempt(&with_prefill(&self.body, &sent), deadline).await
+            self.attempt(&with_prefill(&self.body, &sent), deadline)
+                .await
         } else {
             self.attempt(&self.body, deadline).await
         };
@@ -531,26 +549,42 @@ impl Continuer {
             // answer and drop what the client has.
             Ok(r) if prefill && r.status() == reqwest::StatusCode::BAD_REQUEST => {
                 drop(r);
+                attempts += 1;
                 match self.attempt(&self.body, deadline).await {
                     Ok(r) if r.status().is_success() => {
                         (r, Splice::Skip(sent.clone()), "prefill rejected, restart")
                     }
-                    Ok(r) => return failed(format!("the fallback answered HTTP {}", r.status().as_u16())),
-                    Err(why) => return failed(why),
+                    Ok(r) => {
+                        return failed(
+                            format!("the fallback answered HTTP {}", r.status().as_u16()),
+                            attempts,
+                        )
+                    }
+                    Err(why) => return failed(why, attempts),
                 }
             }
-            Ok(r) => return failed(format!("the fallback answered HTTP {}", r.status().as_u16())),
-            Err(why) => return failed(why),
+            Ok(r) => {
+                return failed(
+                    format!("the fallback answered HTTP {}", r.status().as_u16()),
+                    attempts,
+                )
+            }
+            Err(why) => return failed(why, attempts),
         };
         let first_token_by = self.first_token_timeout.map(|t| Instant::now() + t);
         let opened = match open(response, first_token_by, deadline).await {
             Ok(opened) => opened,
-            Err(NotOpened::NoFirstToken) => return failed("the fallback sent no first token in time".into()),
-            Err(NotOpened::Broke) => return failed("the fallback's stream broke".into()),
-            Err(NotOpened::Deadline) => return (Report::default(), Some(Err(aborted("deadline")))),
+            Err(NotOpened::NoFirstToken) => {
+                return failed("the fallback sent no first token in time".into(), attempts)
+            }
+            Err(NotOpened::Broke) => return failed("the fallback's stream broke".into(), attempts),
+            Err(NotOpened::Deadline) => {
+                return failed("the request's deadline passed".into(), attempts)
+            }
         };
         let report = |how: &str| Report {
             continuation: Some(how.to_string()),
+            fallback_attempts: attempts,
         };
         let mut splice = splice;
         let Opened {
@@ -573,7 +607,7 @@ impl Continuer {
                         return (report(how), Some(Ok(Bytes::from_static(DONE))))
                     }
                     Read::End | Read::Broke | Read::Silent => {
-                        return failed("the fallback's stream broke too".into())
+                        return failed("the fallback's stream broke too".into(), attempts)
                     }
                     Read::Deadline => return (report(how), Some(Err(aborted("deadline")))),
                 },
@@ -588,15 +622,21 @@ impl Continuer {
                     return (report(how), Some(Ok(Bytes::from(raw))));
                 }
                 Line::Other => continue,
-                Line::Malformed => return failed("the fallback's stream broke too".into()),
-                Line::Event(e) if e.error => return failed("the fallback's stream sent an error".into()),
+                Line::Malformed => {
+                    return failed("the fallback's stream broke too".into(), attempts)
+                }
+                Line::Event(e) if e.error => {
+                    return failed("the fallback's stream sent an error".into(), attempts)
+                }
                 Line::Event(e) => e,
             };
             finished |= event.finish;
             let (out, drop_held) = match splice.join(&event.content) {
                 Joined::Send(c) | Joined::FlushHeld(c) => (rewrite(event.value, &c), false),
                 Joined::Hold(c) => {
-                    if let (Some(bytes), Splice::Echo { held, .. }) = (rewrite(event.value, &c), &mut splice) {
+                    if let (Some(bytes), Splice::Echo { held, .. }) =
+                        (rewrite(event.value, &c), &mut splice)
+                    {
                         held.push(bytes);
                     }
                     continue;
@@ -605,6 +645,7 @@ impl Continuer {
                 Joined::Mismatch => {
                     return failed(
                         "the fallback's answer does not begin with the text already sent".into(),
+                        attempts,
                     )
                 }
             };
@@ -630,15 +671,23 @@ mod tests {
         assert_eq!(classify(b": keep-alive\n"), Line::Other);
         assert_eq!(classify(b"\n"), Line::Other);
         assert_eq!(classify(b"data: {\"choices\": [\n"), Line::Malformed);
-        let Line::Event(e) = classify(b"data: {\"choices\":[{\"delta\":{\"content\":\"hi \"}}]}\n") else {
+        let Line::Event(e) = classify(b"data: {\"choices\":[{\"delta\":{\"content\":\"hi \"}}]}\n")
+        else {
             panic!("an event")
         };
-        assert_eq!((e.content.as_str(), e.token(), e.finish), ("hi ", true, false));
-        let Line::Event(e) = classify(b"data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n") else {
+        assert_eq!(
+            (e.content.as_str(), e.token(), e.finish),
+            ("hi ", true, false)
+        );
+        let Line::Event(e) = classify(
+            b"data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n",
+        ) else {
             panic!("an event")
         };
         assert!(!e.token(), "a role chunk carries no token");
-        let Line::Event(e) = classify(b"data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"hmm\"}}]}\n") else {
+        let Line::Event(e) =
+            classify(b"data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"hmm\"}}]}\n")
+        else {
             panic!("an event")
         };
         assert!(e.token(), "reasoning is a token");
@@ -683,9 +732,15 @@ mod tests {
         assert_eq!(rewrite(role, ""), None);
         let piece = json!({"choices": [{"delta": {"content": "abc"}}]});
         let out = rewrite(piece, "c").unwrap();
-        assert_eq!(out, Bytes::from("data: {\"choices\":[{\"delta\":{\"content\":\"c\"}}]}\n\n"));
+        assert_eq!(
+            out,
+            Bytes::from("data: {\"choices\":[{\"delta\":{\"content\":\"c\"}}]}\n\n")
+        );
         let finish = json!({"choices": [{"delta": {}, "finish_reason": "stop"}]});
         assert!(rewrite(finish, "").is_some());
-        assert_eq!(with_prefill(&json!({"messages": []}), "so far")["messages"][0]["role"], "assistant");
+        assert_eq!(
+            with_prefill(&json!({"messages": []}), "so far")["messages"][0]["role"],
+            "assistant"
+        );
     }
 }
