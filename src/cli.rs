@@ -191,6 +191,73 @@ pub struct ProxyArgs {
     /// Seed of the backoff jitter.
     #[arg(long, default_value_t = crate::seed::DEFAULT_SEED)]
     pub seed: u64,
+    /// Most extra attempts at the primary before failing over: after a 429
+    /// whose Retry-After is at most --retry-after-cap (waited), or after a
+    /// --retry-status; 0 keeps the bare decision tree.
+    #[arg(long, default_value_t = 1)]
+    pub same_route_retries: u32,
+    /// Statuses retried on the same route (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "500")]
+    pub retry_status: Vec<u16>,
+    /// Longest Retry-After waited on the same route; a longer one, or a 429
+    /// without it, fails over at once.
+    #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
+    pub retry_after_cap: std::time::Duration,
+    /// Wait before retrying a --retry-status that came without Retry-After.
+    #[arg(long, default_value = "100ms", value_parser = humantime::parse_duration)]
+    pub retry_delay: std::time::Duration,
+    /// A stream whose first token has not come this long after the request
+    /// was sent fails over (nothing has reached the client); 0s disables.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    pub first_token_timeout: std::time::Duration,
+    /// A stream silent this long after its first token is broken and is
+    /// continued from the fallback; 0s disables.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    pub stall_timeout: std::time::Duration,
+    /// How a stream that broke after its first tokens is continued from the
+    /// fallback: prefill (the text sent as an assistant prefill; a clean
+    /// restart if the fallback rejects it), restart (the whole answer again,
+    /// the text already sent dropped), or off (the break reaches the client).
+    #[arg(long, value_enum, default_value_t = ContinuationArg::Prefill)]
+    pub continuation: ContinuationArg,
+    /// Base URL of a larger-context route for a 400 context_length_exceeded
+    /// (default none: the 400 passes through).
+    #[arg(long)]
+    pub context_fallback: Option<String>,
+    /// Model id sent to --context-fallback (default: --fallback-model, else
+    /// the client's).
+    #[arg(long)]
+    pub context_model: Option<String>,
+    /// max_tokens added to the fallback's request when the client sent
+    /// neither max_tokens nor max_completion_tokens (default none).
+    #[arg(long)]
+    pub fallback_max_tokens: Option<u32>,
+    /// A top-level parameter set on every fallback request, KEY=JSON (e.g.
+    /// enable_thinking=false); repeatable.
+    #[arg(long, value_parser = parse_param)]
+    pub fallback_param: Vec<(String, serde_json::Value)>,
+}
+
+/// How the `proxy` continues a broken stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ContinuationArg {
+    /// The text sent as an assistant prefill (a clean restart if rejected).
+    Prefill,
+    /// The whole answer again, the text already sent dropped.
+    Restart,
+    /// The break reaches the client.
+    Off,
+}
+
+/// `KEY=JSON`, or `KEY=text` when the value is not JSON.
+fn parse_param(arg: &str) -> Result<(String, serde_json::Value), String> {
+    let (key, value) = arg
+        .split_once('=')
+        .filter(|(k, _)| !k.is_empty())
+        .ok_or_else(|| format!("{arg:?} is not KEY=VALUE; pass e.g. enable_thinking=false"))?;
+    let value = serde_json::from_str(value)
+        .unwrap_or_else(|_| serde_json::Value::String(value.to_string()));
+    Ok((key.to_string(), value))
 }
 
 /// Arguments of `run`.

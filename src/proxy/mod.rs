@@ -15,6 +15,7 @@ pub mod server;
 #[cfg(test)]
 mod tests;
 
+pub use core::UpstreamHealth;
 pub use events::SwitchEvent;
 pub use server::{router, spawn, ProxyState};
 

@@ -83,6 +83,12 @@ impl ProxyState {
         self.inner.events.take()
     }
 
+    /// Both upstreams' state, as `GET /health` reports it: (primary,
+    /// fallback).
+    pub async fn health(&self) -> (UpstreamHealth, UpstreamHealth) {
+        self.inner.core.health().await
+    }
+
     /// The counters.
     pub fn metrics(&self) -> &Metrics {
         &self.inner.metrics
