@@ -57,6 +57,23 @@ pub struct BuiltinProxyOptions {
     pub context_model_on_fallback: Option<String>,
 }
 
+impl BuiltinProxyOptions {
+    /// The built-in proxies of `run`: the documented defaults without the
+    /// same-route retry. A run's planned fault hits every primary attempt
+    /// of its turn, so a retry could only add an attempt and its wait
+    /// before the same failover; without it a run's attempts, latencies
+    /// and retry-storm figures stay comparable with earlier reports.
+    pub fn for_run() -> Self {
+        BuiltinProxyOptions {
+            behaviour: ProxyBehaviour {
+                same_route_retries: 0,
+                ..ProxyBehaviour::default()
+            },
+            context_model_on_fallback: None,
+        }
+    }
+}
+
 /// The systems under test, started, with the servers kept alive until this
 /// is dropped.
 pub struct Systems {
@@ -79,7 +96,7 @@ impl Systems {
         ctx: &UpstreamContext,
         client: &reqwest::Client,
     ) -> anyhow::Result<Self> {
-        Self::start_with(spec, &BuiltinProxyOptions::default(), ctx, client).await
+        Self::start_with(spec, &BuiltinProxyOptions::for_run(), ctx, client).await
     }
 
     /// As [`Systems::start`], with the built-in proxies configured by
