@@ -30,9 +30,12 @@ pub enum Command {
     Upstreams(UpstreamsArgs),
     /// Serve a reference gateway (stateless or history) until Ctrl-C.
     Proxy(ProxyArgs),
-    /// Check which primary failures each system fails over on, on the wire:
-    /// one request per HTTP status (400-504) and a timeout, against the
-    /// decision tree. Exits 1 when a system deviates from it.
+    /// Run the failover-semantics catalogue through every system, on the
+    /// wire: error statuses, resets, silent routes, slow, cut, stalled and
+    /// malformed streams, context length, content filter, prefill
+    /// rejection, a flapping primary, both upstreams failing, model ids,
+    /// required parameters and fallback health. Prints a table and a
+    /// scorecard per system; exits 1 when a scored case fails.
     Semantics(SemanticsArgs),
     /// Re-render summary.json, summary.md and the plots of a report directory
     /// from its CSV files.
@@ -324,6 +327,73 @@ pub struct ProxyArgs {
     /// Seed of the backoff jitter.
     #[arg(long, default_value_t = crate::seed::DEFAULT_SEED)]
     pub seed: u64,
+    /// Most extra attempts at the primary before failing over: after a 429
+    /// whose Retry-After is at most --retry-after-cap (waited), or after a
+    /// --retry-status; 0 keeps the bare decision tree.
+    #[arg(long, default_value_t = 1)]
+    pub same_route_retries: u32,
+    /// Statuses retried on the same route (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "500")]
+    pub retry_status: Vec<u16>,
+    /// Longest Retry-After waited on the same route; a longer one, or a 429
+    /// without it, fails over at once.
+    #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
+    pub retry_after_cap: std::time::Duration,
+    /// Wait before retrying a --retry-status that came without Retry-After.
+    #[arg(long, default_value = "100ms", value_parser = humantime::parse_duration)]
+    pub retry_delay: std::time::Duration,
+    /// A stream whose first token has not come this long after the request
+    /// was sent fails over (nothing has reached the client); 0s disables.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    pub first_token_timeout: std::time::Duration,
+    /// A stream silent this long after its first token is broken and is
+    /// continued from the fallback; 0s disables.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    pub stall_timeout: std::time::Duration,
+    /// How a stream that broke after its first tokens is continued from the
+    /// fallback: prefill (the text sent as an assistant prefill; a clean
+    /// restart if the fallback rejects it), restart (the whole answer again,
+    /// the text already sent dropped), or off (the break reaches the client).
+    #[arg(long, value_enum, default_value_t = ContinuationArg::Prefill)]
+    pub continuation: ContinuationArg,
+    /// Base URL of a larger-context route for a 400 context_length_exceeded
+    /// (default none: the 400 passes through).
+    #[arg(long)]
+    pub context_fallback: Option<String>,
+    /// Model id sent to --context-fallback (default: --fallback-model, else
+    /// the client's).
+    #[arg(long)]
+    pub context_model: Option<String>,
+    /// max_tokens added to the fallback's request when the client sent
+    /// neither max_tokens nor max_completion_tokens (default none).
+    #[arg(long)]
+    pub fallback_max_tokens: Option<u32>,
+    /// A top-level parameter set on every fallback request, KEY=JSON (e.g.
+    /// enable_thinking=false); repeatable.
+    #[arg(long, value_parser = parse_param)]
+    pub fallback_param: Vec<(String, serde_json::Value)>,
+}
+
+/// How the `proxy` continues a broken stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ContinuationArg {
+    /// The text sent as an assistant prefill (a clean restart if rejected).
+    Prefill,
+    /// The whole answer again, the text already sent dropped.
+    Restart,
+    /// The break reaches the client.
+    Off,
+}
+
+/// `KEY=JSON`, or `KEY=text` when the value is not JSON.
+fn parse_param(arg: &str) -> Result<(String, serde_json::Value), String> {
+    let (key, value) = arg
+        .split_once('=')
+        .filter(|(k, _)| !k.is_empty())
+        .ok_or_else(|| format!("{arg:?} is not KEY=VALUE; pass e.g. enable_thinking=false"))?;
+    let value = serde_json::from_str(value)
+        .unwrap_or_else(|_| serde_json::Value::String(value.to_string()));
+    Ok((key.to_string(), value))
 }
 
 /// Arguments of `run`.
@@ -455,24 +525,49 @@ pub struct SemanticsArgs {
     /// response headers before failing over).
     #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
     pub attempt_timeout: std::time::Duration,
-    /// Deadline of every check request; a gateway that has not answered by
-    /// then is recorded as having given no answer.
+    /// Bound of every case that sets none of its own (full profile): a
+    /// request not answered by then is a hang, and the case fails. Also the
+    /// built-in proxies' overall deadline.
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     pub request_timeout: std::time::Duration,
+    /// Run the catalogue with its fast times (a first token after 5 s
+    /// instead of 20 s, a 5 s flap instead of 60 s, ...), about a minute
+    /// per system; the cases and their checks are the same.
+    #[arg(long)]
+    pub fast: bool,
+    /// Run only these cases, comma-separated ids (e.g. 429-retry-after,flap).
+    /// Default: the whole catalogue.
+    #[arg(long, value_name = "IDS")]
+    pub cases: Option<String>,
+    /// Most attempts `both-fail` allows at each upstream before the client
+    /// gets its error (stacked retries multiply).
+    #[arg(long, default_value_t = 2)]
+    pub max_attempts_per_upstream: u32,
+    /// Longest time `both-fail` allows until the client gets a definitive
+    /// error.
+    #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
+    pub max_give_up: std::time::Duration,
     /// Master seed of the built-in proxies' backoff jitter.
     #[arg(long, default_value_t = crate::seed::DEFAULT_SEED)]
     pub seed: u64,
-    /// Send every case as a streamed request (server-sent events).
+    /// Send every case that is not a streaming case as a streamed request
+    /// (server-sent events); the streaming cases always stream.
     #[arg(long)]
     pub stream: bool,
     /// When a gateway sends a case straight to the fallback (it cooled the
     /// primary down after an earlier case), wait this long and send it
-    /// again, at most twice. 0 disables. LiteLLM's default cooldown is 5 s.
+    /// again, at most twice; a case that still cannot reach the primary is
+    /// inconclusive. 0 disables. LiteLLM's default cooldown is 5 s.
     #[arg(long, default_value = "6s", value_parser = humantime::parse_duration)]
     pub cooldown_wait: std::time::Duration,
     /// Also write the results as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Write semantics.json, scorecard.md, scorecard.svg and scorecard.png
+    /// into this directory; it is created, and refused if it holds files
+    /// (a report is never overwritten).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     /// The answer contracts.
     #[command(flatten)]
     pub contracts: ContractOptions,

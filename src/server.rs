@@ -21,6 +21,17 @@ pub struct ServerHandle {
 }
 
 impl ServerHandle {
+    /// The handle of a server task started by a serving loop of its own
+    /// (the simulated upstreams serve with connection info): stopped
+    /// through `token`, awaited through `task`.
+    pub fn from_task(addr: SocketAddr, token: CancellationToken, task: JoinHandle<()>) -> Self {
+        ServerHandle {
+            addr,
+            token,
+            task: Some(task),
+        }
+    }
+
     /// `http://ADDR`, for clients.
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)

@@ -11,11 +11,13 @@
 # Usage (from anywhere in the repository):
 #   examples/gateways/compare.sh [extra `continuity-bench run` flags...]
 #   RUNS=2 examples/gateways/compare.sh --concurrency 50
-#   COMMAND=semantics examples/gateways/compare.sh
+#   COMMAND=semantics examples/gateways/compare.sh          # the whole catalogue
+#   COMMAND=semantics examples/gateways/compare.sh --fast --out reports/sem
 #
 # Environment (all optional):
 #   COMMAND             `run` (default): the continuity benchmark; `semantics`:
-#                       which primary failures each gateway fails over on
+#                       the failover catalogue (35 cases; extra flags such as
+#                       --fast, --cases or --out are passed on)
 #   RUNS                runs of the benchmark (default 1)
 #   GATEWAYS            which gateways to run (default "litellm portkey")
 #   GATEWAYS_CACHE      install and log directory

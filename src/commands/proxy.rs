@@ -9,16 +9,28 @@ pub async fn proxy(args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let listen = args.listen;
     let config = crate::config::proxy_config(args)?;
     let mode = config.mode.as_str();
-    let (handle, _state) = crate::proxy::spawn(listen, config.clone())
+    let (handle, state) = crate::proxy::spawn(listen, config.clone())
         .await
         .with_context(|| format!("cannot start the {mode} proxy on --listen {listen}"))?;
     crate::secret::println!(
-        "{mode} proxy listening on {url}/v1/chat/completions (metrics at {url}/metrics); \
+        "{mode} proxy listening on {url}/v1/chat/completions (metrics at {url}/metrics, health at {url}/health); \
          primary {primary}, fallback {fallback}; Ctrl-C stops it",
         url = handle.url(),
         primary = config.primary_url,
         fallback = config.fallback_url,
     );
+    // The start-up check: a fallback that cannot serve is said now, not
+    // when the primary first fails (GET /health says it again later).
+    let (primary, fallback) = state.health().await;
+    for (role, health) in [("primary", primary), ("fallback", fallback)] {
+        if !health.ok {
+            crate::secret::eprintln!(
+                "warning: the {role} does not list its models ({}); GET {}/health reports its state",
+                health.detail,
+                handle.url()
+            );
+        }
+    }
     tokio::signal::ctrl_c()
         .await
         .context("cannot listen for Ctrl-C")?;

@@ -1,14 +1,15 @@
-//! `semantics`: run the failover-semantics cases through every system, print
-//! the table and the findings, optionally write them as JSON, and exit 1
-//! when a system deviates from the decision tree.
+//! `semantics`: run the failover catalogue through every system, print the
+//! table, the findings and a scorecard line per system, optionally write
+//! the JSON (`--json`) and the scorecard files (`--out`), and exit 1 when a
+//! scored case fails.
 
 use crate::cli::SemanticsArgs;
 use crate::config::SemanticsConfig;
 use anyhow::Context as _;
 use std::process::ExitCode;
 
-/// `semantics`: exit 0 when every case of every system is what the decision
-/// tree says (or inconclusive), 1 when one deviates.
+/// `semantics`: exit 0 when no scored case of any system fails (partial,
+/// safe and inconclusive cases do not fail the command), 1 when one does.
 pub async fn semantics(args: &SemanticsArgs) -> anyhow::Result<ExitCode> {
     let config = SemanticsConfig::from_args(args)?;
     let report = crate::semantics::execute(&config).await?;
@@ -20,7 +21,16 @@ pub async fn semantics(args: &SemanticsArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot write --json {}", path.display()))?;
         crate::secret::println!("results written to {}", path.display());
     }
-    Ok(if report.deviations() > 0 {
+    if let Some(dir) = &config.out {
+        let exporters = crate::semantics::scorecard::exporters();
+        crate::report::write_files(dir, &report, &exporters)
+            .with_context(|| format!("cannot write the scorecard into --out {}", dir.display()))?;
+        crate::secret::println!(
+            "scorecard written to {} (semantics.json, scorecard.md, scorecard.svg, scorecard.png)",
+            dir.display()
+        );
+    }
+    Ok(if report.failures() > 0 {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS

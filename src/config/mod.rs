@@ -20,7 +20,7 @@ pub use run::{
     default_report_dir, OutDir, Replay, RequestsInFlight, ResolvedConfig, ResolvedGateway,
     RunConfig,
 };
-pub use semantics::SemanticsConfig;
+pub use semantics::{SemanticsConfig, SemanticsConfigError};
 pub use serve::{
     contracts_config, dataset_source, generate_options, latency_profile, profile_source,
     proxy_config, upstreams_config,

@@ -3,9 +3,11 @@
 //! `generate`, and the latency profile a `--latency` choice names.
 
 use super::ConfigError;
-use crate::cli::{GenerateArgs, LatencyArg, ProxyArgs, ProxyModeArg, UpstreamsArgs};
+use crate::cli::{
+    ContinuationArg, GenerateArgs, LatencyArg, ProxyArgs, ProxyModeArg, UpstreamsArgs,
+};
 use crate::dataset::{GenerateError, GenerateOptions};
-use crate::proxy::{ProxyConfig, ProxyMode};
+use crate::proxy::{Continuation, ProxyBehaviour, ProxyConfig, ProxyMode};
 use crate::source::{Source, SourceError};
 use crate::upstream::standalone::UpstreamsConfig;
 use crate::upstream::LatencyProfile;
@@ -76,6 +78,24 @@ pub fn proxy_config(args: ProxyArgs) -> Result<ProxyConfig, ConfigError> {
     config.fallback_429_retries = args.fallback_retries;
     config.seed = args.seed;
     config.events_path = args.events;
+    let limit = |d: std::time::Duration| (!d.is_zero()).then_some(d);
+    config.behaviour = ProxyBehaviour {
+        same_route_retries: args.same_route_retries,
+        retry_statuses: args.retry_status,
+        retry_after_cap: args.retry_after_cap,
+        retry_delay: args.retry_delay,
+        first_token_timeout: limit(args.first_token_timeout),
+        stall_timeout: limit(args.stall_timeout),
+        continuation: match args.continuation {
+            ContinuationArg::Prefill => Continuation::Prefill,
+            ContinuationArg::Restart => Continuation::Restart,
+            ContinuationArg::Off => Continuation::Off,
+        },
+        context_fallback: args.context_fallback,
+        context_model: args.context_model,
+        fallback_max_tokens: args.fallback_max_tokens,
+        fallback_params: args.fallback_param.into_iter().collect(),
+    };
     Ok(config)
 }
 

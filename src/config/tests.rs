@@ -179,6 +179,52 @@ fn proxy_flags_map_to_the_config() {
     assert_eq!(c.deadline, std::time::Duration::from_secs(5));
     assert_eq!((c.fallback_429_retries, c.seed), (1, 9));
     assert_eq!(c.events_path, Some("ev.jsonl".into()));
+    assert_eq!(
+        c.behaviour,
+        crate::proxy::ProxyBehaviour::default(),
+        "the flags' defaults are the documented ones"
+    );
+    let cli = crate::cli::Cli::try_parse_from([
+        "continuity-bench",
+        "proxy",
+        "--mode",
+        "history",
+        "--primary",
+        "http://127.0.0.1:9001",
+        "--fallback",
+        "http://127.0.0.1:9002",
+        "--same-route-retries",
+        "0",
+        "--retry-status",
+        "500,502",
+        "--first-token-timeout",
+        "0s",
+        "--continuation",
+        "restart",
+        "--context-fallback",
+        "http://127.0.0.1:9003",
+        "--fallback-max-tokens",
+        "512",
+        "--fallback-param",
+        "enable_thinking=false",
+    ])
+    .unwrap();
+    let crate::cli::Command::Proxy(args) = cli.command else {
+        panic!("not the proxy command");
+    };
+    let b = proxy_config(args).unwrap().behaviour;
+    assert_eq!(
+        (b.same_route_retries, b.retry_statuses),
+        (0, vec![500, 502])
+    );
+    assert_eq!(b.first_token_timeout, None, "0s disables");
+    assert_eq!(b.continuation, crate::proxy::Continuation::Restart);
+    assert_eq!(b.context_fallback.as_deref(), Some("http://127.0.0.1:9003"));
+    assert_eq!(b.fallback_max_tokens, Some(512));
+    assert_eq!(
+        b.fallback_params["enable_thinking"],
+        serde_json::json!(false)
+    );
 }
 
 #[test]

@@ -15,11 +15,13 @@ pub mod limiter;
 pub mod plan;
 pub mod profile;
 mod schema;
+pub mod script;
 
 pub use checks::{Reach, TurnReach};
 pub use limiter::{Decision, RetryLimiter, RETRY_AFTER_SLACK};
 pub use plan::{FaultPlan, PlannedEvent, ProfileSchedule, Schedule};
 pub use profile::{FaultError, FaultProfile, TurnSelector};
+pub use script::{Act, CaseScript, End, Facts, HoldEnd, Script, Shape, When};
 
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -118,6 +120,10 @@ pub enum ErrorKind {
     ModelNotFound,
     /// The provider gave up waiting (a held connection that ran out).
     Timeout,
+    /// The request is longer than the model's context window (400).
+    ContextLength,
+    /// The provider's safety system rejected the request (400).
+    ContentPolicy,
 }
 
 impl ErrorKind {
@@ -132,6 +138,8 @@ impl ErrorKind {
             ErrorKind::Permission => ("invalid_request_error", Some("permission_denied")),
             ErrorKind::ModelNotFound => ("invalid_request_error", Some("model_not_found")),
             ErrorKind::Timeout => ("timeout", Some("timeout")),
+            ErrorKind::ContextLength => ("invalid_request_error", Some("context_length_exceeded")),
+            ErrorKind::ContentPolicy => ("invalid_request_error", Some("content_policy_violation")),
         }
     }
 }

@@ -18,6 +18,7 @@
 //! ([`FaultPlan::faulted_turns`]) get the same fault.
 
 use super::checks::Reach;
+use super::script::CaseScript;
 use super::{ErrorKind, ErrorSpec, FaultAction, FaultError, FaultMode, FaultProfile, Role};
 use rand::seq::SliceRandom;
 
@@ -42,6 +43,10 @@ pub enum Schedule {
     /// every attempt (`None`: the primary answers); for checks such as
     /// `semantics`.
     Script(Vec<Option<FaultAction>>),
+    /// One [`CaseScript`] per conversation: rules for both upstreams, on
+    /// every turn (the failover catalogue). No profile mode, so no
+    /// failover event is planned.
+    Cases(Vec<CaseScript>),
 }
 
 /// A profile applied to a dataset's shape with a master seed.
@@ -145,11 +150,28 @@ impl FaultPlan {
         }
     }
 
+    /// A plan that gives conversation `i` the rules of `scripts[i]` at
+    /// both upstreams, on every turn and attempt.
+    pub fn cases(scripts: Vec<CaseScript>) -> Self {
+        FaultPlan {
+            schedule: Schedule::Cases(scripts),
+        }
+    }
+
+    /// The case script of conversation index `conversation`, when the plan
+    /// is made of case scripts.
+    pub fn case_script(&self, conversation: usize) -> Option<&CaseScript> {
+        match &self.schedule {
+            Schedule::Cases(scripts) => scripts.get(conversation),
+            Schedule::Profile(_) | Schedule::Script(_) => None,
+        }
+    }
+
     /// The profile, when the plan is made from one.
     pub fn profile(&self) -> Option<&FaultProfile> {
         match &self.schedule {
             Schedule::Profile(s) => Some(&s.profile),
-            Schedule::Script(_) => None,
+            Schedule::Script(_) | Schedule::Cases(_) => None,
         }
     }
 
@@ -158,6 +180,7 @@ impl FaultPlan {
         match &self.schedule {
             Schedule::Profile(s) => s.turns_per_conversation.len(),
             Schedule::Script(script) => script.len(),
+            Schedule::Cases(scripts) => scripts.len(),
         }
     }
 
@@ -170,6 +193,7 @@ impl FaultPlan {
                 .iter()
                 .filter_map(|a| a.as_ref().and_then(action_mode))
                 .collect(),
+            Schedule::Cases(_) => Vec::new(),
         }
     }
 
@@ -190,6 +214,7 @@ impl FaultPlan {
                     role: Role::Primary,
                 })
             }
+            Schedule::Cases(_) => None,
             Schedule::Profile(s) => {
                 let n_turns = *s.turns_per_conversation.get(conversation)?;
                 let turn = *s.profile.turns.turns_in(n_turns).first()?;
@@ -209,7 +234,7 @@ impl FaultPlan {
     /// [`FaultPlan::event`]).
     pub fn faulted_turns(&self, run: u32, conversation: usize) -> Vec<u32> {
         match (&self.schedule, self.event(run, conversation)) {
-            (_, None) => Vec::new(),
+            (_, None) | (Schedule::Cases(_), _) => Vec::new(),
             (Schedule::Script(_), Some(_)) => vec![1],
             (Schedule::Profile(s), Some(_)) => s
                 .turns_per_conversation
@@ -238,6 +263,11 @@ impl FaultPlan {
                     .count(),
                 turns: Vec::new(),
             }),
+            Schedule::Cases(scripts) => Ok(Reach {
+                conversations: scripts.len(),
+                with_event: 0,
+                turns: Vec::new(),
+            }),
         }
     }
 
@@ -256,6 +286,8 @@ impl FaultPlan {
                 Role::Primary => script.get(conversation)?.clone(),
                 Role::Fallback => None,
             },
+            // Case scripts are read with `case_script`, by the upstream.
+            Schedule::Cases(_) => None,
             Schedule::Profile(s) => {
                 // A failure on the turn wins over a degradation.
                 if let Some(mode) = s.mode_at(run, conversation, turn, role) {

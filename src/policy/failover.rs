@@ -40,17 +40,21 @@ pub enum FailoverReason {
     BodyError,
     /// The primary answered this transient status (5xx, 429, 404).
     Status(u16),
+    /// A stream's first token did not come within the time-to-first-token
+    /// limit (nothing had reached the client).
+    FirstTokenTimeout,
 }
 
 impl FailoverReason {
     /// The label used in switch events and metrics: `timeout`,
-    /// `connect_error`, `body_error` or `status_NNN`.
+    /// `connect_error`, `body_error`, `status_NNN` or `first_token_timeout`.
     pub fn label(self) -> String {
         match self {
             FailoverReason::Timeout => "timeout".to_string(),
             FailoverReason::ConnectError => "connect_error".to_string(),
             FailoverReason::BodyError => "body_error".to_string(),
             FailoverReason::Status(code) => format!("status_{code}"),
+            FailoverReason::FirstTokenTimeout => "first_token_timeout".to_string(),
         }
     }
 }

@@ -12,47 +12,63 @@
 //! | no headers within the attempt timeout         | fail over     | the fallback's answer       |
 //! | connection refused / reset before headers     | fail over     | the fallback's answer       |
 //! | 2xx whose body broke off (not streaming)      | fail over     | the fallback's answer       |
+//! | 2xx stream: no first token in time, or broken before it | fail over | the fallback's answer |
 //! | 400, 401, 402, 403 and every other 4xx        | pass through  | the primary's status + body |
 //! | 1xx, 3xx (not expected from an API)           | pass through  | the primary's status + body |
 //!
-//! Rules around it:
-//! - one failover per request; the primary is tried once, the fallback once,
-//!   and the only retries are the fallback's own 429s: at most
-//!   `fallback_429_retries`, spaced by [`backoff_delay`](super::backoff::backoff_delay) (exponential, full
+//! Rules around it ([`super::ProxyBehaviour`] holds the knobs):
+//! - before the decision, the primary may be tried again on the same route
+//!   ([`crate::policy::same_route_wait`]): by default once, after a 429
+//!   whose `Retry-After` is at most 2 s (after waiting it) or after a 500;
+//!   never after a timeout, a connection error or any other status;
+//! - one failover per request, then the fallback once, and its only
+//!   retries are its own 429s: at most `fallback_429_retries`, spaced by
+//!   [`backoff_delay`](super::backoff::backoff_delay) (exponential, full
 //!   jitter, never below `Retry-After`), all inside the deadline;
+//! - a 400 `context_length_exceeded` goes to the larger-context route when
+//!   one is configured (else it passes through, as the tree says);
+//! - the fallback gets its own model id, and `max_tokens` and the
+//!   configured parameters when set;
 //! - every attempt waits at most `attempt_timeout` for response headers;
 //! - the whole request, bodies and backoff included, ends by `deadline`; past
 //!   it the client gets 504 with an OpenAI-style error body;
-//! - a streamed answer is decided on its status line, before any byte goes
-//!   to the client, and then piped as it arrives;
+//! - a streamed answer is held until its first token ([`super::relay`]),
+//!   so a stream that breaks or stays silent before it fails over cleanly;
+//!   after it, the stream is relayed as it arrives, and one that breaks or
+//!   stalls is continued from the fallback (prefill, or a clean restart)
+//!   or ended with a clean error event, never handed over as complete;
 //! - a fallback that fails (timeout, connection error, 5xx, 4xx) is not
 //!   retried: its status and body go to the client, or 504/502 when it sent
 //!   none.
 
 use super::backoff::{backoff_delay, retry_after};
 use super::events::{SwitchEvent, REASON_NONE};
-use super::payload::{fallback_body, primary_bytes, ClientRequest};
-use super::{ProxyConfig, ProxyError};
-use crate::policy::{classify, Decision, FailoverReason, Outcome};
+use super::payload::{add_fallback_needs, fallback_body, primary_bytes, ClientRequest};
+use super::relay::{self, Continuer, NotOpened, Plan};
+use super::{Continuation, ProxyConfig, ProxyError};
+use crate::policy::{classify, same_route_wait, Decision, FailoverReason, Outcome, RetryRules};
 use axum::http::{header, HeaderValue, StatusCode};
 use bytes::Bytes;
 use reqwest::Url;
+use serde_json::Value;
 use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
+
+/// The switch-event reason of a request sent to the larger-context route.
+pub const REASON_CONTEXT: &str = "context_length_exceeded";
+
+/// The switch-event reason of a stream continued from the fallback after
+/// the primary's broke (when the request had not switched before).
+pub const REASON_STREAM_BROKEN: &str = "stream_broken";
 
 /// The body of a reply to the client.
 #[derive(Debug)]
 pub enum ReplyBody {
     /// A complete body.
     Full(Bytes),
-    /// An upstream's streamed body, to be piped as it arrives and cut at
-    /// `deadline` (the request's overall deadline).
-    Stream {
-        /// The upstream response whose body is piped.
-        response: reqwest::Response,
-        /// When to stop piping.
-        deadline: Instant,
-    },
+    /// An upstream's stream, opened up to its first token, to be relayed
+    /// ([`relay::Plan::into_body`]).
+    Relay(Box<Plan>),
 }
 
 /// What the client gets.
@@ -108,6 +124,26 @@ enum ReadError {
     Deadline,
 }
 
+/// What the primary leg ended with.
+enum Primary {
+    /// The client's reply (delivered, passed through, or the deadline).
+    Reply(Reply),
+    /// Fail over for this reason.
+    Failover(FailoverReason),
+    /// The primary's context is too small: try the larger-context route,
+    /// else pass this reply through.
+    ContextLength(Reply),
+}
+
+/// What one upstream's state is, for `GET /health`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpstreamHealth {
+    /// Whether it answered `GET /v1/models` with a 2xx.
+    pub ok: bool,
+    /// `ok`, `HTTP 401`, `unreachable` or `no answer in time`.
+    pub detail: String,
+}
+
 /// The failover core: configuration, HTTP client and resolved endpoints.
 /// Holds no per-conversation state.
 #[derive(Debug)]
@@ -116,6 +152,7 @@ pub struct Core {
     client: reqwest::Client,
     primary: Url,
     fallback: Url,
+    context: Option<Url>,
 }
 
 impl Core {
@@ -127,6 +164,10 @@ impl Core {
     pub fn new(config: ProxyConfig) -> Result<Self, ProxyError> {
         let primary = endpoint("--primary", &config.primary_url)?;
         let fallback = endpoint("--fallback", &config.fallback_url)?;
+        let context = match &config.behaviour.context_fallback {
+            Some(url) => Some(endpoint("--context-fallback", url)?),
+            None => None,
+        };
         let client = reqwest::Client::builder()
             .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
@@ -139,6 +180,7 @@ impl Core {
             client,
             primary,
             fallback,
+            context,
         })
     }
 
@@ -148,14 +190,15 @@ impl Core {
     }
 
     /// Serves one client request (`index` numbers it for the jitter seed and
-    /// the event): tries the primary, fails over per [`classify`], and
-    /// returns the reply with its switch event. The primary gets the
-    /// client's bytes unchanged unless its model is mapped.
+    /// the event): tries the primary (with the bounded same-route retry),
+    /// fails over per [`classify`], and returns the reply with its switch
+    /// event. The primary gets the client's bytes unchanged unless its
+    /// model is mapped. A relayed stream's event is completed by
+    /// [`complete_event`] when the stream ends.
     pub async fn handle(&self, index: u64, client: &ClientRequest) -> (Reply, SwitchEvent) {
         let cfg = &self.config;
         let start = Instant::now();
         let deadline = start + cfg.deadline;
-        let stream = client.stream;
         let requested = client.model.clone();
         let mut event = SwitchEvent {
             request: index,
@@ -168,10 +211,11 @@ impl Core {
             latency_primary_ms: 0.0,
             latency_fallback_ms: None,
             fallback_attempts: 0,
-            stream,
+            primary_attempts: 0,
+            continuation: None,
+            stream: client.stream,
             status: 0,
         };
-
         let primary_model = cfg.primary_model.as_deref();
         let body = match primary_bytes(client, primary_model) {
             Ok(body) => body,
@@ -184,43 +228,247 @@ impl Core {
                 return finish(event, reply);
             }
         };
-        let (outcome, response) = match self.send(&self.primary, body, deadline).await {
-            Sent::Headers(r) => (Outcome::Status(r.status().as_u16()), Some(r)),
-            Sent::Timeout => (Outcome::Timeout, None),
-            Sent::ConnectError => (Outcome::ConnectError, None),
-            Sent::Deadline => {
-                event.latency_primary_ms = ms(start.elapsed());
-                return finish(event, Reply::deadline(cfg.deadline));
-            }
-        };
-        let reason = match (classify(outcome), response) {
-            (Decision::Failover(reason), _) => reason,
-            (Decision::Deliver | Decision::PassThrough, Some(response)) => {
-                match read_reply(response, stream, deadline).await {
-                    Ok(reply) => {
-                        event.latency_primary_ms = ms(start.elapsed());
-                        event.model_actual = Some(primary_model.unwrap_or(&requested).into());
-                        return finish(event, reply);
-                    }
-                    Err(ReadError::Deadline) => {
-                        event.latency_primary_ms = ms(start.elapsed());
-                        return finish(event, Reply::deadline(cfg.deadline));
-                    }
-                    Err(ReadError::Body) => match classify(Outcome::BodyError) {
-                        Decision::Failover(reason) => reason,
-                        Decision::Deliver | Decision::PassThrough => FailoverReason::BodyError,
-                    },
-                }
-            }
-            // Only a status outcome delivers or passes through, and it has a
-            // response; this arm keeps the match total without a panic.
-            (Decision::Deliver | Decision::PassThrough, None) => FailoverReason::ConnectError,
-        };
+        let leg = self.primary(client, body, deadline, &mut event).await;
         event.latency_primary_ms = ms(start.elapsed());
+        let reason = match leg {
+            Primary::Reply(reply) => {
+                if reply.status.is_success() || reply.status.is_client_error() {
+                    event.model_actual = Some(primary_model.unwrap_or(&requested).into());
+                }
+                return finish(event, reply);
+            }
+            Primary::ContextLength(reply) => match &self.context {
+                Some(url) => {
+                    let reply = self.context_route(url, client, deadline, &mut event).await;
+                    return finish(event, reply);
+                }
+                None => {
+                    event.model_actual = Some(primary_model.unwrap_or(&requested).into());
+                    return finish(event, reply);
+                }
+            },
+            Primary::Failover(reason) => reason,
+        };
         event.reason = reason.label();
         event.provider_fallback = Some(cfg.fallback_url.clone());
         let reply = self.fallback(index, client, deadline, &mut event).await;
         finish(event, reply)
+    }
+
+    /// The primary leg: an attempt, the same-route retries the rules allow,
+    /// and the decision on the last outcome.
+    async fn primary(
+        &self,
+        client: &ClientRequest,
+        body: Bytes,
+        deadline: Instant,
+        event: &mut SwitchEvent,
+    ) -> Primary {
+        let cfg = &self.config;
+        let b = &cfg.behaviour;
+        let rules = RetryRules {
+            max: b.same_route_retries,
+            statuses: &b.retry_statuses,
+            retry_after_cap: b.retry_after_cap,
+            delay: b.retry_delay,
+        };
+        let mut retries = 0u32;
+        loop {
+            event.primary_attempts += 1;
+            let sent_at = Instant::now();
+            let (outcome, response) = match self.send(&self.primary, body.clone(), deadline).await {
+                Sent::Headers(r) => (Outcome::Status(r.status().as_u16()), Some(r)),
+                Sent::Timeout => (Outcome::Timeout, None),
+                Sent::ConnectError => (Outcome::ConnectError, None),
+                Sent::Deadline => return Primary::Reply(Reply::deadline(cfg.deadline)),
+            };
+            let asked = response
+                .as_ref()
+                .and_then(|r| retry_after(r.headers(), SystemTime::now()));
+            if let Some(wait) = same_route_wait(outcome, asked, retries, &rules) {
+                if Instant::now() + wait < deadline {
+                    drop(response);
+                    tokio::time::sleep(wait).await;
+                    retries += 1;
+                    continue;
+                }
+            }
+            let Some(response) = response else {
+                return match classify(outcome) {
+                    Decision::Failover(reason) => Primary::Failover(reason),
+                    // Only a status outcome delivers or passes through, and
+                    // it has a response; this keeps the match total.
+                    Decision::Deliver | Decision::PassThrough => {
+                        Primary::Failover(FailoverReason::ConnectError)
+                    }
+                };
+            };
+            return match classify(outcome) {
+                Decision::Failover(reason) => Primary::Failover(reason),
+                Decision::Deliver if client.stream => {
+                    let first_token_by = b.first_token_timeout.map(|t| sent_at + t);
+                    let content_type = response.headers().get(header::CONTENT_TYPE).cloned();
+                    match relay::open(response, first_token_by, deadline).await {
+                        Ok(opened) => Primary::Reply(Reply {
+                            status: StatusCode::OK,
+                            content_type,
+                            body: ReplyBody::Relay(Box::new(Plan {
+                                opened,
+                                stall_timeout: b.stall_timeout,
+                                deadline,
+                                continuer: self.continuer(client),
+                            })),
+                        }),
+                        Err(NotOpened::NoFirstToken) => {
+                            Primary::Failover(FailoverReason::FirstTokenTimeout)
+                        }
+                        Err(NotOpened::Broke) => Primary::Failover(body_error()),
+                        Err(NotOpened::Deadline) => Primary::Reply(Reply::deadline(cfg.deadline)),
+                    }
+                }
+                Decision::Deliver | Decision::PassThrough => {
+                    let status = response.status();
+                    match read_full(response, deadline).await {
+                        Ok(reply)
+                            if status == StatusCode::BAD_REQUEST && context_too_long(&reply) =>
+                        {
+                            Primary::ContextLength(reply)
+                        }
+                        Ok(reply) => Primary::Reply(reply),
+                        Err(ReadError::Deadline) => Primary::Reply(Reply::deadline(cfg.deadline)),
+                        Err(ReadError::Body) => Primary::Failover(body_error()),
+                    }
+                }
+            };
+        }
+    }
+
+    /// How a broken primary stream is continued; `None` when off.
+    fn continuer(&self, client: &ClientRequest) -> Option<Continuer> {
+        let b = &self.config.behaviour;
+        if b.continuation == Continuation::Off {
+            return None;
+        }
+        let body = self
+            .fallback_value(client, self.config.fallback_model.as_deref())
+            .ok()?;
+        Some(Continuer {
+            client: self.client.clone(),
+            url: self.fallback.clone(),
+            body,
+            how: b.continuation,
+            attempt_timeout: self.config.attempt_timeout,
+            first_token_timeout: b.first_token_timeout,
+            stall_timeout: b.stall_timeout,
+        })
+    }
+
+    /// The fallback's request for `client`, with model `model` and what the
+    /// fallback needs.
+    fn fallback_value(
+        &self,
+        client: &ClientRequest,
+        model: Option<&str>,
+    ) -> Result<Value, serde_json::Error> {
+        let cfg = &self.config;
+        let mut body = fallback_body(&client.value()?, cfg.mode, model);
+        add_fallback_needs(
+            &mut body,
+            cfg.behaviour.fallback_max_tokens,
+            &cfg.behaviour.fallback_params,
+        );
+        Ok(body)
+    }
+
+    /// The larger-context route: one attempt with its model id; its answer
+    /// or error goes to the client.
+    async fn context_route(
+        &self,
+        url: &Url,
+        client: &ClientRequest,
+        deadline: Instant,
+        event: &mut SwitchEvent,
+    ) -> Reply {
+        let cfg = &self.config;
+        let b = &cfg.behaviour;
+        let model = b
+            .context_model
+            .clone()
+            .or_else(|| cfg.fallback_model.clone());
+        event.reason = REASON_CONTEXT.to_string();
+        event.provider_fallback = b.context_fallback.clone();
+        event.fallback_attempts = 1;
+        let start = Instant::now();
+        let reply = match self.fallback_value(client, model.as_deref()) {
+            Ok(body) => {
+                let body = Bytes::from(body.to_string());
+                match self.send(url, body, deadline).await {
+                    Sent::Headers(response) => self.answer_of(response, event.stream, start, deadline, "larger-context route").await,
+                    Sent::Deadline => Reply::deadline(cfg.deadline),
+                    Sent::Timeout => unanswered(StatusCode::GATEWAY_TIMEOUT, "the larger-context route sent no response headers within the attempt timeout", "context_route_timeout"),
+                    Sent::ConnectError => unanswered(StatusCode::BAD_GATEWAY, "the larger-context route could not be reached", "context_route_unreachable"),
+                }
+            }
+            Err(e) => serialisation(&e),
+        };
+        if reply.status.is_success() {
+            event.model_actual = Some(model.unwrap_or_else(|| event.model_requested.clone()));
+        }
+        event.latency_fallback_ms = Some(ms(start.elapsed()));
+        reply
+    }
+
+    /// An upstream's answer as the client's reply: a stream opened up to
+    /// its first token (limit counted from `sent_at`) and relayed without
+    /// continuation, or a body read in full. `who` names the upstream in
+    /// the proxy's own errors.
+    async fn answer_of(
+        &self,
+        response: reqwest::Response,
+        stream: bool,
+        sent_at: Instant,
+        deadline: Instant,
+        who: &str,
+    ) -> Reply {
+        let cfg = &self.config;
+        let b = &cfg.behaviour;
+        if stream && response.status().is_success() {
+            let status = response.status();
+            let content_type = response.headers().get(header::CONTENT_TYPE).cloned();
+            let first_token_by = b.first_token_timeout.map(|t| sent_at + t);
+            return match relay::open(response, first_token_by, deadline).await {
+                Ok(opened) => Reply {
+                    status,
+                    content_type,
+                    body: ReplyBody::Relay(Box::new(Plan {
+                        opened,
+                        stall_timeout: b.stall_timeout,
+                        deadline,
+                        continuer: None,
+                    })),
+                },
+                Err(NotOpened::NoFirstToken) => unanswered(
+                    StatusCode::GATEWAY_TIMEOUT,
+                    &format!("the {who}'s stream sent no first token within the time-to-first-token limit"),
+                    "first_token_timeout",
+                ),
+                Err(NotOpened::Broke) => unanswered(
+                    StatusCode::BAD_GATEWAY,
+                    &format!("the {who}'s stream broke before its first token"),
+                    "stream_broken",
+                ),
+                Err(NotOpened::Deadline) => Reply::deadline(cfg.deadline),
+            };
+        }
+        match read_full(response, deadline).await {
+            Ok(reply) => reply,
+            Err(ReadError::Deadline) => Reply::deadline(cfg.deadline),
+            Err(ReadError::Body) => unanswered(
+                StatusCode::BAD_GATEWAY,
+                &format!("the {who}'s response body broke off"),
+                "fallback_body_error",
+            ),
+        }
     }
 
     /// The fallback leg: one attempt, plus bounded retries while it answers
@@ -237,21 +485,11 @@ impl Core {
             .fallback_model
             .clone()
             .unwrap_or_else(|| event.model_requested.clone());
-        let body = match client.value().and_then(|client| {
-            serde_json::to_vec(&fallback_body(
-                &client,
-                cfg.mode,
-                cfg.fallback_model.as_deref(),
-            ))
-        }) {
-            Ok(body) => Bytes::from(body),
+        let body = match self.fallback_value(client, cfg.fallback_model.as_deref()) {
+            Ok(body) => Bytes::from(body.to_string()),
             Err(e) => {
                 event.latency_fallback_ms = Some(0.0);
-                return Reply::error(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    &format!("cannot serialise the fallback's request: {e}"),
-                    "serialization_error",
-                );
+                return serialisation(&e);
             }
         };
         let start = Instant::now();
@@ -259,18 +497,19 @@ impl Core {
         let mut retry = 0u32;
         let reply = loop {
             event.fallback_attempts += 1;
+            let sent_at = Instant::now();
             let response = match self.send(&self.fallback, body.clone(), deadline).await {
                 Sent::Headers(r) => r,
                 Sent::Deadline => break Reply::deadline(cfg.deadline),
                 Sent::Timeout => {
-                    break Reply::error(
+                    break unanswered(
                         StatusCode::GATEWAY_TIMEOUT,
                         "the fallback sent no response headers within the attempt timeout",
                         "fallback_timeout",
                     )
                 }
                 Sent::ConnectError => {
-                    break Reply::error(
+                    break unanswered(
                         StatusCode::BAD_GATEWAY,
                         "the fallback could not be reached",
                         "fallback_unreachable",
@@ -289,23 +528,53 @@ impl Core {
                     continue;
                 }
             }
-            match read_reply(response, event.stream, deadline).await {
-                Ok(reply) => {
-                    event.model_actual = Some(model);
-                    break reply;
-                }
-                Err(ReadError::Deadline) => break Reply::deadline(cfg.deadline),
-                Err(ReadError::Body) => {
-                    break Reply::error(
-                        StatusCode::BAD_GATEWAY,
-                        "the fallback's response body broke off",
-                        "fallback_body_error",
-                    )
-                }
+            let reply = self
+                .answer_of(response, event.stream, sent_at, deadline, "fallback")
+                .await;
+            if reply.status.is_success() {
+                event.model_actual = Some(model);
             }
+            break reply;
         };
         event.latency_fallback_ms = Some(ms(start.elapsed()));
         reply
+    }
+
+    /// The state of both upstreams, from `GET /v1/models` on each (at most
+    /// the attempt timeout each, side by side).
+    pub async fn health(&self) -> (UpstreamHealth, UpstreamHealth) {
+        futures::join!(
+            self.upstream_health(&self.config.primary_url),
+            self.upstream_health(&self.config.fallback_url)
+        )
+    }
+
+    async fn upstream_health(&self, base: &str) -> UpstreamHealth {
+        let Some(url) = models_endpoint(base) else {
+            return UpstreamHealth {
+                ok: false,
+                detail: "not a URL".into(),
+            };
+        };
+        let request = self.client.get(url).send();
+        match tokio::time::timeout(self.config.attempt_timeout, request).await {
+            Ok(Ok(r)) if r.status().is_success() => UpstreamHealth {
+                ok: true,
+                detail: "ok".into(),
+            },
+            Ok(Ok(r)) => UpstreamHealth {
+                ok: false,
+                detail: format!("HTTP {}", r.status().as_u16()),
+            },
+            Ok(Err(_)) => UpstreamHealth {
+                ok: false,
+                detail: "unreachable".into(),
+            },
+            Err(_) => UpstreamHealth {
+                ok: false,
+                detail: "no answer in time".into(),
+            },
+        }
     }
 
     /// Sends the JSON `body` to `url` and waits for response headers, at
@@ -336,22 +605,58 @@ impl Core {
     }
 }
 
-/// Turns a response into a reply: a 2xx answer to a streaming request is
-/// piped; anything else is read in full before `deadline`.
-async fn read_reply(
-    response: reqwest::Response,
-    stream: bool,
-    deadline: Instant,
-) -> Result<Reply, ReadError> {
+/// Completes a relayed stream's event with how the stream ended: a
+/// continuation from the fallback counts as a switch.
+pub fn complete_event(event: &mut SwitchEvent, report: relay::Report, fallback_url: &str) {
+    if report.fallback_attempts > 0 {
+        event.fallback_attempts += report.fallback_attempts;
+        if event.provider_fallback.is_none() {
+            event.provider_fallback = Some(fallback_url.to_string());
+        }
+        if event.reason == REASON_NONE {
+            event.reason = REASON_STREAM_BROKEN.to_string();
+        }
+    }
+    event.continuation = report.continuation;
+}
+
+/// The failover reason of a body that broke before anything reached the
+/// client, as the tree names it.
+fn body_error() -> FailoverReason {
+    match classify(Outcome::BodyError) {
+        Decision::Failover(reason) => reason,
+        Decision::Deliver | Decision::PassThrough => FailoverReason::BodyError,
+    }
+}
+
+/// Whether a 400's body says the context is too long.
+fn context_too_long(reply: &Reply) -> bool {
+    let ReplyBody::Full(bytes) = &reply.body else {
+        return false;
+    };
+    let Ok(body) = serde_json::from_slice::<Value>(bytes) else {
+        return false;
+    };
+    body.pointer("/error/code").and_then(Value::as_str) == Some(REASON_CONTEXT)
+}
+
+/// A proxy error reply for an upstream that sent no usable answer.
+fn unanswered(status: StatusCode, message: &str, code: &str) -> Reply {
+    Reply::error(status, message, code)
+}
+
+fn serialisation(e: &serde_json::Error) -> Reply {
+    Reply::error(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        &format!("cannot serialise the fallback's request: {e}"),
+        "serialization_error",
+    )
+}
+
+/// Reads a response in full before `deadline`.
+async fn read_full(response: reqwest::Response, deadline: Instant) -> Result<Reply, ReadError> {
     let status = response.status();
     let content_type = response.headers().get(header::CONTENT_TYPE).cloned();
-    if stream && status.is_success() {
-        return Ok(Reply {
-            status,
-            content_type,
-            body: ReplyBody::Stream { response, deadline },
-        });
-    }
     match tokio::time::timeout_at(deadline, response.bytes()).await {
         Ok(Ok(bytes)) => Ok(Reply {
             status,
@@ -372,6 +677,16 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
+/// `BASE/v1` (or `BASE` when it already ends in `/v1`) followed by `tail`.
+fn under_v1(base: &str, tail: &str) -> String {
+    let trimmed = base.trim_end_matches('/');
+    if trimmed.ends_with("/v1") {
+        format!("{trimmed}{tail}")
+    } else {
+        format!("{trimmed}/v1{tail}")
+    }
+}
+
 /// `BASE/v1/chat/completions`, or `BASE/chat/completions` when the base
 /// already ends in `/v1`.
 fn endpoint(flag: &'static str, base: &str) -> Result<Url, ProxyError> {
@@ -379,17 +694,16 @@ fn endpoint(flag: &'static str, base: &str) -> Result<Url, ProxyError> {
         flag,
         url: base.to_string(),
     };
-    let trimmed = base.trim_end_matches('/');
-    let path = if trimmed.ends_with("/v1") {
-        "/chat/completions"
-    } else {
-        "/v1/chat/completions"
-    };
-    let url = Url::parse(&format!("{trimmed}{path}")).map_err(|_| bad())?;
+    let url = Url::parse(&under_v1(base, "/chat/completions")).map_err(|_| bad())?;
     if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
         return Err(bad());
     }
     Ok(url)
+}
+
+/// `BASE/v1/models`, the route a health check lists.
+fn models_endpoint(base: &str) -> Option<Url> {
+    Url::parse(&under_v1(base, "/models")).ok()
 }
 
 #[cfg(test)]

@@ -46,9 +46,18 @@ pub struct SwitchEvent {
     /// Time spent on the fallback including backoff waits, ms; `None` when
     /// the request did not switch.
     pub latency_fallback_ms: Option<f64>,
-    /// Requests sent to the fallback (1 + retries after 429); 0 when the
-    /// request did not switch.
+    /// Requests sent to the fallback (1 + retries after 429), or to the
+    /// larger-context route; 0 when the request did not switch.
     pub fallback_attempts: u32,
+    /// Requests sent to the primary (1 + same-route retries); 0 in events
+    /// written before this field.
+    #[serde(default)]
+    pub primary_attempts: u32,
+    /// What happened when a stream broke after its first tokens had reached
+    /// the client: `prefill`, `restart`, `prefill rejected, restart`,
+    /// `failed: ...` or `not continued`; `None` when no stream broke.
+    #[serde(default)]
+    pub continuation: Option<String>,
     /// Whether the client asked for a stream.
     pub stream: bool,
     /// Status returned to the client.
@@ -133,6 +142,8 @@ mod tests {
             latency_primary_ms: 1.0,
             latency_fallback_ms: Some(2.0),
             fallback_attempts: 1,
+            primary_attempts: 1,
+            continuation: None,
             stream: false,
             status: 200,
         }

@@ -29,6 +29,14 @@ const ATTEMPTS: Family = Family {
     name: "continuity_proxy_upstream_attempts_total",
     help: "Requests sent to an upstream, by role.",
 };
+const RETRIES_PRIMARY: Family = Family {
+    name: "continuity_proxy_same_route_retries_total",
+    help: "Primary retries on the same route before failing over.",
+};
+const CONTINUATIONS: Family = Family {
+    name: "continuity_proxy_continuations_total",
+    help: "Streams that broke after their first tokens, by how they were continued.",
+};
 const EVENT_WRITE_ERRORS: Family = Family {
     name: "continuity_proxy_event_write_errors_total",
     help: "Switch events that could not be appended to the events file.",
@@ -73,9 +81,22 @@ impl Metrics {
         if event.reason == REASON_INVALID {
             return;
         }
-        self.add(&ATTEMPTS, 1, |l| {
+        let primary = u64::from(event.primary_attempts.max(1));
+        self.add(&ATTEMPTS, primary, |l| {
             let _ = write!(l, "mode=\"{mode}\",role=\"primary\"");
         });
+        if primary > 1 {
+            self.add(&RETRIES_PRIMARY, primary - 1, |l| {
+                let _ = write!(l, "mode=\"{mode}\"");
+            });
+        }
+        if let Some(how) = &event.continuation {
+            // `failed: <why>` is counted as `failed`: labels stay few.
+            let how = how.split(':').next().unwrap_or_default();
+            self.add(&CONTINUATIONS, 1, |l| {
+                let _ = write!(l, "mode=\"{mode}\",how=\"{how}\"");
+            });
+        }
         if event.reason != REASON_NONE {
             self.add(&FAILOVERS, 1, |l| {
                 let _ = write!(l, "mode=\"{mode}\",reason=\"{}\"", event.reason);
@@ -119,6 +140,8 @@ impl Metrics {
             &REQUESTS,
             &FAILOVERS,
             &RETRIES,
+            &RETRIES_PRIMARY,
+            &CONTINUATIONS,
             &ATTEMPTS,
             &EVENT_WRITE_ERRORS,
         ] {
@@ -149,6 +172,8 @@ mod tests {
             latency_primary_ms: 0.0,
             latency_fallback_ms: None,
             fallback_attempts,
+            primary_attempts: 1,
+            continuation: None,
             stream: false,
             status,
         }

@@ -9,11 +9,13 @@ pub mod core;
 pub mod events;
 pub mod metrics;
 pub mod payload;
+pub mod relay;
 pub mod server;
 
 #[cfg(test)]
 mod tests;
 
+pub use core::UpstreamHealth;
 pub use events::SwitchEvent;
 pub use server::{router, spawn, ProxyState};
 
@@ -27,7 +29,8 @@ pub enum ProxyError {
     /// An upstream base URL is not an http(s) URL.
     #[error("{flag} {url:?} is not an http(s) base URL; pass e.g. http://127.0.0.1:9001")]
     BadUrl {
-        /// The flag that carried it (`--primary` or `--fallback`).
+        /// The flag that carried it (`--primary`, `--fallback` or
+        /// `--context-fallback`).
         flag: &'static str,
         /// The value given.
         url: String,
@@ -99,6 +102,97 @@ pub struct ProxyConfig {
     pub seed: u64,
     /// Append one JSON line per request (the switch event) to this file.
     pub events_path: Option<PathBuf>,
+    /// Same-route retries, stream limits, continuation, the context route
+    /// and what the fallback needs.
+    pub behaviour: ProxyBehaviour,
+}
+
+/// How a broken stream is continued from the fallback, once its first
+/// tokens have reached the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Continuation {
+    /// The fallback gets the request with the text already sent as an
+    /// assistant prefill and continues it; if it rejects the prefill with a
+    /// 400, the request is sent again without it, as in `restart`.
+    Prefill,
+    /// The fallback gets the request without a prefill; its answer must
+    /// begin with the text already sent, and only the rest goes to the
+    /// client (otherwise the client gets a clean error event).
+    Restart,
+    /// The break reaches the client (the stream is aborted).
+    Off,
+}
+
+impl Continuation {
+    /// The name used on the command line.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Continuation::Prefill => "prefill",
+            Continuation::Restart => "restart",
+            Continuation::Off => "off",
+        }
+    }
+}
+
+/// What a reference proxy does beyond the decision tree: a bounded
+/// same-route retry, time limits on a stream, continuation of a broken
+/// stream, a larger-context route, and what its fallback needs. Every
+/// field has a documented default ([`ProxyBehaviour::default`]); the
+/// `proxy` command sets each with a flag.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProxyBehaviour {
+    /// Most extra attempts at the primary before failing over (default 1):
+    /// for a 429 whose `Retry-After` is at most `retry_after_cap`, after
+    /// waiting it, and for a status in `retry_statuses`.
+    pub same_route_retries: u32,
+    /// Statuses retried on the same route (default 500).
+    pub retry_statuses: Vec<u16>,
+    /// Longest `Retry-After` waited on the same route (default 2 s); a
+    /// longer one, or a 429 without it, fails over at once.
+    pub retry_after_cap: Duration,
+    /// Wait before retrying a status that came without `Retry-After`
+    /// (default 100 ms).
+    pub retry_delay: Duration,
+    /// A stream whose first token has not come this long after the
+    /// request was sent fails over (nothing has reached the client yet);
+    /// `None` disables (default 10 s).
+    pub first_token_timeout: Option<Duration>,
+    /// A stream silent this long after its first token is broken and is
+    /// continued from the fallback; `None` disables (default 10 s).
+    pub stall_timeout: Option<Duration>,
+    /// How a broken stream is continued (default `prefill`).
+    pub continuation: Continuation,
+    /// Base URL of a larger-context route, tried when the primary answers
+    /// 400 `context_length_exceeded` (default none: the 400 passes through).
+    pub context_fallback: Option<String>,
+    /// Model id sent to the larger-context route (default: the fallback's,
+    /// else the client's).
+    pub context_model: Option<String>,
+    /// `max_tokens` added to the fallback's request when the client sent
+    /// neither `max_tokens` nor `max_completion_tokens` (default none).
+    pub fallback_max_tokens: Option<u32>,
+    /// Top-level parameters set on every fallback request (default none),
+    /// e.g. `enable_thinking: false`.
+    pub fallback_params: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Default for ProxyBehaviour {
+    fn default() -> Self {
+        ProxyBehaviour {
+            same_route_retries: 1,
+            retry_statuses: vec![500],
+            retry_after_cap: Duration::from_secs(2),
+            retry_delay: Duration::from_millis(100),
+            first_token_timeout: Some(Duration::from_secs(10)),
+            stall_timeout: Some(Duration::from_secs(10)),
+            continuation: Continuation::Prefill,
+            context_fallback: None,
+            context_model: None,
+            fallback_max_tokens: None,
+            fallback_params: serde_json::Map::new(),
+        }
+    }
 }
 
 impl ProxyConfig {
@@ -117,6 +211,7 @@ impl ProxyConfig {
             backoff_cap: Duration::from_secs(5),
             seed: crate::seed::DEFAULT_SEED,
             events_path: None,
+            behaviour: ProxyBehaviour::default(),
         }
     }
 }

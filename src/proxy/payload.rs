@@ -258,6 +258,27 @@ pub fn fallback_body(client: &Value, mode: ProxyMode, model: Option<&str>) -> Va
     body
 }
 
+/// Adds what the fallback needs to its request: `max_tokens` when the
+/// client sent neither `max_tokens` nor `max_completion_tokens`, and
+/// every parameter of `params` (replacing the client's).
+pub fn add_fallback_needs(
+    body: &mut Value,
+    max_tokens: Option<u32>,
+    params: &serde_json::Map<String, Value>,
+) {
+    let Some(object) = body.as_object_mut() else {
+        return;
+    };
+    if let Some(n) = max_tokens {
+        if !object.contains_key("max_tokens") && !object.contains_key("max_completion_tokens") {
+            object.insert("max_tokens".into(), Value::from(n));
+        }
+    }
+    for (key, value) in params {
+        object.insert(key.clone(), value.clone());
+    }
+}
+
 /// The stateless projection of a conversation: every system (or developer)
 /// message in order, then the last user message. When there is no user
 /// message, the last non-system message stands in for it, so that the
@@ -411,6 +432,31 @@ mod tests {
         assert_eq!(body["messages"], request()["messages"]);
         assert_eq!(body["model"], json!("f-model"));
         assert_eq!(body["provider_x"], json!({"top_k": 4}));
+    }
+
+    #[test]
+    fn the_fallback_gets_what_it_needs_without_losing_the_clients_values() {
+        let mut params = serde_json::Map::new();
+        params.insert("enable_thinking".into(), json!(false));
+        let mut body = json!({"model": "f", "messages": []});
+        add_fallback_needs(&mut body, Some(1024), &params);
+        assert_eq!(body["max_tokens"], json!(1024));
+        assert_eq!(body["enable_thinking"], json!(false));
+        let mut body = json!({"max_tokens": 5, "enable_thinking": true});
+        add_fallback_needs(&mut body, Some(1024), &params);
+        assert_eq!(
+            body["max_tokens"],
+            json!(5),
+            "the client's max_tokens stays"
+        );
+        assert_eq!(
+            body["enable_thinking"],
+            json!(false),
+            "a configured parameter wins"
+        );
+        let mut body = json!({"max_completion_tokens": 5});
+        add_fallback_needs(&mut body, Some(1024), &serde_json::Map::new());
+        assert!(body.get("max_tokens").is_none());
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! The HTTP face of a reference proxy: `POST /v1/chat/completions` (also
-//! under `/chat/completions`) handed to the failover core, and
-//! `GET /metrics`. Client headers are never forwarded, so an
+//! under `/chat/completions`) handed to the failover core, `GET /metrics`,
+//! and `GET /health`, which lists both upstreams' models and answers 503
+//! naming the upstream that failed (an expired fallback key shows there
+//! before the fallback is needed). Client headers are never forwarded, so an
 //! `Authorization` the client sends stays here, and nothing is logged.
 
-use super::core::{Core, Reply, ReplyBody};
+use super::core::{complete_event, Core, Reply, ReplyBody, UpstreamHealth};
 use super::events::{EventSink, SwitchEvent, REASON_INVALID};
 use super::metrics::Metrics;
 use super::payload::ClientRequest;
@@ -16,7 +18,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use bytes::Bytes;
-use futures::StreamExt;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -71,7 +72,8 @@ impl ProxyState {
 
     /// A copy of the switch events so far (at most
     /// [`super::events::MEMORY_CAP`], oldest first). An event is recorded
-    /// before its response is sent.
+    /// before its response is sent (for a relayed stream, before its last
+    /// item).
     pub fn events_snapshot(&self) -> Vec<SwitchEvent> {
         self.inner.events.snapshot()
     }
@@ -79,6 +81,12 @@ impl ProxyState {
     /// Removes and returns the switch events so far, oldest first.
     pub fn take_events(&self) -> Vec<SwitchEvent> {
         self.inner.events.take()
+    }
+
+    /// Both upstreams' state, as `GET /health` reports it: (primary,
+    /// fallback).
+    pub async fn health(&self) -> (UpstreamHealth, UpstreamHealth) {
+        self.inner.core.health().await
     }
 
     /// The counters.
@@ -102,6 +110,7 @@ pub fn router(state: ProxyState) -> Router {
         .route("/v1/chat/completions", post(chat))
         .route("/chat/completions", post(chat))
         .route("/metrics", get(metrics))
+        .route("/health", get(health))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .with_state(state)
 }
@@ -124,12 +133,57 @@ pub async fn spawn(
 
 async fn chat(State(state): State<ProxyState>, body: Bytes) -> Response {
     let index = state.inner.requests.fetch_add(1, Ordering::Relaxed);
-    let (reply, event) = match ClientRequest::parse(body) {
+    let (reply, mut event) = match ClientRequest::parse(body) {
         Some(request) => state.inner.core.handle(index, &request).await,
         None => invalid(&state, index),
     };
-    state.record(event);
-    into_response(reply)
+    let body = match reply.body {
+        ReplyBody::Full(bytes) => {
+            state.record(event);
+            Body::from(bytes)
+        }
+        ReplyBody::Relay(plan) => {
+            let recorder = state.clone();
+            plan.into_body(move |report| {
+                let fallback = recorder.config().fallback_url.clone();
+                complete_event(&mut event, report, &fallback);
+                recorder.record(event);
+            })
+        }
+    };
+    let mut response = Response::new(body);
+    *response.status_mut() = reply.status;
+    if let Some(content_type) = reply.content_type {
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, content_type);
+    }
+    response
+}
+
+/// `GET /health`: 200 `{"status":"ok",...}` when both upstreams list their
+/// models, else 503 `{"status":"degraded",...}` with each one's state.
+async fn health(State(state): State<ProxyState>) -> Response {
+    let (primary, fallback) = state.inner.core.health().await;
+    let word = |h: &UpstreamHealth| {
+        if h.ok {
+            "ok".to_string()
+        } else {
+            format!("unhealthy: {}", h.detail)
+        }
+    };
+    let ok = primary.ok && fallback.ok;
+    let body = serde_json::json!({
+        "status": if ok { "ok" } else { "degraded" },
+        "primary": word(&primary),
+        "fallback": word(&fallback),
+    });
+    let status = if ok {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (status, axum::Json(body)).into_response()
 }
 
 async fn metrics(State(state): State<ProxyState>) -> Response {
@@ -162,27 +216,10 @@ fn invalid(state: &ProxyState, index: u64) -> (Reply, SwitchEvent) {
         latency_primary_ms: 0.0,
         latency_fallback_ms: None,
         fallback_attempts: 0,
+        primary_attempts: 0,
+        continuation: None,
         stream: false,
         status: reply.status.as_u16(),
     };
     (reply, event)
-}
-
-/// The client's response. A piped stream is cut at the overall deadline.
-fn into_response(reply: Reply) -> Response {
-    let body = match reply.body {
-        ReplyBody::Full(bytes) => Body::from(bytes),
-        ReplyBody::Stream { response, deadline } => {
-            let stop = tokio::time::sleep_until(deadline);
-            Body::from_stream(response.bytes_stream().take_until(stop))
-        }
-    };
-    let mut response = Response::new(body);
-    *response.status_mut() = reply.status;
-    if let Some(content_type) = reply.content_type {
-        response
-            .headers_mut()
-            .insert(header::CONTENT_TYPE, content_type);
-    }
-    response
 }

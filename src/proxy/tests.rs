@@ -108,6 +108,10 @@ async fn mock(steps: Vec<Step>) -> (ServerHandle, Arc<Mock>) {
     });
     let router = Router::new()
         .route("/v1/chat/completions", routing::post(mock_chat))
+        .route(
+            "/v1/models",
+            routing::get(|| async { axum::Json(json!({"object": "list", "data": []})) }),
+        )
         .with_state(mock.clone());
     let handle = serve(local(), router).await.unwrap();
     (handle, mock)
@@ -211,7 +215,10 @@ async fn decision_tree_end_to_end() {
         let (proxy, state) = start(config(ProxyMode::History, &p, &f)).await;
         let (got, body) = post(&proxy, &conversation()).await;
         let event = only_event(&state);
-        assert_eq!(primary.seen().len(), 1, "{status}: primary tried once");
+        // The same-route retry tries a 500 once more (a 429 without
+        // Retry-After fails over at once).
+        let tries = if status == 500 { 2 } else { 1 };
+        assert_eq!(primary.seen().len(), tries, "{status}: primary tries");
         if switch.contains(&status) {
             assert_eq!(got, 200, "{status} must switch");
             assert_eq!(text_of(&body), "from fallback");
@@ -594,4 +601,270 @@ async fn bad_configuration_is_reported() {
     c.events_path = Some("/nonexistent-dir/events.jsonl".into());
     let err = spawn(local(), c).await.unwrap_err().to_string();
     assert!(err.contains("--events"), "{err}");
+}
+
+/// Streamed events of `words`, without a finish reason or `data: [DONE]`
+/// (a stream cut off after them).
+fn cut_sse(words: &[&str]) -> Vec<String> {
+    let mut events = sse(words);
+    events.pop();
+    events
+}
+
+fn streaming(mut body: Value) -> Value {
+    body["stream"] = json!(true);
+    body
+}
+
+/// The text of a streamed body, read as a strict client does (`Err` when
+/// it is not a complete stream).
+fn streamed_text(body: &str) -> Result<String, String> {
+    assemble(&read_all(body.as_bytes())).map(|a| a.text)
+}
+
+#[tokio::test]
+async fn the_primary_is_retried_once_after_a_short_retry_after_or_a_500() {
+    let limited = |after: Option<&'static str>| {
+        Step::Json(
+            429,
+            error_body("slow down", "rate_limit_error", None),
+            after,
+        )
+    };
+    for (first, retried) in [
+        (limited(Some("0.2")), true),
+        (err(500), true),
+        (limited(Some("5")), false),
+        (limited(None), false),
+        (err(503), false),
+    ] {
+        let (p, primary) = mock(vec![first, ok("from primary")]).await;
+        let (f, fallback) = mock(vec![ok("from fallback")]).await;
+        let (proxy, state) = start(config(ProxyMode::History, &p, &f)).await;
+        let (got, body) = post(&proxy, &conversation()).await;
+        let event = only_event(&state);
+        assert_eq!(got, 200);
+        if retried {
+            assert_eq!(text_of(&body), "from primary");
+            assert_eq!(primary.seen().len(), 2);
+            assert!(fallback.seen().is_empty());
+            assert_eq!((event.primary_attempts, event.reason.as_str()), (2, "none"));
+        } else {
+            assert_eq!(text_of(&body), "from fallback");
+            assert_eq!(primary.seen().len(), 1, "no retry: fail over at once");
+            assert_eq!(event.primary_attempts, 1);
+        }
+    }
+    // Retry-After is waited in full.
+    let (p, primary) = mock(vec![limited(Some("0.2")), ok("from primary")]).await;
+    let (f, _fallback) = mock(vec![ok("from fallback")]).await;
+    let (proxy, _state) = start(config(ProxyMode::History, &p, &f)).await;
+    post(&proxy, &conversation()).await;
+    assert!(gaps(&primary.seen())[0] >= Duration::from_millis(200));
+    // Off: the tree alone.
+    let (p, primary) = mock(vec![err(500), ok("from primary")]).await;
+    let (f, _fallback) = mock(vec![ok("from fallback")]).await;
+    let mut c = config(ProxyMode::History, &p, &f);
+    c.behaviour.same_route_retries = 0;
+    let (proxy, _state) = start(c).await;
+    let (_, body) = post(&proxy, &conversation()).await;
+    assert_eq!(
+        (text_of(&body).as_str(), primary.seen().len()),
+        ("from fallback", 1)
+    );
+}
+
+/// A config whose stream limits are 300 ms.
+fn quick_streams(p: &ServerHandle, f: &ServerHandle) -> ProxyConfig {
+    let mut c = config(ProxyMode::History, p, f);
+    c.behaviour.first_token_timeout = Some(Duration::from_millis(300));
+    c.behaviour.stall_timeout = Some(Duration::from_millis(300));
+    c
+}
+
+#[tokio::test]
+async fn a_late_first_token_fails_over_before_anything_reaches_the_client() {
+    let role = format!(
+        "data: {}\n\n",
+        chunk_body(
+            "s",
+            "m",
+            0,
+            json!({"role": "assistant", "content": ""}),
+            None
+        )
+    );
+    let mut late = vec![role];
+    late.extend(sse(&["too ", "late"]));
+    let never = Arc::new(Notify::new());
+    let (p, _primary) = mock(vec![Step::Sse(late, Some(never))]).await;
+    let (f, _fallback) = mock(vec![Step::Sse(sse(&["from ", "fallback"]), None)]).await;
+    let (proxy, state) = start(quick_streams(&p, &f)).await;
+    let (got, body) = post(&proxy, &streaming(conversation())).await;
+    assert_eq!(got, 200);
+    assert_eq!(streamed_text(&body).unwrap(), "from fallback");
+    assert_eq!(only_event(&state).reason, "first_token_timeout");
+}
+
+#[tokio::test]
+async fn a_cut_or_stalled_stream_is_continued_from_the_fallback_without_a_seam() {
+    // Cut after "one two ": the fallback continues the prefill.
+    let (p, _primary) = mock(vec![Step::Sse(cut_sse(&["one ", "two "]), None)]).await;
+    let (f, fallback) = mock(vec![Step::Sse(sse(&["three."]), None)]).await;
+    let (proxy, state) = start(quick_streams(&p, &f)).await;
+    let (_, body) = post(&proxy, &streaming(conversation())).await;
+    assert_eq!(streamed_text(&body).unwrap(), "one two three.");
+    let messages = fallback.seen()[0].body["messages"].clone();
+    let last = messages.as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last, json!({"role": "assistant", "content": "one two "}));
+    let event = only_event(&state);
+    assert_eq!(event.continuation.as_deref(), Some("prefill"));
+    assert_eq!(
+        (event.reason.as_str(), event.fallback_attempts),
+        ("stream_broken", 1)
+    );
+    // Silent after "one ": a stall, continued the same way.
+    let never = Arc::new(Notify::new());
+    let (p, _primary) = mock(vec![Step::Sse(sse(&["one ", "two "]), Some(never))]).await;
+    let (f, _fallback) = mock(vec![Step::Sse(sse(&["two ", "three."]), None)]).await;
+    let (proxy, _state) = start(quick_streams(&p, &f)).await;
+    let began = Instant::now();
+    let (_, body) = post(&proxy, &streaming(conversation())).await;
+    assert_eq!(streamed_text(&body).unwrap(), "one two three.");
+    assert!(began.elapsed() < Duration::from_secs(2));
+}
+
+#[tokio::test]
+async fn a_fallback_that_rejects_a_prefill_gets_a_clean_restart_or_the_client_a_clean_error() {
+    let rejected = Step::Json(
+        400,
+        error_body("no assistant prefill", "invalid_request_error", None),
+        None,
+    );
+    let (p, _primary) = mock(vec![Step::Sse(cut_sse(&["one ", "two "]), None)]).await;
+    let (f, fallback) = mock(vec![
+        rejected.clone(),
+        Step::Sse(sse(&["one ", "two ", "three."]), None),
+    ])
+    .await;
+    let (proxy, state) = start(quick_streams(&p, &f)).await;
+    let (_, body) = post(&proxy, &streaming(conversation())).await;
+    assert_eq!(
+        streamed_text(&body).unwrap(),
+        "one two three.",
+        "no duplicated text"
+    );
+    assert_eq!(fallback.seen().len(), 2);
+    let event = only_event(&state);
+    assert_eq!(
+        event.continuation.as_deref(),
+        Some("prefill rejected, restart")
+    );
+    assert_eq!(event.fallback_attempts, 2);
+    // A restart that does not begin with the text sent: a clean error
+    // event, never the 400 and never a complete-looking stream.
+    let (p, _primary) = mock(vec![Step::Sse(cut_sse(&["one ", "two "]), None)]).await;
+    let (f, _fallback) = mock(vec![rejected, Step::Sse(sse(&["uno ", "dos."]), None)]).await;
+    let (proxy, state) = start(quick_streams(&p, &f)).await;
+    let (got, body) = post(&proxy, &streaming(conversation())).await;
+    assert_eq!(got, 200);
+    assert!(streamed_text(&body).is_err(), "{body}");
+    assert!(
+        body.contains("stream_broken") && !body.contains("no assistant prefill"),
+        "{body}"
+    );
+    assert!(only_event(&state)
+        .continuation
+        .unwrap()
+        .starts_with("failed"));
+}
+
+#[tokio::test]
+async fn a_stream_that_ends_after_its_finish_reason_gets_its_terminator() {
+    let mut events = cut_sse(&["a"]);
+    events.push(format!(
+        "data: {}\n\n",
+        chunk_body("s", "m", 0, json!({}), Some("stop"))
+    ));
+    let (p, _primary) = mock(vec![Step::Sse(events, None)]).await;
+    let (f, fallback) = mock(vec![ok("unused")]).await;
+    let (proxy, _state) = start(quick_streams(&p, &f)).await;
+    let (_, body) = post(&proxy, &streaming(conversation())).await;
+    assert_eq!(streamed_text(&body).unwrap(), "a");
+    assert!(fallback.seen().is_empty());
+}
+
+#[tokio::test]
+async fn context_length_goes_to_the_larger_context_route_when_there_is_one() {
+    let too_long = Step::Json(
+        400,
+        error_body(
+            "maximum context length exceeded",
+            "invalid_request_error",
+            Some("context_length_exceeded"),
+        ),
+        None,
+    );
+    let (p, primary) = mock(vec![too_long.clone()]).await;
+    let (f, fallback) = mock(vec![ok("unused")]).await;
+    let (big, wide) = mock(vec![ok("from the large model")]).await;
+    let mut c = config(ProxyMode::History, &p, &f);
+    c.behaviour.context_fallback = Some(big.url());
+    c.behaviour.context_model = Some("large-model".into());
+    let (proxy, state) = start(c).await;
+    let (got, body) = post(&proxy, &conversation()).await;
+    assert_eq!(
+        (got, text_of(&body).as_str()),
+        (200, "from the large model")
+    );
+    assert_eq!(primary.seen().len(), 1, "no same-model retry");
+    assert!(fallback.seen().is_empty());
+    assert_eq!(wide.seen()[0].body["model"], "large-model");
+    let event = only_event(&state);
+    assert_eq!(event.reason, "context_length_exceeded");
+    assert_eq!(event.model_actual.as_deref(), Some("large-model"));
+    // Without one, the 400 passes through as the tree says.
+    let (p, _primary) = mock(vec![too_long]).await;
+    let (proxy, _state) = start(config(ProxyMode::History, &p, &f)).await;
+    let (got, body) = post(&proxy, &conversation()).await;
+    assert_eq!(got, 400);
+    assert!(body.contains("context_length_exceeded"));
+    assert!(fallback.seen().is_empty());
+}
+
+#[tokio::test]
+async fn the_fallback_gets_max_tokens_and_its_parameters() {
+    let (p, _primary) = mock(vec![err(503)]).await;
+    let (f, fallback) = mock(vec![ok("x")]).await;
+    let mut c = config(ProxyMode::Stateless, &p, &f);
+    c.behaviour.fallback_max_tokens = Some(64);
+    c.behaviour
+        .fallback_params
+        .insert("enable_thinking".into(), json!(false));
+    let (proxy, _state) = start(c).await;
+    post(&proxy, &conversation()).await;
+    let body = &fallback.seen()[0].body;
+    assert_eq!(
+        (body["max_tokens"].clone(), body["enable_thinking"].clone()),
+        (json!(64), json!(false))
+    );
+}
+
+#[tokio::test]
+async fn health_names_an_upstream_that_fails() {
+    let (p, _primary) = mock(vec![ok("x")]).await;
+    let (f, _fallback) = mock(vec![ok("x")]).await;
+    let get = |url: String| async move {
+        let r = reqwest::get(format!("{url}/health")).await.unwrap();
+        (r.status().as_u16(), r.json::<Value>().await.unwrap())
+    };
+    let (proxy, _state) = start(config(ProxyMode::History, &p, &f)).await;
+    let (status, body) = get(proxy.url()).await;
+    assert_eq!((status, body["status"].clone()), (200, json!("ok")));
+    let c = ProxyConfig::new(ProxyMode::History, p.url(), "http://127.0.0.1:1".into());
+    let (proxy, _state) = start(c).await;
+    let (status, body) = get(proxy.url()).await;
+    assert_eq!(status, 503);
+    assert_eq!(body["fallback"], "unhealthy: unreachable");
+    assert_eq!(body["primary"], "ok");
 }

@@ -1,46 +1,118 @@
-//! `semantics`: which primary failures each system fails over on, checked on
-//! the wire against the decision tree.
+//! `semantics`: the failover catalogue, run on the wire through every
+//! system and scored like a scorecard.
 //!
 //! Each system gets its own simulated upstream pair, as in `run`. For every
-//! case in [`cases::CASES`] one single-turn request goes through the system
-//! while its primary upstream executes the case's failure for real (an
-//! error status with an OpenAI-style body, a 429 with `Retry-After`, or a
-//! held connection). What the client got and how many requests each
-//! upstream saw decide, by [`verdict::assess`], whether the system switched
-//! when it should (5xx, 429, 404, timeout) and passed through what another
-//! provider would not fix (400, 401, 402, 403).
+//! case of the [`catalogue`] the upstreams execute the case's script for
+//! real (error statuses with OpenAI-style bodies, resets, held
+//! connections, cut, stalled and malformed streams, rules on the model id,
+//! a prefill and the parameters, a primary that flaps, a fallback whose key
+//! expired) while one request, or a sequence, goes through the system. The
+//! checks read what the client got and the upstreams' attempt log
+//! ([`observe`]), each against a bound ([`checks`]), and the case gets a
+//! verdict ([`verdict`]): `pass`, `partial`, `safe`, `fail` or
+//! `inconclusive`. The report ([`report`]) is a table, a scorecard line per
+//! system, JSON, and with `--out` a Markdown scorecard and a chart
+//! ([`scorecard`]).
 //!
-//! Cases run one after another for a system, control first, so a gateway's
-//! cooldown after one failure cannot hide the next case's primary; systems
-//! run side by side.
+//! Cases run one after another for a system, control first, so a
+//! gateway's cooldown after one failure cannot hide the next case's
+//! primary (a case that skipped the primary is sent again after
+//! `--cooldown-wait`, and is inconclusive if it still does); systems run
+//! side by side.
 
-pub mod cases;
+pub mod case;
+pub mod catalogue;
+pub mod checks;
+pub mod health;
+pub mod observe;
 pub mod report;
+pub mod scorecard;
+pub mod timing;
 pub mod verdict;
 
 pub use report::{CaseResult, SemanticsJson, SemanticsReport, SystemResult};
 
 use crate::config::SemanticsConfig;
-use crate::contracts::{ContractInput, Language};
-use crate::faults::{FaultPlan, Role};
-use crate::openai::{ChatMessage, ChatRequest};
-use crate::systems::{driver_client, send, Systems, SystemsSpec, Target, SYSTEM_PROMPT};
-use crate::upstream::log::TurnKey;
+use crate::faults::{CaseScript, FaultPlan, Role};
+use crate::openai::{ChatMessage, ChatRequest, StreamOptions};
+use crate::proxy::ProxyBehaviour;
+use crate::systems::{driver_client, BuiltinProxyOptions, Systems, SystemsSpec, SYSTEM_PROMPT};
 use crate::upstream::{ConversationIndex, IndexEntry, LatencyProfile, UpstreamContext};
-use cases::{Case, Fault, CASES};
-use std::time::Duration;
-use verdict::{assess, Observation};
-
-/// Longest wait, after a case's answer, for its upstream attempts still in
-/// flight to be recorded.
-const SETTLE_WAIT: Duration = Duration::from_secs(2);
+use case::{Case, Shape, CONTEXT_MODEL};
+use checks::{measure, Outcome};
+use observe::{now_ms, send_one, Destination, Sent};
+use report::Scorecard;
+use std::time::Instant;
 
 /// Most times a request that skipped the primary is sent again.
 pub const MAX_RESENDS: u32 = 2;
 
-/// How much longer than the check's own deadline a TIMEOUT case holds, so
-/// the hold never ends before the gateway or the check gives up.
-const HOLD_MARGIN: Duration = Duration::from_secs(5);
+/// `max_tokens` the built-in proxies give the fallback when the client sent
+/// none (the simulated fallback of `extra-params` requires one).
+pub const BUILTIN_FALLBACK_MAX_TOKENS: u32 = 1024;
+
+/// One conversation the upstreams recognise: a case's request (or one of
+/// its sequence, or the healthy request after it).
+struct Conversation {
+    id: String,
+    message: String,
+    script: CaseScript,
+}
+
+/// The conversations of `case`: its requests, then the one after it.
+fn conversations_of(case: &Case) -> Vec<Conversation> {
+    let main = |id: String, part: String| Conversation {
+        id,
+        message: case.message(&part),
+        script: case.script.clone(),
+    };
+    let mut out = match case.shape {
+        Shape::Single | Shape::Health => {
+            vec![main(format!("semantics-{}", case.id), String::new())]
+        }
+        Shape::Sequence { count, .. } => (1..=count)
+            .map(|k| {
+                main(
+                    format!("semantics-{}-{k}", case.id),
+                    format!(", request {k} of {count}"),
+                )
+            })
+            .collect(),
+    };
+    if case.alive_after {
+        out.push(Conversation {
+            id: after_id(case),
+            message: case.message(", a healthy request after it"),
+            script: CaseScript::answering(case.id),
+        });
+    }
+    out
+}
+
+fn after_id(case: &Case) -> String {
+    format!("semantics-{}-after", case.id)
+}
+
+/// How the built-in proxies are configured for the catalogue: the
+/// behaviour a user of the simulated upstreams would give them (the
+/// fallback's own model id, the `max_tokens` and `enable_thinking: false`
+/// the simulated fallback needs, its larger-context model), with the
+/// stream limits of the timing profile.
+pub fn builtin_options(config: &SemanticsConfig) -> BuiltinProxyOptions {
+    let mut behaviour = ProxyBehaviour {
+        first_token_timeout: Some(config.timing.builtin_first_token_timeout),
+        stall_timeout: Some(config.timing.builtin_stall_timeout),
+        fallback_max_tokens: Some(BUILTIN_FALLBACK_MAX_TOKENS),
+        ..ProxyBehaviour::default()
+    };
+    behaviour
+        .fallback_params
+        .insert("enable_thinking".into(), serde_json::Value::Bool(false));
+    BuiltinProxyOptions {
+        behaviour,
+        context_model_on_fallback: Some(CONTEXT_MODEL.to_string()),
+    }
+}
 
 /// Starts the systems and runs every case through each.
 ///
@@ -48,232 +120,236 @@ const HOLD_MARGIN: Duration = Duration::from_secs(5);
 /// A server that cannot start or a system that does not answer its
 /// preflight request.
 pub async fn execute(config: &SemanticsConfig) -> anyhow::Result<SemanticsReport> {
-    let hold = config.request_timeout + HOLD_MARGIN;
-    let script = CASES.iter().map(|c| c.action(hold)).collect();
-    let messages: Vec<String> = CASES.iter().map(Case::message).collect();
-    let ids: Vec<String> = CASES.iter().map(Case::conversation_id).collect();
-    let entries = ids.iter().zip(&messages).map(|(id, message)| IndexEntry {
-        id,
-        first_user_message: message,
-        probe: message,
+    let cases: Vec<Case> = catalogue::catalogue(&config.timing, &config.give_up, config.stream)
+        .into_iter()
+        .filter(|c| {
+            config
+                .cases
+                .as_ref()
+                .is_none_or(|wanted| wanted.iter().any(|w| w == c.id))
+        })
+        .collect();
+    let conversations: Vec<Conversation> = cases.iter().flat_map(conversations_of).collect();
+    let index = ConversationIndex::new(conversations.iter().map(|c| IndexEntry {
+        id: &c.id,
+        first_user_message: &c.message,
+        probe: &c.message,
         turns: 1,
-    });
-    let ctx = UpstreamContext::new(
-        FaultPlan::scripted(script),
-        ConversationIndex::new(entries),
-        LatencyProfile::INSTANT,
-        config.seed,
-        1,
-    );
+    }));
+    let plan = FaultPlan::cases(conversations.iter().map(|c| c.script.clone()).collect());
+    let ctx = UpstreamContext::new(plan, index, LatencyProfile::INSTANT, config.seed, 1);
     let client = driver_client()?;
     let spec = SystemsSpec {
         systems: &config.systems,
         attempt_timeout: config.attempt_timeout,
-        request_timeout: config.request_timeout,
+        request_timeout: config.timing.builtin_deadline,
         seed: config.seed,
     };
-    let systems = Systems::start(spec, &ctx, &client).await?;
-    let checks = systems
-        .targets
-        .iter()
-        .map(|target| check_system(&client, target, config, &ctx));
-    let systems_results = futures::future::join_all(checks).await;
+    let systems = Systems::start_with(spec, &builtin_options(config), &ctx, &client).await?;
+    let runs = systems.targets.iter().map(|target| {
+        let to = Destination {
+            target,
+            ctx: &ctx,
+            config,
+        };
+        check_system(&client, to, &cases, &conversations)
+    });
+    let results = futures::future::join_all(runs).await;
     Ok(SemanticsReport {
         tool: format!("{} {}", env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
         model: config.systems.model.clone(),
-        systems: systems_results,
+        profile: config.timing.profile,
+        max_attempts_per_upstream: config.give_up.max_attempts_per_upstream,
+        max_give_up_ms: u64::try_from(config.give_up.max_give_up.as_millis()).unwrap_or(u64::MAX),
+        stream: config.stream,
+        systems: results,
     })
 }
 
 /// Runs every case through one system, one after another.
 async fn check_system(
     client: &reqwest::Client,
-    target: &Target,
-    config: &SemanticsConfig,
-    ctx: &UpstreamContext,
+    to: Destination<'_>,
+    cases: &[Case],
+    conversations: &[Conversation],
 ) -> SystemResult {
-    let mut cases = Vec::with_capacity(CASES.len());
-    for case in &CASES {
-        let request = ChatRequest {
-            model: config.systems.model.clone(),
-            messages: vec![
-                ChatMessage::new("system", SYSTEM_PROMPT),
-                ChatMessage::new("user", &case.message()),
-            ],
-            stream: config.stream,
-            stream_options: None,
-            extra: {
-                let mut extra = case_params();
-                if case.structured {
-                    extra.insert("response_format".into(), cases::response_format());
-                }
-                extra
-            },
-        };
-        let (observation, resent) = send_case(
-            client,
-            target,
-            config,
-            ctx,
-            &case.conversation_id(),
-            &request,
-        )
-        .await;
-        let expected = case.expected(config.stream);
-        let (injected, what) = match case.fault {
-            Fault::Status(s) => (Some(s), format!("a {s}")),
-            Fault::Timeout => (None, "a timeout".to_string()),
-            Fault::Cut => (None, "a body cut off".to_string()),
-            Fault::None => (None, "no fault".to_string()),
-        };
-        cases.push(CaseResult {
-            case: case.id.to_string(),
-            primary: case.label.to_string(),
-            expected: expected.label().to_string(),
-            verdict: {
-                let mut verdict = assess(expected, injected, &what, &observation);
-                if resent > 0 {
-                    verdict.notes.push(format!(
-                        "the primary was skipped (a cooldown after an earlier case?); the request was sent {} more time(s), {} s apart",
-                        resent,
-                        config.cooldown_wait.as_secs_f64()
-                    ));
-                }
-                verdict
-            },
-            observation,
-        });
+    let began = Instant::now();
+    let mut results = Vec::with_capacity(cases.len());
+    for case in cases {
+        results.push(run_case(client, to, case, conversations).await);
     }
     SystemResult {
-        system: target.name.clone(),
-        cases,
+        system: to.target.name.clone(),
+        wall_ms: began.elapsed().as_secs_f64() * 1000.0,
+        scorecard: Scorecard::of(&results),
+        cases: results,
     }
 }
 
-/// Sends one case's request and observes it. A gateway that cooled its
-/// primary down after an earlier case sends the request straight to the
-/// fallback, which shows nothing about this case; the request is then sent
-/// again after `cooldown_wait`, at most [`MAX_RESENDS`] times. Returns the
-/// observation of the last send (attempts counted for that send only) and
-/// how many times it was re-sent.
-async fn send_case(
-    client: &reqwest::Client,
-    target: &Target,
+/// The request of conversation `id` of `case`.
+fn request_of(
+    case: &Case,
+    id: &str,
+    conversations: &[Conversation],
     config: &SemanticsConfig,
-    ctx: &UpstreamContext,
-    conversation: &str,
-    request: &ChatRequest,
-) -> (Observation, u32) {
-    let run = ctx.current_run();
-    let arrived = |role| {
-        ctx.log.arrived(TurnKey {
-            run,
-            system: &target.name,
-            role,
-            conversation,
-            turn: 1,
-        })
-    };
-    let mut resent = 0;
-    loop {
-        let before = (arrived(Role::Primary), arrived(Role::Fallback));
-        let options = config.systems.send_options(config.request_timeout);
-        let reply = send(client, target, request, options).await;
-        let primary_attempts = arrived(Role::Primary) - before.0;
-        let fallback_attempts = arrived(Role::Fallback) - before.1;
-        // A held connection the gateway gave up on is recorded when the
-        // upstream notices, which can be just after the client's answer.
-        for role in [Role::Primary, Role::Fallback] {
-            let key = TurnKey {
-                run,
-                system: &target.name,
-                role,
-                conversation,
-                turn: 1,
-            };
-            ctx.log.settle_key(key, SETTLE_WAIT).await;
-        }
-        let rows = ctx.log.snapshot();
-        let last = |role: Role, attempts: u32| {
-            (attempts > 0)
-                .then(|| {
-                    rows.iter().rfind(|a| {
-                        a.system == target.name && a.conversation == conversation && a.role == role
-                    })
-                })
-                .flatten()
-        };
-        let (primary_row, fallback_row) = (
-            last(Role::Primary, primary_attempts),
-            last(Role::Fallback, fallback_attempts),
-        );
-        let contract_violations = match (&reply.answer, reply.status) {
-            (Some(text), Some(status)) if (200..300).contains(&status) => {
-                let ms = |v: Option<f64>| v.map(|ms| Duration::from_secs_f64(ms / 1000.0));
-                let input = ContractInput {
-                    request,
-                    expected_language: Some(Language::En),
-                    status,
-                    stream: request.stream,
-                    text,
-                    finish_reason: reply.finish_reason.as_deref(),
-                    ttft: ms(reply.ttft_ms),
-                    ttfb: ms(reply.ttfb_ms),
-                };
-                config
-                    .contracts
-                    .check(&input)
-                    .into_iter()
-                    .filter_map(|r| match r.outcome {
-                        Some(o) if o.is_fail() => Some(format!(
-                            "{}: {}",
-                            r.name.as_str(),
-                            o.reason().unwrap_or_default()
-                        )),
-                        _ => None,
-                    })
-                    .collect()
-            }
-            _ => Vec::new(),
-        };
-        let observation = Observation {
-            client_status: reply.status,
-            client_error: reply.error,
-            contract_violations,
-            primary_attempts,
-            fallback_attempts,
-            fallback_model: fallback_row.map(|a| a.model.clone()),
-            primary_params_missing: primary_row.map(|a| missing_params(request, &a.params)),
-            fallback_params_missing: fallback_row.map(|a| missing_params(request, &a.params)),
-            latency_ms: reply.latency_ms,
-        };
-        if observation.primary_attempts > 0
-            || resent >= MAX_RESENDS
-            || config.cooldown_wait.is_zero()
-        {
-            return (observation, resent);
-        }
-        tokio::time::sleep(config.cooldown_wait).await;
-        resent += 1;
+) -> ChatRequest {
+    let message = conversations
+        .iter()
+        .find(|c| c.id == id)
+        .map_or_else(String::new, |c| c.message.clone());
+    let stream = case.streams(config.stream);
+    let mut extra = case_params();
+    if case.without_max_tokens {
+        extra.remove("max_tokens");
+    }
+    if case.structured {
+        extra.insert("response_format".into(), response_format());
+    }
+    ChatRequest {
+        model: config.systems.model.clone(),
+        messages: vec![
+            ChatMessage::new("system", SYSTEM_PROMPT),
+            ChatMessage::new("user", &message),
+        ],
+        stream,
+        stream_options: stream.then_some(StreamOptions {
+            include_usage: true,
+        }),
+        extra,
     }
 }
 
-/// The parameters of `request` that an upstream's `received` list (from
-/// its attempt log) lacks.
-fn missing_params(request: &ChatRequest, received: &[String]) -> Vec<String> {
-    request
-        .extra
-        .keys()
-        .filter(|k| !received.contains(k))
-        .cloned()
-        .collect()
+/// Runs one case through one system and judges it.
+async fn run_case(
+    client: &reqwest::Client,
+    to: Destination<'_>,
+    case: &Case,
+    conversations: &[Conversation],
+) -> CaseResult {
+    let config = to.config;
+    let system = &to.target.name;
+    let id = format!("semantics-{}", case.id);
+    let mut resent = 0;
+    let mut health = None;
+    let requests = match case.shape {
+        Shape::Single => {
+            let request = request_of(case, &id, conversations, config);
+            loop {
+                to.ctx.start_clock(system, case.id);
+                let start = now_ms(to.ctx);
+                let sent = send_one(client, to, &id, &request, case.bound, start).await;
+                if sent.count(Role::Primary) > 0
+                    || resent >= MAX_RESENDS
+                    || config.cooldown_wait.is_zero()
+                {
+                    break vec![sent];
+                }
+                tokio::time::sleep(config.cooldown_wait).await;
+                resent += 1;
+            }
+        }
+        Shape::Sequence { count, interval } => {
+            to.ctx.start_clock(system, case.id);
+            let start = now_ms(to.ctx);
+            let began = tokio::time::Instant::now();
+            let sends = (1..=count).map(|k| {
+                let conversation = format!("semantics-{}-{k}", case.id);
+                let request = request_of(case, &conversation, conversations, config);
+                async move {
+                    tokio::time::sleep_until(began + interval * (k - 1)).await;
+                    send_one(client, to, &conversation, &request, case.bound, start).await
+                }
+            });
+            futures::future::join_all(sends).await
+        }
+        Shape::Health => {
+            let (sent, view) = fallback_health(client, to, case, &id, conversations).await;
+            health = Some(view);
+            vec![sent]
+        }
+    };
+    let after = if case.alive_after {
+        let after = after_id(case);
+        let request = request_of(case, &after, conversations, config);
+        let start = now_ms(to.ctx);
+        Some(
+            send_one(
+                client,
+                to,
+                &after,
+                &request,
+                config.timing.default_bound,
+                start,
+            )
+            .await,
+        )
+    } else {
+        None
+    };
+    let outcome = Outcome {
+        case,
+        requests: &requests,
+        after: after.as_ref(),
+        health: health.as_ref(),
+    };
+    let checks: Vec<_> = case.checks.iter().map(|c| measure(c, &outcome)).collect();
+    let judged = verdict::judge(&outcome, &checks);
+    let notes = verdict::notes(&outcome);
+    CaseResult {
+        case: case.id.to_string(),
+        upstream: case.upstream.clone(),
+        passes: case.passes.to_string(),
+        scored: case.scored,
+        verdict: judged.verdict,
+        reason: judged.reason,
+        checks,
+        notes,
+        resent,
+        requests,
+        after,
+        health,
+    }
+}
+
+/// `fallback-health`: the health routes with the fallback healthy, then
+/// with its key expired, then the case's request (the primary fails, so
+/// the fallback is needed); the key is restored afterwards.
+async fn fallback_health(
+    client: &reqwest::Client,
+    to: Destination<'_>,
+    case: &Case,
+    id: &str,
+    conversations: &[Conversation],
+) -> (Sent, health::HealthView) {
+    let system = &to.target.name;
+    let timeout = to.config.timing.health_probe_timeout;
+    let healthy = health::probe_all(client, to.target, timeout).await;
+    let since = now_ms(to.ctx);
+    let lists = to.ctx.model_lists(system, Role::Fallback);
+    to.ctx.set_expired(system, Role::Fallback, true);
+    let expired = health::probe_all(client, to.target, timeout).await;
+    to.ctx.start_clock(system, case.id);
+    let request = request_of(case, id, conversations, to.config);
+    let sent = send_one(client, to, id, &request, case.bound, now_ms(to.ctx)).await;
+    let own_fallback_calls = health::own_calls(to.ctx, system, since, lists);
+    to.ctx.set_expired(system, Role::Fallback, false);
+    let exposed_by = health::exposed(&healthy, &expired);
+    (
+        sent,
+        health::HealthView {
+            healthy,
+            expired,
+            exposed_by,
+            own_fallback_calls,
+        },
+    )
 }
 
 /// The provider parameters every case's request carries, to see which
 /// reach each upstream.
 fn case_params() -> serde_json::Map<String, serde_json::Value> {
     let params = serde_json::json!({
-        "max_tokens": 64,
+        "max_tokens": 256,
         "seed": 7,
         "temperature": 0.2,
         "top_p": 0.9,
@@ -282,5 +358,73 @@ fn case_params() -> serde_json::Map<String, serde_json::Value> {
     match params {
         serde_json::Value::Object(map) => map,
         _ => serde_json::Map::new(),
+    }
+}
+
+/// The `response_format` of a structured case: a small fixed schema.
+pub fn response_format() -> serde_json::Value {
+    serde_json::json!({
+        "type": "json_schema",
+        "json_schema": {
+            "name": "semantics_case",
+            "strict": true,
+            "schema": {
+                "type": "object",
+                "properties": {
+                    "answer": {"type": "string"},
+                    "confidence": {"type": "number"}
+                },
+                "required": ["answer", "confidence"],
+                "additionalProperties": false
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::semantics::timing::{GiveUpBounds, Timing};
+    use crate::upstream::SimulatedModel;
+    use std::time::Duration;
+
+    #[test]
+    fn every_request_is_recognised_and_gets_the_long_answer() {
+        let cases = catalogue::catalogue(
+            &Timing::full(Duration::from_secs(30)),
+            &GiveUpBounds::default(),
+            false,
+        );
+        let conversations: Vec<Conversation> = cases.iter().flat_map(conversations_of).collect();
+        let mut messages: Vec<&str> = conversations.iter().map(|c| c.message.as_str()).collect();
+        messages.sort_unstable();
+        messages.dedup();
+        assert_eq!(messages.len(), conversations.len(), "messages are unique");
+        assert_eq!(
+            conversations
+                .iter()
+                .filter(|c| c.id.starts_with("semantics-flap-"))
+                .count(),
+            20
+        );
+        for c in &conversations {
+            let request = ChatRequest {
+                model: "m".into(),
+                messages: vec![
+                    ChatMessage::new("system", SYSTEM_PROMPT),
+                    ChatMessage::new("user", &c.message),
+                ],
+                stream: false,
+                stream_options: None,
+                extra: serde_json::Map::new(),
+            };
+            let text = SimulatedModel::text_for(&request);
+            assert_eq!(
+                text.split(' ').count(),
+                case::ANSWER_WORDS,
+                "{}: {text}",
+                c.id
+            );
+        }
     }
 }

@@ -1,371 +1,371 @@
-//! Whether what a gateway did with one failure is what the decision tree
-//! says: one pure function from what was seen on the wire to a verdict.
+//! The verdict of one case for one system, from its measured checks: one
+//! pure function.
+//!
+//! - `pass`: the ideal outcome (the whole answer, or for a permanent error
+//!   the clean error) and every check clean;
+//! - `partial`: the ideal outcome, an advisory check failed;
+//! - `safe`: not the ideal outcome, but a bounded, clean error and every
+//!   required check clean;
+//! - `fail`: a required check failed, a hang, or a truncated answer
+//!   presented as complete (both are required checks of every case);
+//! - `inconclusive`: the case could not be exercised (the primary never
+//!   saw its requests, even after waiting out a cooldown).
 
-use crate::policy::Decision;
+use super::case::{Ideal, Severity};
+use super::checks::{got, CheckResult, Outcome};
+use crate::faults::Role;
 use serde::Serialize;
 
-/// What one case did to one system, as seen by the client and the
-/// simulated upstreams.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Observation {
-    /// The status the client got, if a response came.
-    pub client_status: Option<u16>,
-    /// Why the client got no usable answer, if it did not (no response in
-    /// time, a transport error, a non-2xx, a malformed body).
-    pub client_error: Option<String>,
-    /// The answer contracts the answer the client got broke, as
-    /// `name: reason` (see [`crate::contracts`]); empty when none.
-    pub contract_violations: Vec<String>,
-    /// Requests the primary upstream saw for the case.
-    pub primary_attempts: u32,
-    /// Requests the fallback upstream saw for the case.
-    pub fallback_attempts: u32,
-    /// The model id the fallback received (the last attempt's), if called.
-    pub fallback_model: Option<String>,
-    /// Parameters the client sent that the primary's last attempt lacked
-    /// (`None`: no attempt recorded).
-    pub primary_params_missing: Option<Vec<String>>,
-    /// Parameters the client sent that the fallback's last attempt lacked
-    /// (`None`: the fallback was not called).
-    pub fallback_params_missing: Option<Vec<String>>,
-    /// Client latency, request sent to last byte.
-    pub latency_ms: f64,
-}
-
-impl Observation {
-    fn switched(&self) -> bool {
-        self.fallback_attempts > 0
-    }
-
-    fn answered(&self) -> bool {
-        self.client_status.is_some_and(|s| (200..300).contains(&s)) && self.client_error.is_none()
-    }
-
-    /// What the client got, in words.
-    fn got(&self) -> String {
-        match (self.client_status, &self.client_error) {
-            (Some(s), None) => format!("HTTP {s}"),
-            (Some(s), Some(_)) if !(200..300).contains(&s) => format!("HTTP {s}"),
-            (_, Some(e)) => e.clone(),
-            (None, None) => "nothing".to_string(),
-        }
-    }
-}
-
-/// What a system should do in a case.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Expected {
-    /// What the decision tree says.
-    Tree(Decision),
-    /// A stream broke off after its first bytes: fail over before sending
-    /// anything, or let the client see the break; never hand the client
-    /// the cut stream as a complete answer.
-    VisibleCut,
-}
-
-impl Expected {
-    /// In words, for tables: `deliver`, `pass through`, `fail over`, or
-    /// `fail over or show the cut`.
-    pub fn label(self) -> &'static str {
-        match self {
-            Expected::Tree(Decision::Deliver) => "deliver",
-            Expected::Tree(Decision::PassThrough) => "pass through",
-            Expected::Tree(Decision::Failover(_)) => "fail over",
-            Expected::VisibleCut => "fail over or show the cut",
-        }
-    }
-}
-
 /// How a case went for one system.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum CaseStatus {
-    /// The system did what the decision tree says.
-    Expected,
-    /// It did something else; `finding` says what.
-    Deviates,
-    /// The primary never saw the request, so the case shows nothing about
-    /// the decision (the gateway may have cooled the primary down after an
-    /// earlier case, or routes elsewhere).
+pub enum Verdict {
+    /// The ideal outcome, every check clean.
+    Pass,
+    /// The ideal outcome, an advisory check failed.
+    Partial,
+    /// A bounded clean error, every required check clean.
+    Safe,
+    /// A required check failed.
+    Fail,
+    /// The case could not be exercised.
     Inconclusive,
 }
 
-/// The verdict of one case for one system.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CaseVerdict {
-    /// Expected, deviates or inconclusive.
-    pub status: CaseStatus,
-    /// What deviated, or why the case is inconclusive; empty when expected.
-    pub finding: String,
-    /// Facts worth knowing that the decision tree does not rule on: retries
-    /// stacked on one upstream, parameters an upstream did not receive.
-    pub notes: Vec<String>,
+impl Verdict {
+    /// Every verdict, in scorecard order.
+    pub const ALL: [Verdict; 5] = [
+        Verdict::Pass,
+        Verdict::Partial,
+        Verdict::Safe,
+        Verdict::Fail,
+        Verdict::Inconclusive,
+    ];
+
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Partial => "partial",
+            Verdict::Safe => "safe",
+            Verdict::Fail => "fail",
+            Verdict::Inconclusive => "inconclusive",
+        }
+    }
 }
 
-/// Judges `seen` against `expected` for a primary that failed with
-/// `injected` (its status; `None` for a timeout, a cut or no fault),
-/// described as `what` in findings ("a 401", "a timeout").
-pub fn assess(
-    expected: Expected,
-    injected: Option<u16>,
-    what: &str,
-    seen: &Observation,
-) -> CaseVerdict {
-    let mut notes = Vec::new();
-    if seen.primary_attempts > 1 {
-        notes.push(format!(
-            "the primary was tried {} times",
-            seen.primary_attempts
-        ));
+/// A verdict with why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Judged {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Why, when it is not `pass`.
+    pub reason: String,
+}
+
+/// Judges `outcome` from its `checks` (measured in catalogue order).
+pub fn judge(outcome: &Outcome<'_>, checks: &[CheckResult]) -> Judged {
+    let judged = |verdict, reason: String| Judged { verdict, reason };
+    let reached = outcome.requests.iter().any(|s| s.count(Role::Primary) > 0);
+    if !reached {
+        let client = outcome
+            .requests
+            .last()
+            .map_or_else(|| "nothing".to_string(), got);
+        return judged(
+            Verdict::Inconclusive,
+            format!(
+                "the primary never saw the request (a cooldown after an earlier case?); the client got {client}"
+            ),
+        );
     }
-    if seen.fallback_attempts > 1 {
-        notes.push(format!(
-            "the fallback was tried {} times",
-            seen.fallback_attempts
-        ));
-    }
-    for (upstream, missing) in [
-        ("primary", &seen.primary_params_missing),
-        ("fallback", &seen.fallback_params_missing),
-    ] {
-        if let Some(missing) = missing.as_ref().filter(|m| !m.is_empty()) {
-            notes.push(format!(
-                "the {upstream} did not receive the client's {}",
-                missing.join(", ")
-            ));
-        }
-    }
-    let verdict = |status, finding: String| CaseVerdict {
-        status,
-        finding,
-        notes: notes.clone(),
+    let failed = |severity| -> Vec<String> {
+        checks
+            .iter()
+            .filter(|c| c.severity == severity && !c.passed)
+            .map(|c| {
+                let name = serde_json::to_value(c.check)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default();
+                format!("{name}: {} (bound: {})", c.value, c.bound)
+            })
+            .collect()
     };
-    if seen.primary_attempts == 0 {
-        return verdict(
-            CaseStatus::Inconclusive,
-            format!(
-                "the primary never saw the request (a cooldown after an earlier failure?); the client got {}",
-                seen.got()
-            ),
-        );
+    let required = failed(Severity::Required);
+    if !required.is_empty() {
+        return judged(Verdict::Fail, required.join("; "));
     }
-    // The upstreams answer cleanly: an answer that reaches the client
-    // broken (junk, a language drift, a broken schema, ...) was broken on
-    // the way.
-    if seen.answered() && !seen.contract_violations.is_empty() {
-        return verdict(
-            CaseStatus::Deviates,
-            format!(
-                "the answer the client got broke its contract: {}",
-                seen.contract_violations.join("; ")
-            ),
-        );
+    let ideal = match outcome.case.ideal {
+        Ideal::Answer => outcome
+            .requests
+            .iter()
+            .all(|s| s.client.answered && s.client.complete),
+        Ideal::CleanError => outcome.requests.iter().all(|s| !s.client.answered),
+    };
+    if ideal {
+        let advisory = failed(Severity::Advisory);
+        return if advisory.is_empty() {
+            judged(Verdict::Pass, String::new())
+        } else {
+            judged(Verdict::Partial, advisory.join("; "))
+        };
     }
-    let expected = match expected {
-        Expected::Tree(decision) => decision,
-        Expected::VisibleCut if seen.answered() && !seen.switched() => {
-            return verdict(
-                CaseStatus::Deviates,
-                "the primary's stream broke off, and the client got it as a complete answer"
-                    .to_string(),
+    match outcome.case.ideal {
+        // Every required check is clean, nothing hung and no answer was
+        // truncated: what is left of a missed answer is a clean error.
+        Ideal::Answer => {
+            let client = outcome
+                .requests
+                .iter()
+                .find(|s| !s.client.answered)
+                .map_or_else(String::new, got);
+            judged(
+                Verdict::Safe,
+                format!("not answered, a clean error: the client got {client}"),
             )
         }
-        Expected::VisibleCut => return verdict(CaseStatus::Expected, String::new()),
+        Ideal::CleanError => judged(
+            Verdict::Fail,
+            "answered where only a clean error is right".to_string(),
+        ),
+    }
+}
+
+/// Facts worth knowing that no check rules on: retries stacked on one
+/// upstream, parameters an upstream did not receive.
+pub fn notes(outcome: &Outcome<'_>) -> Vec<String> {
+    let mut notes = Vec::new();
+    let Some(last) = outcome.requests.last() else {
+        return notes;
     };
-    match expected {
-        Decision::Deliver if seen.switched() => verdict(
-            CaseStatus::Deviates,
-            "failed over although the primary answered".to_string(),
-        ),
-        Decision::Deliver if !seen.answered() => verdict(
-            CaseStatus::Deviates,
-            format!("the primary answered but the client got {}", seen.got()),
-        ),
-        Decision::PassThrough if seen.switched() => verdict(
-            CaseStatus::Deviates,
-            format!(
-                "failed over on {what}, a permanent error another provider does not fix; the client got {}",
-                seen.got()
-            ),
-        ),
-        Decision::PassThrough if seen.client_status != injected => verdict(
-            CaseStatus::Deviates,
-            format!("did not pass {what} through; the client got {}", seen.got()),
-        ),
-        Decision::Failover(_) if !seen.switched() => verdict(
-            CaseStatus::Deviates,
-            format!("did not fail over on {what}; the client got {}", seen.got()),
-        ),
-        Decision::Failover(_) if !seen.answered() => verdict(
-            CaseStatus::Deviates,
-            format!(
-                "failed over on {what} but the client got {}",
-                seen.got()
-            ),
-        ),
-        Decision::Deliver | Decision::PassThrough | Decision::Failover(_) => {
-            verdict(CaseStatus::Expected, String::new())
+    if outcome.requests.len() == 1 {
+        for role in [Role::Primary, Role::Fallback] {
+            let n = last.count(role);
+            if n > 1 {
+                notes.push(format!("the {} was tried {n} times", role.as_str()));
+            }
         }
     }
+    for role in [Role::Primary, Role::Fallback] {
+        if let Some(attempt) = last.at(role).last() {
+            let missing: Vec<&str> = last
+                .params_sent
+                .iter()
+                .filter(|p| !attempt.params.contains(p))
+                .map(String::as_str)
+                .collect();
+            if !missing.is_empty() {
+                notes.push(format!(
+                    "the {} did not receive the client's {}",
+                    role.as_str(),
+                    missing.join(", ")
+                ));
+            }
+        }
+    }
+    notes
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::case::{Check, CheckId, Rule};
+    use super::super::catalogue::catalogue;
+    use super::super::checks::measure;
+    use super::super::observe::{AttemptView, ClientView, Sent};
+    use super::super::timing::{GiveUpBounds, Timing};
     use super::*;
-    use crate::policy::FailoverReason;
 
-    fn seen(status: Option<u16>, primary: u32, fallback: u32) -> Observation {
-        Observation {
-            client_status: status,
-            client_error: status
-                .filter(|s| !(200..300).contains(s))
-                .map(|s| format!("HTTP {s}: ...")),
-            contract_violations: Vec::new(),
-            primary_attempts: primary,
-            fallback_attempts: fallback,
-            fallback_model: None,
-            primary_params_missing: None,
-            fallback_params_missing: None,
-            latency_ms: 1.0,
+    fn attempt(role: Role, at_ms: f64, status: u16) -> AttemptView {
+        AttemptView {
+            role,
+            attempt: 1,
+            at_ms,
+            status: Some(status),
+            act: "answer".into(),
+            model: "m".into(),
+            params: Vec::new(),
+            prefill: false,
+            max_tokens: None,
+            thinking_disabled: false,
+            reasoning: false,
+            gave_up: false,
+            duration_ms: 1.0,
         }
     }
 
-    const SWITCH: Decision = Decision::Failover(FailoverReason::Status(503));
+    fn sent(status: u16, complete: bool, attempts: Vec<AttemptView>) -> Sent {
+        let answered = (200..300).contains(&status);
+        Sent {
+            conversation: "c".into(),
+            sent_ms: 0.0,
+            client: ClientView {
+                status: Some(status),
+                error: (!answered).then(|| format!("HTTP {status}: error")),
+                answered,
+                complete: answered && complete,
+                answer_chars: if complete { 300 } else { 200 },
+                expected_chars: 300,
+                finish_reason: None,
+                model: None,
+                usage: false,
+                latency_ms: 50.0,
+                hung: false,
+                contract_violations: Vec::new(),
+            },
+            attempts,
+            params_sent: Vec::new(),
+        }
+    }
+
+    fn verdict_of(id: &str, requests: &[Sent]) -> Judged {
+        let cases = catalogue(&Timing::fast(), &GiveUpBounds::default(), false);
+        let case = cases.iter().find(|c| c.id == id).unwrap();
+        let outcome = Outcome {
+            case,
+            requests,
+            after: None,
+            health: None,
+        };
+        let checks: Vec<CheckResult> = case.checks.iter().map(|c| measure(c, &outcome)).collect();
+        judge(&outcome, &checks)
+    }
+
+    const P: Role = Role::Primary;
+    const F: Role = Role::Fallback;
 
     #[test]
-    fn the_decision_tree_followed_is_expected() {
-        let ok = |d, injected: Option<u16>, s: &Observation| {
-            assess(Expected::Tree(d), injected, "a fault", s).status
+    fn the_decision_tree_cases_pass_fail_and_stay_safe_as_defined() {
+        // 401 passed through: the ideal clean error.
+        let v = verdict_of("401", &[sent(401, false, vec![attempt(P, 0.0, 401)])]);
+        assert_eq!(v.verdict, Verdict::Pass, "{v:?}");
+        // Failing over on it: a required check fails.
+        let v = verdict_of(
+            "401",
+            &[sent(
+                200,
+                true,
+                vec![attempt(P, 0.0, 401), attempt(F, 1.0, 200)],
+            )],
+        );
+        assert_eq!(v.verdict, Verdict::Fail);
+        assert!(
+            v.reason.starts_with("no_failover: 1 fallback attempts"),
+            "{}",
+            v.reason
+        );
+        // 503 without a failover: fail (the tree says fail over).
+        let v = verdict_of("503", &[sent(503, false, vec![attempt(P, 0.0, 503)])]);
+        assert_eq!(v.verdict, Verdict::Fail);
+        // 503-persistent passed through cleanly: safe.
+        let v = verdict_of(
+            "503-persistent",
+            &[sent(503, false, vec![attempt(P, 0.0, 503)])],
+        );
+        assert_eq!(v.verdict, Verdict::Safe, "{v:?}");
+        // A truncated answer presented as complete: fail.
+        let v = verdict_of(
+            "stream-cut",
+            &[sent(200, false, vec![attempt(P, 0.0, 200)])],
+        );
+        assert_eq!(v.verdict, Verdict::Fail);
+        assert!(v.reason.contains("no_truncated_success"), "{}", v.reason);
+    }
+
+    #[test]
+    fn advisory_checks_make_partial_and_required_ones_fail() {
+        // 500-once failed over at once: answered, no same-route retry.
+        let over = vec![attempt(P, 0.0, 500), attempt(F, 5.0, 200)];
+        let v = verdict_of("500-once", &[sent(200, true, over)]);
+        assert_eq!(v.verdict, Verdict::Partial);
+        assert!(v.reason.starts_with("retried_same_route"), "{}", v.reason);
+        let retried = vec![attempt(P, 0.0, 500), attempt(P, 100.0, 200)];
+        assert_eq!(
+            verdict_of("500-once", &[sent(200, true, retried)]).verdict,
+            Verdict::Pass
+        );
+        // 429-retry-after retried too early: fail, with the gap measured.
+        let early = vec![attempt(P, 0.0, 429), attempt(P, 10.0, 200)];
+        let v = verdict_of("429-retry-after", &[sent(200, true, early)]);
+        assert_eq!(v.verdict, Verdict::Fail);
+        assert!(
+            v.reason
+                .contains("second primary attempt 0.0 s after the first"),
+            "{}",
+            v.reason
+        );
+        let patient = vec![attempt(P, 0.0, 429), attempt(P, 1000.0, 200)];
+        assert_eq!(
+            verdict_of("429-retry-after", &[sent(200, true, patient)]).verdict,
+            Verdict::Pass
+        );
+    }
+
+    #[test]
+    fn an_untouched_primary_is_inconclusive_and_a_hang_fails() {
+        let v = verdict_of("503", &[sent(200, true, vec![attempt(F, 0.0, 200)])]);
+        assert_eq!(v.verdict, Verdict::Inconclusive);
+        let mut hung = sent(503, false, vec![attempt(P, 0.0, 503)]);
+        hung.client.hung = true;
+        let v = verdict_of("503-persistent", &[hung]);
+        assert_eq!(v.verdict, Verdict::Fail);
+        assert!(v.reason.starts_with("no_hang"), "{}", v.reason);
+    }
+
+    #[test]
+    fn both_fail_spells_out_stacked_retries() {
+        let mut attempts = Vec::new();
+        for layer in 0..2 {
+            for k in 0..3 {
+                attempts.push(attempt(P, f64::from(layer * 10 + k), 503));
+            }
+            attempts.push(attempt(F, f64::from(layer * 10 + 5), 503));
+        }
+        let v = verdict_of("both-fail", &[sent(503, false, attempts)]);
+        assert_eq!(v.verdict, Verdict::Fail);
+        assert!(
+            v.reason.contains("primary 3 x 2 layers = 6 attempts"),
+            "{}",
+            v.reason
+        );
+        let clean = vec![attempt(P, 0.0, 503), attempt(F, 1.0, 503)];
+        assert_eq!(
+            verdict_of("both-fail", &[sent(503, false, clean)]).verdict,
+            Verdict::Pass
+        );
+    }
+
+    #[test]
+    fn notes_name_retries_and_missing_parameters() {
+        let cases = catalogue(&Timing::fast(), &GiveUpBounds::default(), false);
+        let case = cases.iter().find(|c| c.id == "503").unwrap();
+        let mut s = sent(
+            200,
+            true,
+            vec![
+                attempt(P, 0.0, 503),
+                attempt(P, 1.0, 503),
+                attempt(F, 2.0, 200),
+            ],
+        );
+        s.params_sent = vec!["seed".into(), "user".into()];
+        s.attempts[2].params = vec!["seed".into()];
+        s.attempts[1].params = vec!["seed".into(), "user".into()];
+        let outcome = Outcome {
+            case,
+            requests: std::slice::from_ref(&s),
+            after: None,
+            health: None,
         };
         assert_eq!(
-            ok(Decision::Deliver, None, &seen(Some(200), 1, 0)),
-            CaseStatus::Expected
-        );
-        assert_eq!(
-            ok(Decision::PassThrough, Some(401), &seen(Some(401), 1, 0)),
-            CaseStatus::Expected
-        );
-        assert_eq!(
-            ok(SWITCH, Some(503), &seen(Some(200), 1, 1)),
-            CaseStatus::Expected
-        );
-    }
-
-    #[test]
-    fn falling_back_on_a_401_deviates() {
-        let v = assess(
-            Expected::Tree(Decision::PassThrough),
-            Some(401),
-            "a 401",
-            &seen(Some(200), 1, 1),
-        );
-        assert_eq!(v.status, CaseStatus::Deviates);
-        assert!(v.finding.contains("failed over on a 401"), "{}", v.finding);
-    }
-
-    #[test]
-    fn rewriting_a_permanent_status_deviates() {
-        let v = assess(
-            Expected::Tree(Decision::PassThrough),
-            Some(403),
-            "a 403",
-            &seen(Some(500), 1, 0),
-        );
-        assert_eq!(v.status, CaseStatus::Deviates);
-        assert!(
-            v.finding.contains("did not pass a 403 through"),
-            "{}",
-            v.finding
-        );
-        assert!(v.finding.contains("HTTP 500"), "{}", v.finding);
-    }
-
-    #[test]
-    fn not_failing_over_on_a_transient_error_deviates() {
-        let v = assess(
-            Expected::Tree(SWITCH),
-            Some(503),
-            "a 503",
-            &seen(Some(503), 1, 0),
-        );
-        assert_eq!(v.status, CaseStatus::Deviates);
-        assert!(
-            v.finding.contains("did not fail over on a 503"),
-            "{}",
-            v.finding
-        );
-        let mut hung = seen(None, 1, 0);
-        hung.client_error = Some("no complete response within 30000 ms".into());
-        let v = assess(
-            Expected::Tree(Decision::Failover(FailoverReason::Timeout)),
-            None,
-            "a timeout",
-            &hung,
-        );
-        assert!(
-            v.finding.contains("did not fail over on a timeout"),
-            "{}",
-            v.finding
-        );
-        assert!(v.finding.contains("no complete response"), "{}", v.finding);
-    }
-
-    #[test]
-    fn a_failover_that_still_fails_deviates() {
-        let v = assess(
-            Expected::Tree(SWITCH),
-            Some(502),
-            "a 502",
-            &seen(Some(502), 1, 1),
-        );
-        assert_eq!(v.status, CaseStatus::Deviates);
-        assert!(
-            v.finding.contains("failed over on a 502 but"),
-            "{}",
-            v.finding
-        );
-    }
-
-    #[test]
-    fn a_healthy_primary_must_be_delivered() {
-        let v = assess(
-            Expected::Tree(Decision::Deliver),
-            None,
-            "no fault",
-            &seen(Some(200), 1, 1),
-        );
-        assert_eq!(v.status, CaseStatus::Deviates);
-        let v = assess(
-            Expected::Tree(Decision::Deliver),
-            None,
-            "no fault",
-            &seen(Some(500), 1, 0),
-        );
-        assert_eq!(v.status, CaseStatus::Deviates);
-    }
-
-    #[test]
-    fn an_untouched_primary_is_inconclusive_and_retries_are_noted() {
-        let v = assess(
-            Expected::Tree(SWITCH),
-            Some(503),
-            "a 503",
-            &seen(Some(200), 0, 1),
-        );
-        assert_eq!(v.status, CaseStatus::Inconclusive);
-        let v = assess(
-            Expected::Tree(SWITCH),
-            Some(503),
-            "a 503",
-            &seen(Some(200), 3, 2),
-        );
-        assert_eq!(v.status, CaseStatus::Expected);
-        assert_eq!(
-            v.notes,
+            notes(&outcome),
             [
-                "the primary was tried 3 times",
-                "the fallback was tried 2 times"
+                "the primary was tried 2 times",
+                "the fallback did not receive the client's user"
             ]
         );
+        // Informational checks never fail a case.
+        let info = Check::informational(CheckId::ProbeDiscipline, Rule::FailedOver);
+        assert_eq!(measure(&info, &outcome).severity, Severity::Informational);
     }
 }

@@ -90,6 +90,10 @@ pub struct Exchange {
     pub ttft_ms: Option<f64>,
     /// `choices[0].finish_reason` of the answer, if it carried one.
     pub finish_reason: Option<String>,
+    /// The `model` the answer names, if it names one.
+    pub model: Option<String>,
+    /// Whether the answer carried a `usage` block.
+    pub usage: bool,
     /// What a stream sent, event by event, and the lines that were not
     /// events; `None` for a plain response.
     pub stream: Option<StreamTrace>,
@@ -194,6 +198,8 @@ pub async fn send_to(
         ttfb_ms: None,
         ttft_ms: None,
         finish_reason: None,
+        model: None,
+        usage: false,
         stream: None,
         provider: None,
     };
@@ -240,12 +246,16 @@ pub async fn send_to(
             assembled.map(|a| {
                 exchange.ttft_ms = a.first_content_ms;
                 exchange.finish_reason = a.finish_reason;
+                exchange.model = a.model;
+                exchange.usage = a.usage;
                 a.text
             })
         }
-        None => plain_answer(body.status, &body.bytes).map(|(text, finish)| {
-            exchange.finish_reason = finish;
-            text
+        None => plain_answer(body.status, &body.bytes).map(|plain| {
+            exchange.finish_reason = plain.finish_reason;
+            exchange.model = plain.model;
+            exchange.usage = plain.usage;
+            plain.text
         }),
     };
     // Redacted again as a whole: a secret split across two stream chunks
@@ -361,8 +371,17 @@ fn too_large_reason(cap: u64) -> String {
     format!("response larger than {cap} bytes (--max-response-bytes); stopped reading it")
 }
 
-/// The text and finish reason of a plain (non-streamed) response body.
-fn plain_answer(status: u16, body: &[u8]) -> Result<(String, Option<String>), String> {
+/// What a plain (non-streamed) response body carried.
+#[derive(Debug)]
+struct Plain {
+    text: String,
+    finish_reason: Option<String>,
+    model: Option<String>,
+    usage: bool,
+}
+
+/// The text, finish reason, model and usage of a plain response body.
+fn plain_answer(status: u16, body: &[u8]) -> Result<Plain, String> {
     if !(200..300).contains(&status) {
         return Err(format!("HTTP {status}: {}", excerpt(body)));
     }
@@ -374,11 +393,19 @@ fn plain_answer(status: u16, body: &[u8]) -> Result<(String, Option<String>), St
         .ok_or_else(|| format!("no {field} in body: {}", excerpt(body)))?;
     let text = content_text(content, field)?
         .ok_or_else(|| format!("{field} is null (no text): {}", excerpt(body)))?;
-    let finish = json
+    let finish_reason = json
         .pointer("/choices/0/finish_reason")
         .and_then(Value::as_str)
         .map(str::to_string);
-    Ok((text, finish))
+    Ok(Plain {
+        text,
+        finish_reason,
+        model: json
+            .get("model")
+            .and_then(Value::as_str)
+            .map(|m| redact(m).into_owned()),
+        usage: json.get("usage").is_some_and(Value::is_object),
+    })
 }
 
 /// A transport error as a reason. reqwest's own message names the URL; the
@@ -504,8 +531,9 @@ mod tests {
             "{err}"
         );
         let parts = serde_json::json!([{"type": "text", "text": "Oriane"}]);
-        let (text, _) = plain_answer(200, body(parts).as_bytes()).unwrap();
-        assert_eq!(text, "Oriane");
+        let plain = plain_answer(200, body(parts).as_bytes()).unwrap();
+        assert_eq!(plain.text, "Oriane");
+        assert_eq!((plain.model, plain.usage), (None, false));
         let err = plain_answer(200, b"{\"choices\": []}").unwrap_err();
         assert!(
             err.starts_with("no choices[0].message.content in body"),

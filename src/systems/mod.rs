@@ -18,7 +18,7 @@ pub use client::{
 };
 
 use crate::config::{SystemsConfig, FALLBACK_MODEL};
-use crate::proxy::{self, ProxyConfig, ProxyMode};
+use crate::proxy::{self, ProxyBehaviour, ProxyConfig, ProxyMode};
 use crate::server::ServerHandle;
 use crate::upstream::{self, UpstreamContext, UpstreamPair};
 use anyhow::Context;
@@ -44,6 +44,36 @@ pub struct SystemsSpec<'a> {
     pub seed: u64,
 }
 
+/// How the built-in reference proxies are configured beyond the spec: the
+/// behaviour every proxy gets ([`ProxyBehaviour`], defaults as the `proxy`
+/// command documents them) and, when set, a larger-context route on each
+/// system's own fallback upstream with this model id.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BuiltinProxyOptions {
+    /// Retries, stream limits, continuation and what the fallback needs.
+    pub behaviour: ProxyBehaviour,
+    /// Route `context_length_exceeded` to the system's fallback upstream
+    /// with this model id.
+    pub context_model_on_fallback: Option<String>,
+}
+
+impl BuiltinProxyOptions {
+    /// The built-in proxies of `run`: the documented defaults without the
+    /// same-route retry. A run's planned fault hits every primary attempt
+    /// of its turn, so a retry could only add an attempt and its wait
+    /// before the same failover; without it a run's attempts, latencies
+    /// and retry-storm figures stay comparable with earlier reports.
+    pub fn for_run() -> Self {
+        BuiltinProxyOptions {
+            behaviour: ProxyBehaviour {
+                same_route_retries: 0,
+                ..ProxyBehaviour::default()
+            },
+            context_model_on_fallback: None,
+        }
+    }
+}
+
 /// The systems under test, started, with the servers kept alive until this
 /// is dropped.
 pub struct Systems {
@@ -66,13 +96,27 @@ impl Systems {
         ctx: &UpstreamContext,
         client: &reqwest::Client,
     ) -> anyhow::Result<Self> {
+        Self::start_with(spec, &BuiltinProxyOptions::for_run(), ctx, client).await
+    }
+
+    /// As [`Systems::start`], with the built-in proxies configured by
+    /// `builtin`.
+    ///
+    /// # Errors
+    /// As [`Systems::start`].
+    pub async fn start_with(
+        spec: SystemsSpec<'_>,
+        builtin: &BuiltinProxyOptions,
+        ctx: &UpstreamContext,
+        client: &reqwest::Client,
+    ) -> anyhow::Result<Self> {
         let mut systems = Systems {
             targets: Vec::new(),
             _pairs: Vec::new(),
             _proxies: Vec::new(),
         };
         if spec.systems.builtin {
-            start_builtin(&spec, ctx, &mut systems).await?;
+            start_builtin(&spec, builtin, ctx, &mut systems).await?;
         }
         start_gateways(&spec, ctx, &mut systems).await?;
         for target in &systems.targets {
@@ -100,6 +144,7 @@ impl Systems {
 /// Starts an upstream pair and a proxy for each built-in system.
 async fn start_builtin(
     config: &SystemsSpec<'_>,
+    builtin: &BuiltinProxyOptions,
     ctx: &UpstreamContext,
     systems: &mut Systems,
 ) -> anyhow::Result<()> {
@@ -114,6 +159,11 @@ async fn start_builtin(
         proxy_config.attempt_timeout = config.attempt_timeout;
         proxy_config.deadline = config.request_timeout;
         proxy_config.seed = crate::seed::derive(config.seed, "proxy", mode as u64);
+        proxy_config.behaviour = builtin.behaviour.clone();
+        if let Some(model) = &builtin.context_model_on_fallback {
+            proxy_config.behaviour.context_fallback = Some(pair.fallback.url());
+            proxy_config.behaviour.context_model = Some(model.clone());
+        }
         let (handle, _state) = proxy::spawn(local, proxy_config)
             .await
             .with_context(|| format!("cannot start the {name} reference proxy"))?;

@@ -122,6 +122,10 @@ pub struct Assembled {
     /// Milliseconds from the request to the first event with non-empty
     /// content, if one came.
     pub first_content_ms: Option<f64>,
+    /// The `model` the first chunk that names one names.
+    pub model: Option<String>,
+    /// Whether a chunk carried a `usage` block.
+    pub usage: bool,
 }
 
 /// The assistant text of a stream, or why it is not a usable answer. Text
@@ -132,6 +136,21 @@ pub struct Assembled {
 /// `error` object, a `delta.content` is neither a string, null nor an array
 /// of text parts, or the stream ended without `data: [DONE]`.
 pub fn assemble(trace: &StreamTrace) -> Result<Assembled, String> {
+    assemble_with(trace, false)
+}
+
+/// As [`assemble`], but a stream that ended at the HTTP level after a
+/// `finish_reason` counts as complete without `data: [DONE]`, as most
+/// client SDKs read it (the caller knows the body ended cleanly: a body
+/// that broke off is a transport error, not a trace).
+///
+/// # Errors
+/// As [`assemble`], except a missing `data: [DONE]` after a finish reason.
+pub fn assemble_finished(trace: &StreamTrace) -> Result<Assembled, String> {
+    assemble_with(trace, true)
+}
+
+fn assemble_with(trace: &StreamTrace, finish_ends: bool) -> Result<Assembled, String> {
     if trace.not_utf8 {
         return Err("the stream is not UTF-8".to_string());
     }
@@ -139,6 +158,8 @@ pub fn assemble(trace: &StreamTrace) -> Result<Assembled, String> {
         text: String::new(),
         finish_reason: None,
         first_content_ms: None,
+        model: None,
+        usage: false,
     };
     let mut chunks = 0usize;
     for event in &trace.events {
@@ -175,6 +196,16 @@ pub fn assemble(trace: &StreamTrace) -> Result<Assembled, String> {
         {
             out.finish_reason = Some(reason.to_string());
         }
+        if out.model.is_none() {
+            out.model = chunk
+                .get("model")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+        }
+        out.usage |= chunk.get("usage").is_some_and(Value::is_object);
+    }
+    if finish_ends && out.finish_reason.is_some() {
+        return Ok(out);
     }
     Err(format!(
         "the stream ended without data: [DONE] after {chunks} chunks"
@@ -327,6 +358,24 @@ mod tests {
         assert!(trace.events[0].data.contains("key [redacted]"));
         let err = assemble(&trace).unwrap_err();
         assert!(!err.contains("sk-sse-planted-77"), "{err}");
+    }
+
+    #[test]
+    fn a_finished_stream_without_done_is_complete_only_when_asked() {
+        let body = format!(
+            "{}data: {}\n\ndata: {}\n\n",
+            chunk("done"),
+            serde_json::json!({"model": "fb", "choices": [{"delta": {}, "finish_reason": "stop"}]}),
+            serde_json::json!({"choices": [], "usage": {"total_tokens": 3}}),
+        );
+        let trace = read_all(body.as_bytes());
+        assert!(assemble(&trace).is_err());
+        let finished = assemble_finished(&trace).unwrap();
+        assert_eq!(finished.text, "done");
+        assert_eq!(finished.model.as_deref(), Some("fb"));
+        assert!(finished.usage);
+        // Without a finish reason it is cut, not finished.
+        assert!(assemble_finished(&read_all(chunk("cut").as_bytes())).is_err());
     }
 
     #[test]

@@ -7,6 +7,7 @@
 
 use crate::faults::Role;
 use crate::record::AttemptRecord;
+use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -48,6 +49,37 @@ struct Inner {
     /// streamed), by id, with when they arrived.
     pending: HashMap<u64, (AttemptRecord, std::time::Instant)>,
     next_id: u64,
+    /// What scripted attempts carried and what was done, in arrival order.
+    details: Vec<AttemptDetail>,
+}
+
+/// What a case script read from one attempt and what it did, beside the
+/// attempt's row (attempts.csv has no columns for it).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AttemptDetail {
+    /// Run index, from 1.
+    pub run: u32,
+    /// The system the upstream belongs to.
+    pub system: String,
+    /// Primary or fallback.
+    pub role: Role,
+    /// Conversation id.
+    pub conversation: String,
+    /// Turn number.
+    pub turn: u32,
+    /// Attempt number for the turn at this upstream, from 1.
+    pub attempt: u32,
+    /// Whether the request ended with an assistant message (a prefill).
+    pub prefill: bool,
+    /// The `max_tokens` received, if any.
+    pub max_tokens: Option<serde_json::Value>,
+    /// Whether the request switched thinking off (`enable_thinking: false`).
+    pub thinking_disabled: bool,
+    /// What the upstream did, in words (`answer`, `error 429`, `reset`,
+    /// `answer, cut after 40 chunks`, ...).
+    pub act: String,
+    /// Whether the answer carried reasoning text.
+    pub reasoning: bool,
 }
 
 /// An attempt that arrived and is not finished yet (see [`AttemptLog::begin`]).
@@ -188,6 +220,16 @@ impl AttemptLog {
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
         true
+    }
+
+    /// Keeps what a scripted attempt carried and what was done.
+    pub fn note_detail(&self, detail: AttemptDetail) {
+        self.lock().details.push(detail);
+    }
+
+    /// Every detail noted so far, in arrival order.
+    pub fn details(&self) -> Vec<AttemptDetail> {
+        self.lock().details.clone()
     }
 
     /// Number of finished rows so far.

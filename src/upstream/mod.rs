@@ -11,17 +11,28 @@
 //!   its [`latency`] profile (or any other [`responder::Responder`]);
 //! - [`render`]: the OpenAI rendering of errors and answers (JSON or SSE).
 //!
-//! [`server`] wires the steps into a router; [`standalone`] serves a pair
-//! for an external gateway.
+//! A conversation of a case-scripted plan ([`crate::faults::CaseScript`])
+//! gets what its script decides instead, at either upstream
+//! ([`scripted`]: resets, holds, errors, shaped answers and streams), with
+//! what the rules read kept beside the attempt ([`log::AttemptDetail`]).
+//!
+//! [`server`] wires the steps into a router, served by [`listen`] with a
+//! handle on each connection's socket; [`standalone`] serves a pair for an
+//! external gateway.
 
+mod answer;
 pub mod attempt;
 pub mod degrade;
 pub mod identify;
 pub mod latency;
+pub mod listen;
 pub mod log;
 pub mod model;
 pub mod render;
 pub mod responder;
+pub mod scripted;
+#[cfg(test)]
+mod scripted_tests;
 pub mod server;
 pub mod standalone;
 #[cfg(test)]
@@ -34,10 +45,11 @@ pub use log::AttemptLog;
 pub use responder::{Responder, SimulatedModel};
 pub use server::{router, start_pair, UpstreamPair, UpstreamState};
 
-use crate::faults::FaultPlan;
+use crate::faults::{FaultPlan, Role};
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 /// What every upstream of a run shares: the plan, the conversation index,
 /// the responder, the current run, the attempt log and the clock.
@@ -55,6 +67,20 @@ pub struct UpstreamContext {
     pub log: AttemptLog,
     /// The epoch `arrived_ms` counts from.
     pub epoch: Instant,
+    /// What the harness switches at run time: case clocks, expired keys,
+    /// counts of model-list requests.
+    switches: Arc<Mutex<Switches>>,
+}
+
+/// State the harness changes while upstreams serve.
+#[derive(Debug, Default)]
+struct Switches {
+    /// When each (system, clock) was started.
+    clocks: HashMap<(String, String), Instant>,
+    /// Upstreams whose key has "expired": they answer 401 to everything.
+    expired: HashSet<(String, Role)>,
+    /// `GET /v1/models` requests per upstream.
+    model_lists: HashMap<(String, Role), u32>,
 }
 
 impl UpstreamContext {
@@ -85,7 +111,66 @@ impl UpstreamContext {
             run: Arc::new(AtomicU32::new(run)),
             log: AttemptLog::new(),
             epoch: Instant::now(),
+            switches: Arc::new(Mutex::new(Switches::default())),
         }
+    }
+
+    fn switches(&self) -> MutexGuard<'_, Switches> {
+        // Every change is one insert or remove: poison leaves it whole.
+        self.switches.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Starts (or restarts) `clock` for `system`'s upstreams, now: the
+    /// origin of a case script's time rules.
+    pub fn start_clock(&self, system: &str, clock: &str) {
+        self.switches()
+            .clocks
+            .insert((system.to_string(), clock.to_string()), Instant::now());
+    }
+
+    /// Time since `clock` was started for `system`, if it was.
+    pub fn since_clock(&self, system: &str, clock: &str) -> Option<Duration> {
+        self.switches()
+            .clocks
+            .get(&(system.to_string(), clock.to_string()))
+            .map(Instant::elapsed)
+    }
+
+    /// Makes `system`'s `role` upstream answer 401 to everything (an
+    /// expired key), or stops it.
+    pub fn set_expired(&self, system: &str, role: Role, expired: bool) {
+        let key = (system.to_string(), role);
+        let mut switches = self.switches();
+        if expired {
+            switches.expired.insert(key);
+        } else {
+            switches.expired.remove(&key);
+        }
+    }
+
+    /// Whether `system`'s `role` upstream answers 401 to everything.
+    pub fn is_expired(&self, system: &str, role: Role) -> bool {
+        self.switches()
+            .expired
+            .contains(&(system.to_string(), role))
+    }
+
+    /// Counts one `GET /v1/models` at `system`'s `role` upstream.
+    pub fn count_model_list(&self, system: &str, role: Role) {
+        *self
+            .switches()
+            .model_lists
+            .entry((system.to_string(), role))
+            .or_insert(0) += 1;
+    }
+
+    /// `GET /v1/models` requests `system`'s `role` upstream has received.
+    pub fn model_lists(&self, system: &str, role: Role) -> u32 {
+        self.switches()
+            .model_lists
+            .get(&(system.to_string(), role))
+            .copied()
+            .unwrap_or(0)
     }
 
     /// The run being served.

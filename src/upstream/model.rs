@@ -6,7 +6,13 @@
 //! starts with "I don't know" when the statement is not there. It never
 //! guesses, and it ignores third-person mentions (distractors) and assistant
 //! messages. Everything else gets a deterministic, plausible reply that never
-//! repeats a value from earlier messages.
+//! repeats a value from earlier messages; a request for an answer "in
+//! exactly N words" gets N words.
+//!
+//! It continues a prefill: a request whose last message is an assistant
+//! message that begins the answer it would give is answered with the rest
+//! of that answer, so a gateway that splices a broken stream onto a
+//! continuation can be checked for duplicated or missing text.
 
 use crate::dataset::{filler, lexicon};
 use crate::openai::ChatMessage;
@@ -15,8 +21,57 @@ use std::borrow::Cow;
 /// Reply when the request carries no user message at all.
 const NO_USER_MESSAGE: &str = "Hello! What can I help you with today?";
 
-/// The reply to `messages`.
+/// Most words an answer "in exactly N words" gets.
+const MAX_SIZED_WORDS: usize = 2000;
+
+/// The reply to `messages`; after an assistant prefill that begins it, the
+/// rest of it.
 pub fn reply(messages: &[ChatMessage]) -> String {
+    match messages.split_last() {
+        Some((last, earlier)) if last.role == "assistant" => {
+            let full = fresh_reply(earlier);
+            let prefill = last.text_cow();
+            match full.strip_prefix(prefill.as_ref()) {
+                Some(rest) => rest.to_string(),
+                // A prefill that is not the start of the answer: the whole
+                // answer, as a model that ignored it would give.
+                None => full,
+            }
+        }
+        _ => fresh_reply(messages),
+    }
+}
+
+/// The number of words a message asks for ("... in exactly 60 words").
+fn words_asked(text: &str) -> Option<usize> {
+    let lower = text.to_ascii_lowercase();
+    let rest = &lower[lower.find("in exactly ")? + "in exactly ".len()..];
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    let n: usize = digits.parse().ok()?;
+    rest[digits.len()..]
+        .starts_with(" words")
+        .then_some(n)
+        .filter(|n| (1..=MAX_SIZED_WORDS).contains(n))
+}
+
+/// `n` words of plain prose, chosen by `text`.
+fn sized_reply(text: &str, n: usize) -> String {
+    let start = filler::GENERIC_REPLIES
+        .iter()
+        .position(|r| *r == lexicon::pick(filler::GENERIC_REPLIES, text, 5))
+        .unwrap_or(0);
+    let words: Vec<&str> = filler::GENERIC_REPLIES
+        .iter()
+        .cycle()
+        .skip(start)
+        .flat_map(|r| r.split_whitespace())
+        .take(n)
+        .collect();
+    words.join(" ")
+}
+
+/// The reply to `messages`, from the start.
+fn fresh_reply(messages: &[ChatMessage]) -> String {
     let users: Vec<Cow<'_, str>> = messages
         .iter()
         .filter(|m| m.role == "user")
@@ -44,6 +99,9 @@ pub fn reply(messages: &[ChatMessage]) -> String {
     }
     if let Some(answer) = lexicon::distractor_reply_in(&prepared) {
         return answer.to_string();
+    }
+    if let Some(n) = words_asked(last) {
+        return sized_reply(last, n);
     }
     lexicon::pick(filler::GENERIC_REPLIES, last, 3).to_string()
 }
@@ -182,6 +240,33 @@ mod tests {
         let answer = reply(&messages);
         assert!(answer.starts_with("I don't know"), "{answer}");
         assert!(!answer.contains("Oriane") && !answer.contains("Maelis"));
+    }
+
+    #[test]
+    fn answers_in_the_words_asked_and_continues_a_prefill() {
+        let ask = |text: &str| vec![ChatMessage::new("user", text)];
+        let long = reply(&ask("Case x. Please reply in exactly 60 words."));
+        assert_eq!(long.split(' ').count(), 60, "{long}");
+        assert_ne!(
+            long,
+            reply(&ask("Case y. Please reply in exactly 60 words."))
+        );
+        assert_eq!(
+            reply(&ask("Reply in exactly 3 words")).split(' ').count(),
+            3
+        );
+        assert!(!reply(&ask("in exactly 0 words")).is_empty());
+
+        // The first 40 words as a prefill: the model gives the other 20.
+        let mut messages = ask("Case x. Please reply in exactly 60 words.");
+        let words: Vec<&str> = long.split_inclusive(' ').collect();
+        let prefill: String = words[..40].concat();
+        messages.push(ChatMessage::new("assistant", &prefill));
+        let rest = reply(&messages);
+        assert_eq!(format!("{prefill}{rest}"), long);
+        // A prefill that is not the start of the answer gets all of it.
+        messages.last_mut().unwrap().content = "Something else ".into();
+        assert_eq!(reply(&messages), long);
     }
 
     #[test]

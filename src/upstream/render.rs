@@ -52,17 +52,48 @@ pub struct Envelope<'a> {
     pub created: u64,
 }
 
+/// What a thinking model says before its answer when thinking is not
+/// switched off.
+pub const REASONING_TEXT: &str =
+    "The user wants a plain answer; let me think it through before I write it.";
+
+/// An event that is not JSON: the start of a chunk, broken off.
+pub const MALFORMED_EVENT: &str =
+    "data: {\"choices\": [{\"index\": 0, \"delta\": {\"content\": \"\n\n";
+
 /// `answer` as one `chat.completion` JSON body.
 pub fn completion_json(envelope: Envelope<'_>, answer: &Answer) -> String {
-    completion_body(
+    completion_json_with(envelope, answer, None)
+}
+
+/// `answer` as one `chat.completion` JSON body, with `reasoning` as the
+/// message's `reasoning_content` when given.
+pub fn completion_json_with(
+    envelope: Envelope<'_>,
+    answer: &Answer,
+    reasoning: Option<&str>,
+) -> String {
+    let mut body = completion_body(
         envelope.id,
         envelope.model,
         envelope.created,
         &answer.text,
         &answer.finish_reason,
         answer.usage,
+    );
+    if let (Some(text), Some(message)) = (reasoning, body.pointer_mut("/choices/0/message")) {
+        message["reasoning_content"] = Value::String(text.to_string());
+    }
+    body.to_string()
+}
+
+/// One stream chunk carrying `text` as `delta.reasoning_content`.
+pub fn reasoning_frame(envelope: Envelope<'_>, text: &str) -> String {
+    let Envelope { id, model, created } = envelope;
+    format!(
+        "data: {}\n\n",
+        chunk_body(id, model, created, json!({"reasoning_content": text}), None)
     )
-    .to_string()
 }
 
 /// `answer` as server-sent-event frames, each with its due time as an

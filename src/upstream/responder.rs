@@ -77,18 +77,25 @@ pub struct SimulatedModel {
 }
 
 impl SimulatedModel {
-    /// The answer, computed at once.
-    pub fn answer(&self, call: Call<'_>) -> Answer {
-        let reply = model::reply(&call.request.messages);
-        // Structured output is answered in kind: a minimal instance of the
-        // requested schema, or the reply wrapped in an object.
-        let text = match crate::contracts::requested_format(call.request) {
+    /// The text the simulated model answers `request` with: the reply to
+    /// its messages (the rest of it after a prefill that begins it), or,
+    /// when the request asks for structured output, a minimal instance of
+    /// the requested schema or the reply wrapped in an object. Also what a
+    /// harness expects a faithful gateway to hand its client.
+    pub fn text_for(request: &ChatRequest) -> String {
+        let reply = model::reply(&request.messages);
+        match crate::contracts::requested_format(request) {
             Some(RequestedFormat::JsonSchema(schema)) => {
                 super::degrade::instance_for_schema(&schema).to_string()
             }
             Some(RequestedFormat::JsonObject) => serde_json::json!({ "answer": reply }).to_string(),
             None => reply,
-        };
+        }
+    }
+
+    /// The answer, computed at once.
+    pub fn answer(&self, call: Call<'_>) -> Answer {
+        let text = Self::text_for(call.request);
         let output_tokens = approx_tokens(&text);
         // The pace that sends this answer's tokens in the time of the
         // nominal answer.

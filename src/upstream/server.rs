@@ -7,6 +7,8 @@
 //!
 //! Routes: `POST /v1/chat/completions` (JSON or server-sent events) and
 //! `GET /v1/models`. Any model id is accepted and echoed in the answer.
+//! An upstream whose key the harness expired
+//! ([`UpstreamContext::set_expired`]) answers 401 to both.
 //!
 //! Faults on the wire:
 //! - TIMEOUT: no byte is sent until the hold ends or the client goes away.
@@ -21,27 +23,30 @@
 //!   decides per (run, conversation, turn) at its upstream, by attempt
 //!   number and by whether the client waited its `Retry-After`.
 //!
+//! A conversation of a case-scripted plan gets what its script decides,
+//! at either upstream ([`super::scripted`]), instead of the plan's fault.
+//!
 //! A malformed body (not JSON, or no messages) gets 400 and is logged as
 //! `bad_request`. A client that goes away while a normal answer is being
 //! prepared or streamed is logged as having given up: the attempt's guard
 //! records that when hyper drops the handler future or the body stream.
 
+use super::answer::{answer, Asked};
 use super::attempt::{millis, AttemptGuard};
-use super::latency::JitterKey;
+use super::listen::{serve, Socket};
 use super::log::TurnKey;
-use super::render::{completion_json, stream_frames, Envelope};
-use super::responder::Call;
 use super::{wire, UpstreamContext};
 use crate::faults::profile::RateLimiterSpec;
-use crate::faults::{FaultAction, RetryLimiter, Role};
+use crate::faults::{End, ErrorKind, ErrorSpec, FaultAction, RetryLimiter, Role, Shape};
 use crate::openai::{approx_tokens, ChatRequest};
 use crate::record::{AttemptAction, AttemptRecord};
-use crate::server::{serve, ServerHandle};
+use crate::server::ServerHandle;
 use axum::body::Bytes;
+use axum::extract::connect_info::ConnectInfo;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::response::Response;
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -173,7 +178,25 @@ pub async fn start_pair(
     })
 }
 
-async fn models() -> Json<Value> {
+/// The 401 of an upstream whose key expired.
+fn expired_key() -> ErrorSpec {
+    ErrorSpec::new(
+        401,
+        ErrorKind::Auth,
+        "Incorrect API key provided: the key has expired (simulated).",
+    )
+}
+
+async fn models(State(shared): State<Arc<Shared>>) -> Response {
+    let st = &shared.state;
+    st.ctx.count_model_list(&st.system, st.role);
+    if st.ctx.is_expired(&st.system, st.role) {
+        return super::render::error_response(&expired_key());
+    }
+    axum::response::IntoResponse::into_response(model_list())
+}
+
+fn model_list() -> Json<Value> {
     let data: Vec<Value> = MODEL_IDS
         .iter()
         .map(
@@ -196,7 +219,11 @@ fn parse(body: &[u8]) -> Result<ChatRequest, String> {
         })
 }
 
-async fn chat_completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+async fn chat_completions(
+    State(shared): State<Arc<Shared>>,
+    socket: Option<Extension<ConnectInfo<Socket>>>,
+    body: Bytes,
+) -> Response {
     let start = Instant::now();
     let st = &shared.state;
     let ctx = &st.ctx;
@@ -223,6 +250,7 @@ async fn chat_completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Res
         duration_ms: 0.0,
     };
 
+    let expired = ctx.is_expired(&st.system, st.role);
     let req = match parse(&body) {
         Ok(r) => r,
         Err(message) => {
@@ -243,6 +271,9 @@ async fn chat_completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Res
                 duration_ms: millis(start.elapsed()),
                 ..row(String::new(), 0, attempt)
             });
+            if expired {
+                return super::render::error_response(&expired_key());
+            }
             return wire::bad_request(&message);
         }
     };
@@ -273,78 +304,44 @@ async fn chat_completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Res
         start,
     );
 
+    if expired {
+        return wire::error(guard, &expired_key());
+    }
+    let asked = Asked {
+        ctx,
+        system: &st.system,
+        role: st.role,
+        request: &req,
+        who: &who,
+        attempt,
+        input_tokens,
+    };
+    if let Some(script) = who.conversation.and_then(|i| ctx.plan.case_script(i)) {
+        let socket = socket.as_ref().map(|Extension(ConnectInfo(s))| s);
+        return super::scripted::execute(script, asked, guard, socket).await;
+    }
     let action = who
         .conversation
         .and_then(|i| ctx.plan.action(run, i, who.turn as usize, st.role))
         .or_else(|| shared.limited((run, who.id.clone(), who.turn), start));
-    let (cut, degraded) = match action {
+    let (shape, degraded) = match action {
         Some(FaultAction::Timeout { hold }) => return wire::hold(guard, hold).await,
         Some(FaultAction::Error(spec)) => return wire::error(guard, &spec),
         Some(FaultAction::BodyCut { chunks }) => {
             guard.set_action(AttemptAction::BodyCut);
-            (Some(chunks), None)
+            let shape = Shape {
+                end: End::CutAfter(chunks),
+                ..Shape::default()
+            };
+            (shape, None)
         }
         Some(FaultAction::Degrade(d)) => {
             guard.set_degradation(d.degradation.name());
-            (None, Some(d))
+            (Shape::default(), Some(d))
         }
-        None => (None, None),
+        None => (Shape::default(), None),
     };
-    let key = JitterKey {
-        system: &st.system,
-        role: st.role,
-        conversation: &who.id,
-        turn: who.turn,
-        attempt,
-    };
-    let call = Call {
-        request: &req,
-        key,
-        input_tokens,
-    };
-    let mut answer = match ctx.responder.respond(call).await {
-        Ok(answer) => answer,
-        Err(spec) => return wire::error(guard, &spec),
-    };
-    let slow_by = degraded.and_then(|d| wire::degrade(&mut answer, d));
-    let id = format!(
-        "chatcmpl-sim-{}-{}-{}-{}-{}",
-        st.system,
-        st.role.as_str(),
-        who.id,
-        who.turn,
-        attempt
-    );
-    let created = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or_default();
-    let envelope = Envelope {
-        id: &id,
-        model: &req.model,
-        created,
-    };
-    if !req.stream {
-        let late = slow_by.unwrap_or_default();
-        wire::pause(answer.ttft + late + answer.output_time(answer.usage.completion_tokens)).await;
-        guard.finish(Some(200));
-        let body = completion_json(envelope, &answer);
-        return match cut {
-            Some(_) => wire::cut_json(&body),
-            None => super::render::json_response(200, body),
-        };
-    }
-    wire::pause(answer.ttft).await;
-    let include_usage = req.stream_options.as_ref().is_some_and(|o| o.include_usage);
-    let mut frames = stream_frames(envelope, &answer, include_usage);
-    if let Some(late) = slow_by {
-        // Headers and the role chunk at once; every content chunk late.
-        for (due, _) in frames.iter_mut().skip(1) {
-            *due += late;
-        }
-    }
-    // The role chunk and `chunks` content chunks, then the break.
-    wire::paced_stream(frames, guard, cut.map(|chunks| 1 + chunks))
+    answer(asked, guard, &shape, degraded).await
 }
 
 /// The request's top-level parameters other than `model`, `messages`,

@@ -111,18 +111,26 @@ pub fn cut_json(body: &str) -> Response {
         .unwrap_or_else(|_| json_response(500, String::new()))
 }
 
+/// How a paced stream ends after its last frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tail {
+    /// The body ends normally.
+    Complete,
+    /// The body breaks off (the connection is aborted).
+    Cut,
+    /// Silence for this long, then the body ends normally (the connection
+    /// closes without the rest of the stream).
+    CloseAfter(Duration),
+}
+
 /// A 200 event stream that sends each frame at its due time (an offset from
-/// the first frame) and records the attempt when the last frame has gone.
-/// With `cut`, only the first `cut` frames go, then the body breaks off.
+/// the first frame), then ends as `tail` says, and records the attempt when
+/// the last frame has gone (after the silence of [`Tail::CloseAfter`]).
 pub fn paced_stream(
     frames: Vec<(Duration, String)>,
     mut guard: AttemptGuard,
-    cut: Option<usize>,
+    tail: Tail,
 ) -> Response {
-    let mut frames = frames;
-    if let Some(keep) = cut {
-        frames.truncate(keep);
-    }
     guard.set_sent(200);
     let first = tokio::time::Instant::now();
     let stream = futures::stream::unfold(
@@ -137,13 +145,27 @@ pub fn paced_stream(
                     Some((Ok(Bytes::from(text)), (frames, guard)))
                 }
                 // Polled once more after the last frame: the stream is done,
-                // or breaks off here when cut.
+                // breaks off, or goes silent and then ends.
                 None => {
                     let g = guard.take()?;
-                    g.finish(Some(200));
-                    cut?;
-                    tokio::time::sleep(CUT_AFTER).await;
-                    Some((Err(cut_error()), (frames, None)))
+                    match tail {
+                        Tail::Complete => {
+                            g.finish(Some(200));
+                            None
+                        }
+                        Tail::Cut => {
+                            g.finish(Some(200));
+                            tokio::time::sleep(CUT_AFTER).await;
+                            Some((Err(cut_error()), (frames, None)))
+                        }
+                        Tail::CloseAfter(silent) => {
+                            // The guard stays alive through the silence: a
+                            // client that gives up on it is recorded.
+                            tokio::time::sleep(silent).await;
+                            g.finish(Some(200));
+                            None
+                        }
+                    }
                 }
             }
         },
@@ -154,4 +176,36 @@ pub fn paced_stream(
         .header(header::CACHE_CONTROL, "no-cache")
         .body(Body::from_stream(stream))
         .unwrap_or_else(|_| json_response(500, String::new()))
+}
+
+/// A response that sends nothing at all: its body fails before the status
+/// line leaves, so hyper drops the connection with no byte written.
+fn no_response() -> Response {
+    let broken = futures::stream::once(async { Err::<Bytes, std::io::Error>(cut_error()) });
+    Response::builder()
+        .status(StatusCode::OK)
+        .body(Body::from_stream(broken))
+        .unwrap_or_else(|_| json_response(500, String::new()))
+}
+
+/// Resets the connection before any byte of a response: `SO_LINGER` zero,
+/// then the connection is dropped, so the kernel sends an RST. Without a
+/// socket handle (a router served without connection info) the
+/// connection is closed without a response instead.
+pub fn reset(mut guard: AttemptGuard, socket: Option<&super::listen::Socket>) -> Response {
+    guard.set_action(AttemptAction::BodyCut);
+    if let Some(socket) = socket {
+        socket.reset_on_close();
+    }
+    guard.finish(None);
+    no_response()
+}
+
+/// A held connection (no byte until `hold` ends or the client goes away)
+/// that, when the hold runs out, is closed without a response.
+pub async fn hold_then_close(mut guard: AttemptGuard, hold: Duration) -> Response {
+    guard.set_action(AttemptAction::TimeoutHeld);
+    tokio::time::sleep(hold).await;
+    guard.finish(None);
+    no_response()
 }

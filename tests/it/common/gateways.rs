@@ -8,6 +8,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use continuity_bench::server::{serve, ServerHandle};
+use futures::StreamExt;
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -76,7 +77,30 @@ pub enum Misbehaviour {
     /// Forwards streams, holding each one back for [`STALL`] before its
     /// first byte.
     StallsFirstToken,
+    /// Retries the primary at once, ignoring `Retry-After`, up to
+    /// [`HAMMER`] attempts while it fails, then the fallback up to 3 times
+    /// (retries stacked in two layers).
+    HammersPrimary,
+    /// On a primary stream that breaks, sends the fallback the text so far
+    /// as an assistant prefill and hands the client whatever it answers:
+    /// only the rest of the answer, or its prefill 400.
+    ForwardsPrefillError,
+    /// No attempt timeout and no time-to-first-token limit: waits for the
+    /// primary as long as it takes (a minute), then fails over.
+    NoTimeouts,
+    /// Forwards a stream that ended without `data: [DONE]` and keeps the
+    /// connection open for [`HOLD_WITHOUT_DONE`] waiting for it.
+    HoldsWithoutDone,
+    /// As `FallsBackOnAnyError`, and after one primary failure never tries
+    /// the primary again.
+    StaysOnFallback,
 }
+
+/// Most primary attempts of `HammersPrimary`.
+pub const HAMMER: usize = 7;
+
+/// How long `HoldsWithoutDone` keeps a stream open after its last byte.
+pub const HOLD_WITHOUT_DONE: Duration = Duration::from_secs(5);
 
 /// How long `StallsFirstToken` holds a stream back.
 pub const STALL: Duration = Duration::from_millis(1500);
@@ -125,6 +149,15 @@ const PRIMARY_TIMEOUT: Duration = Duration::from_secs(3);
 /// Deadline of a fallback attempt: generous, so a loaded test machine does
 /// not turn a slow answer into an error.
 const FALLBACK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The primary's attempt deadline for `kind`.
+fn primary_timeout(kind: Misbehaviour) -> Duration {
+    if kind == Misbehaviour::NoTimeouts {
+        Duration::from_secs(60)
+    } else {
+        PRIMARY_TIMEOUT
+    }
+}
 
 #[derive(Clone)]
 struct Gateway {
@@ -196,17 +229,66 @@ async fn read_masking_cuts(g: &Gateway, body: &Value) -> Option<bytes::Bytes> {
         return None;
     }
     let mut read = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        read.extend_from_slice(&chunk);
+    }
+    // Everything up to a break, a silent close or a malformed event, then
+    // a terminator, as if the answer were complete.
+    let text = String::from_utf8_lossy(&read).into_owned();
+    let mut kept = String::new();
+    for event in text.split("\n\n").filter(|e| !e.trim().is_empty()) {
+        let data = event.trim().strip_prefix("data:").map(str::trim);
+        match data {
+            Some("[DONE]") => break,
+            Some(json) if serde_json::from_str::<Value>(json).is_err() => break,
+            _ => kept.push_str(&format!("{event}\n\n")),
+        }
+    }
+    kept.push_str("data: [DONE]\n\n");
+    Some(bytes::Bytes::from(kept))
+}
+
+/// The primary's stream read to its end: the bytes, and whether it broke
+/// off or ended without `data: [DONE]`.
+async fn read_stream(g: &Gateway, body: &Value) -> Option<(u16, Vec<u8>, bool)> {
+    let url = format!("{}/v1/chat/completions", g.primary);
+    let mut response = g
+        .client
+        .post(url)
+        .json(body)
+        .timeout(PRIMARY_TIMEOUT)
+        .send()
+        .await
+        .ok()?;
+    let status = response.status().as_u16();
+    let mut read = Vec::new();
+    let mut broke = false;
     loop {
         match response.chunk().await {
             Ok(Some(chunk)) => read.extend_from_slice(&chunk),
             Ok(None) => break,
             Err(_) => {
-                read.extend_from_slice(b"data: [DONE]\n\n");
+                broke = true;
                 break;
             }
         }
     }
-    Some(bytes::Bytes::from(read))
+    let done = String::from_utf8_lossy(&read).contains("data: [DONE]");
+    Some((status, read, broke || !done))
+}
+
+/// The content text of the events of a stream.
+fn streamed_content(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .filter_map(|v| {
+            v["choices"][0]["delta"]["content"]
+                .as_str()
+                .map(str::to_string)
+        })
+        .collect()
 }
 
 /// A streamed request: the primary's stream when it answers 2xx, else the
@@ -234,7 +316,42 @@ async fn handle_stream(g: &Gateway, body: &Value) -> Response {
             return sse(200, bytes);
         }
     }
-    match call_raw(g, &g.primary, body, PRIMARY_TIMEOUT).await {
+    if g.kind == Misbehaviour::ForwardsPrefillError {
+        if let Some((200, read, true)) = read_stream(g, body).await {
+            let mut continued = body.clone();
+            if let Some(messages) = continued["messages"].as_array_mut() {
+                messages.push(serde_json::json!({
+                    "role": "assistant",
+                    "content": streamed_content(&read),
+                }));
+            }
+            return match call_raw(g, &g.fallback, &continued, FALLBACK_TIMEOUT).await {
+                Some((status, bytes)) if (200..300).contains(&status) => sse(status, bytes),
+                Some((status, bytes)) => (
+                    StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY),
+                    [("content-type", "application/json")],
+                    bytes,
+                )
+                    .into_response(),
+                None => StatusCode::GATEWAY_TIMEOUT.into_response(),
+            };
+        }
+    }
+    if g.kind == Misbehaviour::HoldsWithoutDone {
+        if let Some((200, read, true)) = read_stream(g, body).await {
+            let held = futures::stream::iter([Ok::<_, std::io::Error>(bytes::Bytes::from(read))])
+                .chain(futures::stream::once(async {
+                    tokio::time::sleep(HOLD_WITHOUT_DONE).await;
+                    Ok(bytes::Bytes::new())
+                }));
+            return Response::builder()
+                .status(200)
+                .header("content-type", "text/event-stream")
+                .body(axum::body::Body::from_stream(held))
+                .unwrap();
+        }
+    }
+    match call_raw(g, &g.primary, body, primary_timeout(g.kind)).await {
         Some((status, bytes)) if (200..300).contains(&status) => return sse(status, bytes),
         Some((status, bytes)) if g.kind == Misbehaviour::NoStreamFailover => {
             return (
@@ -322,16 +439,30 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
         .lock()
         .unwrap()
         .is_some_and(|until| now < until);
-    let primary = if cooled {
-        None
+    let tries = if g.kind == Misbehaviour::HammersPrimary {
+        HAMMER
     } else {
-        call(&g, &g.primary, &body, PRIMARY_TIMEOUT).await
+        1
     };
+    let mut primary = None;
+    if !cooled {
+        for _ in 0..tries {
+            primary = call(&g, &g.primary, &body, primary_timeout(g.kind)).await;
+            if primary.as_ref().is_some_and(|(s, _)| *s < 429 || *s == 404) {
+                break;
+            }
+        }
+    }
     let failed = !primary
         .as_ref()
         .is_some_and(|(status, _)| (200..300).contains(status));
-    if g.kind == Misbehaviour::CoolsDownPrimary && failed && !cooled {
-        *g.cooled_until.lock().unwrap() = Some(tokio::time::Instant::now() + COOLDOWN);
+    let cooldown = match g.kind {
+        Misbehaviour::CoolsDownPrimary => Some(COOLDOWN),
+        Misbehaviour::StaysOnFallback => Some(Duration::from_secs(3600)),
+        _ => None,
+    };
+    if let (Some(cooldown), true, false) = (cooldown, failed, cooled) {
+        *g.cooled_until.lock().unwrap() = Some(tokio::time::Instant::now() + cooldown);
     }
     match (&primary, g.kind) {
         (Some((status, json)), _) if (200..300).contains(status) => {
@@ -368,7 +499,12 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
         | Misbehaviour::Refuses
         | Misbehaviour::EmptiesAnswers
         | Misbehaviour::CutsAnswersShort
-        | Misbehaviour::StallsFirstToken => messages.clone(),
+        | Misbehaviour::StallsFirstToken
+        | Misbehaviour::HammersPrimary
+        | Misbehaviour::ForwardsPrefillError
+        | Misbehaviour::NoTimeouts
+        | Misbehaviour::HoldsWithoutDone
+        | Misbehaviour::StaysOnFallback => messages.clone(),
         Misbehaviour::TruncateToLast3 => messages[messages.len().saturating_sub(3)..].to_vec(),
     });
     if g.kind == Misbehaviour::DropsParams {
@@ -377,16 +513,17 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
             "messages": fallback_body["messages"].clone(),
         });
     }
-    let tries = if g.kind == Misbehaviour::TightRetryLoop {
-        21
-    } else {
-        1
+    let tries = match g.kind {
+        Misbehaviour::TightRetryLoop => 21,
+        Misbehaviour::HammersPrimary => 3,
+        _ => 1,
     };
     let mut answer = None;
     for _ in 0..tries {
         answer = call(&g, &g.fallback, &fallback_body, FALLBACK_TIMEOUT).await;
         match &answer {
             Some((429, _)) => tokio::time::sleep(Duration::from_millis(10)).await,
+            Some((500.., _)) | None if g.kind == Misbehaviour::HammersPrimary => {}
             _ => break,
         }
     }

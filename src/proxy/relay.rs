@@ -1,0 +1,746 @@
+//! Relaying an upstream's event stream to the client, line by line, with
+//! the time limits and the continuation of the reference proxies.
+//!
+//! - Before the first token nothing goes to the client: the lines read are
+//!   held, and a stream whose first token does not come within the
+//!   time-to-first-token limit, or that breaks first, is handed back to
+//!   the failover core ([`open`]), which fails over cleanly.
+//! - Once the first token has come, every line goes on as it arrives (the
+//!   raw bytes), the text sent is kept, and a stream that completes at the
+//!   HTTP level after its finish reason but without `data: [DONE]` gets one.
+//! - A stream that breaks after that (cut, silent past the stall limit, a
+//!   malformed event, an error event, an early end) is continued from the
+//!   fallback when a [`Continuer`] is given: with the text sent as an
+//!   assistant prefill, or asking for the whole answer again and dropping
+//!   what the client already has. The splice never duplicates or drops
+//!   text: when the fallback's answer cannot be joined to what was sent,
+//!   the client gets a clean error event instead. Without a continuer the
+//!   break reaches the client (the body is aborted).
+
+use super::Continuation;
+use axum::body::Body;
+use axum::http::{header, HeaderValue};
+use bytes::Bytes;
+use reqwest::Url;
+use serde_json::{json, Value};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+/// An item of the client's body.
+type Chunk = Result<Bytes, std::io::Error>;
+
+/// The terminator a finished stream gets when its upstream sent none.
+const DONE: &[u8] = b"data: [DONE]\n\n";
+
+/// Lines buffered between the relay task and the client.
+const CHANNEL: usize = 64;
+
+/// One line of an upstream's event stream.
+#[derive(Debug, Clone, PartialEq)]
+enum Line {
+    /// `data: [DONE]`.
+    Done,
+    /// A `data:` event that is JSON.
+    Event(Event),
+    /// A `data:` line that is not JSON.
+    Malformed,
+    /// A blank line, a comment or another field.
+    Other,
+}
+
+/// What an event carries.
+#[derive(Debug, Clone, PartialEq)]
+struct Event {
+    value: Value,
+    content: String,
+    reasoning: bool,
+    finish: bool,
+    error: bool,
+}
+
+impl Event {
+    /// Whether it carries a token (content or reasoning).
+    fn token(&self) -> bool {
+        !self.content.is_empty() || self.reasoning
+    }
+}
+
+fn classify(raw: &[u8]) -> Line {
+    let Ok(text) = std::str::from_utf8(raw) else {
+        return Line::Malformed;
+    };
+    let Some(data) = text.trim_end_matches(['\r', '\n']).strip_prefix("data:") else {
+        return Line::Other;
+    };
+    let data = data.trim();
+    if data == "[DONE]" {
+        return Line::Done;
+    }
+    let Ok(value) = serde_json::from_str::<Value>(data) else {
+        return Line::Malformed;
+    };
+    let delta = value.pointer("/choices/0/delta");
+    let text_of = |key: &str| {
+        delta
+            .and_then(|d| d.get(key))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    Line::Event(Event {
+        content: text_of("content"),
+        reasoning: !text_of("reasoning_content").is_empty() || !text_of("reasoning").is_empty(),
+        finish: value
+            .pointer("/choices/0/finish_reason")
+            .is_some_and(|f| !f.is_null()),
+        error: value.get("error").is_some(),
+        value,
+    })
+}
+
+/// What reading the next line gave.
+enum Read {
+    Line(Vec<u8>),
+    End,
+    Broke,
+    Silent,
+    Deadline,
+}
+
+/// An upstream's body, read line by line.
+struct Upstream {
+    response: reqwest::Response,
+    pending: Vec<u8>,
+    ended: bool,
+}
+
+impl Upstream {
+    fn new(response: reqwest::Response) -> Self {
+        Upstream {
+            response,
+            pending: Vec::new(),
+            ended: false,
+        }
+    }
+
+    /// The next line (with its line end), waiting until `quiet_until` for
+    /// bytes (then [`Read::Silent`]) and never past `deadline`.
+    async fn next_line(&mut self, quiet_until: Option<Instant>, deadline: Instant) -> Read {
+        loop {
+            if let Some(end) = memchr::memchr(b'\n', &self.pending) {
+                return Read::Line(self.pending.drain(..=end).collect());
+            }
+            if self.ended {
+                return if self.pending.is_empty() {
+                    Read::End
+                } else {
+                    Read::Line(std::mem::take(&mut self.pending))
+                };
+            }
+            let limit = quiet_until.map_or(deadline, |q| q.min(deadline));
+            match tokio::time::timeout_at(limit, self.response.chunk()).await {
+                Ok(Ok(Some(bytes))) => self.pending.extend_from_slice(&bytes),
+                Ok(Ok(None)) => self.ended = true,
+                Ok(Err(_)) => return Read::Broke,
+                Err(_) if limit >= deadline => return Read::Deadline,
+                Err(_) => return Read::Silent,
+            }
+        }
+    }
+}
+
+/// A stream whose first token has come (or that completed without one):
+/// the lines read so far, held, and the rest of the body.
+pub struct Opened {
+    upstream: Upstream,
+    head: Vec<Bytes>,
+    delivered: String,
+    finished: bool,
+    done: bool,
+}
+
+impl std::fmt::Debug for Opened {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Opened")
+            .field("head", &self.head.len())
+            .field("delivered", &self.delivered.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a stream could not be opened; nothing reached the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotOpened {
+    /// No token within the time-to-first-token limit.
+    NoFirstToken,
+    /// The stream broke (or ended, or sent an error or a malformed event)
+    /// before its first token.
+    Broke,
+    /// The request's deadline passed.
+    Deadline,
+}
+
+/// Reads `response` up to its first token, waiting at most until
+/// `first_token_by` for it and never past `deadline`.
+///
+/// # Errors
+/// [`NotOpened`] when the first token does not come.
+pub async fn open(
+    response: reqwest::Response,
+    first_token_by: Option<Instant>,
+    deadline: Instant,
+) -> Result<Opened, NotOpened> {
+    let mut upstream = Upstream::new(response);
+    let mut head = Vec::new();
+    let mut delivered = String::new();
+    let mut finished = false;
+    loop {
+        match upstream.next_line(first_token_by, deadline).await {
+            Read::Line(raw) => match classify(&raw) {
+                Line::Done => {
+                    head.push(Bytes::from(raw));
+                    return Ok(Opened {
+                        upstream,
+                        head,
+                        delivered,
+                        finished,
+                        done: true,
+                    });
+                }
+                Line::Malformed => return Err(NotOpened::Broke),
+                Line::Event(e) if e.error => return Err(NotOpened::Broke),
+                Line::Event(e) => {
+                    head.push(Bytes::from(raw));
+                    finished |= e.finish;
+                    delivered.push_str(&e.content);
+                    if e.token() {
+                        return Ok(Opened {
+                            upstream,
+                            head,
+                            delivered,
+                            finished,
+                            done: false,
+                        });
+                    }
+                }
+                Line::Other => head.push(Bytes::from(raw)),
+            },
+            // Finished without a token: an empty answer, let through.
+            Read::End if finished => {
+                return Ok(Opened {
+                    upstream,
+                    head,
+                    delivered,
+                    finished,
+                    done: false,
+                })
+            }
+            Read::End | Read::Broke => return Err(NotOpened::Broke),
+            Read::Silent => return Err(NotOpened::NoFirstToken),
+            Read::Deadline => return Err(NotOpened::Deadline),
+        }
+    }
+}
+
+/// How a relay ended, for the switch event.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Report {
+    /// What happened after a break: `prefill`, `restart`, `prefill
+    /// rejected, restart`, `failed: ...`, or `not continued`; `None` when
+    /// the stream did not break.
+    pub continuation: Option<String>,
+    /// Requests sent to the fallback to continue the stream.
+    pub fallback_attempts: u32,
+}
+
+/// Continuing a broken stream from the fallback.
+#[derive(Debug, Clone)]
+pub struct Continuer {
+    /// The HTTP client.
+    pub client: reqwest::Client,
+    /// The fallback's chat endpoint.
+    pub url: Url,
+    /// The fallback's request (streamed), without a prefill.
+    pub body: Value,
+    /// How to continue.
+    pub how: Continuation,
+    /// Deadline of the fallback's response headers.
+    pub attempt_timeout: Duration,
+    /// The time-to-first-token limit of the continuation.
+    pub first_token_timeout: Option<Duration>,
+    /// The stall limit of the continuation.
+    pub stall_timeout: Option<Duration>,
+}
+
+/// What a relay needs besides the opened stream.
+#[derive(Debug)]
+pub struct Plan {
+    /// The stream, opened.
+    pub opened: Opened,
+    /// The stall limit.
+    pub stall_timeout: Option<Duration>,
+    /// The request's deadline.
+    pub deadline: Instant,
+    /// How to continue a break; `None`: the break reaches the client.
+    pub continuer: Option<Continuer>,
+}
+
+impl Plan {
+    /// The client's body: a task relays the stream into it and calls
+    /// `on_end` with how it ended just before the last item goes, so
+    /// whoever reads the body to its end sees `on_end` done.
+    pub fn into_body(self, on_end: impl FnOnce(Report) + Send + 'static) -> Body {
+        let (tx, rx) = mpsc::channel::<Chunk>(CHANNEL);
+        tokio::spawn(async move {
+            let (report, last) = self.run(&tx).await;
+            on_end(report);
+            if let Some(item) = last {
+                let _ = tx.send(item).await;
+            }
+        });
+        Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(rx))
+    }
+
+    /// Relays the stream; returns how it ended and the last item, not yet
+    /// sent.
+    async fn run(self, tx: &mpsc::Sender<Chunk>) -> (Report, Option<Chunk>) {
+        let Plan {
+            opened,
+            stall_timeout,
+            deadline,
+            continuer,
+        } = self;
+        let Opened {
+            mut upstream,
+            mut head,
+            mut delivered,
+            mut finished,
+            done,
+        } = opened;
+        let last_of_head = if done { head.pop() } else { None };
+        for line in head {
+            if tx.send(Ok(line)).await.is_err() {
+                return (Report::default(), None);
+            }
+        }
+        if done {
+            return (Report::default(), last_of_head.map(Ok));
+        }
+        loop {
+            let quiet = stall_timeout.map(|s| Instant::now() + s);
+            match upstream.next_line(quiet, deadline).await {
+                Read::Line(raw) => match classify(&raw) {
+                    Line::Done => return (Report::default(), Some(Ok(Bytes::from(raw)))),
+                    Line::Event(e) if !e.error => {
+                        delivered.push_str(&e.content);
+                        finished |= e.finish;
+                        if tx.send(Ok(Bytes::from(raw))).await.is_err() {
+                            return (Report::default(), None);
+                        }
+                    }
+                    Line::Event(_) | Line::Malformed => break,
+                    Line::Other => {
+                        if tx.send(Ok(Bytes::from(raw))).await.is_err() {
+                            return (Report::default(), None);
+                        }
+                    }
+                },
+                Read::End if finished => {
+                    return (Report::default(), Some(Ok(Bytes::from_static(DONE))))
+                }
+                Read::End | Read::Broke | Read::Silent => break,
+                Read::Deadline => return (Report::default(), Some(Err(aborted("deadline")))),
+            }
+        }
+        drop(upstream);
+        match continuer {
+            None => (
+                Report {
+                    continuation: Some("not continued".into()),
+                    fallback_attempts: 0,
+                },
+                Some(Err(aborted("the upstream's stream broke"))),
+            ),
+            Some(c) => c.run(delivered, tx, deadline).await,
+        }
+    }
+}
+
+/// The error that aborts the client's body.
+fn aborted(why: &str) -> std::io::Error {
+    std::io::Error::other(format!("relay aborted: {why}"))
+}
+
+/// A clean error event for the client: the stream cannot be completed.
+fn error_event(message: &str) -> Bytes {
+    let body =
+        json!({"error": {"message": message, "type": "proxy_error", "code": "stream_broken"}});
+    Bytes::from(format!("data: {body}\n\n"))
+}
+
+/// The fallback request with `text` as an assistant prefill.
+fn with_prefill(body: &Value, text: &str) -> Value {
+    let mut body = body.clone();
+    if let Some(messages) = body.get_mut("messages").and_then(Value::as_array_mut) {
+        messages.push(json!({"role": "assistant", "content": text}));
+    }
+    body
+}
+
+/// How the continuation's text is joined to what the client has.
+#[derive(Debug)]
+enum Splice {
+    /// New text, unless the fallback ignored the prefill and repeats the
+    /// text sent from its start: held until that is clear.
+    Echo {
+        sent: String,
+        seen: String,
+        held: Vec<Bytes>,
+    },
+    /// The fallback answers from the start: this much must match the text
+    /// sent and is dropped.
+    Skip(String),
+    /// Everything goes on.
+    Through,
+}
+
+/// What to do with one continuation event's content.
+enum Joined {
+    /// Send the event with this content.
+    Send(String),
+    /// Hold the event (it may be an echo).
+    Hold(String),
+    /// Drop the held events and send the event with this content.
+    DropHeld(String),
+    /// Send the held events, then the event with this content.
+    FlushHeld(String),
+    /// The answers diverge.
+    Mismatch,
+}
+
+impl Splice {
+    fn join(&mut self, piece: &str) -> Joined {
+        match self {
+            Splice::Through => Joined::Send(piece.to_string()),
+            Splice::Skip(rest) => {
+                if let Some(left) = rest.strip_prefix(piece) {
+                    *rest = left.to_string();
+                    Joined::Send(String::new())
+                } else if let Some(new) = piece.strip_prefix(rest.as_str()) {
+                    let new = new.to_string();
+                    *self = Splice::Through;
+                    Joined::Send(new)
+                } else {
+                    Joined::Mismatch
+                }
+            }
+            Splice::Echo { sent, seen, .. } => {
+                seen.push_str(piece);
+                if seen.len() > sent.len() && seen.starts_with(sent.as_str()) {
+                    let new = seen[sent.len()..].to_string();
+                    *self = Splice::Through;
+                    Joined::DropHeld(new)
+                } else if seen == sent {
+                    *self = Splice::Through;
+                    Joined::DropHeld(String::new())
+                } else if sent.starts_with(seen.as_str()) {
+                    Joined::Hold(piece.to_string())
+                } else {
+                    *self = Splice::Through;
+                    Joined::FlushHeld(piece.to_string())
+                }
+            }
+        }
+    }
+
+    fn held(&mut self) -> Vec<Bytes> {
+        match self {
+            Splice::Echo { held, .. } => std::mem::take(held),
+            Splice::Skip(_) | Splice::Through => Vec::new(),
+        }
+    }
+}
+
+/// A continuation event with `content` as its text and no role, as bytes;
+/// `None` when nothing is left in it.
+fn rewrite(mut value: Value, content: &str) -> Option<Bytes> {
+    let finish = value
+        .pointer("/choices/0/finish_reason")
+        .is_some_and(|f| !f.is_null());
+    let usage = value.get("usage").is_some_and(|u| !u.is_null());
+    if let Some(delta) = value
+        .pointer_mut("/choices/0/delta")
+        .and_then(Value::as_object_mut)
+    {
+        delta.remove("role");
+        if content.is_empty() {
+            delta.remove("content");
+        } else {
+            delta.insert("content".into(), Value::String(content.to_string()));
+        }
+    }
+    let empty_delta = value
+        .pointer("/choices/0/delta")
+        .and_then(Value::as_object)
+        .is_none_or(serde_json::Map::is_empty);
+    (!empty_delta || finish || usage).then(|| Bytes::from(format!("data: {value}\n\n")))
+}
+
+impl Continuer {
+    /// Sends `body` to the fallback and waits for its headers.
+    async fn attempt(&self, body: &Value, deadline: Instant) -> Result<reqwest::Response, String> {
+        let limit = (Instant::now() + self.attempt_timeout).min(deadline);
+        let request = self
+            .client
+            .post(self.url.clone())
+            .header(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )
+            .json(body)
+            .send();
+        match tokio::time::timeout_at(limit, request).await {
+            Ok(Ok(response)) => Ok(response),
+            Ok(Err(_)) => Err("the fallback could not be reached".into()),
+            Err(_) => Err("the fallback sent no response headers in time".into()),
+        }
+    }
+
+    /// Continues after `sent` reached the client; returns how it ended and
+    /// the last item.
+    async fn run(
+        self,
+        sent: String,
+        tx: &mpsc::Sender<Chunk>,
+        deadline: Instant,
+    ) -> (Report, Option<Chunk>) {
+        let mut attempts = 1u32;
+        let failed = |why: String, attempts: u32| {
+            (
+                Report {
+                    continuation: Some(format!("failed: {why}")),
+                    fallback_attempts: attempts,
+                },
+                Some(Ok(error_event(&format!(
+                    "the upstream's stream broke and could not be continued: {why}"
+                )))),
+            )
+        };
+        let prefill = self.how == Continuation::Prefill && !sent.is_empty();
+        let first = if prefill {
+            self.attempt(&with_prefill(&self.body, &sent), deadline)
+                .await
+        } else {
+            self.attempt(&self.body, deadline).await
+        };
+        let (response, splice, how) = match first {
+            Ok(r) if r.status().is_success() && prefill => (
+                r,
+                Splice::Echo {
+                    sent: sent.clone(),
+                    seen: String::new(),
+                    held: Vec::new(),
+                },
+                "prefill",
+            ),
+            Ok(r) if r.status().is_success() => (r, Splice::Skip(sent.clone()), "restart"),
+            // The fallback does not take a prefill: ask for the whole
+            // answer and drop what the client has.
+            Ok(r) if prefill && r.status() == reqwest::StatusCode::BAD_REQUEST => {
+                drop(r);
+                attempts += 1;
+                match self.attempt(&self.body, deadline).await {
+                    Ok(r) if r.status().is_success() => {
+                        (r, Splice::Skip(sent.clone()), "prefill rejected, restart")
+                    }
+                    Ok(r) => {
+                        return failed(
+                            format!("the fallback answered HTTP {}", r.status().as_u16()),
+                            attempts,
+                        )
+                    }
+                    Err(why) => return failed(why, attempts),
+                }
+            }
+            Ok(r) => {
+                return failed(
+                    format!("the fallback answered HTTP {}", r.status().as_u16()),
+                    attempts,
+                )
+            }
+            Err(why) => return failed(why, attempts),
+        };
+        let first_token_by = self.first_token_timeout.map(|t| Instant::now() + t);
+        let opened = match open(response, first_token_by, deadline).await {
+            Ok(opened) => opened,
+            Err(NotOpened::NoFirstToken) => {
+                return failed("the fallback sent no first token in time".into(), attempts)
+            }
+            Err(NotOpened::Broke) => return failed("the fallback's stream broke".into(), attempts),
+            Err(NotOpened::Deadline) => {
+                return failed("the request's deadline passed".into(), attempts)
+            }
+        };
+        let report = |how: &str| Report {
+            continuation: Some(how.to_string()),
+            fallback_attempts: attempts,
+        };
+        let mut splice = splice;
+        let Opened {
+            mut upstream,
+            head,
+            mut finished,
+            ..
+        } = opened;
+        let mut queue: std::collections::VecDeque<Vec<u8>> =
+            head.into_iter().map(|b| b.to_vec()).collect();
+        loop {
+            let raw = match queue.pop_front() {
+                Some(raw) => raw,
+                None => match upstream
+                    .next_line(self.stall_timeout.map(|s| Instant::now() + s), deadline)
+                    .await
+                {
+                    Read::Line(raw) => raw,
+                    Read::End if finished => {
+                        return (report(how), Some(Ok(Bytes::from_static(DONE))))
+                    }
+                    Read::End | Read::Broke | Read::Silent => {
+                        return failed("the fallback's stream broke too".into(), attempts)
+                    }
+                    Read::Deadline => return (report(how), Some(Err(aborted("deadline")))),
+                },
+            };
+            let event = match classify(&raw) {
+                Line::Done => {
+                    for held in splice.held() {
+                        if tx.send(Ok(held)).await.is_err() {
+                            return (report(how), None);
+                        }
+                    }
+                    return (report(how), Some(Ok(Bytes::from(raw))));
+                }
+                Line::Other => continue,
+                Line::Malformed => {
+                    return failed("the fallback's stream broke too".into(), attempts)
+                }
+                Line::Event(e) if e.error => {
+                    return failed("the fallback's stream sent an error".into(), attempts)
+                }
+                Line::Event(e) => e,
+            };
+            finished |= event.finish;
+            let (out, drop_held) = match splice.join(&event.content) {
+                Joined::Send(c) | Joined::FlushHeld(c) => (rewrite(event.value, &c), false),
+                Joined::Hold(c) => {
+                    if let (Some(bytes), Splice::Echo { held, .. }) =
+                        (rewrite(event.value, &c), &mut splice)
+                    {
+                        held.push(bytes);
+                    }
+                    continue;
+                }
+                Joined::DropHeld(c) => (rewrite(event.value, &c), true),
+                Joined::Mismatch => {
+                    return failed(
+                        "the fallback's answer does not begin with the text already sent".into(),
+                        attempts,
+                    )
+                }
+            };
+            let held = splice.held();
+            let mut items: Vec<Bytes> = if drop_held { Vec::new() } else { held };
+            items.extend(out);
+            for item in items {
+                if tx.send(Ok(item)).await.is_err() {
+                    return (report(how), None);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_classified_as_the_relay_reads_them() {
+        assert_eq!(classify(b"data: [DONE]\n"), Line::Done);
+        assert_eq!(classify(b": keep-alive\n"), Line::Other);
+        assert_eq!(classify(b"\n"), Line::Other);
+        assert_eq!(classify(b"data: {\"choices\": [\n"), Line::Malformed);
+        let Line::Event(e) = classify(b"data: {\"choices\":[{\"delta\":{\"content\":\"hi \"}}]}\n")
+        else {
+            panic!("an event")
+        };
+        assert_eq!(
+            (e.content.as_str(), e.token(), e.finish),
+            ("hi ", true, false)
+        );
+        let Line::Event(e) = classify(
+            b"data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n",
+        ) else {
+            panic!("an event")
+        };
+        assert!(!e.token(), "a role chunk carries no token");
+        let Line::Event(e) =
+            classify(b"data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"hmm\"}}]}\n")
+        else {
+            panic!("an event")
+        };
+        assert!(e.token(), "reasoning is a token");
+        let Line::Event(e) = classify(b"data: {\"error\":{\"message\":\"x\"}}\n") else {
+            panic!("an event")
+        };
+        assert!(e.error);
+    }
+
+    #[test]
+    fn a_restart_drops_exactly_the_text_sent() {
+        let mut s = Splice::Skip("one two ".into());
+        assert!(matches!(s.join("one "), Joined::Send(c) if c.is_empty()));
+        assert!(matches!(s.join("two three "), Joined::Send(c) if c == "three "));
+        assert!(matches!(s.join("four"), Joined::Send(c) if c == "four"));
+        let mut s = Splice::Skip("one two ".into());
+        assert!(matches!(s.join("uno "), Joined::Mismatch));
+    }
+
+    #[test]
+    fn a_prefill_continuation_passes_and_an_ignored_prefill_is_dropped() {
+        let echo = || Splice::Echo {
+            sent: "one two ".into(),
+            seen: String::new(),
+            held: Vec::new(),
+        };
+        // A real continuation: new text at once.
+        let mut s = echo();
+        assert!(matches!(s.join("three "), Joined::FlushHeld(c) if c == "three "));
+        // The fallback ignored the prefill and starts over: held, dropped.
+        let mut s = echo();
+        assert!(matches!(s.join("one "), Joined::Hold(_)));
+        assert!(matches!(s.join("two three "), Joined::DropHeld(c) if c == "three "));
+        let mut s = echo();
+        assert!(matches!(s.join("one "), Joined::Hold(_)));
+        assert!(matches!(s.join("two "), Joined::DropHeld(c) if c.is_empty()));
+    }
+
+    #[test]
+    fn rewritten_events_lose_the_role_and_empty_ones_go() {
+        let role = json!({"choices": [{"delta": {"role": "assistant", "content": ""}}]});
+        assert_eq!(rewrite(role, ""), None);
+        let piece = json!({"choices": [{"delta": {"content": "abc"}}]});
+        let out = rewrite(piece, "c").unwrap();
+        assert_eq!(
+            out,
+            Bytes::from("data: {\"choices\":[{\"delta\":{\"content\":\"c\"}}]}\n\n")
+        );
+        let finish = json!({"choices": [{"delta": {}, "finish_reason": "stop"}]});
+        assert!(rewrite(finish, "").is_some());
+        assert_eq!(
+            with_prefill(&json!({"messages": []}), "so far")["messages"][0]["role"],
+            "assistant"
+        );
+    }
+}

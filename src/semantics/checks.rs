@@ -1,0 +1,548 @@
+//! Each check of a case, measured: one pure function from what a case's
+//! requests produced (the client's view and the upstreams' attempts) to a
+//! value against a bound. Nothing here does I/O; the verdict that combines
+//! the checks is [`super::verdict`].
+
+use super::case::{Case, Check, CheckId, Rule, Severity};
+use super::health::HealthView;
+use super::observe::Sent;
+use crate::faults::Role;
+use serde::Serialize;
+use std::time::Duration;
+
+/// What a case produced for one system.
+#[derive(Debug, Clone, Copy)]
+pub struct Outcome<'a> {
+    /// The case.
+    pub case: &'a Case,
+    /// Its requests, in the order they were sent (one, or a sequence).
+    pub requests: &'a [Sent],
+    /// The healthy request sent after it, if the case has one.
+    pub after: Option<&'a Sent>,
+    /// The health probes, for `fallback-health`.
+    pub health: Option<&'a HealthView>,
+}
+
+impl Outcome<'_> {
+    /// The last request (the one a single-request case judges).
+    fn last(&self) -> Option<&Sent> {
+        self.requests.last()
+    }
+}
+
+/// One check, measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckResult {
+    /// Its name.
+    pub check: CheckId,
+    /// How it counts.
+    pub severity: Severity,
+    /// Whether the measured value is within the bound.
+    pub passed: bool,
+    /// What was measured.
+    pub value: String,
+    /// The bound it is held to.
+    pub bound: String,
+}
+
+/// Measures `check` on `outcome`.
+pub fn measure(check: &Check, outcome: &Outcome<'_>) -> CheckResult {
+    let (passed, value, bound) = rule(&check.rule, outcome);
+    CheckResult {
+        check: check.id,
+        severity: check.severity,
+        passed,
+        value,
+        bound,
+    }
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:.1} s", d.as_secs_f64())
+}
+
+fn ms(v: f64) -> String {
+    format!("{:.1} s", v / 1000.0)
+}
+
+/// What the client got, in words.
+pub fn got(sent: &Sent) -> String {
+    let c = &sent.client;
+    match (c.status, &c.error, c.answered) {
+        (_, _, true) if c.complete => {
+            format!("HTTP {} with the whole answer", c.status.unwrap_or(200))
+        }
+        (_, _, true) => format!(
+            "HTTP {} with {} of the answer's {} characters",
+            c.status.unwrap_or(200),
+            c.answer_chars,
+            c.expected_chars
+        ),
+        (_, _, false) if c.hung => format!("no answer within the bound ({})", ms(c.latency_ms)),
+        (Some(s), Some(e), false) if (200..300).contains(&s) => format!("HTTP {s}, then {e}"),
+        (Some(s), _, false) => format!("HTTP {s}"),
+        (None, Some(e), false) => e.clone(),
+        (None, None, false) => "nothing".to_string(),
+    }
+}
+
+/// The count of attempts of `role` in words, with their pattern when
+/// they came in bursts: `primary 3 x 2 layers = 6 attempts`.
+pub fn multiplication(sent: &Sent, role: Role) -> String {
+    let mut runs: Vec<u32> = Vec::new();
+    let mut previous = None;
+    for a in &sent.attempts {
+        if a.role == role {
+            match (previous, runs.last_mut()) {
+                (Some(r), Some(last)) if r == role => *last += 1,
+                _ => runs.push(1),
+            }
+        }
+        previous = Some(a.role);
+    }
+    let total: u32 = runs.iter().sum();
+    let name = role.as_str();
+    match runs.as_slice() {
+        [] => format!("{name} 0 attempts"),
+        [one] => format!("{name} {one} attempt{}", if *one == 1 { "" } else { "s" }),
+        [first, rest @ ..] if rest.iter().all(|r| r == first) => {
+            format!("{name} {first} x {} layers = {total} attempts", runs.len())
+        }
+        _ => format!(
+            "{name} {total} attempts in {} bursts ({})",
+            runs.len(),
+            runs.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(" + ")
+        ),
+    }
+}
+
+/// `(passed, value, bound)` of `rule` on `o`.
+fn rule(rule: &Rule, o: &Outcome<'_>) -> (bool, String, String) {
+    let Some(last) = o.last() else {
+        return (false, "no request was sent".into(), String::new());
+    };
+    let primary = last.count(Role::Primary);
+    let fallback = last.count(Role::Fallback);
+    let primaries: Vec<f64> = last.at(Role::Primary).map(|a| a.at_ms).collect();
+    match rule {
+        Rule::NoHang => {
+            let worst = o
+                .requests
+                .iter()
+                .map(|s| s.client.latency_ms)
+                .fold(0.0, f64::max);
+            (
+                o.requests.iter().all(|s| !s.client.hung),
+                format!("longest request {}", ms(worst)),
+                format!("each request ends within {}", secs(o.case.bound)),
+            )
+        }
+        Rule::NoTruncatedSuccess => {
+            let bad = o
+                .requests
+                .iter()
+                .find(|s| s.client.answered && !s.client.complete);
+            (
+                bad.is_none(),
+                bad.map_or_else(|| got(last), got),
+                "an answer is the whole answer, or not given".into(),
+            )
+        }
+        Rule::ContractsKept => {
+            let broken: Vec<String> = o
+                .requests
+                .iter()
+                .flat_map(|s| &s.client.contract_violations)
+                .filter(|v| {
+                    !o.case
+                        .contracts_judged_elsewhere
+                        .iter()
+                        .any(|c| v.starts_with(&format!("{c}:")))
+                })
+                .cloned()
+                .collect();
+            (
+                broken.is_empty(),
+                if broken.is_empty() {
+                    "none broken".into()
+                } else {
+                    broken.join("; ")
+                },
+                "no answer contract broken".into(),
+            )
+        }
+        Rule::Delivered => (
+            last.client.answered && fallback == 0,
+            format!("{}; fallback attempts {fallback}", got(last)),
+            "the primary's answer, 0 fallback attempts".into(),
+        ),
+        Rule::NoFailover => (
+            fallback == 0,
+            format!("{fallback} fallback attempts"),
+            "0 fallback attempts".into(),
+        ),
+        Rule::PassedThrough(status) => (
+            last.client.status == Some(*status),
+            got(last),
+            format!("HTTP {status}"),
+        ),
+        Rule::FailedOver => (
+            fallback >= 1,
+            format!("{fallback} fallback attempts"),
+            "at least 1 fallback attempt".into(),
+        ),
+        Rule::FirstGapAtLeast(d) => match primaries.as_slice() {
+            [first, second, ..] => (
+                second - first >= d.as_secs_f64() * 1000.0,
+                format!(
+                    "second primary attempt {} after the first",
+                    ms(second - first)
+                ),
+                format!("no second primary attempt before {}", secs(*d)),
+            ),
+            _ => (
+                true,
+                "no second primary attempt".into(),
+                format!("no second primary attempt before {}", secs(*d)),
+            ),
+        },
+        Rule::PrimaryAtLeast(n) => (
+            primary >= *n,
+            format!("{primary} primary attempts"),
+            format!("at least {n}"),
+        ),
+        Rule::PrimaryAtMost(n) => (
+            primary <= *n,
+            format!("{primary} primary attempts"),
+            format!("at most {n}"),
+        ),
+        Rule::PrimaryWithin { window, max } => {
+            let first = primaries.first().copied().unwrap_or(0.0);
+            let within = primaries
+                .iter()
+                .filter(|at| **at - first <= window.as_secs_f64() * 1000.0)
+                .count() as u32;
+            (
+                within <= *max,
+                format!("{within} primary attempts in the first {}", secs(*window)),
+                format!("at most {max} in {}", secs(*window)),
+            )
+        }
+        Rule::WallAtMost(d) => (
+            last.client.latency_ms <= d.as_secs_f64() * 1000.0,
+            format!("{} wall time", ms(last.client.latency_ms)),
+            format!("at most {}", secs(*d)),
+        ),
+        Rule::AliveAfter => match o.after {
+            Some(after) => (
+                after.client.answered && after.client.complete,
+                got(after),
+                "a healthy request after the case gets the whole answer".into(),
+            ),
+            None => (false, "no request after the case".into(), String::new()),
+        },
+        Rule::UsagePresent => (
+            last.client.usage,
+            if last.client.usage {
+                "usage present"
+            } else {
+                "no usage"
+            }
+            .into(),
+            "a usage block".into(),
+        ),
+        Rule::ModelAnswered(model) => {
+            let answered = last
+                .attempts
+                .iter()
+                .any(|a| a.model == *model && a.status.is_some_and(|s| (200..300).contains(&s)));
+            (
+                answered,
+                if answered {
+                    format!("{model} answered")
+                } else {
+                    format!("no attempt with {model} was answered")
+                },
+                format!("a route to {model}"),
+            )
+        }
+        Rule::ReasonPropagated(code) => {
+            let named = last
+                .client
+                .error
+                .as_deref()
+                .is_some_and(|e| e.contains(code));
+            (
+                last.client.status == Some(400) && named,
+                got(last),
+                format!("HTTP 400 naming {code}"),
+            )
+        }
+        Rule::NoPrefillMasking => {
+            let rejected = last
+                .at(Role::Fallback)
+                .any(|a| a.prefill && a.status == Some(400));
+            let masked = !last.client.answered && rejected;
+            (
+                !masked,
+                if rejected {
+                    format!(
+                        "the fallback rejected a prefill; the client got {}",
+                        got(last)
+                    )
+                } else {
+                    format!("no prefill rejected; the client got {}", got(last))
+                },
+                "the fallback's prefill 400 is not the final result".into(),
+            )
+        }
+        Rule::ServedDuringOutage(outage) => {
+            let during: Vec<&Sent> = during(o.requests, *outage).collect();
+            let served = during.iter().filter(|s| s.client.answered).count();
+            (
+                !during.is_empty() && served == during.len(),
+                format!(
+                    "{served} of {} requests answered during the outage",
+                    during.len()
+                ),
+                "every one".into(),
+            )
+        }
+        Rule::RecoveredWithin { outage, within } => {
+            let end = outage.as_secs_f64() * 1000.0;
+            let after: Vec<&Sent> = o.requests.iter().filter(|s| s.sent_ms >= end).collect();
+            let back = (0..after.len()).find(|&i| after[i..].iter().all(|s| s.served_by_primary()));
+            match back.map(|i| after[i].sent_ms - end) {
+                Some(late) => (
+                    late <= within.as_secs_f64() * 1000.0,
+                    format!(
+                        "on the primary from the request sent {} after the outage",
+                        ms(late)
+                    ),
+                    format!("within {}", secs(*within)),
+                ),
+                None => (
+                    false,
+                    format!(
+                        "{} of {} requests after the outage served by the primary, the last not",
+                        after.iter().filter(|s| s.served_by_primary()).count(),
+                        after.len()
+                    ),
+                    format!("back on the primary within {}", secs(*within)),
+                ),
+            }
+        }
+        Rule::ProbeDiscipline(outage) => {
+            let during: Vec<&Sent> = during(o.requests, *outage).collect();
+            let probes: u32 = during.iter().map(|s| s.count(Role::Primary)).sum();
+            (
+                true,
+                format!(
+                    "{probes} primary attempts for {} requests during the outage",
+                    during.len()
+                ),
+                "recorded".into(),
+            )
+        }
+        Rule::ReportsFallbackModel => {
+            let sent_model = last.at(Role::Fallback).last().map(|a| a.model.clone());
+            let named = last.client.model.clone();
+            match sent_model {
+                Some(model) => (
+                    named.as_deref() == Some(model.as_str()),
+                    format!(
+                        "the response names {}; the fallback received {model}",
+                        named.as_deref().unwrap_or("no model")
+                    ),
+                    "the model id the fallback received".into(),
+                ),
+                None => (
+                    false,
+                    "the fallback was not called".into(),
+                    "the model id the fallback received".into(),
+                ),
+            }
+        }
+        Rule::AttemptsPerUpstream(max) => (
+            primary <= *max && fallback <= *max,
+            format!(
+                "{}, {}",
+                multiplication(last, Role::Primary),
+                multiplication(last, Role::Fallback)
+            ),
+            format!("at most {max} attempts per upstream"),
+        ),
+        Rule::GaveUpWithin(d) => (
+            !last.client.hung && last.client.latency_ms <= d.as_secs_f64() * 1000.0,
+            format!("{} after {}", got(last), ms(last.client.latency_ms)),
+            format!("a definitive answer within {}", secs(*d)),
+        ),
+        Rule::FallbackModel(model) => {
+            let models: Vec<&str> = last.at(Role::Fallback).map(|a| a.model.as_str()).collect();
+            (
+                !models.is_empty() && models.iter().all(|m| m == model),
+                if models.is_empty() {
+                    "the fallback was not called".into()
+                } else {
+                    format!("the fallback received {}", models.join(", "))
+                },
+                format!("{model} on every fallback attempt"),
+            )
+        }
+        Rule::MaxTokensAtFallback => {
+            let value = last.at(Role::Fallback).find_map(|a| a.max_tokens.clone());
+            (
+                value.is_some(),
+                value.map_or_else(
+                    || {
+                        if fallback == 0 {
+                            "the fallback was not called".into()
+                        } else {
+                            "no max_tokens reached the fallback".into()
+                        }
+                    },
+                    |v| format!("max_tokens {v} reached the fallback"),
+                ),
+                "max_tokens at the fallback".into(),
+            )
+        }
+        Rule::ThinkingOffAtFallback => {
+            let answering = last
+                .at(Role::Fallback)
+                .filter(|a| a.status.is_some_and(|s| (200..300).contains(&s)))
+                .last();
+            match answering {
+                Some(a) => (
+                    a.thinking_disabled && !a.reasoning,
+                    if a.reasoning {
+                        "the fallback returned reasoning text (thinking not switched off)".into()
+                    } else {
+                        "enable_thinking: false reached the fallback".into()
+                    },
+                    "enable_thinking: false at the fallback".into(),
+                ),
+                None => (
+                    false,
+                    "the fallback did not answer".into(),
+                    "enable_thinking: false at the fallback".into(),
+                ),
+            }
+        }
+        Rule::FasterRoute(d) => {
+            let by_fallback = last
+                .at(Role::Fallback)
+                .any(|a| a.status.is_some_and(|s| (200..300).contains(&s)));
+            (
+                last.client.answered
+                    && by_fallback
+                    && last.client.latency_ms <= d.as_secs_f64() * 1000.0,
+                format!(
+                    "answered by the {} after {}",
+                    if by_fallback { "fallback" } else { "primary" },
+                    ms(last.client.latency_ms)
+                ),
+                format!("the fallback's answer within {}", secs(*d)),
+            )
+        }
+        Rule::HealthExposed => match o.health {
+            Some(h) => (
+                h.exposed_by.is_some(),
+                h.summary(),
+                "a health route reports the fallback's failure".into(),
+            ),
+            None => (false, "not probed".into(), String::new()),
+        },
+    }
+}
+
+/// The requests sent during the first `outage` of the case.
+fn during(requests: &[Sent], outage: Duration) -> impl Iterator<Item = &Sent> {
+    let end = outage.as_secs_f64() * 1000.0;
+    requests.iter().filter(move |s| s.sent_ms < end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::observe::{AttemptView, ClientView};
+    use super::*;
+
+    pub(crate) fn attempt(role: Role, at_ms: f64, status: u16) -> AttemptView {
+        AttemptView {
+            role,
+            attempt: 1,
+            at_ms,
+            status: Some(status),
+            act: "answer".into(),
+            model: "m".into(),
+            params: Vec::new(),
+            prefill: false,
+            max_tokens: None,
+            thinking_disabled: false,
+            reasoning: false,
+            gave_up: false,
+            duration_ms: 1.0,
+        }
+    }
+
+    fn sent(attempts: Vec<AttemptView>, answered: bool) -> Sent {
+        Sent {
+            conversation: "c".into(),
+            sent_ms: 0.0,
+            client: ClientView {
+                status: Some(if answered { 200 } else { 503 }),
+                error: (!answered).then(|| "HTTP 503: down".into()),
+                answered,
+                complete: answered,
+                answer_chars: 10,
+                expected_chars: 10,
+                finish_reason: None,
+                model: None,
+                usage: false,
+                latency_ms: 100.0,
+                hung: false,
+                contract_violations: Vec::new(),
+            },
+            attempts,
+            params_sent: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn stacked_retries_are_spelled_out() {
+        let p = |at| attempt(Role::Primary, at, 503);
+        let f = |at| attempt(Role::Fallback, at, 503);
+        let stacked = sent(
+            vec![
+                p(0.0),
+                p(1.0),
+                p(2.0),
+                f(3.0),
+                p(4.0),
+                p(5.0),
+                p(6.0),
+                f(7.0),
+            ],
+            false,
+        );
+        assert_eq!(
+            multiplication(&stacked, Role::Primary),
+            "primary 3 x 2 layers = 6 attempts"
+        );
+        assert_eq!(
+            multiplication(&stacked, Role::Fallback),
+            "fallback 1 x 2 layers = 2 attempts"
+        );
+        let uneven = sent(vec![p(0.0), f(1.0), p(2.0), p(3.0)], false);
+        assert_eq!(
+            multiplication(&uneven, Role::Primary),
+            "primary 3 attempts in 2 bursts (1 + 2)"
+        );
+        assert_eq!(
+            multiplication(&uneven, Role::Fallback),
+            "fallback 1 attempt"
+        );
+    }
+}

@@ -1,0 +1,330 @@
+//! Sending one case request through a system and seeing what happened:
+//! the client's view (status, the answer against the simulated model's
+//! canonical one, `finish_reason`, `model`, `usage`, wall time) and every
+//! attempt the system's upstreams saw for it, read from their attempt log
+//! and the scripts' details, never from a header a gateway may strip.
+
+use crate::config::SemanticsConfig;
+use crate::contracts::{ContractInput, Language};
+use crate::faults::Role;
+use crate::openai::ChatRequest;
+use crate::systems::sse::assemble_finished;
+use crate::systems::{send, Exchange, Target};
+use crate::upstream::log::TurnKey;
+use crate::upstream::{SimulatedModel, UpstreamContext};
+use serde::Serialize;
+use std::time::Duration;
+
+/// Longest wait, after a request's answer, for its upstream attempts still
+/// in flight to be recorded.
+const SETTLE_WAIT: Duration = Duration::from_secs(2);
+
+/// What the client saw of one request.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClientView {
+    /// The status, if a response came.
+    pub status: Option<u16>,
+    /// Why there is no usable answer, if there is none.
+    pub error: Option<String>,
+    /// Whether the client got a usable answer (2xx, readable to its end).
+    pub answered: bool,
+    /// Whether that answer is the simulated model's whole answer, no more,
+    /// no less.
+    pub complete: bool,
+    /// Characters of the answer the client got.
+    pub answer_chars: usize,
+    /// Characters of the whole answer.
+    pub expected_chars: usize,
+    /// `finish_reason` of the answer.
+    pub finish_reason: Option<String>,
+    /// The `model` the answer names.
+    pub model: Option<String>,
+    /// Whether the answer carried `usage`.
+    pub usage: bool,
+    /// Request sent to last byte (or failure), milliseconds.
+    pub latency_ms: f64,
+    /// Whether the request was cut at the case's bound.
+    pub hung: bool,
+    /// Answer contracts the answer broke, as `name: reason`.
+    pub contract_violations: Vec<String>,
+}
+
+/// One attempt an upstream saw for a request.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AttemptView {
+    /// Which upstream.
+    pub role: Role,
+    /// Its attempt number for the conversation at that upstream, from 1.
+    pub attempt: u32,
+    /// Milliseconds from the request being sent to the attempt's arrival.
+    pub at_ms: f64,
+    /// The status the upstream sent, if any.
+    pub status: Option<u16>,
+    /// What the upstream did (`answer`, `error 503`, `reset before
+    /// headers`, ...).
+    pub act: String,
+    /// The model id it received.
+    pub model: String,
+    /// Top-level parameter names it received.
+    pub params: Vec<String>,
+    /// Whether the request ended with an assistant prefill.
+    pub prefill: bool,
+    /// The `max_tokens` it received.
+    pub max_tokens: Option<serde_json::Value>,
+    /// Whether thinking was switched off.
+    pub thinking_disabled: bool,
+    /// Whether the answer carried reasoning text.
+    pub reasoning: bool,
+    /// Whether the system went away before the upstream finished.
+    pub gave_up: bool,
+    /// Milliseconds the upstream spent on it.
+    pub duration_ms: f64,
+}
+
+/// One request of a case, as sent and as seen.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Sent {
+    /// The id the upstreams logged it under.
+    pub conversation: String,
+    /// Milliseconds from the case's start to the request being sent.
+    pub sent_ms: f64,
+    /// The client's view.
+    pub client: ClientView,
+    /// Every attempt the upstreams saw, in arrival order.
+    pub attempts: Vec<AttemptView>,
+    /// The parameters the client sent (top-level, other than `model`,
+    /// `messages`, `stream`, `stream_options`).
+    pub params_sent: Vec<String>,
+}
+
+impl Sent {
+    /// The attempts at `role`, in arrival order.
+    pub fn at(&self, role: Role) -> impl Iterator<Item = &AttemptView> {
+        self.attempts.iter().filter(move |a| a.role == role)
+    }
+
+    /// How many attempts `role` saw.
+    pub fn count(&self, role: Role) -> u32 {
+        self.at(role).count() as u32
+    }
+
+    /// Whether the answer came from the primary (the client was answered
+    /// and the fallback saw nothing).
+    pub fn served_by_primary(&self) -> bool {
+        self.client.answered && self.count(Role::Fallback) == 0
+    }
+}
+
+/// Where one request goes.
+#[derive(Debug, Clone, Copy)]
+pub struct Destination<'a> {
+    /// The system.
+    pub target: &'a Target,
+    /// What every upstream shares.
+    pub ctx: &'a UpstreamContext,
+    /// The command's configuration.
+    pub config: &'a SemanticsConfig,
+}
+
+/// Sends `request` (logged as `conversation`) and observes it; it is cut
+/// at `bound`. `case_start_ms` is the case's start on the upstream clock.
+pub async fn send_one(
+    client: &reqwest::Client,
+    to: Destination<'_>,
+    conversation: &str,
+    request: &ChatRequest,
+    bound: Duration,
+    case_start_ms: f64,
+) -> Sent {
+    let Destination {
+        target,
+        ctx,
+        config,
+    } = to;
+    let sent_ms = now_ms(ctx);
+    let reply = send(client, target, request, config.systems.send_options(bound)).await;
+    // A held connection the system gave up on is recorded when the
+    // upstream notices, which can be just after the client's answer.
+    for role in [Role::Primary, Role::Fallback] {
+        let key = TurnKey {
+            run: ctx.current_run(),
+            system: &target.name,
+            role,
+            conversation,
+            turn: 1,
+        };
+        ctx.log.settle_key(key, SETTLE_WAIT).await;
+    }
+    let attempts = attempts_of(ctx, &target.name, conversation, sent_ms);
+    let mut params_sent: Vec<String> = request.extra.keys().cloned().collect();
+    params_sent.sort_unstable();
+    Sent {
+        conversation: conversation.to_string(),
+        sent_ms: sent_ms - case_start_ms,
+        client: client_view(config, request, &reply, bound),
+        attempts,
+        params_sent,
+    }
+}
+
+/// Milliseconds on the upstream clock (what `arrived_ms` counts).
+pub fn now_ms(ctx: &UpstreamContext) -> f64 {
+    ctx.epoch.elapsed().as_secs_f64() * 1000.0
+}
+
+/// The attempts of `conversation` at `system`'s upstreams that arrived
+/// from `since_ms` on, with their scripts' details, in arrival order.
+fn attempts_of(
+    ctx: &UpstreamContext,
+    system: &str,
+    conversation: &str,
+    since_ms: f64,
+) -> Vec<AttemptView> {
+    let details = ctx.log.details();
+    let mut rows: Vec<_> = ctx
+        .log
+        .snapshot()
+        .into_iter()
+        .filter(|r| r.system == system && r.conversation == conversation)
+        .filter(|r| r.arrived_ms >= since_ms - 0.5)
+        .collect();
+    rows.sort_by(|a, b| a.arrived_ms.total_cmp(&b.arrived_ms));
+    rows.into_iter()
+        .map(|r| {
+            let detail = details.iter().find(|d| {
+                d.system == r.system
+                    && d.role == r.role
+                    && d.conversation == r.conversation
+                    && d.turn == r.turn
+                    && d.attempt == r.attempt
+            });
+            AttemptView {
+                role: r.role,
+                attempt: r.attempt,
+                at_ms: (r.arrived_ms - since_ms).max(0.0),
+                status: r.status,
+                act: detail.map_or_else(|| r.action.as_str().to_string(), |d| d.act.clone()),
+                model: r.model,
+                params: r.params,
+                prefill: detail.is_some_and(|d| d.prefill),
+                max_tokens: detail.and_then(|d| d.max_tokens.clone()),
+                thinking_disabled: detail.is_some_and(|d| d.thinking_disabled),
+                reasoning: detail.is_some_and(|d| d.reasoning),
+                gave_up: r.client_gave_up,
+                duration_ms: r.duration_ms,
+            }
+        })
+        .collect()
+}
+
+/// The client's view of `reply` to `request`, cut at `bound`.
+fn client_view(
+    config: &SemanticsConfig,
+    request: &ChatRequest,
+    reply: &Exchange,
+    bound: Duration,
+) -> ClientView {
+    let success = reply.status.is_some_and(|s| (200..300).contains(&s));
+    // A stream that ended cleanly after its finish reason but without
+    // `data: [DONE]` is an answer, as client SDKs read it.
+    let finished = match (&reply.answer, &reply.stream) {
+        (None, Some(trace)) if success => assemble_finished(trace).ok(),
+        _ => None,
+    };
+    let (answer, finish_reason, model, usage, error) = match finished {
+        Some(a) => (Some(a.text), a.finish_reason, a.model, a.usage, None),
+        None => (
+            reply.answer.clone(),
+            reply.finish_reason.clone(),
+            reply.model.clone(),
+            reply.usage,
+            reply.error.clone(),
+        ),
+    };
+    let answered = success && answer.is_some() && error.is_none();
+    let expected = SimulatedModel::text_for(request);
+    let got = answer.as_deref().unwrap_or_default();
+    let contract_violations = match (answered, reply.status) {
+        (true, Some(status)) => violations(config, request, reply, got, status),
+        _ => Vec::new(),
+    };
+    ClientView {
+        status: reply.status,
+        hung: error
+            .as_deref()
+            .is_some_and(|e| e.starts_with("no complete response within"))
+            || reply.latency_ms >= bound.as_secs_f64() * 1000.0,
+        error,
+        answered,
+        complete: answered && same_answer(got, &expected),
+        answer_chars: got.chars().count(),
+        expected_chars: expected.chars().count(),
+        finish_reason,
+        model,
+        usage,
+        latency_ms: reply.latency_ms,
+        contract_violations,
+    }
+}
+
+/// Whether `got` is `expected`: the same text (outer whitespace aside), or
+/// the same JSON value for structured output.
+fn same_answer(got: &str, expected: &str) -> bool {
+    if got.trim() == expected.trim() {
+        return true;
+    }
+    match (
+        serde_json::from_str::<serde_json::Value>(got),
+        serde_json::from_str::<serde_json::Value>(expected),
+    ) {
+        (Ok(a), Ok(b)) => a == b && b.is_object(),
+        _ => false,
+    }
+}
+
+/// The answer contracts `text` broke, as `name: reason`.
+fn violations(
+    config: &SemanticsConfig,
+    request: &ChatRequest,
+    reply: &Exchange,
+    text: &str,
+    status: u16,
+) -> Vec<String> {
+    let ms = |v: Option<f64>| v.map(|ms| Duration::from_secs_f64(ms / 1000.0));
+    let input = ContractInput {
+        request,
+        expected_language: Some(Language::En),
+        status,
+        stream: request.stream,
+        text,
+        finish_reason: reply.finish_reason.as_deref(),
+        ttft: ms(reply.ttft_ms),
+        ttfb: ms(reply.ttfb_ms),
+    };
+    config
+        .contracts
+        .check(&input)
+        .into_iter()
+        .filter_map(|r| match r.outcome {
+            Some(o) if o.is_fail() => Some(format!(
+                "{}: {}",
+                r.name.as_str(),
+                o.reason().unwrap_or_default()
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_compare_as_text_or_as_json() {
+        assert!(same_answer(" a b \n", "a b"));
+        assert!(!same_answer("a b c", "a b"));
+        assert!(same_answer(r#"{"x": 1, "y": "z"}"#, r#"{"y":"z","x":1}"#));
+        assert!(!same_answer("1", "1.0"));
+    }
+}

@@ -1,0 +1,145 @@
+//! Producing an answer on the wire: the responder's answer, degraded or
+//! shaped as the plan or a case script says (late, with reasoning text,
+//! with a malformed event, without `data: [DONE]`, cut or stalled), framed
+//! as JSON or paced server-sent events. The one path every answer of an
+//! upstream takes, faulted or not.
+
+use super::attempt::AttemptGuard;
+use super::identify::Identity;
+use super::latency::JitterKey;
+use super::render::{
+    completion_json_with, reasoning_frame, stream_frames, Envelope, MALFORMED_EVENT, REASONING_TEXT,
+};
+use super::responder::Call;
+use super::wire::{self, Tail};
+use super::UpstreamContext;
+use crate::faults::degrade::Degraded;
+use crate::faults::{End, Role, Shape};
+use crate::openai::ChatRequest;
+use axum::response::Response;
+use std::time::Duration;
+
+/// Who is being answered: the request and where it came from.
+#[derive(Debug, Clone, Copy)]
+pub struct Asked<'a> {
+    /// What every upstream shares.
+    pub ctx: &'a UpstreamContext,
+    /// The system the upstream belongs to.
+    pub system: &'a str,
+    /// Primary or fallback.
+    pub role: Role,
+    /// The request as received.
+    pub request: &'a ChatRequest,
+    /// The conversation and turn it was recognised as.
+    pub who: &'a Identity,
+    /// Its attempt number.
+    pub attempt: u32,
+    /// Approximate input tokens.
+    pub input_tokens: u32,
+}
+
+/// Answers `asked` with the responder's answer, `degraded` and `shaped`.
+pub async fn answer(
+    asked: Asked<'_>,
+    guard: AttemptGuard,
+    shape: &Shape,
+    degraded: Option<Degraded>,
+) -> Response {
+    let Asked {
+        ctx,
+        system,
+        role,
+        request,
+        who,
+        attempt,
+        input_tokens,
+    } = asked;
+    let key = JitterKey {
+        system,
+        role,
+        conversation: &who.id,
+        turn: who.turn,
+        attempt,
+    };
+    let call = Call {
+        request,
+        key,
+        input_tokens,
+    };
+    let mut answer = match ctx.responder.respond(call).await {
+        Ok(answer) => answer,
+        Err(spec) => return wire::error(guard, &spec),
+    };
+    let slow_by = degraded.and_then(|d| wire::degrade(&mut answer, d));
+    let id = format!(
+        "chatcmpl-sim-{system}-{}-{}-{}-{attempt}",
+        role.as_str(),
+        who.id,
+        who.turn,
+    );
+    let created = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default();
+    let envelope = Envelope {
+        id: &id,
+        model: &request.model,
+        created,
+    };
+    let reasoning = shape.reasoning.then_some(REASONING_TEXT);
+    // How much later than normal the content comes.
+    let late = slow_by.unwrap_or_default()
+        + shape.delay.unwrap_or_default()
+        + if request.stream {
+            shape.first_token_after.unwrap_or_default()
+        } else {
+            Duration::ZERO
+        };
+    if !request.stream {
+        wire::pause(answer.ttft + late + answer.output_time(answer.usage.completion_tokens)).await;
+        guard.finish(Some(200));
+        let body = completion_json_with(envelope, &answer, reasoning);
+        return match shape.end {
+            End::CutAfter(_) => wire::cut_json(&body),
+            End::Complete | End::NoDone | End::StallAfter { .. } => {
+                super::render::json_response(200, body)
+            }
+        };
+    }
+    wire::pause(answer.ttft).await;
+    let include_usage = request
+        .stream_options
+        .as_ref()
+        .is_some_and(|o| o.include_usage);
+    let mut frames = stream_frames(envelope, &answer, include_usage);
+    let mut first_content = 1;
+    if let Some(text) = reasoning {
+        frames.insert(1, (Duration::ZERO, reasoning_frame(envelope, text)));
+        first_content += 1;
+    }
+    // Headers and the role chunk at once; everything after it late.
+    for (due, _) in frames.iter_mut().skip(1) {
+        *due += late;
+    }
+    let tail = match shape.end {
+        End::Complete => Tail::Complete,
+        End::NoDone => {
+            frames.pop();
+            Tail::Complete
+        }
+        End::CutAfter(chunks) => {
+            frames.truncate(first_content + chunks);
+            Tail::Cut
+        }
+        End::StallAfter { tokens, silent } => {
+            frames.truncate(first_content + tokens);
+            Tail::CloseAfter(silent)
+        }
+    };
+    if let Some(after) = shape.malformed_after {
+        let at = (first_content + after).min(frames.len());
+        let due = frames.get(at.saturating_sub(1)).map_or(late, |(d, _)| *d);
+        frames.insert(at, (due, MALFORMED_EVENT.to_string()));
+    }
+    wire::paced_stream(frames, guard, tail)
+}

@@ -1,0 +1,70 @@
+//! Serving a simulated upstream with a handle on each connection's socket,
+//! so that a scripted fault can reset a connection for real (a TCP RST
+//! before any byte of a response) instead of merely closing it.
+//!
+//! Each accepted connection gets a [`Socket`]: a duplicate of its file
+//! descriptor, carried to the handler as connection info. Setting
+//! `SO_LINGER` to zero on it makes the kernel answer the close of the
+//! connection with a reset; nothing else about the connection changes.
+
+use crate::server::ServerHandle;
+use axum::extract::connect_info::Connected;
+use axum::serve::IncomingStream;
+use axum::Router;
+use std::net::SocketAddr;
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+/// A handle on one accepted connection's socket (a duplicated descriptor;
+/// `None` when the descriptor could not be duplicated).
+#[derive(Debug, Clone)]
+pub struct Socket(Option<Arc<OwnedFd>>);
+
+impl Socket {
+    /// Makes the connection end with a reset (RST) instead of an orderly
+    /// close when it is closed. Returns whether that could be arranged.
+    pub fn reset_on_close(&self) -> bool {
+        self.0.as_ref().is_some_and(|fd| {
+            socket2::SockRef::from(fd.as_ref())
+                .set_linger(Some(Duration::ZERO))
+                .is_ok()
+        })
+    }
+}
+
+impl Connected<IncomingStream<'_, TcpListener>> for Socket {
+    fn connect_info(stream: IncomingStream<'_, TcpListener>) -> Self {
+        let io = stream.io();
+        // Small exchanges on kept-alive connections must not wait for
+        // Nagle's algorithm (as every server of the harness does).
+        let _ = io.set_nodelay(true);
+        Socket(io.as_fd().try_clone_to_owned().ok().map(Arc::new))
+    }
+}
+
+/// Binds `addr` and serves `router` with a [`Socket`] per connection until
+/// the handle is shut down.
+///
+/// # Errors
+/// When the address cannot be bound (in use, not local, no permission).
+pub async fn serve(addr: SocketAddr, router: Router) -> std::io::Result<ServerHandle> {
+    let listener = TcpListener::bind(addr).await.map_err(|e| {
+        std::io::Error::new(
+            e.kind(),
+            format!("cannot listen on {addr}: {e}; choose a free port"),
+        )
+    })?;
+    let addr = listener.local_addr()?;
+    let token = CancellationToken::new();
+    let stop = token.clone();
+    let task = tokio::spawn(async move {
+        let service = router.into_make_service_with_connect_info::<Socket>();
+        let _ = axum::serve(listener, service)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await;
+    });
+    Ok(ServerHandle::from_task(addr, token, task))
+}

@@ -1,0 +1,292 @@
+//! Loopback tests of case-scripted upstreams: each scripted behaviour is
+//! seen on the wire by a real HTTP client (a reset with no response, a
+//! stream cut or stalled, a malformed event, no `data: [DONE]`, reasoning
+//! text, a late first token), and the rules on the request decide.
+
+use super::*;
+use crate::faults::{Act, CaseScript, End, ErrorKind, ErrorSpec, Script, When};
+use crate::systems::sse::{assemble, read_all};
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+const MESSAGE: &str = "scripted test. Please reply in exactly 60 words.";
+
+fn context(script: CaseScript) -> UpstreamContext {
+    let index = ConversationIndex::new([IndexEntry {
+        id: "case",
+        first_user_message: MESSAGE,
+        probe: MESSAGE,
+        turns: 1,
+    }]);
+    UpstreamContext::new(
+        crate::faults::FaultPlan::cases(vec![script]),
+        index,
+        LatencyProfile::INSTANT,
+        1,
+        1,
+    )
+}
+
+fn primary(script: Script) -> CaseScript {
+    CaseScript {
+        primary: script,
+        fallback: Script::answer(),
+        clock: "case".into(),
+    }
+}
+
+async fn start(ctx: &UpstreamContext) -> UpstreamPair {
+    let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    start_pair("sut", any, any, ctx.clone()).await.unwrap()
+}
+
+fn body(stream: bool) -> Value {
+    json!({
+        "model": "m",
+        "stream": stream,
+        "stream_options": {"include_usage": true},
+        "messages": [{"role": "user", "content": MESSAGE}],
+    })
+}
+
+async fn send(url: &str, body: &Value) -> Result<reqwest::Response, reqwest::Error> {
+    reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap()
+        .post(format!("{url}/v1/chat/completions"))
+        .json(body)
+        .send()
+        .await
+}
+
+fn canonical() -> String {
+    model::reply(&[crate::openai::ChatMessage::new("user", MESSAGE)])
+}
+
+fn words(n: usize) -> String {
+    canonical().split_inclusive(' ').take(n).collect()
+}
+
+#[tokio::test]
+async fn a_reset_sends_no_byte_then_the_next_attempt_answers() {
+    let ctx = context(primary(Script::first(1, Act::Reset, Act::answer())));
+    let pair = start(&ctx).await;
+    let err = send(&pair.primary.url(), &body(false)).await.unwrap_err();
+    assert!(err.status().is_none(), "{err}");
+    let chain = format!("{err:?}").to_lowercase();
+    // A real RST: the client's socket says "connection reset by peer".
+    assert!(chain.contains("connectionreset"), "{chain}");
+    let ok = send(&pair.primary.url(), &body(false)).await.unwrap();
+    assert_eq!(ok.status(), 200);
+    let details = ctx.log.details();
+    assert_eq!(details[0].act, "reset before headers");
+    assert_eq!((details[1].attempt, details[1].act.as_str()), (2, "answer"));
+}
+
+#[tokio::test]
+async fn a_cut_stream_stops_after_its_chunks_without_a_terminator() {
+    let ctx = context(primary(Script::always(Act::shaped(|s| {
+        s.end = End::CutAfter(40);
+    }))));
+    let pair = start(&ctx).await;
+    let response = send(&pair.primary.url(), &body(true)).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let mut got = Vec::new();
+    let mut stream = response.bytes_stream();
+    let mut broke = false;
+    while let Some(chunk) = futures::StreamExt::next(&mut stream).await {
+        match chunk {
+            Ok(bytes) => got.extend_from_slice(&bytes),
+            Err(_) => broke = true,
+        }
+    }
+    assert!(broke, "the body breaks off");
+    let trace = read_all(&got);
+    let err = assemble(&trace).unwrap_err();
+    assert_eq!(err, "the stream ended without data: [DONE] after 41 chunks");
+    let text: String = trace
+        .events
+        .iter()
+        .filter_map(|e| serde_json::from_str::<Value>(&e.data).ok())
+        .filter_map(|v| {
+            v["choices"][0]["delta"]["content"]
+                .as_str()
+                .map(str::to_string)
+        })
+        .collect();
+    assert_eq!(text, words(40));
+}
+
+#[tokio::test]
+async fn a_stall_goes_silent_then_closes() {
+    let silent = Duration::from_millis(600);
+    let ctx = context(primary(Script::always(Act::shaped(|s| {
+        s.end = End::StallAfter { tokens: 20, silent };
+    }))));
+    let pair = start(&ctx).await;
+    let began = Instant::now();
+    let response = send(&pair.primary.url(), &body(true)).await.unwrap();
+    let bytes = response.bytes().await.unwrap();
+    assert!(began.elapsed() >= silent);
+    let trace = read_all(&bytes);
+    assert!(assemble(&trace).is_err());
+    assert!(!String::from_utf8_lossy(&bytes).contains("finish_reason\":\"stop"));
+}
+
+#[tokio::test]
+async fn malformed_event_no_done_reasoning_and_a_late_first_token() {
+    let late = Duration::from_millis(400);
+    let ctx = context(primary(Script::always(Act::shaped(|s| {
+        s.malformed_after = Some(9);
+        s.first_token_after = Some(late);
+        s.reasoning = true;
+        s.end = End::NoDone;
+    }))));
+    let pair = start(&ctx).await;
+    let began = Instant::now();
+    let text = send(&pair.primary.url(), &body(true))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(began.elapsed() >= late);
+    assert!(!text.contains("[DONE]"), "{text}");
+    assert!(text.contains("reasoning_content"), "{text}");
+    assert!(text.contains("\"usage\""), "{text}");
+    let err = assemble(&read_all(text.as_bytes())).unwrap_err();
+    assert!(err.starts_with("malformed stream chunk 12"), "{err}");
+    // Without the broken event the content is whole.
+    let content: String = text
+        .split("\n\n")
+        .filter_map(|e| e.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+        .filter_map(|v| {
+            v["choices"][0]["delta"]["content"]
+                .as_str()
+                .map(str::to_string)
+        })
+        .collect();
+    assert_eq!(content, canonical());
+    // A plain request gets the reasoning beside the content.
+    let plain: Value = send(&pair.primary.url(), &body(false))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(plain["choices"][0]["message"]["content"], canonical());
+    assert!(plain["choices"][0]["message"]["reasoning_content"].is_string());
+}
+
+#[tokio::test]
+async fn request_rules_prefill_model_and_parameters() {
+    let prefill_400 = Act::Error(ErrorSpec::new(
+        400,
+        ErrorKind::InvalidRequest,
+        "prefill is not supported",
+    ));
+    let ctx = context(CaseScript {
+        primary: Script::when(
+            When::ModelIsNot("own".into()),
+            Act::Error(ErrorSpec::new(
+                404,
+                ErrorKind::ModelNotFound,
+                "no such model",
+            )),
+            Act::answer(),
+        ),
+        fallback: Script::when(When::EndsWithAssistant, prefill_400, Act::answer()),
+        clock: "case".into(),
+    });
+    let pair = start(&ctx).await;
+    assert_eq!(
+        send(&pair.primary.url(), &body(false))
+            .await
+            .unwrap()
+            .status(),
+        404
+    );
+    let mut own = body(false);
+    own["model"] = json!("own");
+    assert_eq!(send(&pair.primary.url(), &own).await.unwrap().status(), 200);
+
+    let mut prefilled = body(false);
+    prefilled["messages"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"role": "assistant", "content": words(40)}));
+    assert_eq!(
+        send(&pair.fallback.url(), &prefilled)
+            .await
+            .unwrap()
+            .status(),
+        400
+    );
+    let details = ctx.log.details();
+    assert!(details.iter().any(|d| d.prefill && d.act == "error 400"));
+    // Without the prefill the fallback answers; the primary continues it.
+    prefilled["model"] = json!("own");
+    let rest: Value = send(&pair.primary.url(), &prefilled)
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let rest = rest["choices"][0]["message"]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(format!("{}{rest}", words(40)), canonical());
+}
+
+#[tokio::test]
+async fn a_flap_follows_its_clock_and_an_expired_key_refuses_everything() {
+    let ctx = context(primary(Script::when(
+        When::WithinClock(Duration::from_millis(300)),
+        Act::Error(ErrorSpec::new(503, ErrorKind::Server, "down")),
+        Act::answer(),
+    )));
+    let pair = start(&ctx).await;
+    ctx.start_clock("sut", "case");
+    assert_eq!(
+        send(&pair.primary.url(), &body(false))
+            .await
+            .unwrap()
+            .status(),
+        503
+    );
+    tokio::time::sleep(Duration::from_millis(350)).await;
+    assert_eq!(
+        send(&pair.primary.url(), &body(false))
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+
+    ctx.set_expired("sut", Role::Fallback, true);
+    assert_eq!(
+        send(&pair.fallback.url(), &body(false))
+            .await
+            .unwrap()
+            .status(),
+        401
+    );
+    let models = reqwest::get(format!("{}/v1/models", pair.fallback.url()))
+        .await
+        .unwrap();
+    assert_eq!(models.status(), 401);
+    assert_eq!(ctx.model_lists("sut", Role::Fallback), 1);
+    ctx.set_expired("sut", Role::Fallback, false);
+    assert_eq!(
+        send(&pair.fallback.url(), &body(false))
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+}
