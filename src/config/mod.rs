@@ -5,6 +5,7 @@
 
 mod error;
 mod judge;
+mod provider;
 mod run;
 mod semantics;
 mod serve;
@@ -14,6 +15,7 @@ mod tests;
 
 pub use error::ConfigError;
 pub use judge::{calibrate_config, judge_config};
+pub use provider::{provider_config, ProviderConfigError};
 pub use run::{default_report_dir, OutDir, Replay, ResolvedConfig, ResolvedGateway, RunConfig};
 pub use semantics::{SemanticsConfig, SemanticsConfigError};
 pub use serve::{

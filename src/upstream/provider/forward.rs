@@ -177,9 +177,13 @@ impl PassThrough {
         };
         let read = if is_stream {
             let mut reader = SseReader::new();
-            read_capped(response, self.max_response_bytes, Some((&mut reader, started)))
-                .await
-                .map_err(|e| e.spec(route, self.max_response_bytes, self.timeout))?;
+            read_capped(
+                response,
+                self.max_response_bytes,
+                Some((&mut reader, started)),
+            )
+            .await
+            .map_err(|e| e.spec(route, self.max_response_bytes, self.timeout))?;
             reply::stream(&reader.finish(millis(started)))
         } else {
             let bytes = read_capped(response, self.max_response_bytes, None)

@@ -136,7 +136,9 @@ mod tests {
 
     #[test]
     fn malformed_replies_are_reasons() {
-        assert!(completion(b"<html>oops</html>").unwrap_err().contains("not JSON"));
+        assert!(completion(b"<html>oops</html>")
+            .unwrap_err()
+            .contains("not JSON"));
         assert!(completion(b"{\"choices\": []}")
             .unwrap_err()
             .contains("choices[0].message"));
@@ -170,7 +172,10 @@ mod tests {
         let e = error_excerpt(body);
         assert_eq!(e, format!("Incorrect API key provided: {REDACTED}"));
         assert_eq!(error_excerpt(b"plain failure"), "plain failure");
-        assert_eq!(error_excerpt("x".repeat(500).as_bytes()).chars().count(), ERROR_EXCERPT + 1);
+        assert_eq!(
+            error_excerpt("x".repeat(500).as_bytes()).chars().count(),
+            ERROR_EXCERPT + 1
+        );
         assert_eq!(error_kind(401), ErrorKind::Auth);
         assert_eq!(error_kind(503), ErrorKind::Server);
         assert_eq!(error_kind(429), ErrorKind::RateLimit);

@@ -191,7 +191,10 @@ pub struct ResolvedProvider {
 impl ResolvedProvider {
     /// The host (and port) of the URL, for prose.
     pub fn host(&self) -> &str {
-        let rest = self.url.split_once("://").map_or(self.url.as_str(), |x| x.1);
+        let rest = self
+            .url
+            .split_once("://")
+            .map_or(self.url.as_str(), |x| x.1);
         rest.split('/').next().unwrap_or(rest)
     }
 }
@@ -250,8 +253,12 @@ mod tests {
         assert!(!json.contains("sk-route-test"), "{json}");
         assert!(!format!("{r:?}").contains("sk-route-test"));
 
-        let local = ProviderRoute::new("http://127.0.0.1:11434/v1/", "llama3", None, FLAGS).unwrap();
-        assert_eq!(local.chat_url(), "http://127.0.0.1:11434/v1/chat/completions");
+        let local =
+            ProviderRoute::new("http://127.0.0.1:11434/v1/", "llama3", None, FLAGS).unwrap();
+        assert_eq!(
+            local.chat_url(),
+            "http://127.0.0.1:11434/v1/chat/completions"
+        );
         assert_eq!(local.host(), "127.0.0.1:11434");
         assert!(local.is_loopback());
         let full =
@@ -271,10 +278,24 @@ mod tests {
 
     #[test]
     fn loopback_hosts() {
-        for host in ["localhost", "LOCALHOST", "127.0.0.1", "127.0.0.2", "::1", "[::1]", "::ffff:127.0.0.1"] {
+        for host in [
+            "localhost",
+            "LOCALHOST",
+            "127.0.0.1",
+            "127.0.0.2",
+            "::1",
+            "[::1]",
+            "::ffff:127.0.0.1",
+        ] {
             assert!(is_loopback_host(host), "{host}");
         }
-        for host in ["api.openai.com", "10.0.0.1", "0.0.0.0", "localhost.example", "::ffff:10.0.0.1"] {
+        for host in [
+            "api.openai.com",
+            "10.0.0.1",
+            "0.0.0.0",
+            "localhost.example",
+            "::ffff:10.0.0.1",
+        ] {
             assert!(!is_loopback_host(host), "{host}");
         }
     }

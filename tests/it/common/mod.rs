@@ -45,6 +45,9 @@ pub fn quick_run(out: &Path, runs: u32) -> RunConfig {
         },
         judge: None,
         contracts: std::sync::Arc::new(continuity_bench::contracts::Contracts::default()),
+        providers: None,
+        cost_limit_tokens: continuity_bench::continuity::cost::DEFAULT_COST_LIMIT_TOKENS,
+        yes: false,
     }
 }
 
