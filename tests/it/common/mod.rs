@@ -3,6 +3,7 @@
 
 pub mod gateways;
 pub mod hostile;
+pub mod standin;
 
 use continuity_bench::config::{OutDir, Replay, RunConfig, SystemsConfig};
 use continuity_bench::source::Source;
