@@ -280,6 +280,55 @@ pub struct UpstreamsArgs {
     /// Write every attempt as CSV here when stopped.
     #[arg(long)]
     pub attempts: Option<PathBuf>,
+    /// A real provider behind the upstreams (pass-through with faults).
+    #[command(flatten)]
+    pub providers: ProviderOptions,
+    /// Deadline of one request to a --provider, connection to last byte.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    pub provider_timeout: std::time::Duration,
+}
+
+/// A real OpenAI-compatible provider behind the simulated upstreams: each
+/// upstream becomes a fault-injecting proxy in front of it. Faults fire on
+/// the wire as with the simulated model (a faulted attempt never reaches
+/// the provider); everything else is forwarded with the provider's model id
+/// and key. Shared by `run` and `upstreams`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ProviderOptions {
+    /// Base URL of an OpenAI-compatible provider both upstreams forward to,
+    /// e.g. http://127.0.0.1:11434/v1 (Ollama) or https://api.openai.com/v1;
+    /// requests go to URL/chat/completions. Without it (and without
+    /// --primary-provider) the upstreams answer with the simulated model.
+    #[arg(long, value_name = "URL")]
+    pub provider: Option<String>,
+    /// Model id sent to the --provider (required with it), e.g. gpt-4o-mini.
+    #[arg(long, value_name = "MODEL")]
+    pub provider_model: Option<String>,
+    /// Name of the environment variable holding the --provider's API key,
+    /// sent as a Bearer token and never printed or written. Without it no
+    /// key is sent (a local server needs none).
+    #[arg(long, value_name = "VAR")]
+    pub provider_key_env: Option<String>,
+    /// Base URL of the provider behind the primary upstream (with
+    /// --fallback-provider, instead of --provider).
+    #[arg(long, value_name = "URL")]
+    pub primary_provider: Option<String>,
+    /// Model id sent to the --primary-provider (required with it).
+    #[arg(long, value_name = "MODEL")]
+    pub primary_provider_model: Option<String>,
+    /// Environment variable holding the --primary-provider's key.
+    #[arg(long, value_name = "VAR")]
+    pub primary_provider_key_env: Option<String>,
+    /// Base URL of the provider behind the fallback upstream (with
+    /// --primary-provider, instead of --provider).
+    #[arg(long, value_name = "URL")]
+    pub fallback_provider: Option<String>,
+    /// Model id sent to the --fallback-provider (required with it).
+    #[arg(long, value_name = "MODEL")]
+    pub fallback_provider_model: Option<String>,
+    /// Environment variable holding the --fallback-provider's key.
+    #[arg(long, value_name = "VAR")]
+    pub fallback_provider_key_env: Option<String>,
 }
 
 /// Which reference gateway.
@@ -430,8 +479,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub stream: bool,
     /// Per-attempt timeout of the built-in proxies: how long they wait for an
-    /// upstream's response headers before failing over (default 1s, or 5s
-    /// with --latency realistic, whose answers take over a second).
+    /// upstream's response headers before failing over (default 1s, 5s
+    /// with --latency realistic, whose answers take over a second, and 20s
+    /// with a --provider, which is also the deadline of each request to it).
     #[arg(long, value_parser = humantime::parse_duration)]
     pub attempt_timeout: Option<std::time::Duration>,
     /// Deadline of every request the driver sends.
@@ -459,6 +509,18 @@ pub struct RunArgs {
     /// Which systems are under test.
     #[command(flatten)]
     pub systems: SystemOptions,
+    /// A real provider behind the upstreams (pass-through with faults).
+    #[command(flatten)]
+    pub providers: ProviderOptions,
+    /// With a --provider that is not on this machine: a run whose estimated
+    /// tokens (input and output, printed before the run) exceed this does
+    /// not start without --yes.
+    #[arg(long, value_name = "N", default_value_t = crate::continuity::cost::DEFAULT_COST_LIMIT_TOKENS)]
+    pub cost_limit_tokens: u64,
+    /// Start a run against a paid --provider even when its estimate is above
+    /// --cost-limit-tokens.
+    #[arg(long)]
+    pub yes: bool,
     /// The LLM judge for answers the fast path cannot decide.
     #[command(flatten)]
     pub judge: JudgeOptions,

@@ -91,7 +91,12 @@ impl TurnRecord {
 
 /// `text` cut at [`ANSWER_BOUND`] characters (borrowed: no copy).
 pub fn bounded_answer(text: &str) -> &str {
-    match text.char_indices().nth(ANSWER_BOUND) {
+    bounded_to(text, ANSWER_BOUND)
+}
+
+/// `text` cut at `chars` characters (borrowed: no copy).
+pub fn bounded_to(text: &str, chars: usize) -> &str {
+    match text.char_indices().nth(chars) {
         Some((end, _)) => &text[..end],
         None => text,
     }
@@ -153,7 +158,26 @@ pub struct AttemptRecord {
     /// Milliseconds from arrival until the upstream finished or saw the
     /// client go away.
     pub duration_ms: f64,
+    /// The model that produced the answer as the provider reported it, in
+    /// front of a real provider (pass-through); `simulated` for the
+    /// simulated model; empty when no answer was produced.
+    #[serde(default)]
+    pub answered_by: String,
+    /// The answer's text as produced (before the wire cut it, after a
+    /// degradation changed it), cut at [`ATTEMPT_ANSWER_BOUND`] characters;
+    /// empty when no answer was produced.
+    #[serde(default)]
+    pub answer: String,
+    /// Why the provider behind a pass-through upstream gave no answer (its
+    /// status and a redacted excerpt of its body, a timeout, a malformed
+    /// reply); empty otherwise.
+    #[serde(default)]
+    pub provider_error: String,
 }
+
+/// Most characters of an answer kept in an attempt row: enough to read
+/// what the model said, small enough for attempts.csv at scale.
+pub const ATTEMPT_ANSWER_BOUND: usize = 200;
 
 /// What an upstream did with one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -173,6 +197,10 @@ pub enum AttemptAction {
     BodyCut,
     /// Answered 200 with a degraded answer (see the `degradation` column).
     Degraded,
+    /// The real provider behind a pass-through upstream failed (an error
+    /// status, a timeout, a malformed or oversized reply): its error was
+    /// passed on, see the `provider_error` column.
+    ProviderError,
 }
 
 impl AttemptAction {
@@ -186,6 +214,7 @@ impl AttemptAction {
             AttemptAction::BadRequest => "bad_request",
             AttemptAction::BodyCut => "body_cut",
             AttemptAction::Degraded => "degraded",
+            AttemptAction::ProviderError => "provider_error",
         }
     }
 }
@@ -239,6 +268,9 @@ pub(crate) mod fixture {
             degradation: String::new(),
             client_gave_up: false,
             duration_ms: 1.0,
+            answered_by: String::new(),
+            answer: String::new(),
+            provider_error: String::new(),
         }
     }
 }

@@ -75,6 +75,9 @@ pub enum ConfigError {
         /// The variable.
         var: String,
     },
+    /// Unusable provider options.
+    #[error(transparent)]
+    Provider(#[from] super::ProviderConfigError),
     /// Unusable judge options.
     #[error(transparent)]
     Judge(#[from] crate::judge::JudgeConfigError),

@@ -6,6 +6,7 @@
 mod canary;
 mod error;
 mod judge;
+mod provider;
 mod run;
 mod semantics;
 mod serve;
@@ -16,6 +17,7 @@ mod tests;
 pub use canary::{CanaryConfig, CanaryEndpoint, CanaryReleaseConfig};
 pub use error::ConfigError;
 pub use judge::{calibrate_config, judge_config};
+pub use provider::{provider_config, ProviderConfigError};
 pub use run::{
     default_report_dir, OutDir, Replay, RequestsInFlight, ResolvedConfig, ResolvedGateway,
     RunConfig,

@@ -6,10 +6,15 @@ use crate::cli::{LatencyArg, RunArgs};
 use crate::proxy::ProxyMode;
 use crate::source::Source;
 use crate::stats::CONFIDENCE;
+use crate::upstream::provider::{Providers, ResolvedProviders};
 use crate::upstream::LatencyProfile;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// Default `--attempt-timeout` with a provider: a real model takes seconds
+/// to answer, and the upstream's provider deadline is the same.
+pub const PROVIDER_ATTEMPT_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// How conversations are replayed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,6 +73,14 @@ pub struct RunConfig {
     pub judge: Option<crate::judge::JudgeConfig>,
     /// The answer contracts every answer is checked against.
     pub contracts: std::sync::Arc<crate::contracts::Contracts>,
+    /// The real providers behind the upstreams (pass-through), if any; the
+    /// simulated model answers otherwise.
+    pub providers: Option<Providers>,
+    /// Above this many estimated tokens a run against a provider that is
+    /// not on this machine needs `yes`.
+    pub cost_limit_tokens: u64,
+    /// `--yes`: start even above `cost_limit_tokens`.
+    pub yes: bool,
 }
 
 impl RunConfig {
@@ -88,7 +101,10 @@ impl RunConfig {
                 return Err(ConfigError::FailUnder(x));
             }
         }
+        let providers = super::provider_config(&args.providers, |v| std::env::var(v).ok())?;
         let attempt_timeout = args.attempt_timeout.unwrap_or(match args.latency {
+            // A real model takes seconds to answer.
+            _ if providers.is_some() => PROVIDER_ATTEMPT_TIMEOUT,
             LatencyArg::Realistic => Duration::from_secs(5),
             LatencyArg::Instant | LatencyArg::Fast => Duration::from_secs(1),
         });
@@ -159,6 +175,9 @@ impl RunConfig {
             systems,
             judge,
             contracts: std::sync::Arc::new(super::contracts_config(&args.contracts)?),
+            providers,
+            cost_limit_tokens: args.cost_limit_tokens,
+            yes: args.yes,
         })
     }
 
@@ -199,6 +218,7 @@ impl RunConfig {
             confidence: CONFIDENCE,
             percentile_method: crate::stats::PERCENTILE_METHOD.to_string(),
             bootstrap_resamples: BOOTSTRAP_RESAMPLES,
+            providers: self.providers.as_ref().map(Providers::resolved),
         }
     }
 }
@@ -300,6 +320,11 @@ pub struct ResolvedConfig {
     pub percentile_method: String,
     /// Bootstrap resamples of the clustered interval.
     pub bootstrap_resamples: u32,
+    /// The real providers behind the upstreams (URL without key or query,
+    /// model id, the key's variable name), when the run used pass-through;
+    /// absent when the simulated model answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub providers: Option<ResolvedProviders>,
 }
 
 /// The room for requests in flight, as recorded in `config.json`: the

@@ -103,11 +103,19 @@ pub fn proxy_config(args: ProxyArgs) -> Result<ProxyConfig, ConfigError> {
 /// loaded and checked.
 ///
 /// # Errors
-/// [`ConfigError::Run`] for `--run 0`, or the profile's or dataset's own
+/// [`ConfigError::RunIndex`] for `--run 0`, unusable provider options, or the profile's or dataset's own
 /// error naming the file.
 pub fn upstreams_config(args: UpstreamsArgs) -> anyhow::Result<UpstreamsConfig> {
     if args.run == 0 {
         return Err(ConfigError::RunIndex.into());
+    }
+    let providers = super::provider_config(&args.providers, |v| std::env::var(v).ok())
+        .map_err(ConfigError::from)?;
+    if args.provider_timeout.is_zero() {
+        return Err(ConfigError::ZeroDuration {
+            flag: "--provider-timeout",
+        }
+        .into());
     }
     let profile =
         crate::faults::FaultProfile::from_source(&profile_source(args.faults.as_deref())?)?;
@@ -129,6 +137,8 @@ pub fn upstreams_config(args: UpstreamsArgs) -> anyhow::Result<UpstreamsConfig> 
         run: args.run,
         latency: latency_profile(args.latency),
         attempts: args.attempts,
+        providers,
+        provider_timeout: args.provider_timeout,
     })
 }
 

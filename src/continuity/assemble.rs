@@ -170,11 +170,24 @@ fn error_class(error: &str) -> &str {
 /// The notes every report of a run carries: what the figures mean, and
 /// how the run was made when that changes them (streamed, interrupted).
 pub fn run_notes(config: &ResolvedConfig) -> Vec<String> {
-    let mut notes = vec![
-        "The upstreams are simulated: the model answers only from the messages it receives, so a fallback \
+    let model_note = match &config.providers {
+        Some(providers) => format!(
+            "The upstreams are pass-through: {}. Faults are still injected on the wire by the upstreams \
+             before the provider is called (a faulted attempt never reaches it), and every other request is \
+             forwarded with the provider's model id. The fast-path scorer decides only clear answers (the \
+             anchor's value stated, or a plain refusal); a real model's wording can leave answers undetermined \
+             or misread, so pass `--judge URL --judge-model MODEL` to have an LLM judge decide what the fast \
+             path cannot{}.",
+            providers.answered_by(),
+            if config.judge.is_some() { " (a judge was used in this run)" } else { "" }
+        ),
+        None => "The upstreams are simulated: the model answers only from the messages it receives, so a fallback \
          that is not sent the history cannot answer the probe. With this model the CPR gap between `stateless` \
          and `history` is by construction; it is a calibration of the harness, not a finding about gateways."
             .to_string(),
+    };
+    let mut notes = vec![
+        model_note,
         "What the run does test: faults happen on the wire (the primary really holds the connection past the \
          proxy's timeout, really answers 503 with an error body, really answers 429 with Retry-After); the \
          gateway's error classification and failover path fire; the history reaches the fallback intact; \

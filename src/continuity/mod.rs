@@ -12,6 +12,7 @@
 mod assemble;
 mod collect;
 mod contracts;
+pub mod cost;
 pub mod record;
 pub mod report;
 pub mod summary;
@@ -24,6 +25,7 @@ use crate::driver::{self, gate, DriverOptions, GatePlan, RequestGate};
 use crate::faults::{FaultPlan, FaultProfile};
 use crate::scoring::AnchorIndex;
 use crate::systems::{driver_client, SystemKind, Systems, SystemsSpec, SYSTEM_PROMPT};
+use crate::upstream::provider::{PassThrough, Providers};
 use crate::upstream::{ConversationIndex, UpstreamContext};
 use anyhow::Context;
 use assemble::assemble;
@@ -105,6 +107,60 @@ fn request_gate(config: &RunConfig) -> anyhow::Result<(GatePlan, Arc<RequestGate
     Ok((plan, gate))
 }
 
+/// Prints what the run costs at the provider and refuses to start a paid
+/// run above `--cost-limit-tokens` without `--yes`; a provider on this
+/// machine is free.
+fn price(
+    config: &RunConfig,
+    dataset: &Dataset,
+    plan: &FaultPlan,
+    providers: &Providers,
+) -> anyhow::Result<()> {
+    let mut systems = Vec::new();
+    if config.systems.builtin {
+        systems.extend(crate::proxy::ProxyMode::ALL.map(|mode| match mode {
+            crate::proxy::ProxyMode::Stateless => cost::Forwarding::LastMessage,
+            crate::proxy::ProxyMode::History => cost::Forwarding::History,
+        }));
+    }
+    systems.extend(
+        config
+            .systems
+            .gateways
+            .iter()
+            .map(|_| cost::Forwarding::History),
+    );
+    let estimate = cost::estimate(cost::CostInputs {
+        dataset,
+        plan,
+        runs: config.runs,
+        replay: config.replay,
+        systems: &systems,
+        system_prompt: SYSTEM_PROMPT,
+    });
+    crate::secret::eprintln!("{}", providers.resolved().answered_by());
+    crate::secret::eprintln!("{}", estimate.describe(config.runs));
+    let free = providers.all_loopback();
+    if free {
+        crate::secret::eprintln!("the provider runs on this machine: no cost limit applies");
+    }
+    cost::gate(&estimate, config.cost_limit_tokens, config.yes, free)?;
+    Ok(())
+}
+
+/// The responder that forwards to `providers`, each request bounded by the
+/// proxies' attempt timeout and the response size cap.
+fn pass_through(
+    config: &RunConfig,
+    providers: &Providers,
+) -> anyhow::Result<Arc<dyn crate::upstream::Responder>> {
+    Ok(Arc::new(PassThrough::new(
+        providers,
+        config.attempt_timeout,
+        config.systems.max_response_bytes,
+    )?))
+}
+
 /// Creates the report directory (unique by default; `--out` must be empty
 /// unless `--force`) and proves it writable, before any request.
 fn claim_out(config: &RunConfig) -> anyhow::Result<PathBuf> {
@@ -132,6 +188,13 @@ pub async fn execute(
 ) -> anyhow::Result<RunOutcome> {
     let Inputs { dataset, plan } = load_inputs(config)?;
     let gate = request_gate(config)?;
+    let responder = match &config.providers {
+        Some(providers) => {
+            price(config, &dataset, &plan, providers)?;
+            Some(pass_through(config, providers)?)
+        }
+        None => None,
+    };
     let out = claim_out(config)?;
     let nothing = |out: &Path| {
         // Nothing finished: leave no empty report directory behind.
@@ -143,13 +206,11 @@ pub async fn execute(
             wall: started.elapsed(),
         }
     };
-    let ctx = UpstreamContext::new(
-        plan,
-        ConversationIndex::of_dataset(&dataset),
-        config.latency,
-        config.seed,
-        1,
-    );
+    let index = ConversationIndex::of_dataset(&dataset);
+    let ctx = match responder {
+        Some(responder) => UpstreamContext::with_responder(plan, index, responder, 1),
+        None => UpstreamContext::new(plan, index, config.latency, config.seed, 1),
+    };
     let client = driver_client()?;
     let spec = SystemsSpec {
         systems: &config.systems,

@@ -19,6 +19,9 @@ use crate::openai::ChatRequest;
 use axum::response::Response;
 use std::time::Duration;
 
+/// What the attempt log's `answered_by` says of the simulated model.
+pub const SIMULATED_MODEL: &str = "simulated";
+
 /// Who is being answered: the request and where it came from.
 #[derive(Debug, Clone, Copy)]
 pub struct Asked<'a> {
@@ -66,11 +69,16 @@ pub async fn answer(
         key,
         input_tokens,
     };
+    let mut guard = guard;
     let mut answer = match ctx.responder.respond(call).await {
         Ok(answer) => answer,
-        Err(spec) => return wire::error(guard, &spec),
+        Err(spec) => return wire::provider_error(guard, &spec),
     };
     let slow_by = degraded.and_then(|d| wire::degrade(&mut answer, d));
+    guard.set_answer(
+        &answer.text,
+        answer.model.as_deref().unwrap_or(SIMULATED_MODEL),
+    );
     let id = format!(
         "chatcmpl-sim-{system}-{}-{}-{}-{attempt}",
         role.as_str(),
@@ -81,9 +89,11 @@ pub async fn answer(
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or_default();
+    // A real provider's answer names the model that gave it; the
+    // simulated model echoes the id asked for.
     let envelope = Envelope {
         id: &id,
-        model: &request.model,
+        model: answer.model.as_deref().unwrap_or(&request.model),
         created,
     };
     let reasoning = shape.reasoning.then_some(REASONING_TEXT);

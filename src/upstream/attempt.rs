@@ -70,6 +70,29 @@ impl AttemptGuard {
         }
     }
 
+    /// Notes the answer produced (cut at
+    /// [`crate::record::ATTEMPT_ANSWER_BOUND`] characters) and the model
+    /// that produced it.
+    pub fn set_answer(&mut self, text: &str, answered_by: &str) {
+        if let Some(id) = self.id {
+            let kept = crate::record::bounded_to(text, crate::record::ATTEMPT_ANSWER_BOUND);
+            self.log.update(id, |row| {
+                kept.clone_into(&mut row.answer);
+                answered_by.clone_into(&mut row.answered_by);
+            });
+        }
+    }
+
+    /// Notes why the provider behind the upstream gave no answer.
+    pub fn set_provider_error(&mut self, reason: &str) {
+        if let Some(id) = self.id {
+            self.log.update(id, |row| {
+                row.action = AttemptAction::ProviderError;
+                reason.clone_into(&mut row.provider_error);
+            });
+        }
+    }
+
     /// Notes what the upstream did.
     pub fn set_action(&mut self, action: AttemptAction) {
         if let Some(id) = self.id {

@@ -9,7 +9,9 @@
 //!   error status with its body, a body broken off);
 //! - [`responder`]: otherwise the answer, from the simulated [`model`] with
 //!   its [`latency`] profile (or any other [`responder::Responder`]);
-//! - [`render`]: the OpenAI rendering of errors and answers (JSON or SSE).
+//! - [`render`]: the OpenAI rendering of errors and answers (JSON or SSE);
+//! - [`provider`]: the pass-through responder in front of a real provider,
+//!   with the same faults, limiter and degradations.
 //!
 //! A conversation of a case-scripted plan ([`crate::faults::CaseScript`])
 //! gets what its script decides instead, at either upstream
@@ -28,6 +30,7 @@ pub mod latency;
 pub mod listen;
 pub mod log;
 pub mod model;
+pub mod provider;
 pub mod render;
 pub mod responder;
 pub mod scripted;

@@ -1,7 +1,8 @@
 //! The seam that produces an upstream's answer when no fault stops it: a
 //! [`Responder`] turns a recognised request into an [`Answer`] (text, finish
-//! reason, usage, and how long it takes). The simulated model is the one
-//! responder today; a pass-through to a real provider is another.
+//! reason, usage, and how long it takes). The simulated model is one
+//! responder; the pass-through to a real provider
+//! ([`super::provider::PassThrough`]) is the other.
 //!
 //! Faults never reach a responder: the server executes them on the wire
 //! before asking for an answer, and frames whatever the responder returns.
@@ -38,6 +39,9 @@ pub struct Answer {
     pub ttft: Duration,
     /// Output pace once the first token has gone; zero means no delay.
     pub tokens_per_second: f64,
+    /// The model a real provider said answered (pass-through); `None` for
+    /// the simulated model, which echoes the model id asked for.
+    pub model: Option<String>,
 }
 
 impl Answer {
@@ -109,6 +113,7 @@ impl SimulatedModel {
             tokens_per_second,
             finish_reason: "stop".to_string(),
             text,
+            model: None,
         }
     }
 }

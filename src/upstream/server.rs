@@ -248,6 +248,9 @@ async fn chat_completions(
         degradation: String::new(),
         client_gave_up: false,
         duration_ms: 0.0,
+        answered_by: String::new(),
+        answer: String::new(),
+        provider_error: String::new(),
     };
 
     let expired = ctx.is_expired(&st.system, st.role);

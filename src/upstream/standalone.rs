@@ -1,12 +1,14 @@
 //! `continuity-bench upstreams`: serve one pair of simulated upstreams for an
 //! external gateway until Ctrl-C, then optionally write the attempt log.
 
+use super::provider::{PassThrough, Providers};
 use super::{start_pair, ConversationIndex, LatencyProfile, UpstreamContext, UpstreamPair};
 use crate::dataset::Dataset;
 use crate::faults::{FaultMode, FaultPlan, FaultProfile};
 use anyhow::Context;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// The system name the attempts of a standalone pair are logged under.
 pub const STANDALONE_SYSTEM: &str = "external";
@@ -30,6 +32,11 @@ pub struct UpstreamsConfig {
     pub latency: LatencyProfile,
     /// Where to write the attempt log as CSV on stop.
     pub attempts: Option<PathBuf>,
+    /// The real providers to forward to (pass-through), if any; the
+    /// simulated model answers otherwise.
+    pub providers: Option<Providers>,
+    /// Deadline of one request to a provider.
+    pub provider_timeout: std::time::Duration,
 }
 
 /// A running standalone pair: started, then stopped (which writes the
@@ -59,7 +66,17 @@ impl Standalone {
         let index = ConversationIndex::of_dataset(&config.dataset);
         let plan = FaultPlan::new(config.profile.clone(), config.seed, turns);
         let schedule = plan.schedule(config.run);
-        let ctx = UpstreamContext::new(plan, index, config.latency, config.seed, config.run);
+        let ctx = match &config.providers {
+            Some(providers) => {
+                let responder = PassThrough::new(
+                    providers,
+                    config.provider_timeout,
+                    crate::systems::DEFAULT_MAX_RESPONSE_BYTES,
+                )?;
+                UpstreamContext::with_responder(plan, index, Arc::new(responder), config.run)
+            }
+            None => UpstreamContext::new(plan, index, config.latency, config.seed, config.run),
+        };
         let pair = start_pair(STANDALONE_SYSTEM, config.primary, config.fallback, ctx.clone())
             .await
             .context(
@@ -83,15 +100,18 @@ impl Standalone {
             })
             .collect::<Vec<_>>()
             .join(" ");
+        let answers = match &self.config.providers {
+            Some(p) => p.resolved().answered_by(),
+            None => format!("simulated model, latency {}", self.config.latency.name()),
+        };
         format!(
-            "primary upstream:  {}/v1\nfallback upstream: {}/v1\nfault profile: {}\nrun {} of seed {}: {} conversations, {counts}; latency {}",
+            "primary upstream:  {}/v1\nfallback upstream: {}/v1\nfault profile: {}\nrun {} of seed {}: {} conversations, {counts}; {answers}",
             self.pair.primary.url(),
             self.pair.fallback.url(),
             self.config.profile.summary(),
             self.config.run,
             self.config.seed,
             self.config.dataset.conversations.len(),
-            self.config.latency.name()
         )
     }
 
@@ -163,6 +183,8 @@ mod tests {
             run: 1,
             latency: LatencyProfile::INSTANT,
             attempts: Some(out.clone()),
+            providers: None,
+            provider_timeout: std::time::Duration::from_secs(5),
         })
         .await
         .unwrap();

@@ -58,6 +58,18 @@ pub fn error(mut guard: AttemptGuard, spec: &ErrorSpec) -> Response {
     error_response(spec)
 }
 
+/// The real provider's failure, passed on: its status and its (redacted)
+/// reason as the error body, `Retry-After` when it sent one, and the
+/// attempt logged as `provider_error` with the reason.
+pub fn provider_error(mut guard: AttemptGuard, spec: &ErrorSpec) -> Response {
+    guard.set_provider_error(&spec.message);
+    if let Some(retry_after) = spec.retry_after {
+        guard.set_retry_after(retry_after_secs(retry_after) * 1000);
+    }
+    guard.finish(Some(spec.status));
+    error_response(spec)
+}
+
 /// Applies a drawn degradation to `answer`: a text one changes its text and
 /// finish reason (and output tokens); a slow first token returns how late
 /// the first content token must come.

@@ -10,6 +10,9 @@
 //! - [`end_to_end`]: `run` as a user runs it, in process and as a binary;
 //! - [`controls`]: positive and negative controls of every `run` metric;
 //! - [`interrupt`]: Ctrl-C in every phase;
+//! - [`passthrough`]: the upstreams in front of a provider stand-in (same
+//!   verdicts as the simulated model, faults never forwarded, no key in any
+//!   output, a wrong key, the cost gate);
 //! - [`semantics`]: the failover-semantics catalogue against its controls;
 //! - [`hostile`]: redirects, oversized bodies, long answers, non-text content
 //!   and echoed secrets against the driver;
@@ -26,5 +29,6 @@ mod controls;
 mod end_to_end;
 mod hostile;
 mod interrupt;
+mod passthrough;
 mod semantics;
 mod storm;

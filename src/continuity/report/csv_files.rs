@@ -68,7 +68,7 @@ pub const EVENT_COLUMNS: [&str; 18] = [
 ];
 
 /// Columns of attempts.csv, in order (the fields of [`AttemptRecord`]).
-pub const ATTEMPT_COLUMNS: [&str; 18] = [
+pub const ATTEMPT_COLUMNS: [&str; 21] = [
     "run",
     "system",
     "role",
@@ -87,11 +87,20 @@ pub const ATTEMPT_COLUMNS: [&str; 18] = [
     "degradation",
     "client_gave_up",
     "duration_ms",
+    "answered_by",
+    "answer",
+    "provider_error",
 ];
 
 /// Columns added to attempts.csv after the first release: a file without
 /// them (an older report) is still read, the field taking its default.
-pub const ATTEMPT_COLUMNS_ADDED: [&str; 2] = ["params", "degradation"];
+pub const ATTEMPT_COLUMNS_ADDED: [&str; 5] = [
+    "params",
+    "degradation",
+    "answered_by",
+    "answer",
+    "provider_error",
+];
 
 /// File name of the turn rows.
 pub const TURNS_FILE: &str = "turns.csv";
@@ -194,7 +203,7 @@ mod tests {
         );
         assert_eq!(
             header(&AttemptsCsv.render(&data).unwrap()),
-            "run,system,role,conversation,turn,attempt,arrived_ms,action,status,retry_after_ms,messages,approx_tokens,model,stream,params,degradation,client_gave_up,duration_ms"
+            "run,system,role,conversation,turn,attempt,arrived_ms,action,status,retry_after_ms,messages,approx_tokens,model,stream,params,degradation,client_gave_up,duration_ms,answered_by,answer,provider_error"
         );
     }
 

@@ -282,6 +282,7 @@ pub(crate) fn config() -> ResolvedConfig {
         confidence: 0.95,
         percentile_method: crate::stats::PERCENTILE_METHOD.into(),
         bootstrap_resamples: 10_000,
+        providers: None,
     }
 }
 

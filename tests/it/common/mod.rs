@@ -4,6 +4,7 @@
 pub mod gateways;
 pub mod hostile;
 pub mod openrouter;
+pub mod standin;
 
 use continuity_bench::config::{OutDir, Replay, RunConfig, SystemsConfig};
 use continuity_bench::source::Source;
@@ -46,6 +47,9 @@ pub fn quick_run(out: &Path, runs: u32) -> RunConfig {
         },
         judge: None,
         contracts: std::sync::Arc::new(continuity_bench::contracts::Contracts::default()),
+        providers: None,
+        cost_limit_tokens: continuity_bench::continuity::cost::DEFAULT_COST_LIMIT_TOKENS,
+        yes: false,
     }
 }
 

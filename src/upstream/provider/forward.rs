@@ -1,0 +1,319 @@
+//! The pass-through [`Responder`]: what no fault stopped is forwarded to
+//! the real provider behind the upstream's role, as `POST
+//! {provider}/chat/completions` with the provider's model id substituted,
+//! the key as a Bearer token and `stream` as the client asked, under a
+//! deadline and the response size cap, redirects not followed. The reply
+//! (a stream read chunk by chunk) becomes the same [`Answer`] the simulated
+//! model produces, so the upstream frames, degrades and cuts it exactly as
+//! it does a simulated one. A provider failure becomes an [`ErrorSpec`]
+//! with the provider's status and a redacted excerpt of its body.
+
+use super::reply::{self, ProviderReply};
+use super::route::{ProviderRoute, Providers};
+use crate::faults::{ErrorKind, ErrorSpec};
+use crate::openai::{approx_tokens, Usage};
+use crate::systems::sse::SseReader;
+use crate::upstream::responder::{Answer, Call, Responder};
+use axum::http::{header, HeaderValue};
+use futures::future::BoxFuture;
+use std::time::{Duration, Instant};
+
+/// Largest error body read from a provider; the excerpt kept is far shorter.
+const MAX_ERROR_BYTES: usize = 64 * 1024;
+
+/// Why the pass-through cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum PassThroughError {
+    /// The HTTP client could not be built.
+    #[error("cannot build the provider HTTP client: {0}")]
+    Http(String),
+    /// A key that cannot be sent as a header value.
+    #[error("the key in {var} holds a line break or a control character and cannot be sent; fix the variable's value (it is not shown here)")]
+    Key {
+        /// The variable it came from.
+        var: String,
+    },
+}
+
+/// One provider with its `Authorization` value ready (marked sensitive).
+#[derive(Debug)]
+struct Prepared {
+    route: ProviderRoute,
+    authorization: Option<HeaderValue>,
+}
+
+impl Prepared {
+    fn new(route: ProviderRoute) -> Result<Self, PassThroughError> {
+        let authorization = match &route.key {
+            None => None,
+            Some(key) => {
+                let mut value = HeaderValue::from_str(&format!("Bearer {}", key.expose()))
+                    .map_err(|_| PassThroughError::Key {
+                        var: route.key_env.clone().unwrap_or_default(),
+                    })?;
+                value.set_sensitive(true);
+                Some(value)
+            }
+        };
+        Ok(Prepared {
+            route,
+            authorization,
+        })
+    }
+}
+
+/// Forwards every answer to a real provider (see the module documentation).
+#[derive(Debug)]
+pub struct PassThrough {
+    http: reqwest::Client,
+    primary: Prepared,
+    fallback: Prepared,
+    timeout: Duration,
+    max_response_bytes: u64,
+}
+
+impl PassThrough {
+    /// A pass-through to `providers`, each request bounded by `timeout`
+    /// (connection to last byte) and `max_response_bytes`.
+    ///
+    /// # Errors
+    /// [`PassThroughError`] when the client cannot be built or a key cannot
+    /// be sent.
+    pub fn new(
+        providers: &Providers,
+        timeout: Duration,
+        max_response_bytes: u64,
+    ) -> Result<Self, PassThroughError> {
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(timeout)
+            .tcp_nodelay(true)
+            .build()
+            .map_err(|e| PassThroughError::Http(e.to_string()))?;
+        Ok(PassThrough {
+            http,
+            primary: Prepared::new(providers.primary.clone())?,
+            fallback: Prepared::new(providers.fallback.clone())?,
+            timeout,
+            max_response_bytes,
+        })
+    }
+
+    async fn forward(&self, call: Call<'_>) -> Result<Answer, ErrorSpec> {
+        let provider = match call.key.role {
+            crate::faults::Role::Primary => &self.primary,
+            crate::faults::Role::Fallback => &self.fallback,
+        };
+        let route = &provider.route;
+        let mut body = serde_json::to_value(call.request).map_err(|e| {
+            failure(
+                500,
+                ErrorKind::Server,
+                format!("cannot encode the request for the provider: {e}"),
+            )
+        })?;
+        body["model"] = serde_json::Value::String(route.model.clone());
+        let mut request = self
+            .http
+            .post(route.chat_url())
+            .timeout(self.timeout)
+            .json(&body);
+        if let Some(value) = &provider.authorization {
+            request = request.header(header::AUTHORIZATION, value.clone());
+        }
+        let started = Instant::now();
+        let response = request
+            .send()
+            .await
+            .map_err(|e| transport(route, &e, self.timeout))?;
+        let status = response.status().as_u16();
+        if response.status().is_redirection() {
+            return Err(failure(
+                502,
+                ErrorKind::Server,
+                format!(
+                    "the provider at {} answered a redirect (HTTP {status}), which is not followed; pass the final URL",
+                    route.host()
+                ),
+            ));
+        }
+        if !response.status().is_success() {
+            let retry_after = response
+                .headers()
+                .get(header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .map(Duration::from_secs);
+            let bytes = read_capped(response, MAX_ERROR_BYTES as u64, None)
+                .await
+                .unwrap_or_default();
+            let mut spec = failure(
+                status,
+                reply::error_kind(status),
+                format!(
+                    "the provider at {} answered HTTP {status}: {}",
+                    route.host(),
+                    reply::error_excerpt(&bytes)
+                ),
+            );
+            spec.retry_after = retry_after;
+            return Err(spec);
+        }
+        let is_stream = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        let malformed = |reason: String| {
+            failure(
+                502,
+                ErrorKind::Server,
+                format!(
+                    "the provider at {} sent a reply that is not a usable chat completion: {reason}",
+                    route.host()
+                ),
+            )
+        };
+        let read = if is_stream {
+            let mut reader = SseReader::new();
+            read_capped(
+                response,
+                self.max_response_bytes,
+                Some((&mut reader, started)),
+            )
+            .await
+            .map_err(|e| e.spec(route, self.max_response_bytes, self.timeout))?;
+            reply::stream(&reader.finish(millis(started)))
+        } else {
+            let bytes = read_capped(response, self.max_response_bytes, None)
+                .await
+                .map_err(|e| e.spec(route, self.max_response_bytes, self.timeout))?;
+            reply::completion(&bytes)
+        };
+        let answer = read.map_err(malformed)?;
+        Ok(into_answer(answer, call.input_tokens, route))
+    }
+}
+
+impl Responder for PassThrough {
+    fn respond<'a>(&'a self, call: Call<'a>) -> BoxFuture<'a, Result<Answer, ErrorSpec>> {
+        Box::pin(self.forward(call))
+    }
+}
+
+/// A provider's reply as the answer the upstream frames: no modelled
+/// delay (the provider's own time has passed), the provider's counts or
+/// an estimate, and the model it named (or the one asked for).
+fn into_answer(reply: ProviderReply, input_tokens: u32, route: &ProviderRoute) -> Answer {
+    let usage = reply
+        .usage
+        .unwrap_or_else(|| Usage::new(input_tokens, approx_tokens(&reply.text)));
+    Answer {
+        text: reply.text,
+        finish_reason: reply.finish_reason,
+        usage,
+        ttft: Duration::ZERO,
+        tokens_per_second: 0.0,
+        model: Some(reply.model.unwrap_or_else(|| route.model.clone())),
+    }
+}
+
+fn failure(status: u16, kind: ErrorKind, message: String) -> ErrorSpec {
+    ErrorSpec::new(status, kind, crate::secret::redact_owned(message))
+}
+
+fn millis(started: Instant) -> f64 {
+    started.elapsed().as_secs_f64() * 1000.0
+}
+
+/// The provider could not be reached or did not answer in time.
+fn transport(route: &ProviderRoute, e: &reqwest::Error, timeout: Duration) -> ErrorSpec {
+    if e.is_timeout() {
+        failure(
+            504,
+            ErrorKind::Timeout,
+            format!(
+                "the provider at {} did not answer within {}",
+                route.host(),
+                humantime::format_duration(timeout)
+            ),
+        )
+    } else if e.is_connect() {
+        failure(
+            502,
+            ErrorKind::Server,
+            format!(
+                "cannot connect to the provider at {}; check that it is running and the URL is right",
+                route.host()
+            ),
+        )
+    } else {
+        failure(
+            502,
+            ErrorKind::Server,
+            format!("the request to the provider at {} failed", route.host()),
+        )
+    }
+}
+
+/// Why a body could not be read whole.
+enum ReadError {
+    TooLarge,
+    Timeout,
+    Broken,
+}
+
+impl ReadError {
+    fn spec(&self, route: &ProviderRoute, cap: u64, timeout: Duration) -> ErrorSpec {
+        let host = route.host();
+        match self {
+            ReadError::TooLarge => failure(
+                502,
+                ErrorKind::Server,
+                format!("the provider at {host} sent a reply larger than {cap} bytes (--max-response-bytes); it was not read further"),
+            ),
+            ReadError::Timeout => failure(
+                504,
+                ErrorKind::Timeout,
+                format!(
+                    "the provider at {host} did not finish its reply within {}",
+                    humantime::format_duration(timeout)
+                ),
+            ),
+            ReadError::Broken => failure(
+                502,
+                ErrorKind::Server,
+                format!("the provider at {host} broke its reply off"),
+            ),
+        }
+    }
+}
+
+/// Reads a body chunk by chunk up to `cap` bytes, into `sse` (fed as each
+/// chunk arrives) or into the returned bytes.
+async fn read_capped(
+    mut response: reqwest::Response,
+    cap: u64,
+    mut sse: Option<(&mut SseReader, Instant)>,
+) -> Result<Vec<u8>, ReadError> {
+    let mut bytes = Vec::new();
+    let mut read = 0u64;
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                read += chunk.len() as u64;
+                if read > cap {
+                    return Err(ReadError::TooLarge);
+                }
+                match sse.as_mut() {
+                    Some((reader, started)) => reader.feed(&chunk, millis(*started)),
+                    None => bytes.extend_from_slice(&chunk),
+                }
+            }
+            Ok(None) => return Ok(bytes),
+            Err(e) if e.is_timeout() => return Err(ReadError::Timeout),
+            Err(_) => return Err(ReadError::Broken),
+        }
+    }
+}
