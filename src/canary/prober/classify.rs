@@ -67,6 +67,8 @@ mod tests {
             finish_reason: None,
             stream: None,
             provider: None,
+            model: None,
+            usage: false,
         }
     }
 
