@@ -102,6 +102,13 @@ pub struct GenerateArgs {
     /// Replace an existing --out file.
     #[arg(long)]
     pub force: bool,
+    /// Rich conversations: two system messages of their own, tool calls
+    /// with results on some turns, and the anchor stated in a system
+    /// message (a third of them) or a tool result (another third), so that
+    /// a gateway that drops either loses it. The 150 at seed 42 are the
+    /// committed datasets/continuity-rich-150.jsonl. Off by default.
+    #[arg(long)]
+    pub rich: bool,
 }
 
 /// Latency model of the simulated upstreams.

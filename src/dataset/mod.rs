@@ -18,6 +18,7 @@ pub mod lexicon;
 pub mod messages;
 pub mod pools;
 pub mod probes;
+pub mod rich;
 pub mod stats;
 pub mod subjects;
 pub mod subjects_composed;
@@ -36,11 +37,21 @@ pub use stats::DatasetStats;
 /// Path of the committed default dataset, relative to the repository root.
 pub const DEFAULT_DATASET: &str = "datasets/continuity-150.jsonl";
 
+/// Path of the committed rich dataset (`generate --rich`), relative to
+/// the repository root.
+pub const RICH_DATASET: &str = "datasets/continuity-rich-150.jsonl";
+
 /// The datasets compiled into the binary; the first is the default.
-pub static BUILTIN_DATASETS: [crate::source::BuiltIn; 1] = [crate::source::BuiltIn {
-    path: DEFAULT_DATASET,
-    text: include_str!("../../datasets/continuity-150.jsonl"),
-}];
+pub static BUILTIN_DATASETS: [crate::source::BuiltIn; 2] = [
+    crate::source::BuiltIn {
+        path: DEFAULT_DATASET,
+        text: include_str!("../../datasets/continuity-150.jsonl"),
+    },
+    crate::source::BuiltIn {
+        path: RICH_DATASET,
+        text: include_str!("../../datasets/continuity-rich-150.jsonl"),
+    },
+];
 
 /// What kind of fact an anchor is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
