@@ -192,6 +192,14 @@ pub struct ProxyArgs {
     /// Most retries when the fallback answers 429 (with backoff and jitter).
     #[arg(long, default_value_t = 3)]
     pub fallback_retries: u32,
+    /// The dialect the fallback speaks: openai, anthropic (Messages,
+    /// BASE/v1/messages with anthropic-version) or gemini
+    /// (BASE/v1beta/models/MODEL:generateContent). The request is
+    /// translated (every system message kept, roles alternated, max_tokens
+    /// supplied, tool calls and results mapped) and the answer comes back
+    /// in OpenAI format, streamed or not. Default openai.
+    #[arg(long, default_value = "openai", value_name = "DIALECT")]
+    pub fallback_dialect: crate::dialect::Dialect,
     /// Append one JSON line per request (the switch event) to this file.
     #[arg(long)]
     pub events: Option<PathBuf>,
@@ -317,6 +325,13 @@ pub struct SystemOptions {
     #[arg(long, value_name = "BYTES", default_value_t = crate::systems::DEFAULT_MAX_RESPONSE_BYTES,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_response_bytes: u64,
+    /// The dialect the built-in systems' fallback speaks: openai, anthropic
+    /// (Messages, /v1/messages) or gemini (generateContent). Both
+    /// reference proxies translate their fallback request into it and the
+    /// answer back; the harness's fallback upstream serves and validates
+    /// it. Default openai.
+    #[arg(long, default_value = "openai", value_name = "DIALECT")]
+    pub fallback_dialect: crate::dialect::Dialect,
 }
 
 /// Arguments of `semantics`.

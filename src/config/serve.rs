@@ -74,6 +74,7 @@ pub fn proxy_config(args: ProxyArgs) -> Result<ProxyConfig, ConfigError> {
     config.attempt_timeout = args.attempt_timeout;
     config.deadline = args.deadline;
     config.fallback_429_retries = args.fallback_retries;
+    config.behaviour.fallback_dialect = args.fallback_dialect;
     config.seed = args.seed;
     config.events_path = args.events;
     Ok(config)

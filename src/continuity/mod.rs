@@ -131,7 +131,11 @@ pub async fn execute(
         config.latency,
         config.seed,
         1,
-    );
+    )
+    .with_clients(crate::upstream::survived::ClientView {
+        dataset: Arc::clone(&dataset),
+        system_prompt: SYSTEM_PROMPT.to_string(),
+    });
     let client = driver_client()?;
     let spec = SystemsSpec {
         systems: &config.systems,

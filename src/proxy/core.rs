@@ -53,6 +53,9 @@ pub enum ReplyBody {
         /// When to stop piping.
         deadline: Instant,
     },
+    /// A fallback's stream in another dialect, translated to OpenAI
+    /// frames as it arrives ([`super::dialect`]).
+    Translated(super::dialect::Frames),
 }
 
 /// What the client gets.
@@ -184,7 +187,7 @@ impl Core {
                 return finish(event, reply);
             }
         };
-        let (outcome, response) = match self.send(&self.primary, body, deadline).await {
+        let (outcome, response) = match self.send(&self.primary, body, &[], deadline).await {
             Sent::Headers(r) => (Outcome::Status(r.status().as_u16()), Some(r)),
             Sent::Timeout => (Outcome::Timeout, None),
             Sent::ConnectError => (Outcome::ConnectError, None),
@@ -237,29 +240,43 @@ impl Core {
             .fallback_model
             .clone()
             .unwrap_or_else(|| event.model_requested.clone());
-        let body = match client.value().and_then(|client| {
-            serde_json::to_vec(&fallback_body(
-                &client,
-                cfg.mode,
-                cfg.fallback_model.as_deref(),
-            ))
-        }) {
-            Ok(body) => Bytes::from(body),
+        // The dialect hook (super::dialect): the request in the fallback's
+        // dialect, its answer back in OpenAI's.
+        let dialect = cfg.behaviour.fallback_dialect;
+        let built = client
+            .value()
+            .map_err(|e| format!("cannot serialise the fallback's request: {e}"))
+            .and_then(|client| {
+                let body = fallback_body(&client, cfg.mode, cfg.fallback_model.as_deref());
+                let out = match super::dialect::outgoing(dialect, &cfg.fallback_url, &body) {
+                    Some(out) => out.map_err(|e| e.to_string())?,
+                    None => super::dialect::Outgoing {
+                        url: self.fallback.clone(),
+                        body: Bytes::from(serde_json::to_vec(&body).map_err(|e| {
+                            format!("cannot serialise the fallback's request: {e}")
+                        })?),
+                        headers: &[],
+                    },
+                };
+                Ok((client, out))
+            });
+        let (client_body, out) = match built {
+            Ok(built) => built,
             Err(e) => {
                 event.latency_fallback_ms = Some(0.0);
-                return Reply::error(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    &format!("cannot serialise the fallback's request: {e}"),
-                    "serialization_error",
-                );
+                return Reply::error(StatusCode::INTERNAL_SERVER_ERROR, &e, "serialization_error");
             }
         };
+        let body = out.body.clone();
         let start = Instant::now();
         let mut rng = crate::seed::rng(cfg.seed, "backoff", index);
         let mut retry = 0u32;
         let reply = loop {
             event.fallback_attempts += 1;
-            let response = match self.send(&self.fallback, body.clone(), deadline).await {
+            let response = match self
+                .send(&out.url, body.clone(), out.headers, deadline)
+                .await
+            {
                 Sent::Headers(r) => r,
                 Sent::Deadline => break Reply::deadline(cfg.deadline),
                 Sent::Timeout => {
@@ -292,7 +309,11 @@ impl Core {
             match read_reply(response, event.stream, deadline).await {
                 Ok(reply) => {
                     event.model_actual = Some(model);
-                    break reply;
+                    let created = SystemTime::now()
+                        .duration_since(SystemTime::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_secs());
+                    let id = format!("chatcmpl-proxy-{index}");
+                    break super::dialect::incoming(dialect, reply, &client_body, &id, created);
                 }
                 Err(ReadError::Deadline) => break Reply::deadline(cfg.deadline),
                 Err(ReadError::Body) => {
@@ -310,22 +331,27 @@ impl Core {
 
     /// Sends the JSON `body` to `url` and waits for response headers, at
     /// most the attempt timeout and never past `deadline`.
-    async fn send(&self, url: &Url, body: Bytes, deadline: Instant) -> Sent {
+    async fn send(
+        &self,
+        url: &Url,
+        body: Bytes,
+        headers: &[(&'static str, &'static str)],
+        deadline: Instant,
+    ) -> Sent {
         let now = Instant::now();
         if now >= deadline {
             return Sent::Deadline;
         }
         let remaining = deadline - now;
         let limit = self.config.attempt_timeout.min(remaining);
-        let request = self
-            .client
-            .post(url.clone())
-            .header(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            )
-            .body(body)
-            .send();
+        let mut request = self.client.post(url.clone()).header(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let request = request.body(body).send();
         match tokio::time::timeout(limit, request).await {
             Ok(Ok(response)) => Sent::Headers(response),
             Ok(Err(e)) if e.is_timeout() => Sent::Timeout,

@@ -176,6 +176,7 @@ fn into_response(reply: Reply) -> Response {
             let stop = tokio::time::sleep_until(deadline);
             Body::from_stream(response.bytes_stream().take_until(stop))
         }
+        ReplyBody::Translated(frames) => Body::from_stream(frames.0),
     };
     let mut response = Response::new(body);
     *response.status_mut() = reply.status;

@@ -273,6 +273,7 @@ pub(crate) fn config() -> ResolvedConfig {
         attempt_timeout_ms: 10_000,
         request_timeout_ms: 60_000,
         max_response_bytes: 4 * 1024 * 1024,
+        fallback_dialect: crate::dialect::Dialect::Openai,
         systems: vec!["stateless".into(), "history".into()],
         judge: None,
         interrupted: false,
