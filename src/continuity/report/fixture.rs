@@ -112,6 +112,7 @@ fn stateless() -> SystemSummary {
             p99: 11_890.6,
             max: 12_020.8,
         },
+        fallback_delivery: None,
     }
 }
 
@@ -204,6 +205,7 @@ fn history() -> SystemSummary {
             p99: 14_210.7,
             max: 15_020.9,
         },
+        fallback_delivery: None,
     }
 }
 
