@@ -543,6 +543,7 @@ fn dataset(n: usize) -> Dataset {
                         user,
                         assistant,
                         distractor: None,
+                        tool: None,
                     }
                 })
                 .collect();
@@ -555,6 +556,8 @@ fn dataset(n: usize) -> Dataset {
                     value,
                 },
                 turns,
+                system: Vec::new(),
+                anchor_place: continuity_bench::dataset::AnchorPlace::User,
             }
         })
         .collect();

@@ -238,6 +238,13 @@ pub struct GenerateArgs {
     /// Replace an existing --out file.
     #[arg(long)]
     pub force: bool,
+    /// Rich conversations: two system messages of their own, tool calls
+    /// with results on some turns, and the anchor stated in a system
+    /// message (a third of them) or a tool result (another third), so that
+    /// a gateway that drops either loses it. The 150 at seed 42 are the
+    /// committed datasets/continuity-rich-150.jsonl. Off by default.
+    #[arg(long)]
+    pub rich: bool,
 }
 
 /// Latency model of the simulated upstreams.
@@ -370,6 +377,14 @@ pub struct ProxyArgs {
     /// Most retries when the fallback answers 429 (with backoff and jitter).
     #[arg(long, default_value_t = 3)]
     pub fallback_retries: u32,
+    /// The dialect the fallback speaks: openai, anthropic (Messages,
+    /// BASE/v1/messages with anthropic-version) or gemini
+    /// (BASE/v1beta/models/MODEL:generateContent). The request is
+    /// translated (every system message kept, roles alternated, max_tokens
+    /// supplied, tool calls and results mapped) and the answer comes back
+    /// in OpenAI format, streamed or not. Default openai.
+    #[arg(long, default_value = "openai", value_name = "DIALECT")]
+    pub fallback_dialect: crate::dialect::Dialect,
     /// Append one JSON line per request (the switch event) to this file.
     #[arg(long)]
     pub events: Option<PathBuf>,
@@ -575,6 +590,13 @@ pub struct SystemOptions {
     #[arg(long, value_name = "BYTES", default_value_t = crate::systems::DEFAULT_MAX_RESPONSE_BYTES,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_response_bytes: u64,
+    /// The dialect the built-in systems' fallback speaks: openai, anthropic
+    /// (Messages, /v1/messages) or gemini (generateContent). Both
+    /// reference proxies translate their fallback request into it and the
+    /// answer back; the harness's fallback upstream serves and validates
+    /// it. Default openai.
+    #[arg(long, default_value = "openai", value_name = "DIALECT")]
+    pub fallback_dialect: crate::dialect::Dialect,
 }
 
 /// Arguments of `semantics`.

@@ -16,6 +16,12 @@ pub struct ChatMessage {
     /// A string, an array of parts, or null.
     #[serde(default)]
     pub content: Value,
+    /// An assistant message's `tool_calls`, as sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<Value>,
+    /// A tool message's `tool_call_id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
 }
 
 impl ChatMessage {
@@ -24,6 +30,8 @@ impl ChatMessage {
         ChatMessage {
             role: role.to_string(),
             content: Value::String(text.to_string()),
+            tool_calls: None,
+            tool_call_id: None,
         }
     }
 
@@ -181,8 +189,8 @@ pub fn response_text(body: &Value) -> Option<String> {
         Value::Null => None,
         other => Some(
             ChatMessage {
-                role: "assistant".into(),
                 content: other.clone(),
+                ..ChatMessage::new("assistant", "")
             }
             .text(),
         ),

@@ -20,9 +20,13 @@ pub fn generate_command(args: &GenerateArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    let dataset = try_generate(&opts)?;
+    let mut dataset = try_generate(&opts)?;
+    if args.rich {
+        dataset = crate::dataset::rich::enrich(dataset, opts.seed);
+    }
     let summary = format!(
-        "{} conversations (seed {}, {}-{} turns)\n{}",
+        "{}{} conversations (seed {}, {}-{} turns)\n{}",
+        if args.rich { "rich, " } else { "" },
         opts.conversations,
         opts.seed,
         opts.min_turns,

@@ -198,6 +198,7 @@ impl RunConfig {
             attempt_timeout_ms: self.attempt_timeout.as_millis() as u64,
             request_timeout_ms: self.request_timeout.as_millis() as u64,
             max_response_bytes: self.systems.max_response_bytes,
+            fallback_dialect: self.systems.fallback_dialect,
             systems,
             judge: self.judge.as_ref().map(crate::judge::JudgeConfig::describe),
             interrupted: false,
@@ -298,6 +299,9 @@ pub struct ResolvedConfig {
     /// Largest response body the driver reads, bytes.
     #[serde(default)]
     pub max_response_bytes: u64,
+    /// The dialect the built-in systems' fallback spoke.
+    #[serde(default)]
+    pub fallback_dialect: crate::dialect::Dialect,
     /// Systems under test, in order.
     pub systems: Vec<String>,
     /// The LLM judge (endpoint, model, prompt version; never a key), if any.

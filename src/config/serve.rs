@@ -95,6 +95,7 @@ pub fn proxy_config(args: ProxyArgs) -> Result<ProxyConfig, ConfigError> {
         context_model: args.context_model,
         fallback_max_tokens: args.fallback_max_tokens,
         fallback_params: args.fallback_param.into_iter().collect(),
+        fallback_dialect: args.fallback_dialect,
     };
     Ok(config)
 }

@@ -23,6 +23,9 @@ pub struct SystemsConfig {
     /// Largest response body the driver reads from a system under test
     /// (`--max-response-bytes`); a larger one is an error.
     pub max_response_bytes: u64,
+    /// The dialect the built-in systems' fallback speaks
+    /// (`--fallback-dialect`).
+    pub fallback_dialect: crate::dialect::Dialect,
 }
 
 impl SystemsConfig {
@@ -54,6 +57,7 @@ impl SystemsConfig {
             model: options.model.clone(),
             gateway_wait: options.gateway_wait,
             max_response_bytes: options.max_response_bytes,
+            fallback_dialect: options.fallback_dialect,
         })
     }
 

@@ -170,6 +170,41 @@ fn claim_out(config: &RunConfig) -> anyhow::Result<PathBuf> {
     })
 }
 
+/// Adds what reached each fallback to the summary, and with a squeezed
+/// fallback what each failover event turned into.
+fn fill_delivery(data: &mut report::ReportData, ctx: &UpstreamContext) {
+    let survivals = ctx.log.survivals();
+    summary::delivery::fill(
+        &mut data.summary.systems,
+        data.config.fallback_dialect,
+        &survivals,
+        &ctx.log.rejections(),
+    );
+    if ctx
+        .plan
+        .profile()
+        .and_then(|p| p.fallback_context_tokens)
+        .is_none()
+    {
+        return;
+    }
+    for system in &mut data.summary.systems {
+        let events: Vec<(u32, String, u32, bool)> = data
+            .events
+            .iter()
+            .filter(|e| e.system == system.name && e.stage == record::Stage::Failover)
+            .map(|e| {
+                let answered = e.client_status.is_some_and(|s| (200..300).contains(&s));
+                (e.run, e.conversation.clone(), e.turn, answered)
+            })
+            .collect();
+        let counts = summary::delivery::squeeze(&system.name, &events, &survivals, &data.attempts);
+        if let Some(d) = system.fallback_delivery.as_mut() {
+            d.squeeze = Some(counts);
+        }
+    }
+}
+
 /// Runs the whole benchmark described by `config`, in phases: inputs and
 /// the report directory are checked first; then the systems start; then
 /// the replay, the scoring and the report. Ctrl-C (`cancel`) in any phase
@@ -210,7 +245,11 @@ pub async fn execute(
     let ctx = match responder {
         Some(responder) => UpstreamContext::with_responder(plan, index, responder, 1),
         None => UpstreamContext::new(plan, index, config.latency, config.seed, 1),
-    };
+    }
+    .with_clients(crate::upstream::survived::ClientView {
+        dataset: Arc::clone(&dataset),
+        system_prompt: SYSTEM_PROMPT.to_string(),
+    });
     let client = driver_client()?;
     let spec = SystemsSpec {
         systems: &config.systems,
@@ -321,7 +360,8 @@ pub async fn execute(
         },
         ..resolved
     };
-    let data = assemble(&resolved, &dataset, &ctx.plan, outcomes, attempts);
+    let mut data = assemble(&resolved, &dataset, &ctx.plan, outcomes, attempts);
+    fill_delivery(&mut data, &ctx);
     report::write_report(&out, &data)?;
     Ok(RunOutcome {
         report_dir: Some(out),

@@ -49,6 +49,7 @@ pub(super) fn build_conversation(
         assistant: Some(subject.acknowledgement(&user)),
         user,
         distractor: None,
+        tool: None,
     });
 
     // Middle turns: which carry a distractor, and which filler pairs the rest use.
@@ -86,6 +87,7 @@ pub(super) fn build_conversation(
                     user: lexicon::render(template, DISTRACTOR, &d.written),
                     assistant: Some(reply.to_string()),
                     distractor: Some(d.written),
+                    tool: None,
                 }
             }
             None => {
@@ -102,6 +104,7 @@ pub(super) fn build_conversation(
                     user: join(&[opener, question]),
                     assistant: Some(reply.to_string()),
                     distractor: None,
+                    tool: None,
                 }
             }
         };
@@ -117,6 +120,7 @@ pub(super) fn build_conversation(
         ]),
         assistant: None,
         distractor: None,
+        tool: None,
     });
 
     Conversation {
@@ -128,6 +132,8 @@ pub(super) fn build_conversation(
             variants: drawn.variants,
         },
         turns,
+        anchor_place: crate::dataset::AnchorPlace::User,
+        system: Vec::new(),
     }
 }
 

@@ -15,8 +15,10 @@ pub mod filler;
 pub mod generate;
 pub mod jsonl;
 pub mod lexicon;
+pub mod messages;
 pub mod pools;
 pub mod probes;
+pub mod rich;
 pub mod stats;
 pub mod subjects;
 pub mod subjects_composed;
@@ -35,11 +37,21 @@ pub use stats::DatasetStats;
 /// Path of the committed default dataset, relative to the repository root.
 pub const DEFAULT_DATASET: &str = "datasets/continuity-150.jsonl";
 
+/// Path of the committed rich dataset (`generate --rich`), relative to
+/// the repository root.
+pub const RICH_DATASET: &str = "datasets/continuity-rich-150.jsonl";
+
 /// The datasets compiled into the binary; the first is the default.
-pub static BUILTIN_DATASETS: [crate::source::BuiltIn; 1] = [crate::source::BuiltIn {
-    path: DEFAULT_DATASET,
-    text: include_str!("../../datasets/continuity-150.jsonl"),
-}];
+pub static BUILTIN_DATASETS: [crate::source::BuiltIn; 2] = [
+    crate::source::BuiltIn {
+        path: DEFAULT_DATASET,
+        text: include_str!("../../datasets/continuity-150.jsonl"),
+    },
+    crate::source::BuiltIn {
+        path: RICH_DATASET,
+        text: include_str!("../../datasets/continuity-rich-150.jsonl"),
+    },
+];
 
 /// What kind of fact an anchor is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -123,6 +135,44 @@ pub struct Turn {
     /// mentioned in this turn, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distractor: Option<String>,
+    /// A tool call the assistant made for this turn and its result, sent
+    /// between the user's message and the reply (rich datasets only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<ToolExchange>,
+}
+
+/// One tool call and its result, as a client replays it: an assistant
+/// message with `tool_calls`, then a `tool` message answering it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolExchange {
+    /// The call id (`call_...`), unique in the conversation.
+    pub id: String,
+    /// The function name.
+    pub name: String,
+    /// The arguments, a JSON object as text (as OpenAI sends them).
+    pub arguments: String,
+    /// The tool's result, as text.
+    pub result: String,
+}
+
+/// Where a conversation states its anchor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnchorPlace {
+    /// In the user's first message.
+    #[default]
+    User,
+    /// In one of the conversation's system messages.
+    System,
+    /// In the result of the first turn's tool call.
+    ToolResult,
+}
+
+impl AnchorPlace {
+    /// Whether this is the default place (not written to files).
+    pub fn is_user(&self) -> bool {
+        *self == AnchorPlace::User
+    }
 }
 
 /// One synthetic conversation.
@@ -134,6 +184,14 @@ pub struct Conversation {
     pub anchor: Anchor,
     /// Turns in order; the first is the anchor, the last the probe.
     pub turns: Vec<Turn>,
+    /// System messages the client sends after its own system prompt, in
+    /// order (rich datasets only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub system: Vec<String>,
+    /// Where the anchor is stated (rich datasets: a system message or a
+    /// tool result in some conversations).
+    #[serde(default, skip_serializing_if = "AnchorPlace::is_user")]
+    pub anchor_place: AnchorPlace,
 }
 
 impl Conversation {

@@ -70,6 +70,8 @@ impl Grouper {
             out.push(ChatMessage {
                 role: self.role.to_string(),
                 content,
+                tool_calls: None,
+                tool_call_id: None,
             });
         }
         self.has_text = false;
@@ -119,7 +121,9 @@ mod tests {
             out,
             vec![ChatMessage {
                 role: "assistant".into(),
-                content: Value::Null
+                content: Value::Null,
+                tool_calls: None,
+                tool_call_id: None,
             }]
         );
         let mut g = Grouper::new("assistant");

@@ -33,8 +33,10 @@ pub fn first_sent(replay: Replay, n_turns: usize) -> usize {
     }
 }
 
-/// The messages of the request for turn `index` (from 0): the system
-/// prompt, every earlier turn with the reply the system gave (`sent`, the
+/// The messages of the request for turn `index` (from 0), as
+/// [`crate::dataset::messages::client_messages`] lays them out: the system
+/// prompt (and the conversation's system messages), every earlier turn
+/// (with its tool call and result) with the reply the system gave (`sent`, the
 /// records of the turns sent so far, in order) or, for turns fast-forward
 /// skips, the dataset's scripted reply, then the turn's user message. The
 /// replay and anything that re-checks an answer later build the request
@@ -47,21 +49,17 @@ pub fn request_messages(
     index: usize,
 ) -> Vec<ChatMessage> {
     let skipped = first_sent(replay, conversation.n_turns());
-    let mut messages = Vec::with_capacity(2 * index + 2);
-    messages.push(ChatMessage::new("system", system_prompt));
-    for (k, turn) in conversation.turns.iter().enumerate().take(index) {
-        messages.push(ChatMessage::new("user", &turn.user));
-        let reply = if k < skipped {
-            turn.assistant.as_deref().unwrap_or_default()
+    crate::dataset::messages::client_messages(conversation, system_prompt, index, |k| {
+        if k < skipped {
+            conversation
+                .turns
+                .get(k)
+                .and_then(|t| t.assistant.as_deref())
+                .unwrap_or_default()
         } else {
             sent.get(k - skipped).map_or("", |r| r.answer.as_str())
-        };
-        messages.push(ChatMessage::new("assistant", reply));
-    }
-    if let Some(turn) = conversation.turns.get(index) {
-        messages.push(ChatMessage::new("user", &turn.user));
-    }
-    messages
+        }
+    })
 }
 
 /// Replays `conversation` through `target` and returns one record per request

@@ -255,6 +255,10 @@ pub struct FaultProfile {
     pub rate_limiter: Option<RateLimiterSpec>,
     /// Answers that degrade at HTTP 200, if any.
     pub degrade: Option<super::degrade::DegradeSpec>,
+    /// `[fallback] context_tokens`: the fallback's context window, in
+    /// approximate tokens (characters / 4); a larger request gets the
+    /// dialect's 400 (`context_length_exceeded` in OpenAI's shape).
+    pub fallback_context_tokens: Option<u32>,
 }
 
 /// Default API_ERROR status.

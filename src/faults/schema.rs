@@ -22,7 +22,9 @@ const TOP_KEYS: &[&str] = &[
     "modes",
     "rate_limiter",
     "degrade",
+    "fallback",
 ];
+const FALLBACK_KEYS: &[&str] = &["context_tokens"];
 const MODES_KEYS: &[&str] = &["timeout", "api_error", "rate_limit"];
 const TIMEOUT_KEYS: &[&str] = &["weight", "hold"];
 const API_ERROR_KEYS: &[&str] = &["weight", "status", "message"];
@@ -75,6 +77,9 @@ pub(super) fn check_keys(top: &toml::Table, origin: &str) -> Result<(), FaultErr
             }
         }
     }
+    if let Some(toml::Value::Table(fallback)) = top.get("fallback") {
+        check_table(fallback, FALLBACK_KEYS, "[fallback]", origin)?;
+    }
     if let Some(toml::Value::Table(limiter)) = top.get("rate_limiter") {
         if let Some(key) = REPLACED_LIMITER_KEYS
             .iter()
@@ -124,6 +129,16 @@ pub(super) struct RawProfile {
     rate_limiter: Option<RawLimiter>,
     #[serde(default)]
     degrade: Option<super::degrade::RawDegrade>,
+    #[serde(default)]
+    fallback: Option<RawFallback>,
+}
+
+/// `[fallback]`: what the fallback upstream is like.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawFallback {
+    #[serde(default)]
+    context_tokens: Option<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -416,7 +431,18 @@ impl RawProfile {
                 })
             }
         };
+        let fallback_context_tokens = match self.fallback.and_then(|f| f.context_tokens) {
+            None => None,
+            Some(n) => Some(u32::try_from(n).ok().filter(|n| *n >= 1).ok_or_else(|| {
+                c.invalid(
+                    "fallback.context_tokens",
+                    n,
+                    "the fallback's context window in approximate tokens (characters / 4): a whole number of at least 1",
+                )
+            })?),
+        };
         let profile = FaultProfile {
+            fallback_context_tokens,
             name: self.name,
             description: self.description,
             origin: origin.to_string(),

@@ -67,6 +67,7 @@ impl CalibrationCase {
             ),
             assistant: Some("Noted, I'll keep that in mind.".into()),
             distractor: None,
+            tool: None,
         }];
         for d in &self.distractors {
             turns.push(Turn {
@@ -74,6 +75,7 @@ impl CalibrationCase {
                 user: format!("Unrelated, but my colleague's {} is {d}.", self.subject),
                 assistant: Some("Good to know.".into()),
                 distractor: Some(d.clone()),
+                tool: None,
             });
         }
         turns.push(Turn {
@@ -81,6 +83,7 @@ impl CalibrationCase {
             user: self.probe.clone(),
             assistant: None,
             distractor: None,
+            tool: None,
         });
         Conversation {
             id: self.id.clone(),
@@ -91,6 +94,8 @@ impl CalibrationCase {
                 variants: self.variants.clone(),
             },
             turns,
+            anchor_place: crate::dataset::AnchorPlace::User,
+            system: Vec::new(),
         }
     }
 }

@@ -46,6 +46,7 @@ use super::events::{SwitchEvent, REASON_NONE};
 use super::payload::{add_fallback_needs, fallback_body, primary_bytes, ClientRequest};
 use super::relay::{self, Continuer, NotOpened, Plan};
 use super::{Continuation, ProxyConfig, ProxyError};
+use crate::dialect::Dialect;
 use crate::policy::{classify, same_route_wait, Decision, FailoverReason, Outcome, RetryRules};
 use axum::http::{header, HeaderValue, StatusCode};
 use bytes::Bytes;
@@ -276,12 +277,13 @@ impl Core {
         loop {
             event.primary_attempts += 1;
             let sent_at = Instant::now();
-            let (outcome, response) = match self.send(&self.primary, body.clone(), deadline).await {
-                Sent::Headers(r) => (Outcome::Status(r.status().as_u16()), Some(r)),
-                Sent::Timeout => (Outcome::Timeout, None),
-                Sent::ConnectError => (Outcome::ConnectError, None),
-                Sent::Deadline => return Primary::Reply(Reply::deadline(cfg.deadline)),
-            };
+            let (outcome, response) =
+                match self.send(&self.primary, body.clone(), &[], deadline).await {
+                    Sent::Headers(r) => (Outcome::Status(r.status().as_u16()), Some(r)),
+                    Sent::Timeout => (Outcome::Timeout, None),
+                    Sent::ConnectError => (Outcome::ConnectError, None),
+                    Sent::Deadline => return Primary::Reply(Reply::deadline(cfg.deadline)),
+                };
             let asked = response
                 .as_ref()
                 .and_then(|r| retry_after(r.headers(), SystemTime::now()));
@@ -308,7 +310,7 @@ impl Core {
                 Decision::Deliver if client.stream => {
                     let first_token_by = b.first_token_timeout.map(|t| sent_at + t);
                     let content_type = response.headers().get(header::CONTENT_TYPE).cloned();
-                    match relay::open(response, first_token_by, deadline).await {
+                    match relay::open(relay::source_of(response), first_token_by, deadline).await {
                         Ok(opened) => Primary::Reply(Reply {
                             status: StatusCode::OK,
                             content_type,
@@ -355,6 +357,8 @@ impl Core {
         Some(Continuer {
             client: self.client.clone(),
             url: self.fallback.clone(),
+            base: self.config.fallback_url.clone(),
+            dialect: b.fallback_dialect,
             body,
             how: b.continuation,
             attempt_timeout: self.config.attempt_timeout,
@@ -402,8 +406,8 @@ impl Core {
         let reply = match self.fallback_value(client, model.as_deref()) {
             Ok(body) => {
                 let body = Bytes::from(body.to_string());
-                match self.send(url, body, deadline).await {
-                    Sent::Headers(response) => self.answer_of(response, event.stream, start, deadline, "larger-context route").await,
+                match self.send(url, body, &[], deadline).await {
+                    Sent::Headers(response) => self.answer_of(response, event.stream, start, deadline, "larger-context route", None).await,
                     Sent::Deadline => Reply::deadline(cfg.deadline),
                     Sent::Timeout => unanswered(StatusCode::GATEWAY_TIMEOUT, "the larger-context route sent no response headers within the attempt timeout", "context_route_timeout"),
                     Sent::ConnectError => unanswered(StatusCode::BAD_GATEWAY, "the larger-context route could not be reached", "context_route_unreachable"),
@@ -429,6 +433,7 @@ impl Core {
         sent_at: Instant,
         deadline: Instant,
         who: &str,
+        translate: Option<&Translate<'_>>,
     ) -> Reply {
         let cfg = &self.config;
         let b = &cfg.behaviour;
@@ -436,7 +441,18 @@ impl Core {
             let status = response.status();
             let content_type = response.headers().get(header::CONTENT_TYPE).cloned();
             let first_token_by = b.first_token_timeout.map(|t| sent_at + t);
-            return match relay::open(response, first_token_by, deadline).await {
+            let (source, content_type) = match translate {
+                Some(t) => (
+                    super::dialect::translate_source(
+                        t.dialect,
+                        relay::source_of(response),
+                        t.client,
+                    ),
+                    Some(HeaderValue::from_static("text/event-stream")),
+                ),
+                None => (relay::source_of(response), content_type),
+            };
+            return match relay::open(source, first_token_by, deadline).await {
                 Ok(opened) => Reply {
                     status,
                     content_type,
@@ -461,7 +477,10 @@ impl Core {
             };
         }
         match read_full(response, deadline).await {
-            Ok(reply) => reply,
+            Ok(reply) => match translate {
+                Some(t) => super::dialect::incoming(t.dialect, reply, t.client, &t.id, t.created),
+                None => reply,
+            },
             Err(ReadError::Deadline) => Reply::deadline(cfg.deadline),
             Err(ReadError::Body) => unanswered(
                 StatusCode::BAD_GATEWAY,
@@ -485,20 +504,49 @@ impl Core {
             .fallback_model
             .clone()
             .unwrap_or_else(|| event.model_requested.clone());
-        let body = match self.fallback_value(client, cfg.fallback_model.as_deref()) {
-            Ok(body) => Bytes::from(body.to_string()),
+        let value = match self.fallback_value(client, cfg.fallback_model.as_deref()) {
+            Ok(value) => value,
             Err(e) => {
                 event.latency_fallback_ms = Some(0.0);
                 return serialisation(&e);
             }
         };
+        // A fallback in another dialect (super::dialect): the request in its
+        // dialect, its answer back in OpenAI's.
+        let dialect = cfg.behaviour.fallback_dialect;
+        let (url, body, headers) =
+            match super::dialect::outgoing(dialect, &cfg.fallback_url, &value) {
+                None => (
+                    self.fallback.clone(),
+                    Bytes::from(value.to_string()),
+                    &[][..],
+                ),
+                Some(Ok(out)) => (out.url, out.body, out.headers),
+                Some(Err(e)) => {
+                    event.latency_fallback_ms = Some(0.0);
+                    return Reply::error(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        &e.to_string(),
+                        "translation_error",
+                    );
+                }
+            };
+        let created = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let translate = (dialect != Dialect::Openai).then(|| Translate {
+            dialect,
+            client: &value,
+            id: format!("chatcmpl-proxy-{index}"),
+            created,
+        });
         let start = Instant::now();
         let mut rng = crate::seed::rng(cfg.seed, "backoff", index);
         let mut retry = 0u32;
         let reply = loop {
             event.fallback_attempts += 1;
             let sent_at = Instant::now();
-            let response = match self.send(&self.fallback, body.clone(), deadline).await {
+            let response = match self.send(&url, body.clone(), headers, deadline).await {
                 Sent::Headers(r) => r,
                 Sent::Deadline => break Reply::deadline(cfg.deadline),
                 Sent::Timeout => {
@@ -529,7 +577,14 @@ impl Core {
                 }
             }
             let reply = self
-                .answer_of(response, event.stream, sent_at, deadline, "fallback")
+                .answer_of(
+                    response,
+                    event.stream,
+                    sent_at,
+                    deadline,
+                    "fallback",
+                    translate.as_ref(),
+                )
                 .await;
             if reply.status.is_success() {
                 event.model_actual = Some(model);
@@ -579,7 +634,13 @@ impl Core {
 
     /// Sends the JSON `body` to `url` and waits for response headers, at
     /// most the attempt timeout and never past `deadline`.
-    async fn send(&self, url: &Url, body: Bytes, deadline: Instant) -> Sent {
+    async fn send(
+        &self,
+        url: &Url,
+        body: Bytes,
+        headers: &[(&str, &str)],
+        deadline: Instant,
+    ) -> Sent {
         let now = Instant::now();
         if now >= deadline {
             return Sent::Deadline;
@@ -593,7 +654,10 @@ impl Core {
                 header::CONTENT_TYPE,
                 HeaderValue::from_static("application/json"),
             )
-            .body(body)
+            .body(body);
+        let request = headers
+            .iter()
+            .fold(request, |r, (name, value)| r.header(*name, *value))
             .send();
         match tokio::time::timeout(limit, request).await {
             Ok(Ok(response)) => Sent::Headers(response),
@@ -638,6 +702,17 @@ fn context_too_long(reply: &Reply) -> bool {
         return false;
     };
     body.pointer("/error/code").and_then(Value::as_str) == Some(REASON_CONTEXT)
+}
+
+/// What translating a fallback's answer from its dialect needs.
+struct Translate<'a> {
+    dialect: Dialect,
+    /// The OpenAI request the fallback's was translated from.
+    client: &'a Value,
+    /// The id of the translated answer.
+    id: String,
+    /// Its creation time (seconds since the epoch).
+    created: u64,
 }
 
 /// A proxy error reply for an upstream that sent no usable answer.

@@ -6,6 +6,7 @@
 
 pub mod backoff;
 pub mod core;
+pub mod dialect;
 pub mod events;
 pub mod metrics;
 pub mod payload;
@@ -175,6 +176,9 @@ pub struct ProxyBehaviour {
     /// Top-level parameters set on every fallback request (default none),
     /// e.g. `enable_thinking: false`.
     pub fallback_params: serde_json::Map<String, serde_json::Value>,
+    /// The dialect the fallback speaks (default `openai`); another one is
+    /// translated to and from ([`dialect`]).
+    pub fallback_dialect: crate::dialect::Dialect,
 }
 
 impl Default for ProxyBehaviour {
@@ -191,6 +195,7 @@ impl Default for ProxyBehaviour {
             context_model: None,
             fallback_max_tokens: None,
             fallback_params: serde_json::Map::new(),
+            fallback_dialect: crate::dialect::Dialect::Openai,
         }
     }
 }

@@ -18,9 +18,11 @@
 //!   break reaches the client (the body is aborted).
 
 use super::Continuation;
+use crate::dialect::Dialect;
 use axum::body::Body;
 use axum::http::{header, HeaderValue};
 use bytes::Bytes;
+use futures::stream::{BoxStream, StreamExt};
 use reqwest::Url;
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -29,6 +31,19 @@ use tokio::time::Instant;
 
 /// An item of the client's body.
 type Chunk = Result<Bytes, std::io::Error>;
+
+/// An upstream's body as the relay reads it: bytes as they arrive, in
+/// OpenAI's event-stream format (a fallback in another dialect has its
+/// stream translated first, see [`super::dialect::translate_source`]).
+pub type Source = BoxStream<'static, Result<Bytes, std::io::Error>>;
+
+/// The body of `response`, as a [`Source`].
+pub fn source_of(response: reqwest::Response) -> Source {
+    response
+        .bytes_stream()
+        .map(|r| r.map_err(std::io::Error::other))
+        .boxed()
+}
 
 /// The terminator a finished stream gets when its upstream sent none.
 const DONE: &[u8] = b"data: [DONE]\n\n";
@@ -110,15 +125,15 @@ enum Read {
 
 /// An upstream's body, read line by line.
 struct Upstream {
-    response: reqwest::Response,
+    body: Source,
     pending: Vec<u8>,
     ended: bool,
 }
 
 impl Upstream {
-    fn new(response: reqwest::Response) -> Self {
+    fn new(body: Source) -> Self {
         Upstream {
-            response,
+            body,
             pending: Vec::new(),
             ended: false,
         }
@@ -139,10 +154,10 @@ impl Upstream {
                 };
             }
             let limit = quiet_until.map_or(deadline, |q| q.min(deadline));
-            match tokio::time::timeout_at(limit, self.response.chunk()).await {
-                Ok(Ok(Some(bytes))) => self.pending.extend_from_slice(&bytes),
-                Ok(Ok(None)) => self.ended = true,
-                Ok(Err(_)) => return Read::Broke,
+            match tokio::time::timeout_at(limit, self.body.next()).await {
+                Ok(Some(Ok(bytes))) => self.pending.extend_from_slice(&bytes),
+                Ok(None) => self.ended = true,
+                Ok(Some(Err(_))) => return Read::Broke,
                 Err(_) if limit >= deadline => return Read::Deadline,
                 Err(_) => return Read::Silent,
             }
@@ -187,11 +202,11 @@ pub enum NotOpened {
 /// # Errors
 /// [`NotOpened`] when the first token does not come.
 pub async fn open(
-    response: reqwest::Response,
+    body: Source,
     first_token_by: Option<Instant>,
     deadline: Instant,
 ) -> Result<Opened, NotOpened> {
-    let mut upstream = Upstream::new(response);
+    let mut upstream = Upstream::new(body);
     let mut head = Vec::new();
     let mut delivered = String::new();
     let mut finished = false;
@@ -259,8 +274,13 @@ pub struct Report {
 pub struct Continuer {
     /// The HTTP client.
     pub client: reqwest::Client,
-    /// The fallback's chat endpoint.
+    /// The fallback's chat endpoint (OpenAI dialect).
     pub url: Url,
+    /// The fallback's base URL, for a fallback in another dialect.
+    pub base: String,
+    /// The fallback's dialect: another one gets the request translated
+    /// and its stream translated back.
+    pub dialect: Dialect,
     /// The fallback's request (streamed), without a prefill.
     pub body: Value,
     /// How to continue.
@@ -487,21 +507,50 @@ fn rewrite(mut value: Value, content: &str) -> Option<Bytes> {
     (!empty_delta || finish || usage).then(|| Bytes::from(format!("data: {value}\n\n")))
 }
 
+/// The fallback's answer to a continuation request: its status and body.
+struct Answered {
+    status: reqwest::StatusCode,
+    body: Source,
+}
+
+impl Answered {
+    fn status(&self) -> reqwest::StatusCode {
+        self.status
+    }
+}
+
 impl Continuer {
-    /// Sends `body` to the fallback and waits for its headers.
-    async fn attempt(&self, body: &Value, deadline: Instant) -> Result<reqwest::Response, String> {
+    /// Sends `body` to the fallback (translated to its dialect) and waits
+    /// for its headers.
+    async fn attempt(&self, body: &Value, deadline: Instant) -> Result<Answered, String> {
         let limit = (Instant::now() + self.attempt_timeout).min(deadline);
-        let request = self
-            .client
-            .post(self.url.clone())
-            .header(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            )
-            .json(body)
-            .send();
-        match tokio::time::timeout_at(limit, request).await {
-            Ok(Ok(response)) => Ok(response),
+        let (url, bytes, headers) = match super::dialect::outgoing(self.dialect, &self.base, body) {
+            Some(Ok(out)) => (out.url, out.body, out.headers),
+            Some(Err(e)) => return Err(e.to_string()),
+            None => (
+                self.url.clone(),
+                Bytes::from(serde_json::to_vec(body).map_err(|e| e.to_string())?),
+                &[][..],
+            ),
+        };
+        let mut request = self.client.post(url).header(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        match tokio::time::timeout_at(limit, request.body(bytes).send()).await {
+            Ok(Ok(response)) => {
+                let status = response.status();
+                let source = source_of(response);
+                let body = if status.is_success() {
+                    super::dialect::translate_source(self.dialect, source, body)
+                } else {
+                    source
+                };
+                Ok(Answered { status, body })
+            }
             Ok(Err(_)) => Err("the fallback could not be reached".into()),
             Err(_) => Err("the fallback sent no response headers in time".into()),
         }
@@ -572,7 +621,7 @@ impl Continuer {
             Err(why) => return failed(why, attempts),
         };
         let first_token_by = self.first_token_timeout.map(|t| Instant::now() + t);
-        let opened = match open(response, first_token_by, deadline).await {
+        let opened = match open(response.body, first_token_by, deadline).await {
             Ok(opened) => opened,
             Err(NotOpened::NoFirstToken) => {
                 return failed("the fallback sent no first token in time".into(), attempts)

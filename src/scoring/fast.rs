@@ -454,6 +454,7 @@ mod tests {
                     user: format!("Please remember: the thing is {value}."),
                     assistant: Some("Noted.".into()),
                     distractor: None,
+                    tool: None,
                 },
                 Turn {
                     kind: TurnKind::Filler,
@@ -463,14 +464,18 @@ mod tests {
                     },
                     assistant: Some("Use vinegar and rinse well.".into()),
                     distractor: distractor.map(String::from),
+                    tool: None,
                 },
                 Turn {
                     kind: TurnKind::Probe,
                     user: "What was the thing again?".into(),
                     assistant: None,
                     distractor: None,
+                    tool: None,
                 },
             ],
+            anchor_place: crate::dataset::AnchorPlace::User,
+            system: Vec::new(),
         }
     }
 

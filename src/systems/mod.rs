@@ -160,6 +160,7 @@ async fn start_builtin(
         proxy_config.deadline = config.request_timeout;
         proxy_config.seed = crate::seed::derive(config.seed, "proxy", mode as u64);
         proxy_config.behaviour = builtin.behaviour.clone();
+        proxy_config.behaviour.fallback_dialect = config.systems.fallback_dialect;
         if let Some(model) = &builtin.context_model_on_fallback {
             proxy_config.behaviour.context_fallback = Some(pair.fallback.url());
             proxy_config.behaviour.context_model = Some(model.clone());

@@ -10,9 +10,11 @@ use super::latency::JitterKey;
 use super::render::{
     completion_json_with, reasoning_frame, stream_frames, Envelope, MALFORMED_EVENT, REASONING_TEXT,
 };
+use super::render_dialect;
 use super::responder::Call;
 use super::wire::{self, Tail};
 use super::UpstreamContext;
+use crate::dialect::Dialect;
 use crate::faults::degrade::Degraded;
 use crate::faults::{End, Role, Shape};
 use crate::openai::ChatRequest;
@@ -39,6 +41,11 @@ pub struct Asked<'a> {
     pub attempt: u32,
     /// Approximate input tokens.
     pub input_tokens: u32,
+    /// The dialect the request came in, which the answer is rendered in.
+    pub dialect: Dialect,
+    /// Gemini's `streamGenerateContent` without `alt=sse`: the stream is
+    /// answered as one JSON array of chunks.
+    pub json_array: bool,
 }
 
 /// Answers `asked` with the responder's answer, `degraded` and `shaped`.
@@ -56,6 +63,8 @@ pub async fn answer(
         who,
         attempt,
         input_tokens,
+        dialect,
+        json_array,
     } = asked;
     let key = JitterKey {
         system,
@@ -72,7 +81,7 @@ pub async fn answer(
     let mut guard = guard;
     let mut answer = match ctx.responder.respond(call).await {
         Ok(answer) => answer,
-        Err(spec) => return wire::provider_error(guard, &spec),
+        Err(spec) => return wire::provider_error(guard, &spec, dialect),
     };
     let slow_by = degraded.and_then(|d| wire::degrade(&mut answer, d));
     guard.set_answer(
@@ -105,10 +114,13 @@ pub async fn answer(
         } else {
             Duration::ZERO
         };
-    if !request.stream {
+    if !request.stream || json_array {
         wire::pause(answer.ttft + late + answer.output_time(answer.usage.completion_tokens)).await;
         guard.finish(Some(200));
-        let body = completion_json_with(envelope, &answer, reasoning);
+        let body = match dialect {
+            Dialect::Openai => completion_json_with(envelope, &answer, reasoning),
+            _ => render_dialect::whole_body(dialect, envelope, &answer, json_array),
+        };
         return match shape.end {
             End::CutAfter(_) => wire::cut_json(&body),
             End::Complete | End::NoDone | End::StallAfter { .. } => {
@@ -121,9 +133,13 @@ pub async fn answer(
         .stream_options
         .as_ref()
         .is_some_and(|o| o.include_usage);
-    let mut frames = stream_frames(envelope, &answer, include_usage);
+    let mut frames = match dialect {
+        Dialect::Openai => stream_frames(envelope, &answer, include_usage),
+        _ => render_dialect::stream_frames_in(dialect, envelope, &answer),
+    };
     let mut first_content = 1;
-    if let Some(text) = reasoning {
+    // Reasoning text is an OpenAI-dialect field (`reasoning_content`).
+    if let Some(text) = reasoning.filter(|_| dialect == Dialect::Openai) {
         frames.insert(1, (Duration::ZERO, reasoning_frame(envelope, text)));
         first_content += 1;
     }
@@ -149,7 +165,11 @@ pub async fn answer(
     if let Some(after) = shape.malformed_after {
         let at = (first_content + after).min(frames.len());
         let due = frames.get(at.saturating_sub(1)).map_or(late, |(d, _)| *d);
-        frames.insert(at, (due, MALFORMED_EVENT.to_string()));
+        let event = match dialect {
+            Dialect::Openai => MALFORMED_EVENT,
+            _ => render_dialect::malformed_event(dialect),
+        };
+        frames.insert(at, (due, event.to_string()));
     }
     wire::paced_stream(frames, guard, tail)
 }

@@ -51,6 +51,50 @@ struct Inner {
     next_id: u64,
     /// What scripted attempts carried and what was done, in arrival order.
     details: Vec<AttemptDetail>,
+    /// What survived of the client's request, per recognised attempt.
+    survivals: Vec<SurvivalRow>,
+    /// Requests refused by a dialect's validation, in arrival order.
+    rejections: Vec<RejectionRow>,
+}
+
+/// What of the client's request reached an upstream in one attempt
+/// ([`crate::dialect::survival`]), beside the attempt's row.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SurvivalRow {
+    /// Run index, from 1.
+    pub run: u32,
+    /// The system the upstream belongs to.
+    pub system: String,
+    /// Primary or fallback.
+    pub role: Role,
+    /// Conversation id.
+    pub conversation: String,
+    /// Turn number.
+    pub turn: u32,
+    /// Attempt number for the turn at this upstream, from 1.
+    pub attempt: u32,
+    /// The dialect the upstream was called in.
+    pub dialect: crate::dialect::Dialect,
+    /// System messages, tool results and user turns: sent and reached.
+    pub survival: crate::dialect::Survival,
+    /// Whether the message that states the anchor reached the upstream.
+    pub anchor: bool,
+}
+
+/// A request an upstream refused as invalid in its dialect (a 400 with
+/// the API's own body): nothing of it can be attributed to a turn.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RejectionRow {
+    /// Run index, from 1.
+    pub run: u32,
+    /// The system the upstream belongs to.
+    pub system: String,
+    /// Primary or fallback.
+    pub role: Role,
+    /// The dialect whose rules were broken.
+    pub dialect: crate::dialect::Dialect,
+    /// The API's message.
+    pub message: String,
 }
 
 /// What a case script read from one attempt and what it did, beside the
@@ -230,6 +274,26 @@ impl AttemptLog {
     /// Every detail noted so far, in arrival order.
     pub fn details(&self) -> Vec<AttemptDetail> {
         self.lock().details.clone()
+    }
+
+    /// Keeps what survived of one attempt's request.
+    pub fn note_survival(&self, row: SurvivalRow) {
+        self.lock().survivals.push(row);
+    }
+
+    /// Every survival noted so far, in arrival order.
+    pub fn survivals(&self) -> Vec<SurvivalRow> {
+        self.lock().survivals.clone()
+    }
+
+    /// Keeps a request refused by a dialect's validation.
+    pub fn note_rejection(&self, row: RejectionRow) {
+        self.lock().rejections.push(row);
+    }
+
+    /// Every rejection noted so far, in arrival order.
+    pub fn rejections(&self) -> Vec<RejectionRow> {
+        self.lock().rejections.clone()
     }
 
     /// Number of finished rows so far.

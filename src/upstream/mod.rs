@@ -18,6 +18,14 @@
 //! ([`scripted`]: resets, holds, errors, shaped answers and streams), with
 //! what the rules read kept beside the attempt ([`log::AttemptDetail`]).
 //!
+//! The same pipeline serves Anthropic Messages (`POST /v1/messages`) and
+//! Gemini (`POST /v1beta/models/{model}:generateContent` and
+//! `:streamGenerateContent`) requests: validated as strictly as the real
+//! API ([`crate::dialect`]), read as an OpenAI conversation, answered and
+//! faulted the same way, rendered in the dialect ([`render_dialect`]).
+//! What survived of the client's request is noted per attempt
+//! ([`survived`]).
+//!
 //! [`server`] wires the steps into a router, served by [`listen`] with a
 //! handle on each connection's socket; [`standalone`] serves a pair for an
 //! external gateway.
@@ -25,6 +33,9 @@
 mod answer;
 pub mod attempt;
 pub mod degrade;
+mod dialect_routes;
+#[cfg(test)]
+mod dialect_tests;
 pub mod identify;
 pub mod latency;
 pub mod listen;
@@ -32,12 +43,14 @@ pub mod log;
 pub mod model;
 pub mod provider;
 pub mod render;
+pub mod render_dialect;
 pub mod responder;
 pub mod scripted;
 #[cfg(test)]
 mod scripted_tests;
 pub mod server;
 pub mod standalone;
+pub mod survived;
 #[cfg(test)]
 mod tests;
 pub mod wire;
@@ -68,6 +81,9 @@ pub struct UpstreamContext {
     pub run: Arc<AtomicU32>,
     /// Where attempts are recorded.
     pub log: AttemptLog,
+    /// What the client sends, when the harness knows it: each recognised
+    /// attempt then notes what survived of it ([`survived`]).
+    pub clients: Option<Arc<survived::ClientView>>,
     /// The epoch `arrived_ms` counts from.
     pub epoch: Instant,
     /// What the harness switches at run time: case clocks, expired keys,
@@ -113,9 +129,17 @@ impl UpstreamContext {
             responder,
             run: Arc::new(AtomicU32::new(run)),
             log: AttemptLog::new(),
+            clients: None,
             epoch: Instant::now(),
             switches: Arc::new(Mutex::new(Switches::default())),
         }
+    }
+
+    /// The same context, comparing what reaches each upstream with what
+    /// the client sent (`view`).
+    pub fn with_clients(mut self, view: survived::ClientView) -> Self {
+        self.clients = Some(Arc::new(view));
+        self
     }
 
     fn switches(&self) -> MutexGuard<'_, Switches> {

@@ -1,5 +1,9 @@
 //! The simulated model: answers only from the messages it received.
 //!
+//! A statement counts wherever the client put it: in a user message, a
+//! system message or a tool result (rich datasets state the anchor in the
+//! last two in some conversations).
+//!
 //! It knows the shared grammar in [`crate::dataset::lexicon`], never the
 //! dataset: a probe is answered with the value the user stated earlier *in
 //! the received messages*, in the user's own words, or with a refusal that
@@ -72,14 +76,19 @@ fn sized_reply(text: &str, n: usize) -> String {
 
 /// The reply to `messages`, from the start.
 fn fresh_reply(messages: &[ChatMessage]) -> String {
-    let users: Vec<Cow<'_, str>> = messages
-        .iter()
-        .filter(|m| m.role == "user")
-        .map(ChatMessage::text_cow)
-        .collect();
-    let Some((last, earlier)) = users.split_last() else {
+    let Some(last_at) = messages.iter().rposition(|m| m.role == "user") else {
         return NO_USER_MESSAGE.to_string();
     };
+    let last_text = messages[last_at].text_cow();
+    let last: &str = &last_text;
+    // Where the user may have stated something: their earlier messages,
+    // and what the client put in system messages and tool results.
+    let earlier: Vec<Cow<'_, str>> = messages
+        .iter()
+        .enumerate()
+        .filter(|(i, m)| *i != last_at && matches!(m.role.as_str(), "user" | "system" | "tool"))
+        .map(|(_, m)| m.text_cow())
+        .collect();
 
     let prepared = lexicon::Prepared::new(last);
     if let Some(subject) = lexicon::probed_subject_in(&prepared) {
@@ -220,6 +229,8 @@ mod tests {
         let parts = ChatMessage {
             role: "user".into(),
             content: serde_json::json!([{"type": "text", "text": "My sister's name is Oriane."}]),
+            tool_calls: None,
+            tool_call_id: None,
         };
         let messages = vec![
             parts,

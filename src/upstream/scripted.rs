@@ -40,11 +40,11 @@ pub async fn execute(
         reasoning: matches!(&act, Act::Answer(shape) if shape.reasoning),
     });
     match act {
-        Act::Error(spec) => wire::error(guard, &spec),
+        Act::Error(spec) => wire::error(guard, &spec, asked.dialect),
         Act::Hold {
             hold,
             then: HoldEnd::GatewayTimeout,
-        } => wire::hold(guard, hold).await,
+        } => wire::hold(guard, hold, asked.dialect).await,
         Act::Hold {
             hold,
             then: HoldEnd::Close,

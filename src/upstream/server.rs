@@ -36,6 +36,7 @@ use super::attempt::{millis, AttemptGuard};
 use super::listen::{serve, Socket};
 use super::log::TurnKey;
 use super::{wire, UpstreamContext};
+use crate::dialect::{anthropic, Dialect};
 use crate::faults::profile::RateLimiterSpec;
 use crate::faults::{End, ErrorKind, ErrorSpec, FaultAction, RetryLimiter, Role, Shape};
 use crate::openai::{approx_tokens, ChatRequest};
@@ -94,8 +95,8 @@ struct Limiter {
 /// What the handlers share: the state and, if the profile puts one in front
 /// of this upstream, its rate limiter.
 #[derive(Debug)]
-struct Shared {
-    state: UpstreamState,
+pub(super) struct Shared {
+    pub(super) state: UpstreamState,
     limiter: Option<Limiter>,
 }
 
@@ -130,6 +131,11 @@ pub fn router(state: UpstreamState) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(chat_completions))
         .route("/v1/models", get(models))
+        .route(anthropic::PATH, post(super::dialect_routes::messages))
+        .route(
+            "/v1beta/models/{*call}",
+            post(super::dialect_routes::gemini),
+        )
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(Arc::new(Shared { state, limiter }))
 }
@@ -225,126 +231,204 @@ async fn chat_completions(
     body: Bytes,
 ) -> Response {
     let start = Instant::now();
-    let st = &shared.state;
-    let ctx = &st.ctx;
-    let run = ctx.current_run();
-    let arrived_ms = millis(start.saturating_duration_since(ctx.epoch));
-    let row = |conversation: String, turn: u32, attempt: u32| AttemptRecord {
-        run,
-        system: st.system.clone(),
-        role: st.role,
-        conversation,
-        turn,
-        attempt,
-        arrived_ms,
-        action: AttemptAction::Ok,
-        status: None,
-        retry_after_ms: None,
-        messages: 0,
-        approx_tokens: 0,
-        model: String::new(),
-        stream: false,
-        params: Vec::new(),
-        degradation: String::new(),
-        client_gave_up: false,
-        duration_ms: 0.0,
-        answered_by: String::new(),
-        answer: String::new(),
-        provider_error: String::new(),
-    };
-
-    let expired = ctx.is_expired(&st.system, st.role);
     let req = match parse(&body) {
         Ok(r) => r,
         Err(message) => {
-            let attempt = ctx.log.next_attempt(TurnKey {
-                run,
-                system: &st.system,
-                role: st.role,
-                conversation: "",
-                turn: 0,
-            });
-            ctx.log.record(AttemptRecord {
-                action: AttemptAction::BadRequest,
-                status: Some(400),
-                model: serde_json::from_slice::<Value>(&body)
-                    .ok()
-                    .and_then(|v| v.get("model").and_then(Value::as_str).map(str::to_string))
-                    .unwrap_or_default(),
-                duration_ms: millis(start.elapsed()),
-                ..row(String::new(), 0, attempt)
-            });
-            if expired {
-                return super::render::error_response(&expired_key());
+            let model = serde_json::from_slice::<Value>(&body)
+                .ok()
+                .and_then(|v| v.get("model").and_then(Value::as_str).map(str::to_string))
+                .unwrap_or_default();
+            if let Some(expired) = shared.bad_request(model, start, Dialect::Openai) {
+                return expired;
             }
             return wire::bad_request(&message);
         }
     };
+    let params = param_names(&req);
+    let received = Received {
+        request: req,
+        params,
+        dialect: Dialect::Openai,
+        json_array: false,
+    };
+    shared.serve(received, socket, start).await
+}
 
-    let who = ctx.index.identify(&req);
-    let attempt = ctx.log.next_attempt(TurnKey {
-        run,
-        system: &st.system,
-        role: st.role,
-        conversation: &who.id,
-        turn: who.turn,
-    });
-    let input_tokens: u32 = req
-        .messages
-        .iter()
-        .map(|m| approx_tokens(&m.text_cow()))
-        .sum();
-    let mut guard = AttemptGuard::new(
-        ctx.log.clone(),
+/// A request as an upstream received it, in OpenAI shape whatever its
+/// dialect.
+#[derive(Debug)]
+pub(super) struct Received {
+    /// The request (for another dialect, its validated conversation).
+    pub request: ChatRequest,
+    /// Its top-level parameters besides the model, messages and stream.
+    pub params: Vec<String>,
+    /// The dialect it came in.
+    pub dialect: Dialect,
+    /// Gemini's stream without `alt=sse`.
+    pub json_array: bool,
+}
+
+impl Shared {
+    /// Logs a request that could not be read (`bad_request`, 400); the
+    /// 401 to send instead when this upstream's key has expired.
+    pub(super) fn bad_request(
+        &self,
+        model: String,
+        start: Instant,
+        dialect: Dialect,
+    ) -> Option<Response> {
+        let st = &self.state;
+        let ctx = &st.ctx;
+        let run = ctx.current_run();
+        let attempt = ctx.log.next_attempt(TurnKey {
+            run,
+            system: &st.system,
+            role: st.role,
+            conversation: "",
+            turn: 0,
+        });
+        ctx.log.record(AttemptRecord {
+            action: AttemptAction::BadRequest,
+            status: Some(400),
+            model,
+            duration_ms: millis(start.elapsed()),
+            ..self.row(run, start, String::new(), 0, attempt)
+        });
+        ctx.is_expired(&st.system, st.role)
+            .then(|| super::render_dialect::error_response_in(&expired_key(), dialect))
+    }
+
+    fn row(
+        &self,
+        run: u32,
+        start: Instant,
+        conversation: String,
+        turn: u32,
+        attempt: u32,
+    ) -> AttemptRecord {
+        let st = &self.state;
         AttemptRecord {
-            messages: req.messages.len() as u32,
-            approx_tokens: input_tokens,
-            model: req.model.clone(),
-            stream: req.stream,
-            params: param_names(&req),
-            ..row(who.id.clone(), who.turn, attempt)
-        },
-        start,
-    );
+            run,
+            system: st.system.clone(),
+            role: st.role,
+            conversation,
+            turn,
+            attempt,
+            arrived_ms: millis(start.saturating_duration_since(st.ctx.epoch)),
+            action: AttemptAction::Ok,
+            status: None,
+            retry_after_ms: None,
+            messages: 0,
+            approx_tokens: 0,
+            model: String::new(),
+            stream: false,
+            params: Vec::new(),
+            degradation: String::new(),
+            client_gave_up: false,
+            duration_ms: 0.0,
+            answered_by: String::new(),
+            answer: String::new(),
+            provider_error: String::new(),
+        }
+    }
 
-    if expired {
-        return wire::error(guard, &expired_key());
-    }
-    let asked = Asked {
-        ctx,
-        system: &st.system,
-        role: st.role,
-        request: &req,
-        who: &who,
-        attempt,
-        input_tokens,
-    };
-    if let Some(script) = who.conversation.and_then(|i| ctx.plan.case_script(i)) {
-        let socket = socket.as_ref().map(|Extension(ConnectInfo(s))| s);
-        return super::scripted::execute(script, asked, guard, socket).await;
-    }
-    let action = who
-        .conversation
-        .and_then(|i| ctx.plan.action(run, i, who.turn as usize, st.role))
-        .or_else(|| shared.limited((run, who.id.clone(), who.turn), start));
-    let (shape, degraded) = match action {
-        Some(FaultAction::Timeout { hold }) => return wire::hold(guard, hold).await,
-        Some(FaultAction::Error(spec)) => return wire::error(guard, &spec),
-        Some(FaultAction::BodyCut { chunks }) => {
-            guard.set_action(AttemptAction::BodyCut);
-            let shape = Shape {
-                end: End::CutAfter(chunks),
-                ..Shape::default()
-            };
-            (shape, None)
+    /// Serves a readable request that arrived at `start`: recognised,
+    /// logged, faulted or answered, in its dialect.
+    pub(super) async fn serve(
+        &self,
+        received: Received,
+        socket: Option<Extension<ConnectInfo<Socket>>>,
+        start: Instant,
+    ) -> Response {
+        let st = &self.state;
+        let ctx = &st.ctx;
+        let run = ctx.current_run();
+        let Received {
+            request: req,
+            params,
+            dialect,
+            json_array,
+        } = received;
+        let expired = ctx.is_expired(&st.system, st.role);
+        let who = ctx.index.identify(&req);
+        let attempt = ctx.log.next_attempt(TurnKey {
+            run,
+            system: &st.system,
+            role: st.role,
+            conversation: &who.id,
+            turn: who.turn,
+        });
+        let input_tokens: u32 = req
+            .messages
+            .iter()
+            .map(|m| approx_tokens(&m.text_cow()))
+            .sum();
+        let mut guard = AttemptGuard::new(
+            ctx.log.clone(),
+            AttemptRecord {
+                messages: req.messages.len() as u32,
+                approx_tokens: input_tokens,
+                model: req.model.clone(),
+                stream: req.stream,
+                params,
+                ..self.row(run, start, who.id.clone(), who.turn, attempt)
+            },
+            start,
+        );
+        super::survived::note(
+            ctx,
+            &st.system,
+            st.role,
+            &who,
+            attempt,
+            dialect,
+            &req.messages,
+        );
+
+        if expired {
+            return wire::error(guard, &expired_key(), dialect);
         }
-        Some(FaultAction::Degrade(d)) => {
-            guard.set_degradation(d.degradation.name());
-            (Shape::default(), Some(d))
+        if let Some(spec) = super::survived::squeezed(ctx, st.role, input_tokens, dialect) {
+            return wire::error(guard, &spec, dialect);
         }
-        None => (Shape::default(), None),
-    };
-    answer(asked, guard, &shape, degraded).await
+        let asked = Asked {
+            ctx,
+            system: &st.system,
+            role: st.role,
+            request: &req,
+            who: &who,
+            attempt,
+            input_tokens,
+            dialect,
+            json_array,
+        };
+        if let Some(script) = who.conversation.and_then(|i| ctx.plan.case_script(i)) {
+            let socket = socket.as_ref().map(|Extension(ConnectInfo(s))| s);
+            return super::scripted::execute(script, asked, guard, socket).await;
+        }
+        let action = who
+            .conversation
+            .and_then(|i| ctx.plan.action(run, i, who.turn as usize, st.role))
+            .or_else(|| self.limited((run, who.id.clone(), who.turn), start));
+        let (shape, degraded) = match action {
+            Some(FaultAction::Timeout { hold }) => return wire::hold(guard, hold, dialect).await,
+            Some(FaultAction::Error(spec)) => return wire::error(guard, &spec, dialect),
+            Some(FaultAction::BodyCut { chunks }) => {
+                guard.set_action(AttemptAction::BodyCut);
+                let shape = Shape {
+                    end: End::CutAfter(chunks),
+                    ..Shape::default()
+                };
+                (shape, None)
+            }
+            Some(FaultAction::Degrade(d)) => {
+                guard.set_degradation(d.degradation.name());
+                (Shape::default(), Some(d))
+            }
+            None => (Shape::default(), None),
+        };
+        answer(asked, guard, &shape, degraded).await
+    }
 }
 
 /// The request's top-level parameters other than `model`, `messages`,

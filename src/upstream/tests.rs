@@ -19,6 +19,7 @@ fn conversation(i: usize) -> Conversation {
         user,
         assistant: assistant.map(str::to_string),
         distractor: None,
+        tool: None,
     };
     Conversation {
         id: format!("c{i:03}"),
@@ -41,6 +42,8 @@ fn conversation(i: usize) -> Conversation {
             ),
             turn(TurnKind::Probe, "What is my sister called?".into(), None),
         ],
+        anchor_place: crate::dataset::AnchorPlace::User,
+        system: Vec::new(),
     }
 }
 

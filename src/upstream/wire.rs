@@ -5,8 +5,10 @@
 
 use super::attempt::AttemptGuard;
 use super::degrade::Completion;
-use super::render::{error_json, error_response, json_response, retry_after_secs};
+use super::render::{error_json, json_response, retry_after_secs};
+use super::render_dialect::error_response_in;
 use super::responder::Answer;
+use crate::dialect::Dialect;
 use crate::faults::degrade::{Degradation, Degraded};
 use crate::faults::{ErrorKind, ErrorSpec};
 use crate::openai::{approx_tokens, Usage};
@@ -33,7 +35,7 @@ pub async fn pause(d: Duration) {
 /// TIMEOUT: no byte until `hold` ends or the client goes away (then the
 /// guard records the give-up when hyper drops this future). When the hold
 /// runs out with the client still there, a 504 with an error body.
-pub async fn hold(mut guard: AttemptGuard, hold: Duration) -> Response {
+pub async fn hold(mut guard: AttemptGuard, hold: Duration, dialect: Dialect) -> Response {
     guard.set_action(AttemptAction::TimeoutHeld);
     tokio::time::sleep(hold).await;
     guard.finish(Some(504));
@@ -41,11 +43,12 @@ pub async fn hold(mut guard: AttemptGuard, hold: Duration) -> Response {
         "simulated TIMEOUT: the upstream held the connection for {} without answering",
         humantime::format_duration(hold)
     );
-    error_response(&ErrorSpec::new(504, ErrorKind::Timeout, message))
+    error_response_in(&ErrorSpec::new(504, ErrorKind::Timeout, message), dialect)
 }
 
-/// An error status with its body (and `Retry-After` when the spec has one).
-pub fn error(mut guard: AttemptGuard, spec: &ErrorSpec) -> Response {
+/// An error status with its body in `dialect` (and `Retry-After` when the
+/// spec has one).
+pub fn error(mut guard: AttemptGuard, spec: &ErrorSpec, dialect: Dialect) -> Response {
     guard.set_action(if spec.kind == ErrorKind::RateLimit {
         AttemptAction::RateLimited
     } else {
@@ -55,19 +58,19 @@ pub fn error(mut guard: AttemptGuard, spec: &ErrorSpec) -> Response {
         guard.set_retry_after(retry_after_secs(retry_after) * 1000);
     }
     guard.finish(Some(spec.status));
-    error_response(spec)
+    error_response_in(spec, dialect)
 }
 
 /// The real provider's failure, passed on: its status and its (redacted)
 /// reason as the error body, `Retry-After` when it sent one, and the
 /// attempt logged as `provider_error` with the reason.
-pub fn provider_error(mut guard: AttemptGuard, spec: &ErrorSpec) -> Response {
+pub fn provider_error(mut guard: AttemptGuard, spec: &ErrorSpec, dialect: Dialect) -> Response {
     guard.set_provider_error(&spec.message);
     if let Some(retry_after) = spec.retry_after {
         guard.set_retry_after(retry_after_secs(retry_after) * 1000);
     }
     guard.finish(Some(spec.status));
-    error_response(spec)
+    error_response_in(spec, dialect)
 }
 
 /// Applies a drawn degradation to `answer`: a text one changes its text and

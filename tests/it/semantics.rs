@@ -182,6 +182,7 @@ fn config(
             model: continuity_bench::config::DRIVER_MODEL.to_string(),
             gateway_wait: Duration::from_secs(5),
             max_response_bytes: continuity_bench::systems::DEFAULT_MAX_RESPONSE_BYTES,
+            fallback_dialect: continuity_bench::dialect::Dialect::Openai,
         },
         stream,
         cooldown_wait,

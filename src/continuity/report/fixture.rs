@@ -112,6 +112,7 @@ fn stateless() -> SystemSummary {
             p99: 11_890.6,
             max: 12_020.8,
         },
+        fallback_delivery: None,
     }
 }
 
@@ -204,6 +205,7 @@ fn history() -> SystemSummary {
             p99: 14_210.7,
             max: 15_020.9,
         },
+        fallback_delivery: None,
     }
 }
 
@@ -273,6 +275,7 @@ pub(crate) fn config() -> ResolvedConfig {
         attempt_timeout_ms: 10_000,
         request_timeout_ms: 60_000,
         max_response_bytes: 4 * 1024 * 1024,
+        fallback_dialect: crate::dialect::Dialect::Openai,
         systems: vec!["stateless".into(), "history".into()],
         judge: None,
         interrupted: false,

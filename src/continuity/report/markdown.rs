@@ -258,6 +258,7 @@ fn system_section(out: &mut String, s: &Summary, x: &SystemSummary) {
     );
     group_table(out, "CPR per run", "Run", &x.cpr_per_run, &level);
     contracts_table(out, x, &level);
+    delivery_section(out, x);
     if !a.per_event.is_empty() {
         let _ = writeln!(out, "### Attempts per event\n");
         let _ = writeln!(out, "| Attempts | Events |\n|---:|---:|");
@@ -285,6 +286,47 @@ fn system_section(out: &mut String, s: &Summary, x: &SystemSummary) {
         }
         let _ = writeln!(out);
     }
+}
+
+/// What reached the fallback: the share of system messages, tool results
+/// and user turns of the fallback requests that happened, with the
+/// diagnosis of each share below 100 % and the context squeeze's outcomes.
+fn delivery_section(out: &mut String, x: &SystemSummary) {
+    let Some(d) = &x.fallback_delivery else {
+        return;
+    };
+    let share = |s: &crate::continuity::summary::delivery::DeliveryShare| match s.rate {
+        Some(r) => format!("{:.2} % ({}/{})", r * 100.0, s.reached, s.sent),
+        None => "n/a".to_string(),
+    };
+    let _ = writeln!(
+        out,
+        "### What reached the fallback
+"
+    );
+    let _ = writeln!(
+        out,
+        "- Fallback dialect: {}; fallback requests: {}; without the anchor's message: {}; refused as invalid: {}",
+        d.dialect, d.requests, d.anchor_missing, d.rejected
+    );
+    let _ = writeln!(
+        out,
+        "- System messages: {} · tool results: {} · user turns: {}",
+        share(&d.system_messages),
+        share(&d.tool_results),
+        share(&d.user_turns)
+    );
+    if let Some(q) = &d.squeeze {
+        let _ = writeln!(
+            out,
+            "- Context squeeze, per failover event: trimmed with the anchor {}, trimmed without it {}, sent whole {}, rejected by the fallback {}, failed clearly {}",
+            q.trimmed_anchor_kept, q.trimmed_anchor_lost, q.sent_whole, q.rejected_by_fallback, q.failed_clearly
+        );
+    }
+    for line in &d.diagnosis {
+        let _ = writeln!(out, "- **Diagnosis**: {line}");
+    }
+    let _ = writeln!(out);
 }
 
 /// Per contract: the answers it applied to, those it could not judge, and

@@ -367,6 +367,7 @@ fn system_summary(
         bleed: bleed(events, answers),
         attempts: attempt_summary(name, events, by_turn),
         event_latency_ms: describe(&latencies),
+        fallback_delivery: None,
     }
 }
 

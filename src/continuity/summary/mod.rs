@@ -6,6 +6,7 @@
 //! pure functions of [`crate::stats`].
 
 pub mod build;
+pub mod delivery;
 
 pub use build::{summarize, SummaryContext};
 
@@ -240,6 +241,11 @@ pub struct SystemSummary {
     /// End-to-end client latency of the event turn of failover events,
     /// milliseconds.
     pub event_latency_ms: Distribution,
+    /// What reached the fallback (system messages, tool results, user
+    /// turns), with a diagnosis when a share is below 100 %; `None` when
+    /// the upstreams could not compare (summaries written before it).
+    #[serde(default)]
+    pub fallback_delivery: Option<delivery::Delivery>,
 }
 
 /// Continuity latency overhead: per (run, conversation) that is a failover

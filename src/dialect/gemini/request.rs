@@ -406,7 +406,9 @@ mod tests {
             v.messages[1],
             ChatMessage {
                 role: "assistant".into(),
-                content: Value::Null
+                content: Value::Null,
+                tool_calls: None,
+                tool_call_id: None,
             }
         );
         assert_eq!(v.messages[2], ChatMessage::new("tool", "sunny"));

@@ -45,6 +45,8 @@ pub fn completion(body: &[u8]) -> Result<ProviderReply, String> {
         Some(other) => crate::openai::ChatMessage {
             role: "assistant".into(),
             content: other.clone(),
+            tool_calls: None,
+            tool_call_id: None,
         }
         .text(),
     };

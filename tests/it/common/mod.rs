@@ -44,6 +44,7 @@ pub fn quick_run(out: &Path, runs: u32) -> RunConfig {
             model: continuity_bench::config::DRIVER_MODEL.to_string(),
             gateway_wait: Duration::from_secs(5),
             max_response_bytes: continuity_bench::systems::DEFAULT_MAX_RESPONSE_BYTES,
+            fallback_dialect: continuity_bench::dialect::Dialect::Openai,
         },
         judge: None,
         contracts: std::sync::Arc::new(continuity_bench::contracts::Contracts::default()),

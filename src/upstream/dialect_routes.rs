@@ -1,0 +1,146 @@
+//! The Anthropic and Gemini routes of a simulated upstream: each request is
+//! validated as strictly as the real API validates it
+//! ([`crate::dialect::anthropic::validate`],
+//! [`crate::dialect::gemini::validate`]); a request the API would refuse
+//! gets the API's own 400 body and is logged as `bad_request` (with the
+//! API's message kept beside the log, [`super::log::RejectionRow`]); a
+//! valid one is read as an OpenAI conversation and served by the one
+//! pipeline every upstream request takes ([`super::server`]), its answer,
+//! faults and errors rendered in the dialect.
+
+use super::listen::Socket;
+use super::render_dialect::{error_response_in, rejection_response};
+use super::server::{Received, Shared};
+use super::survived::note_rejection;
+use crate::dialect::{anthropic, gemini, Dialect, Rejection, Validated};
+use crate::faults::{ErrorKind, ErrorSpec};
+use crate::openai::ChatRequest;
+use axum::body::Bytes;
+use axum::extract::connect_info::ConnectInfo;
+use axum::extract::State;
+use axum::http::{HeaderMap, Uri};
+use axum::response::Response;
+use axum::Extension;
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Top-level fields that carry the conversation or the stream choice
+/// rather than a parameter.
+const NOT_PARAMS: [&str; 7] = [
+    "model",
+    "messages",
+    "stream",
+    "system",
+    "contents",
+    "systemInstruction",
+    "system_instruction",
+];
+
+/// The top-level parameters of a dialect's body, by name, sorted.
+fn params_of(body: &[u8]) -> Vec<String> {
+    let mut names: Vec<String> = serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| v.as_object().map(|o| o.keys().cloned().collect()))
+        .unwrap_or_default();
+    names.retain(|n| !NOT_PARAMS.contains(&n.as_str()));
+    names.sort_unstable();
+    names
+}
+
+/// A validated request as the OpenAI request the pipeline reads.
+fn request_of(v: Validated) -> ChatRequest {
+    let mut extra = serde_json::Map::new();
+    if let Some(n) = v.max_tokens {
+        extra.insert("max_tokens".into(), n.into());
+    }
+    ChatRequest {
+        model: v.model,
+        messages: v.messages,
+        stream: v.stream,
+        stream_options: None,
+        extra,
+    }
+}
+
+/// Logs and answers a refused request.
+fn refused(
+    shared: &Shared,
+    body: &[u8],
+    start: Instant,
+    dialect: Dialect,
+    r: &Rejection,
+) -> Response {
+    let model = serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| v.get("model").and_then(Value::as_str).map(str::to_string))
+        .unwrap_or_default();
+    if let Some(expired) = shared.bad_request(model, start, dialect) {
+        return expired;
+    }
+    let st = &shared.state;
+    note_rejection(&st.ctx, &st.system, st.role, dialect, r);
+    rejection_response(r)
+}
+
+/// `POST /v1/messages`.
+pub(super) async fn messages(
+    State(shared): State<Arc<Shared>>,
+    socket: Option<Extension<ConnectInfo<Socket>>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let start = Instant::now();
+    let version = headers
+        .get(anthropic::VERSION_HEADER)
+        .and_then(|v| v.to_str().ok());
+    match anthropic::validate(version, &body, &anthropic::Rules::default()) {
+        Err(r) => refused(&shared, &body, start, Dialect::Anthropic, &r),
+        Ok(v) => {
+            let received = Received {
+                request: request_of(v),
+                params: params_of(&body),
+                dialect: Dialect::Anthropic,
+                json_array: false,
+            };
+            shared.serve(received, socket, start).await
+        }
+    }
+}
+
+/// `POST /v1beta/models/{model}:generateContent` and
+/// `:streamGenerateContent` (`?alt=sse` for server-sent events, else one
+/// JSON array of chunks).
+pub(super) async fn gemini(
+    State(shared): State<Arc<Shared>>,
+    socket: Option<Extension<ConnectInfo<Socket>>>,
+    uri: Uri,
+    body: Bytes,
+) -> Response {
+    let start = Instant::now();
+    let Some(call) = gemini::parse_call(uri.path(), uri.query()) else {
+        let message = format!(
+            "The requested URL {} was not found on this server.",
+            uri.path()
+        );
+        return error_response_in(
+            &ErrorSpec::new(404, ErrorKind::ModelNotFound, message),
+            Dialect::Gemini,
+        );
+    };
+    match gemini::validate(&call, &body) {
+        Err(r) => refused(&shared, &body, start, Dialect::Gemini, &r),
+        Ok(v) => {
+            let json_array = matches!(call.method, gemini::Method::Stream { sse: false });
+            let mut request = request_of(v);
+            request.stream = matches!(call.method, gemini::Method::Stream { .. });
+            let received = Received {
+                request,
+                params: params_of(&body),
+                dialect: Dialect::Gemini,
+                json_array,
+            };
+            shared.serve(received, socket, start).await
+        }
+    }
+}
