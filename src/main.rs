@@ -6,6 +6,13 @@
 use clap::Parser;
 use std::process::ExitCode;
 
+/// mimalloc rather than the system allocator: a run at thousands of
+/// conversations allocates a connection's buffers on one thread and frees
+/// them on another, which leaves glibc's per-thread arenas holding far more
+/// than the live heap.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = continuity_bench::cli::Cli::parse();
     match continuity_bench::run(cli) {
