@@ -117,7 +117,10 @@ async fn history_delivers_everything(dialect: Dialect) {
     for stream in [false, true] {
         let (_dir, _handles, outcome) = run(dialect, stream, &[], None).await;
         let history = system(&outcome, "history");
-        assert_eq!(history.events, CONVERSATIONS as u64, "{dialect} stream={stream}");
+        assert_eq!(
+            history.events, CONVERSATIONS as u64,
+            "{dialect} stream={stream}"
+        );
         assert_eq!(
             history.cpr.rate,
             Some(1.0),
@@ -126,13 +129,20 @@ async fn history_delivers_everything(dialect: Dialect) {
         );
         let d = delivery(&outcome, "history");
         assert_eq!(d.dialect, dialect);
-        assert_eq!(d.requests, CONVERSATIONS as u64, "{dialect} stream={stream}");
+        assert_eq!(
+            d.requests, CONVERSATIONS as u64,
+            "{dialect} stream={stream}"
+        );
         assert!(
             d.system_messages.sent >= 3 * CONVERSATIONS as u64,
             "several system messages per request: {:?}",
             d.system_messages
         );
-        assert!(d.tool_results.sent >= CONVERSATIONS as u64, "{:?}", d.tool_results);
+        assert!(
+            d.tool_results.sent >= CONVERSATIONS as u64,
+            "{:?}",
+            d.tool_results
+        );
         for (what, share) in [
             ("system messages", d.system_messages),
             ("tool results", d.tool_results),
