@@ -8,12 +8,13 @@
 //! Every run uses the first [`CONVERSATIONS`] conversations of the rich
 //! dataset (a third each with the anchor in the first user message, a
 //! system message and a tool result) and a profile whose faults fail over
-//! at once (API_ERROR and RATE_LIMIT, no TIMEOUT), so each run takes about
-//! a second.
+//! at once (API_ERROR and RATE_LIMIT, no TIMEOUT), replayed fast-forward
+//! (only the final turn, carrying the dataset's history), so each run is
+//! short.
 
 use crate::common::dialect_gateways::{start_on_free_ports, DialectFault};
 use crate::common::{quick_run, repo};
-use continuity_bench::config::GatewaySpec;
+use continuity_bench::config::{GatewaySpec, Replay};
 use continuity_bench::continuity::summary::delivery::Delivery;
 use continuity_bench::continuity::summary::SystemSummary;
 use continuity_bench::continuity::{self, RunOutcome};
@@ -76,6 +77,7 @@ async fn run(
     let mut config = quick_run(&dir.path().join("report"), 1);
     (config.dataset, config.faults) = inputs(dir.path(), context_tokens);
     config.stream = stream;
+    config.replay = Replay::FastForward;
     config.systems.fallback_dialect = dialect;
     let mut handles = Vec::new();
     for (name, fault) in controls {
