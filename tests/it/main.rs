@@ -9,6 +9,8 @@
 //!   reference systems that must trip none;
 //! - [`end_to_end`]: `run` as a user runs it, in process and as a binary;
 //! - [`controls`]: positive and negative controls of every `run` metric;
+//! - [`dialects`]: fallbacks in the Anthropic and Gemini dialects: what
+//!   reaches them, lossy translations caught, the context squeeze;
 //! - [`interrupt`]: Ctrl-C in every phase;
 //! - [`passthrough`]: the upstreams in front of a provider stand-in (same
 //!   verdicts as the simulated model, faults never forwarded, no key in any
@@ -26,6 +28,7 @@ mod canary;
 mod common;
 mod contracts;
 mod controls;
+mod dialects;
 mod end_to_end;
 mod hostile;
 mod interrupt;

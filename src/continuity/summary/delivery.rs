@@ -148,6 +148,11 @@ pub fn delivery(
 /// The squeeze counts of `system`'s failover events: `events` are the
 /// (run, conversation id, event turn, client answered 2xx) of its failover
 /// events.
+///
+/// Each event is classified by the last fallback request the gateway sent
+/// for it: a gateway that sends the whole history, gets the fallback's 400
+/// and sends it again trimmed has trimmed (what the fallback finally got
+/// decides), not been rejected.
 pub fn squeeze(
     system: &str,
     events: &[(u32, String, u32, bool)],
@@ -156,22 +161,25 @@ pub fn squeeze(
 ) -> SqueezeCounts {
     let mut counts = SqueezeCounts::default();
     for (run, conversation, turn, _answered) in events {
-        let at = |a: &AttemptRecord| {
-            a.system == system
-                && a.role == Role::Fallback
-                && a.run == *run
-                && a.conversation == *conversation
-                && a.turn == *turn
-        };
-        let rejected = attempts
+        let last = attempts
             .iter()
-            .any(|a| at(a) && a.action == AttemptAction::ApiError && a.status == Some(400));
+            .filter(|a| {
+                a.system == system
+                    && a.role == Role::Fallback
+                    && a.run == *run
+                    && a.conversation == *conversation
+                    && a.turn == *turn
+            })
+            .max_by_key(|a| a.attempt);
+        let rejected =
+            last.is_some_and(|a| a.action == AttemptAction::ApiError && a.status == Some(400));
         let sent = survivals.iter().find(|r| {
             r.system == system
                 && r.role == Role::Fallback
                 && r.run == *run
                 && r.conversation == *conversation
                 && r.turn == *turn
+                && last.is_none_or(|a| a.attempt == r.attempt)
         });
         match (rejected, sent) {
             (true, _) => counts.rejected_by_fallback += 1,
@@ -246,6 +254,56 @@ mod tests {
         assert_eq!(none.requests, 0);
         assert_eq!(pct(&none.user_turns), "n/a");
         assert!(none.diagnosis.is_empty());
+    }
+
+    /// The last fallback request decides: a whole history the fallback
+    /// refused and then sent again trimmed is trimmed; refused and not
+    /// sent again is rejected; trimmed up front is trimmed; never sent is a
+    /// clear failure.
+    #[test]
+    fn a_squeeze_is_classified_by_the_last_fallback_request() {
+        use crate::record::fixture::attempt;
+        let whole = Survival {
+            system: share(3, 3),
+            tool_results: share(2, 2),
+            user_turns: share(9, 9),
+        };
+        let trimmed = Survival {
+            tool_results: share(2, 1),
+            user_turns: share(9, 1),
+            ..whole
+        };
+        let rejected = |n: u32| AttemptRecord {
+            attempt: n,
+            action: AttemptAction::ApiError,
+            status: Some(400),
+            ..attempt(1, "g", Role::Fallback, "c001", 9, 0.0)
+        };
+        let answered = |n: u32| AttemptRecord {
+            attempt: n,
+            ..attempt(1, "g", Role::Fallback, "c001", 9, 5.0)
+        };
+        let survival = |n: u32, s: Survival, anchor: bool| SurvivalRow {
+            system: "g".into(),
+            attempt: n,
+            ..row("g", s, anchor)
+        };
+        let events = [(1, "c001".to_string(), 9, true)];
+        let retried = squeeze(
+            "g",
+            &events,
+            &[survival(1, whole, true), survival(2, trimmed, false)],
+            &[rejected(1), answered(2)],
+        );
+        assert_eq!(retried.trimmed_anchor_lost, 1, "{retried:?}");
+        assert_eq!(retried.rejected_by_fallback, 0);
+        let refused = squeeze("g", &events, &[survival(1, whole, true)], &[rejected(1)]);
+        assert_eq!(refused.rejected_by_fallback, 1, "{refused:?}");
+        let upfront = squeeze("g", &events, &[survival(1, trimmed, true)], &[answered(1)]);
+        assert_eq!(upfront.trimmed_anchor_kept, 1, "{upfront:?}");
+        let fit = squeeze("g", &events, &[survival(1, whole, true)], &[answered(1)]);
+        assert_eq!(fit.sent_whole, 1, "{fit:?}");
+        assert_eq!(squeeze("g", &events, &[], &[]).failed_clearly, 1);
     }
 
     #[test]

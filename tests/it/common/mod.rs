@@ -1,6 +1,7 @@
 //! Shared helpers of the integration tests: paths into the repository and a
 //! quick run configuration.
 
+pub mod dialect_gateways;
 pub mod gateways;
 pub mod hostile;
 pub mod openrouter;
