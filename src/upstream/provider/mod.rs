@@ -12,6 +12,7 @@
 //! (a [`crate::secret::Secret`]) and what a report may say about it.
 
 pub mod forward;
+mod live;
 pub mod reply;
 pub mod route;
 
