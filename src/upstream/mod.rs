@@ -46,6 +46,8 @@ pub mod log;
 pub mod model;
 pub mod provider;
 pub mod relay;
+#[cfg(test)]
+mod relay_tests;
 pub mod render;
 pub mod render_dialect;
 pub mod responder;
