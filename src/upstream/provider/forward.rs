@@ -5,7 +5,9 @@
 //! deadline and the response size cap, redirects not followed. The reply
 //! (a stream read chunk by chunk) becomes the same [`Answer`] the simulated
 //! model produces, so the upstream frames, degrades and cuts it exactly as
-//! it does a simulated one. A provider failure becomes an [`ErrorSpec`]
+//! it does a simulated one; or, asked live
+//! ([`Responder::respond_live`]), its pieces as they arrive
+//! (`live.rs`). A provider failure becomes an [`ErrorSpec`]
 //! with the provider's status and a redacted excerpt of its body.
 
 use super::reply::{self, ProviderReply};
