@@ -2,11 +2,16 @@
 //! shaped as the plan or a case script says (late, with reasoning text,
 //! with a malformed event, without `data: [DONE]`, cut or stalled), framed
 //! as JSON or paced server-sent events. The one path every answer of an
-//! upstream takes, faulted or not.
+//! upstream takes, faulted or not. A stream whose text no degradation needs
+//! whole is relayed live ([`super::relay`]) when the responder offers its
+//! answer as it arrives (a real provider's stream); otherwise the whole
+//! answer is framed.
 
 use super::attempt::AttemptGuard;
 use super::identify::Identity;
 use super::latency::JitterKey;
+use super::live_frames::Framer;
+use super::relay::{self, LiveShape};
 use super::render::{
     completion_json_with, reasoning_frame, stream_frames, Envelope, MALFORMED_EVENT, REASONING_TEXT,
 };
@@ -15,7 +20,7 @@ use super::responder::Call;
 use super::wire::{self, Tail};
 use super::UpstreamContext;
 use crate::dialect::Dialect;
-use crate::faults::degrade::Degraded;
+use crate::faults::degrade::{Degradation, Degraded};
 use crate::faults::{End, Role, Shape};
 use crate::openai::ChatRequest;
 use axum::response::Response;
@@ -78,16 +83,6 @@ pub async fn answer(
         key,
         input_tokens,
     };
-    let mut guard = guard;
-    let mut answer = match ctx.responder.respond(call).await {
-        Ok(answer) => answer,
-        Err(spec) => return wire::provider_error(guard, &spec, dialect),
-    };
-    let slow_by = degraded.and_then(|d| wire::degrade(&mut answer, d));
-    guard.set_answer(
-        &answer.text,
-        answer.model.as_deref().unwrap_or(SIMULATED_MODEL),
-    );
     let id = format!(
         "chatcmpl-sim-{system}-{}-{}-{}-{attempt}",
         role.as_str(),
@@ -98,6 +93,51 @@ pub async fn answer(
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or_default();
+    let include_usage = request
+        .stream_options
+        .as_ref()
+        .is_some_and(|o| o.include_usage);
+    // A stream whose text no degradation needs whole is relayed live when
+    // the responder can (a real provider's stream).
+    let text_degraded = degraded.is_some_and(|d| matches!(d.degradation, Degradation::Text(_)));
+    if request.stream && !json_array && !text_degraded {
+        if let Some(live) = ctx.responder.respond_live(call) {
+            let live = match live.await {
+                Ok(live) => live,
+                Err(spec) => return wire::provider_error(guard, &spec, dialect),
+            };
+            let slow_by = match degraded.map(|d| d.degradation) {
+                Some(Degradation::SlowFirstToken { delay }) => delay,
+                _ => Duration::ZERO,
+            };
+            let late = slow_by
+                + shape.delay.unwrap_or_default()
+                + shape.first_token_after.unwrap_or_default();
+            let envelope = Envelope {
+                id: &id,
+                model: &live.model,
+                created,
+            };
+            let framer = Framer::new(dialect, envelope, input_tokens, include_usage);
+            return relay::relay(
+                framer,
+                guard,
+                LiveShape::of(shape, late),
+                live,
+                input_tokens,
+            );
+        }
+    }
+    let mut guard = guard;
+    let mut answer = match ctx.responder.respond(call).await {
+        Ok(answer) => answer,
+        Err(spec) => return wire::provider_error(guard, &spec, dialect),
+    };
+    let slow_by = degraded.and_then(|d| wire::degrade(&mut answer, d));
+    guard.set_answer(
+        &answer.text,
+        answer.model.as_deref().unwrap_or(SIMULATED_MODEL),
+    );
     // A real provider's answer names the model that gave it; the
     // simulated model echoes the id asked for.
     let envelope = Envelope {
@@ -129,10 +169,6 @@ pub async fn answer(
         };
     }
     wire::pause(answer.ttft).await;
-    let include_usage = request
-        .stream_options
-        .as_ref()
-        .is_some_and(|o| o.include_usage);
     let mut frames = match dialect {
         Dialect::Openai => stream_frames(envelope, &answer, include_usage),
         _ => render_dialect::stream_frames_in(dialect, envelope, &answer),

@@ -10,6 +10,8 @@
 //! - [`responder`]: otherwise the answer, from the simulated [`model`] with
 //!   its [`latency`] profile (or any other [`responder::Responder`]);
 //! - [`render`]: the OpenAI rendering of errors and answers (JSON or SSE);
+//! - [`relay`]: a real provider's stream relayed piece by piece as it
+//!   arrives, framed by [`live_frames`] as [`render`] frames a whole one;
 //! - [`provider`]: the pass-through responder in front of a real provider,
 //!   with the same faults, limiter and degradations.
 //!
@@ -39,9 +41,13 @@ mod dialect_tests;
 pub mod identify;
 pub mod latency;
 pub mod listen;
+pub mod live_frames;
 pub mod log;
 pub mod model;
 pub mod provider;
+pub mod relay;
+#[cfg(test)]
+mod relay_tests;
 pub mod render;
 pub mod render_dialect;
 pub mod responder;

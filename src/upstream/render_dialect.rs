@@ -50,7 +50,7 @@ pub fn rejection_response(rejection: &crate::dialect::Rejection) -> Response {
 }
 
 /// The finish reason of an OpenAI `finish_reason` string.
-fn finish_of(reason: &str) -> FinishReason {
+pub fn finish_of(reason: &str) -> FinishReason {
     match reason {
         "length" => FinishReason::Length,
         "tool_calls" => FinishReason::ToolCalls,

@@ -6,6 +6,11 @@
 //!
 //! Faults never reach a responder: the server executes them on the wire
 //! before asking for an answer, and frames whatever the responder returns.
+//!
+//! A responder whose answer arrives over time (a real provider's stream)
+//! can also offer it live ([`Responder::respond_live`]): the upstream then
+//! frames each piece as it arrives instead of waiting for the whole text,
+//! so the gateway sees the provider's real time to first token.
 
 use super::latency::{JitterKey, LatencyProfile};
 use super::model;
@@ -13,6 +18,7 @@ use crate::contracts::RequestedFormat;
 use crate::faults::ErrorSpec;
 use crate::openai::{approx_tokens, ChatRequest, Usage};
 use futures::future::BoxFuture;
+use futures::stream::BoxStream;
 use std::time::Duration;
 
 /// One recognised request to answer.
@@ -55,10 +61,60 @@ impl Answer {
     }
 }
 
+/// One piece of an answer that is still arriving.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Piece {
+    /// Assistant text as it arrived (empty for an event without text, such
+    /// as a role chunk).
+    Text(String),
+    /// The answer is complete.
+    End(Ending),
+}
+
+/// How a live answer ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ending {
+    /// Why the answer ended (`stop`, `length`, ...).
+    pub finish_reason: String,
+    /// The token counts the provider reported, if it did.
+    pub usage: Option<Usage>,
+}
+
+/// An answer relayed as it arrives: who answers, and its pieces.
+pub struct LiveAnswer {
+    /// The model the provider says answers (the one asked of it when it
+    /// does not say).
+    pub model: String,
+    /// The pieces in order, ending with [`Piece::End`], or with an error
+    /// when the provider's answer breaks off or cannot be read (the reason
+    /// is the error's message).
+    pub pieces: BoxStream<'static, Result<Piece, ErrorSpec>>,
+}
+
+impl std::fmt::Debug for LiveAnswer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveAnswer")
+            .field("model", &self.model)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Produces the answer to a request no fault stopped.
 pub trait Responder: Send + Sync + std::fmt::Debug {
     /// The answer to `call`, or the error the provider behind it sent.
     fn respond<'a>(&'a self, call: Call<'a>) -> BoxFuture<'a, Result<Answer, ErrorSpec>>;
+
+    /// The answer to `call` as it arrives, when this responder can give it
+    /// live; `None` (the default) when it cannot, and the upstream waits
+    /// for [`Responder::respond`]. The future resolves once the answer has
+    /// begun (or with the error the provider sent instead).
+    fn respond_live<'a>(
+        &'a self,
+        call: Call<'a>,
+    ) -> Option<BoxFuture<'a, Result<LiveAnswer, ErrorSpec>>> {
+        let _ = call;
+        None
+    }
 }
 
 /// Output tokens every simulated answer is charged for, whatever its length,

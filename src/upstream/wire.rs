@@ -21,7 +21,7 @@ use std::time::Duration;
 /// How long a cut body waits after its last bytes before breaking off, so
 /// those bytes have left for the gateway (hyper would otherwise drop the
 /// connection with them still in its buffer, before even the status line).
-const CUT_AFTER: Duration = Duration::from_millis(100);
+pub(super) const CUT_AFTER: Duration = Duration::from_millis(100);
 
 /// Waits `d`; returns at once when `d` is zero. A zero `tokio::time::sleep`
 /// still waits for the timer's next millisecond tick, which would give the
@@ -103,7 +103,7 @@ pub fn bad_request(message: &str) -> Response {
 }
 
 /// The error that makes hyper abort a body instead of ending it.
-fn cut_error() -> std::io::Error {
+pub(super) fn cut_error() -> std::io::Error {
     std::io::Error::other("simulated cut: the upstream broke the body off")
 }
 

@@ -2,9 +2,12 @@
 //! ([`crate::common::standin`]): the same verdicts as the simulated model
 //! for `history` and `stateless`, the faults in the attempt log and never
 //! at the provider, no key in any file or printed line, a wrong key that
-//! fails clearly with its reason recorded, and the cost gate.
+//! fails clearly with its reason recorded, and the cost gate. Streamed,
+//! the provider's stream is relayed live: a slow stand-in's first token
+//! reaches the client long before its answer ends, and a stand-in whose
+//! stream breaks off gives a broken stream and a `provider_error` attempt.
 
-use crate::common::standin::StandIn;
+use crate::common::standin::{Pace, StandIn, SLOW_PIECES};
 use crate::common::{quick_run, repo};
 use continuity_bench::cli::ProviderOptions;
 use continuity_bench::config::{provider_config, RunConfig};
@@ -14,6 +17,7 @@ use continuity_bench::scoring::Verdict;
 use continuity_bench::source::Source;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// Conversations of the small dataset (the first of the committed 150).
@@ -336,4 +340,124 @@ fn a_streamed_run_as_a_binary_prints_its_cost_and_no_key() {
         preserved, CONVERSATIONS,
         "history preserves every anchor:\n{events}"
     );
+}
+
+/// Gap between the pieces of a slow stand-in's stream.
+const SLOW_GAP: Duration = Duration::from_millis(200);
+
+/// Both providers at `pace`-streaming stand-ins, run streamed.
+async fn streamed_against(
+    out: &Path,
+    dataset: &Path,
+    primary: &StandIn,
+    fallback: &StandIn,
+) -> ReportData {
+    let mut config = small_run(out, dataset);
+    config.stream = true;
+    config.providers = provider_config(
+        &providers(&primary.url, &fallback.url, "STANDIN_FALLBACK_KEY"),
+        env,
+    )
+    .unwrap();
+    execute(&config).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_provider_stream_is_relayed_as_it_arrives() {
+    let dir = tempfile::tempdir().unwrap();
+    let dataset = small_dataset(dir.path());
+    let mut simulated = small_run(&dir.path().join("sim"), &dataset);
+    simulated.stream = true;
+    let simulated = execute(&simulated).await.unwrap();
+
+    let pace = Pace::Slow(SLOW_GAP);
+    let primary = StandIn::start_with(PRIMARY_KEY, "standin-primary-reported", pace).await;
+    let fallback = StandIn::start_with(FALLBACK_KEY, "standin-fallback-reported", pace).await;
+    let passed = streamed_against(&dir.path().join("pass"), &dataset, &primary, &fallback).await;
+    assert_eq!(verdicts(&passed), verdicts(&simulated));
+
+    // Turns the primary answered with a whole slow stream (every piece
+    // sent, so the stand-in took all its gaps): the client's first token
+    // came in well under half that time. Buffered, it would have come
+    // with the last piece.
+    let whole_ms = (SLOW_GAP * (SLOW_PIECES as u32 - 1)).as_secs_f64() * 1000.0;
+    let answered: Vec<_> = passed
+        .turns
+        .iter()
+        .filter(|t| !t.is_final && t.error.is_none())
+        .collect();
+    let slow: Vec<_> = answered
+        .iter()
+        .filter(|t| t.latency_ms >= whole_ms)
+        .collect();
+    assert!(
+        slow.len() * 2 >= answered.len(),
+        "{} of {} answers took the stand-in's whole time",
+        slow.len(),
+        answered.len()
+    );
+    for t in slow {
+        let ttft = t.ttft_ms.expect("a streamed answer has a first token");
+        assert!(
+            ttft < whole_ms / 2.0,
+            "{} {} turn {}: first token at {ttft:.0} ms of {:.0} ms",
+            t.system,
+            t.conversation,
+            t.turn,
+            t.latency_ms
+        );
+    }
+    let relayed = passed
+        .attempts
+        .iter()
+        .filter(|a| a.action == AttemptAction::Ok && a.stream)
+        .collect::<Vec<_>>();
+    assert!(!relayed.is_empty());
+    for a in relayed {
+        assert!(a.answered_by.starts_with("standin-"), "{a:?}");
+        assert!(!a.answer.is_empty(), "{a:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_stream_that_breaks_is_a_broken_stream_and_a_provider_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let dataset = small_dataset(dir.path());
+    let primary = StandIn::start(PRIMARY_KEY, "standin-primary-reported").await;
+    let fallback = StandIn::start_with(
+        FALLBACK_KEY,
+        "standin-fallback-reported",
+        Pace::BreakAfterFirst,
+    )
+    .await;
+    let data = streamed_against(&dir.path().join("broken"), &dataset, &primary, &fallback).await;
+    // Every failover reached the fallback, whose provider broke off: the
+    // client got a stream broken off too, not an answer.
+    assert_eq!(data.events.len(), 2 * CONVERSATIONS);
+    for e in &data.events {
+        assert_eq!(e.verdict, Verdict::Error, "{e:?}");
+    }
+    let finals: Vec<_> = data.turns.iter().filter(|t| t.is_final).collect();
+    assert_eq!(finals.len(), 2 * CONVERSATIONS);
+    for t in finals {
+        let error = t.error.as_deref().unwrap_or_default();
+        assert!(error.contains("broken off"), "{error}");
+    }
+    // Each such attempt is the provider's error, after the 200 and the
+    // piece relayed, with the reason and the piece in the log.
+    let broken: Vec<_> = data
+        .attempts
+        .iter()
+        .filter(|a| a.role == continuity_bench::faults::Role::Fallback && a.stream)
+        .collect();
+    assert_eq!(broken.len(), 2 * CONVERSATIONS);
+    for a in broken {
+        assert_eq!(
+            (a.action, a.status),
+            (AttemptAction::ProviderError, Some(200)),
+            "{a:?}"
+        );
+        assert!(a.provider_error.contains("broke its reply off"), "{a:?}");
+        assert!(!a.answer.is_empty(), "{a:?}");
+    }
 }

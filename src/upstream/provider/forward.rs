@@ -5,7 +5,9 @@
 //! deadline and the response size cap, redirects not followed. The reply
 //! (a stream read chunk by chunk) becomes the same [`Answer`] the simulated
 //! model produces, so the upstream frames, degrades and cuts it exactly as
-//! it does a simulated one. A provider failure becomes an [`ErrorSpec`]
+//! it does a simulated one; or, asked live
+//! ([`Responder::respond_live`]), its pieces as they arrive
+//! (`live.rs`). A provider failure becomes an [`ErrorSpec`]
 //! with the provider's status and a redacted excerpt of its body.
 
 use super::reply::{self, ProviderReply};
@@ -13,7 +15,7 @@ use super::route::{ProviderRoute, Providers};
 use crate::faults::{ErrorKind, ErrorSpec};
 use crate::openai::{approx_tokens, Usage};
 use crate::systems::sse::SseReader;
-use crate::upstream::responder::{Answer, Call, Responder};
+use crate::upstream::responder::{Answer, Call, LiveAnswer, Responder};
 use axum::http::{header, HeaderValue};
 use futures::future::BoxFuture;
 use std::time::{Duration, Instant};
@@ -100,11 +102,18 @@ impl PassThrough {
         })
     }
 
-    async fn forward(&self, call: Call<'_>) -> Result<Answer, ErrorSpec> {
-        let provider = match call.key.role {
+    /// The provider behind `call`'s role.
+    fn provider(&self, call: &Call<'_>) -> &Prepared {
+        match call.key.role {
             crate::faults::Role::Primary => &self.primary,
             crate::faults::Role::Fallback => &self.fallback,
-        };
+        }
+    }
+
+    /// Sends `call` to its provider and checks the status: a successful
+    /// response with its headers read, or the provider's failure.
+    async fn send(&self, call: Call<'_>) -> Result<Sent<'_>, ErrorSpec> {
+        let provider = self.provider(&call);
         let route = &provider.route;
         let mut body = serde_json::to_value(call.request).map_err(|e| {
             failure(
@@ -165,6 +174,22 @@ impl PassThrough {
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
+        Ok(Sent {
+            response,
+            route,
+            started,
+            is_stream,
+        })
+    }
+
+    async fn forward(&self, call: Call<'_>) -> Result<Answer, ErrorSpec> {
+        let input_tokens = call.input_tokens;
+        let Sent {
+            response,
+            route,
+            started,
+            is_stream,
+        } = self.send(call).await?;
         let malformed = |reason: String| {
             failure(
                 502,
@@ -192,13 +217,50 @@ impl PassThrough {
             reply::completion(&bytes)
         };
         let answer = read.map_err(malformed)?;
-        Ok(into_answer(answer, call.input_tokens, route))
+        Ok(into_answer(answer, input_tokens, route))
     }
+
+    /// Sends `call` and hands its answer on as it arrives.
+    async fn forward_live(&self, call: Call<'_>) -> Result<LiveAnswer, ErrorSpec> {
+        let sent = self.send(call).await?;
+        let limits = Limits {
+            host: sent.route.host().to_string(),
+            cap: self.max_response_bytes,
+            timeout: self.timeout,
+        };
+        super::live::open(sent.response, sent.is_stream, &sent.route.model, limits).await
+    }
+}
+
+/// A provider's successful response, its body not read yet.
+struct Sent<'a> {
+    response: reqwest::Response,
+    route: &'a ProviderRoute,
+    started: Instant,
+    is_stream: bool,
+}
+
+/// What bounds reading a provider's reply, and the host its failures name.
+#[derive(Debug, Clone)]
+pub(super) struct Limits {
+    /// Host and port of the provider.
+    pub(super) host: String,
+    /// Largest body read (`--max-response-bytes`).
+    pub(super) cap: u64,
+    /// The request's deadline, connection to last byte.
+    pub(super) timeout: Duration,
 }
 
 impl Responder for PassThrough {
     fn respond<'a>(&'a self, call: Call<'a>) -> BoxFuture<'a, Result<Answer, ErrorSpec>> {
         Box::pin(self.forward(call))
+    }
+
+    fn respond_live<'a>(
+        &'a self,
+        call: Call<'a>,
+    ) -> Option<BoxFuture<'a, Result<LiveAnswer, ErrorSpec>>> {
+        Some(Box::pin(self.forward_live(call)))
     }
 }
 
@@ -219,7 +281,7 @@ fn into_answer(reply: ProviderReply, input_tokens: u32, route: &ProviderRoute) -
     }
 }
 
-fn failure(status: u16, kind: ErrorKind, message: String) -> ErrorSpec {
+pub(super) fn failure(status: u16, kind: ErrorKind, message: String) -> ErrorSpec {
     ErrorSpec::new(status, kind, crate::secret::redact_owned(message))
 }
 
@@ -258,15 +320,31 @@ fn transport(route: &ProviderRoute, e: &reqwest::Error, timeout: Duration) -> Er
 }
 
 /// Why a body could not be read whole.
-enum ReadError {
+pub(super) enum ReadError {
+    /// Larger than the cap.
     TooLarge,
+    /// Past the deadline.
     Timeout,
+    /// Broken off.
     Broken,
 }
 
 impl ReadError {
+    /// The failure a body read ended with.
+    pub(super) fn of(e: &reqwest::Error) -> Self {
+        if e.is_timeout() {
+            ReadError::Timeout
+        } else {
+            ReadError::Broken
+        }
+    }
+
     fn spec(&self, route: &ProviderRoute, cap: u64, timeout: Duration) -> ErrorSpec {
-        let host = route.host();
+        self.spec_at(route.host(), cap, timeout)
+    }
+
+    /// The failure this is, at the provider on `host`.
+    pub(super) fn spec_at(&self, host: &str, cap: u64, timeout: Duration) -> ErrorSpec {
         match self {
             ReadError::TooLarge => failure(
                 502,
@@ -292,7 +370,7 @@ impl ReadError {
 
 /// Reads a body chunk by chunk up to `cap` bytes, into `sse` (fed as each
 /// chunk arrives) or into the returned bytes.
-async fn read_capped(
+pub(super) async fn read_capped(
     mut response: reqwest::Response,
     cap: u64,
     mut sse: Option<(&mut SseReader, Instant)>,
@@ -312,8 +390,7 @@ async fn read_capped(
                 }
             }
             Ok(None) => return Ok(bytes),
-            Err(e) if e.is_timeout() => return Err(ReadError::Timeout),
-            Err(_) => return Err(ReadError::Broken),
+            Err(e) => return Err(ReadError::of(&e)),
         }
     }
 }

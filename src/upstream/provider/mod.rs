@@ -4,14 +4,17 @@
 //! work as with the simulated model: the upstream decides and executes a
 //! fault on the wire before anything is forwarded, so a faulted attempt
 //! never reaches the provider. What is not faulted is forwarded
-//! ([`forward::PassThrough`]), and the provider's answer is read into the
-//! same answer type the simulated model produces ([`reply`]), then framed,
-//! degraded or cut by the same code.
+//! ([`forward::PassThrough`]). A streamed answer without a text
+//! degradation is handed on as it arrives (`live.rs`, relayed by
+//! [`crate::upstream::relay`]); otherwise the provider's answer is read
+//! into the same answer type the simulated model produces ([`reply`]),
+//! then framed, degraded or cut by the same code.
 //!
 //! [`route`] holds where each role forwards: the URL, the model id, the key
 //! (a [`crate::secret::Secret`]) and what a report may say about it.
 
 pub mod forward;
+mod live;
 pub mod reply;
 pub mod route;
 

@@ -10,8 +10,11 @@
 //! verdicts of a pass-through run can be compared one for one with those
 //! of a simulated run. It reports its own model id, and keeps every
 //! request it saw, so a test can prove that a faulted attempt never
-//! reached it.
+//! reached it. A stream goes all at once, or slowly ([`Pace::Slow`]: a
+//! provider generating its answer), or breaks off after its first piece
+//! ([`Pace::BreakAfterFirst`]).
 
+use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -19,8 +22,27 @@ use axum::routing::post;
 use axum::{Json, Router};
 use continuity_bench::openai::{chunk_body, completion_body, ChatMessage, Usage};
 use continuity_bench::server::{serve, ServerHandle};
+use futures::StreamExt;
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Pieces a slow stream's text is sent in.
+pub const SLOW_PIECES: usize = 4;
+
+/// How the stand-in sends a streamed answer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Pace {
+    /// The whole stream at once.
+    #[default]
+    AtOnce,
+    /// The role chunk and the first piece of the text at once, then the
+    /// rest in pieces this far apart (the text in at most
+    /// [`SLOW_PIECES`] pieces).
+    Slow(Duration),
+    /// The role chunk and the first piece, then the body breaks off.
+    BreakAfterFirst,
+}
 
 /// One request the stand-in received.
 #[derive(Debug, Clone)]
@@ -38,6 +60,7 @@ pub struct Seen {
 #[derive(Debug)]
 struct Shared {
     key: String,
+    pace: Pace,
     reported_model: String,
     seen: Mutex<Vec<Seen>>,
 }
@@ -56,8 +79,14 @@ impl StandIn {
     /// Starts a stand-in that accepts `key` and says its answers come from
     /// `reported_model`.
     pub async fn start(key: &str, reported_model: &str) -> StandIn {
+        Self::start_with(key, reported_model, Pace::AtOnce).await
+    }
+
+    /// As [`StandIn::start`], its streams sent at `pace`.
+    pub async fn start_with(key: &str, reported_model: &str, pace: Pace) -> StandIn {
         let shared = Arc::new(Shared {
             key: key.to_string(),
+            pace,
             reported_model: reported_model.to_string(),
             seen: Mutex::new(Vec::new()),
         });
@@ -127,18 +156,51 @@ async fn chat(
         ))
         .into_response();
     }
-    let mut sse = String::new();
-    let mut frame = |delta: Value, finish: Option<&str>| {
-        sse.push_str(&format!(
+    let frame = |delta: Value, finish: Option<&str>| {
+        format!(
             "data: {}\n\n",
             chunk_body("cmpl-standin", model, 0, delta, finish)
-        ));
+        )
     };
-    frame(json!({"role": "assistant", "content": ""}), None);
-    for piece in text.split_inclusive(' ') {
-        frame(json!({"content": piece}), None);
+    let words: Vec<&str> = text.split_inclusive(' ').collect();
+    let pieces: Vec<String> = match shared.pace {
+        Pace::AtOnce => words.iter().map(|w| w.to_string()).collect(),
+        Pace::Slow(_) | Pace::BreakAfterFirst => words
+            .chunks(words.len().div_ceil(SLOW_PIECES).max(1))
+            .map(|c| c.concat())
+            .collect(),
+    };
+    let gap = match shared.pace {
+        Pace::Slow(gap) => gap,
+        Pace::AtOnce | Pace::BreakAfterFirst => Duration::ZERO,
+    };
+    let mut frames: Vec<(Duration, String)> = vec![(
+        Duration::ZERO,
+        frame(json!({"role": "assistant", "content": ""}), None),
+    )];
+    for (i, piece) in pieces.iter().enumerate() {
+        let wait = if i == 0 { Duration::ZERO } else { gap };
+        frames.push((wait, frame(json!({"content": piece}), None)));
     }
-    frame(json!({}), Some("stop"));
-    sse.push_str("data: [DONE]\n\n");
-    ([(header::CONTENT_TYPE, "text/event-stream")], sse).into_response()
+    if shared.pace == Pace::BreakAfterFirst {
+        frames.truncate(2);
+    } else {
+        frames.push((Duration::ZERO, frame(json!({}), Some("stop"))));
+        frames.push((Duration::ZERO, "data: [DONE]\n\n".to_string()));
+    }
+    let sent = futures::stream::iter(frames).then(|(wait, f)| async move {
+        tokio::time::sleep(wait).await;
+        Ok::<_, std::io::Error>(Bytes::from(f))
+    });
+    let body = if shared.pace == Pace::BreakAfterFirst {
+        // The bytes sent get time to leave before the connection breaks.
+        let broken = futures::stream::once(async {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            Err(std::io::Error::other("the stand-in breaks its stream off"))
+        });
+        Body::from_stream(sent.chain(broken))
+    } else {
+        Body::from_stream(sent)
+    };
+    ([(header::CONTENT_TYPE, "text/event-stream")], body).into_response()
 }
