@@ -5,7 +5,8 @@
 //! checked on every call. Its degraded routes are its own and
 //! deterministic: one prefixes `, ` to every text reply, one answers the
 //! schema probe with an object missing two required keys, one answers the
-//! language probe in English whatever the language asked, one filters the
+//! language probe in English whatever the language asked, one sends the
+//! first token of its streams [`SLOW_FIRST_TOKEN`] late, one filters the
 //! roleplay request (the control), one answers from another provider
 //! (pinning not honoured), one answers 429 on every other request, and one
 //! answers 500 with the caller's key echoed in the error body.
@@ -19,9 +20,17 @@ use axum::{Json, Router};
 use continuity_bench::contracts::{detect_language, Language};
 use continuity_bench::server::{serve, ServerHandle};
 use continuity_bench::upstream::degrade::phrasebook;
+use futures::StreamExt as _;
 use serde_json::{json, Value};
 use std::collections::HashMap;
+use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How late the slow route sends the first content token of a stream (its
+/// headers and role chunk go at once): far above the 1 s ttft limit the
+/// tests set, and load can only make it later.
+pub const SLOW_FIRST_TOKEN: Duration = Duration::from_secs(2);
 
 /// How a test route answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +43,8 @@ pub enum Kind {
     BrokenSchema,
     /// English sentences whatever language the user wrote in.
     English,
+    /// Streams whose first content token comes after [`SLOW_FIRST_TOKEN`].
+    SlowFirstToken,
     /// A refusal with `content_filter` to the roleplay request.
     Filters,
     /// A clean reply, junk-prefixed, naming another provider.
@@ -79,6 +90,7 @@ pub fn routes() -> Vec<TestRoute> {
         r(Some("hotel"), "Hotel", Kind::Filters),
         r(Some("india"), "India", Kind::Flaky),
         r(Some("juliet"), "Juliet", Kind::EchoesKey),
+        r(Some("kilo/fp8"), "Kilo", Kind::SlowFirstToken),
     ]
 }
 
@@ -229,15 +241,27 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes
                        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
             )
         };
-        let mut body = chunk(json!({"role": "assistant", "content": ""}), Value::Null);
+        let head = chunk(json!({"role": "assistant", "content": ""}), Value::Null);
+        let mut rest = String::new();
         for word in text.split_inclusive(' ') {
-            body.push_str(&chunk(json!({"content": word}), Value::Null));
+            rest.push_str(&chunk(json!({"content": word}), Value::Null));
         }
-        body.push_str(&chunk(json!({}), json!(finish)));
-        body.push_str("data: [DONE]\n\n");
+        rest.push_str(&chunk(json!({}), json!(finish)));
+        rest.push_str("data: [DONE]\n\n");
+        let delay = if route.kind == Kind::SlowFirstToken {
+            SLOW_FIRST_TOKEN
+        } else {
+            Duration::ZERO
+        };
+        let parts = futures::stream::iter([(head, Duration::ZERO), (rest, delay)]).then(
+            |(part, wait)| async move {
+                tokio::time::sleep(wait).await;
+                Ok::<_, Infallible>(part)
+            },
+        );
         return Response::builder()
             .header(header::CONTENT_TYPE, "text/event-stream")
-            .body(Body::from(body))
+            .body(Body::from_stream(parts))
             .unwrap();
     }
     Json(json!({"id": "gen-test", "object": "chat.completion", "model": model, "provider": provider,
