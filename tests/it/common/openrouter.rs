@@ -1,7 +1,8 @@
 //! An OpenRouter-compatible endpoint written for the canary tests,
 //! independent of the built-in simulated one: route discovery
 //! (`GET /models/{author}/{slug}/endpoints`) and `POST /chat/completions`
-//! honouring `provider.order` and `allow_fallbacks`, with a Bearer key
+//! honouring `provider.order` and `allow_fallbacks` (a failing route hands
+//! over to a clean one unless fallbacks are off), with a Bearer key
 //! checked on every call. Its degraded routes are its own and
 //! deterministic: one prefixes `, ` to every text reply, one answers the
 //! schema probe with an object missing two required keys, one answers the
@@ -163,15 +164,30 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes
     }
     let request: Value = serde_json::from_slice(&body).unwrap();
     let first = request["provider"]["order"][0].as_str().unwrap_or_default();
-    let Some(route) = shared.routes.iter().find(|r| r.id() == first).cloned() else {
+    let Some(mut route) = shared.routes.iter().find(|r| r.id() == first).cloned() else {
         return error(404, "No endpoints found matching your data policy");
     };
+    // As OpenRouter: fallbacks are allowed unless the request says not.
+    let fallbacks = request["provider"]["allow_fallbacks"] != json!(false);
     let count = {
         let mut counts = shared.counts.lock().unwrap();
         let n = counts.entry(route.id().to_string()).or_insert(0);
         *n += 1;
         *n
     };
+    let fails = match route.kind {
+        Kind::Flaky => count % 2 == 0,
+        Kind::EchoesKey => true,
+        _ => false,
+    };
+    if fails && fallbacks {
+        // A failing route hands over to a clean one, which then names
+        // itself: a probe that allowed this would see "pinning not
+        // honoured" on the flaky routes.
+        if let Some(clean) = shared.routes.iter().find(|r| r.kind == Kind::Clean) {
+            route = clean.clone();
+        }
+    }
     match route.kind {
         Kind::Flaky if count % 2 == 0 => return error(429, "Rate limit exceeded"),
         Kind::EchoesKey => {
