@@ -160,14 +160,14 @@ pub struct CanaryRunArgs {
     #[arg(long, default_value_t = crate::seed::DEFAULT_SEED)]
     pub seed: u64,
     /// The ttft contract fails a stream whose first content token comes
-    /// later than this. Default: 10s against --endpoint; 200ms offline,
+    /// later than this. Default: 10s against --endpoint; 1s offline,
     /// where the simulated slow route sends its first token at twice the
-    /// limit.
+    /// limit and the healthy ones at once.
     #[arg(long, value_parser = humantime::parse_duration)]
     pub ttft_limit: Option<std::time::Duration>,
     /// Deadline of one probe request. Default: 60s against --endpoint
     /// (well above the ttft limit, so a slow first token is judged, not
-    /// timed out); 2s offline (at least four times the ttft limit).
+    /// timed out); offline four times the ttft limit, at least 2s (4s).
     #[arg(long, value_parser = humantime::parse_duration)]
     pub probe_timeout: Option<std::time::Duration>,
     /// Routes probed at once.

@@ -376,7 +376,7 @@ mod tests {
         assert!(c.endpoint.is_simulated());
         assert_eq!(c.model, "meta-llama/llama-3.3-70b-instruct");
         assert_eq!(c.ttft_limit, SIM_TTFT_LIMIT);
-        assert_eq!(c.probe_timeout, SIM_PROBE_TIMEOUT);
+        assert_eq!(c.probe_timeout, SIM_PROBE_TIMEOUT.max(SIM_TTFT_LIMIT * 4));
         assert_eq!(c.interval, Duration::from_secs(1800));
         assert_eq!(c.policy.control.as_deref(), Some(DEFAULT_CONTROL));
         assert!(!c.policy.enforce && c.rounds.is_none() && !c.no_wait);

@@ -148,7 +148,7 @@ fn a_restart_from_the_state_file_decides_as_an_uninterrupted_run() {
 }
 
 #[test]
-fn two_weeks_of_half_hour_rounds_replay_in_well_under_a_second() {
+fn two_weeks_of_half_hour_rounds_replay_in_seconds() {
     let rounds = 14 * 48;
     let worlds: Vec<Vec<RouteEvidence>> = (0..rounds).map(replay_world).collect();
     let policy = replay_policy(0);
@@ -160,10 +160,15 @@ fn two_weeks_of_half_hour_rounds_replay_in_well_under_a_second() {
         records += machine.round(now, world, &policy).records.len();
     }
     let elapsed = started.elapsed();
+    eprintln!("{rounds} rounds replayed in {elapsed:?}");
     assert!(records > 0);
     assert_eq!(machine.state().rounds, rounds);
+    // The claim is the README's, "two weeks replay in seconds"; the
+    // machine's share is about 30 ms in a debug build on an idle core and
+    // 120 ms at load 10 on 2 cores. A wall-clock bound cannot be blind to
+    // load, so it is the claim itself, far above both.
     assert!(
-        elapsed < Duration::from_millis(500),
+        elapsed < Duration::from_secs(5),
         "{rounds} rounds took {elapsed:?}"
     );
 }

@@ -1,11 +1,13 @@
 //! An OpenRouter-compatible endpoint written for the canary tests,
 //! independent of the built-in simulated one: route discovery
 //! (`GET /models/{author}/{slug}/endpoints`) and `POST /chat/completions`
-//! honouring `provider.order` and `allow_fallbacks`, with a Bearer key
+//! honouring `provider.order` and `allow_fallbacks` (a failing route hands
+//! over to a clean one unless fallbacks are off), with a Bearer key
 //! checked on every call. Its degraded routes are its own and
 //! deterministic: one prefixes `, ` to every text reply, one answers the
 //! schema probe with an object missing two required keys, one answers the
-//! language probe in English whatever the language asked, one filters the
+//! language probe in English whatever the language asked, one sends the
+//! first token of its streams [`SLOW_FIRST_TOKEN`] late, one filters the
 //! roleplay request (the control), one answers from another provider
 //! (pinning not honoured), one answers 429 on every other request, and one
 //! answers 500 with the caller's key echoed in the error body.
@@ -19,9 +21,17 @@ use axum::{Json, Router};
 use continuity_bench::contracts::{detect_language, Language};
 use continuity_bench::server::{serve, ServerHandle};
 use continuity_bench::upstream::degrade::phrasebook;
+use futures::StreamExt as _;
 use serde_json::{json, Value};
 use std::collections::HashMap;
+use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How late the slow route sends the first content token of a stream (its
+/// headers and role chunk go at once): far above the 1 s ttft limit the
+/// tests set, and load can only make it later.
+pub const SLOW_FIRST_TOKEN: Duration = Duration::from_secs(2);
 
 /// How a test route answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +44,8 @@ pub enum Kind {
     BrokenSchema,
     /// English sentences whatever language the user wrote in.
     English,
+    /// Streams whose first content token comes after [`SLOW_FIRST_TOKEN`].
+    SlowFirstToken,
     /// A refusal with `content_filter` to the roleplay request.
     Filters,
     /// A clean reply, junk-prefixed, naming another provider.
@@ -79,6 +91,7 @@ pub fn routes() -> Vec<TestRoute> {
         r(Some("hotel"), "Hotel", Kind::Filters),
         r(Some("india"), "India", Kind::Flaky),
         r(Some("juliet"), "Juliet", Kind::EchoesKey),
+        r(Some("kilo/fp8"), "Kilo", Kind::SlowFirstToken),
     ]
 }
 
@@ -151,15 +164,30 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes
     }
     let request: Value = serde_json::from_slice(&body).unwrap();
     let first = request["provider"]["order"][0].as_str().unwrap_or_default();
-    let Some(route) = shared.routes.iter().find(|r| r.id() == first).cloned() else {
+    let Some(mut route) = shared.routes.iter().find(|r| r.id() == first).cloned() else {
         return error(404, "No endpoints found matching your data policy");
     };
+    // As OpenRouter: fallbacks are allowed unless the request says not.
+    let fallbacks = request["provider"]["allow_fallbacks"] != json!(false);
     let count = {
         let mut counts = shared.counts.lock().unwrap();
         let n = counts.entry(route.id().to_string()).or_insert(0);
         *n += 1;
         *n
     };
+    let fails = match route.kind {
+        Kind::Flaky => count % 2 == 0,
+        Kind::EchoesKey => true,
+        _ => false,
+    };
+    if fails && fallbacks {
+        // A failing route hands over to a clean one, which then names
+        // itself: a probe that allowed this would see "pinning not
+        // honoured" on the flaky routes.
+        if let Some(clean) = shared.routes.iter().find(|r| r.kind == Kind::Clean) {
+            route = clean.clone();
+        }
+    }
     match route.kind {
         Kind::Flaky if count % 2 == 0 => return error(429, "Rate limit exceeded"),
         Kind::EchoesKey => {
@@ -229,15 +257,27 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes
                        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
             )
         };
-        let mut body = chunk(json!({"role": "assistant", "content": ""}), Value::Null);
+        let head = chunk(json!({"role": "assistant", "content": ""}), Value::Null);
+        let mut rest = String::new();
         for word in text.split_inclusive(' ') {
-            body.push_str(&chunk(json!({"content": word}), Value::Null));
+            rest.push_str(&chunk(json!({"content": word}), Value::Null));
         }
-        body.push_str(&chunk(json!({}), json!(finish)));
-        body.push_str("data: [DONE]\n\n");
+        rest.push_str(&chunk(json!({}), json!(finish)));
+        rest.push_str("data: [DONE]\n\n");
+        let delay = if route.kind == Kind::SlowFirstToken {
+            SLOW_FIRST_TOKEN
+        } else {
+            Duration::ZERO
+        };
+        let parts = futures::stream::iter([(head, Duration::ZERO), (rest, delay)]).then(
+            |(part, wait)| async move {
+                tokio::time::sleep(wait).await;
+                Ok::<_, Infallible>(part)
+            },
+        );
         return Response::builder()
             .header(header::CONTENT_TYPE, "text/event-stream")
-            .body(Body::from(body))
+            .body(Body::from_stream(parts))
             .unwrap();
     }
     Json(json!({"id": "gen-test", "object": "chat.completion", "model": model, "provider": provider,
