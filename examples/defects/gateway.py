@@ -166,6 +166,10 @@ class Gateway:
             while time.monotonic() - started < ATTEMPT_DEADLINE_S:
                 line = resp.readline()
                 if not line:
+                    # The body ended. http.client's readline also returns
+                    # b"" when the connection breaks mid-chunk, so an end
+                    # before any finish_reason is a cut.
+                    cut = not saw_finish
                     break
                 line = line.strip()
                 if not line.startswith(b"data:"):
@@ -181,10 +185,10 @@ class Gateway:
                 if any(c.get("finish_reason") for c in chunk.get("choices") or []):
                     saw_finish = True
                 events.append(data)
-        except http.client.IncompleteRead:
+        except TimeoutError as e:  # a stall, or no first token
+            return Result(None, error=f"stream stalled: {e}")
+        except (OSError, http.client.HTTPException):  # the connection broke
             cut = True
-        except (OSError, http.client.HTTPException) as e:
-            return Result(None, error=f"stream broke: {type(e).__name__}: {e}")
         if not saw_done and not cut and saw_finish:
             self.wait_for_done(started)
         if not self.stream_complete(saw_done, saw_finish, cut):
