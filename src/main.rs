@@ -9,7 +9,9 @@ use std::process::ExitCode;
 /// mimalloc rather than the system allocator: a run at thousands of
 /// conversations allocates a connection's buffers on one thread and frees
 /// them on another, which leaves glibc's per-thread arenas holding far more
-/// than the live heap.
+/// than the live heap. `--features system-alloc` keeps the system
+/// allocator, for a heap profiler such as heaptrack.
+#[cfg(not(feature = "system-alloc"))]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

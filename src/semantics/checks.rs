@@ -17,6 +17,8 @@ pub struct Outcome<'a> {
     pub case: &'a Case,
     /// Its requests, in the order they were sent (one, or a sequence).
     pub requests: &'a [Sent],
+    /// The healthy request sent before it, when it has one after it.
+    pub before: Option<&'a Sent>,
     /// The healthy request sent after it, if the case has one.
     pub after: Option<&'a Sent>,
     /// The health probes, for `fallback-health`.
@@ -63,6 +65,11 @@ fn secs(d: Duration) -> String {
 
 fn ms(v: f64) -> String {
     format!("{:.1} s", v / 1000.0)
+}
+
+/// Whether the client got the whole answer.
+fn healthy(sent: &Sent) -> bool {
+    sent.client.answered && sent.client.complete
 }
 
 /// What the client got, in words.
@@ -236,13 +243,27 @@ fn rule(rule: &Rule, o: &Outcome<'_>) -> (bool, String, String) {
             format!("{} wall time", ms(last.client.latency_ms)),
             format!("at most {}", secs(*d)),
         ),
-        Rule::AliveAfter => match o.after {
-            Some(after) => (
-                after.client.answered && after.client.complete,
+        Rule::AliveAfter => match (o.before, o.after) {
+            (Some(before), Some(after))
+                if !healthy(after) && !healthy(before) =>
+            {
+                (
+                    true,
+                    format!(
+                        "{} after the case, and {} before it: the system fails this request whatever the case \
+                         did, so it is not held against the case",
+                        got(after),
+                        got(before)
+                    ),
+                    "a healthy request after the case gets the whole answer".into(),
+                )
+            }
+            (_, Some(after)) => (
+                healthy(after),
                 got(after),
                 "a healthy request after the case gets the whole answer".into(),
             ),
-            None => (false, "no request after the case".into(), String::new()),
+            (_, None) => (false, "no request after the case".into(), String::new()),
         },
         Rule::UsagePresent => (
             last.client.usage,

@@ -51,6 +51,11 @@ pub struct Probe {
     pub status: Option<u16>,
     /// The start of its body, redacted.
     pub body: String,
+    /// The whole body read (at most 64 KiB), redacted and lower-cased: a
+    /// failure may be named far into it (LiteLLM's `/health` lists the
+    /// healthy deployments first).
+    #[serde(skip)]
+    pub full: String,
 }
 
 /// What the health probes of a system showed.
@@ -114,17 +119,20 @@ async fn probe(client: &reqwest::Client, target: &Target, route: &str, timeout: 
     match tokio::time::timeout(timeout, read).await.ok().flatten() {
         Some((status, body)) => {
             let text = String::from_utf8_lossy(&body);
-            let text: String = redact(&text).chars().take(EXCERPT).collect();
+            let full = redact(&text).to_lowercase();
+            let excerpt: String = redact(&text).chars().take(EXCERPT).collect();
             Probe {
                 route: route.to_string(),
                 status: Some(status),
-                body: text.replace(['\n', '\r'], " "),
+                body: excerpt.replace(['\n', '\r'], " "),
+                full,
             }
         }
         None => Probe {
             route: route.to_string(),
             status: None,
             body: String::new(),
+            full: String::new(),
         },
     }
 }
@@ -135,7 +143,7 @@ pub fn exposed(healthy: &[Probe], expired: &[Probe]) -> Option<String> {
     let ok = |p: &Probe| p.status.is_some_and(|s| (200..300).contains(&s));
     healthy.iter().zip(expired).find_map(|(before, after)| {
         let turned = ok(before) && after.status.is_some() && !ok(after);
-        let (was, now) = (before.body.to_lowercase(), after.body.to_lowercase());
+        let (was, now) = (&before.full, &after.full);
         let names = after.status.is_some()
             && FAILURE_WORDS
                 .iter()
@@ -177,7 +185,8 @@ mod tests {
         Probe {
             route: route.into(),
             status: Some(status),
-            body: body.into(),
+            body: body.chars().take(EXCERPT).collect(),
+            full: body.to_lowercase(),
         }
     }
 
@@ -199,6 +208,25 @@ mod tests {
             "{\"healthy_count\":2,\"unhealthy_count\":0}",
         )];
         let expired = vec![p("/health", 200, "{\"healthy_count\":1,\"unhealthy_count\":1,\"unhealthy_endpoints\":[{\"error\":\"401\"}]}")];
+        assert_eq!(exposed(&healthy, &expired).as_deref(), Some("/health"));
+        // Seen with LiteLLM 1.106: the failure is named only after the
+        // healthy deployment's long entry, past the excerpt shown.
+        let long_healthy = format!(
+            "{{\"healthy_endpoints\":[{{\"model_id\":\"{}\"}}],\"unhealthy_endpoints\":[]",
+            "a".repeat(200)
+        );
+        let healthy = vec![p("/health", 200, &format!("{long_healthy}}}"))];
+        let expired = vec![p(
+            "/health",
+            200,
+            &format!(
+                "{long_healthy}[{{\"exception_status\":401,\"error\":\"the key has expired\"}}]}}"
+            ),
+        )];
+        assert_eq!(
+            healthy[0].body, expired[0].body,
+            "the excerpts are the same"
+        );
         assert_eq!(exposed(&healthy, &expired).as_deref(), Some("/health"));
         // Nothing changes: not exposed; a route that is absent both times
         // shows nothing.

@@ -81,6 +81,11 @@ fn conversations_of(case: &Case) -> Vec<Conversation> {
     };
     if case.alive_after {
         out.push(Conversation {
+            id: before_id(case),
+            message: case.message(", a healthy request before it"),
+            script: CaseScript::answering(case.id),
+        });
+        out.push(Conversation {
             id: after_id(case),
             message: case.message(", a healthy request after it"),
             script: CaseScript::answering(case.id),
@@ -91,6 +96,13 @@ fn conversations_of(case: &Case) -> Vec<Conversation> {
 
 fn after_id(case: &Case) -> String {
     format!("semantics-{}-after", case.id)
+}
+
+/// The healthy request sent before a case that has one after it: when
+/// both fail, the system fails that request shape whatever the case did
+/// (Portkey 1.15.2 answers every streamed request 500).
+fn before_id(case: &Case) -> String {
+    format!("semantics-{}-before", case.id)
 }
 
 /// How the built-in proxies are configured for the catalogue: the
@@ -231,6 +243,24 @@ async fn run_case(
     let id = format!("semantics-{}", case.id);
     let mut resent = 0;
     let mut health = None;
+    let before = if case.alive_after {
+        let before = before_id(case);
+        let request = request_of(case, &before, conversations, config);
+        let start = now_ms(to.ctx);
+        Some(
+            send_one(
+                client,
+                to,
+                &before,
+                &request,
+                config.timing.default_bound,
+                start,
+            )
+            .await,
+        )
+    } else {
+        None
+    };
     let requests = match case.shape {
         Shape::Single => {
             let request = request_of(case, &id, conversations, config);
@@ -289,6 +319,7 @@ async fn run_case(
     let outcome = Outcome {
         case,
         requests: &requests,
+        before: before.as_ref(),
         after: after.as_ref(),
         health: health.as_ref(),
     };

@@ -222,6 +222,7 @@ mod tests {
         let cases = catalogue(&Timing::fast(), &GiveUpBounds::default(), false);
         let case = cases.iter().find(|c| c.id == id).unwrap();
         let outcome = Outcome {
+            before: None,
             case,
             requests,
             after: None,
@@ -229,6 +230,39 @@ mod tests {
         };
         let checks: Vec<CheckResult> = case.checks.iter().map(|c| measure(c, &outcome)).collect();
         judge(&outcome, &checks)
+    }
+
+    fn alive_after(before: Option<&Sent>, after: &Sent) -> CheckResult {
+        let cases = catalogue(&Timing::fast(), &GiveUpBounds::default(), true);
+        let case = cases.iter().find(|c| c.id == "malformed-chunk").unwrap();
+        let check = case
+            .checks
+            .iter()
+            .find(|c| c.id == CheckId::AliveAfter)
+            .unwrap();
+        let requests = [sent(500, false, Vec::new())];
+        let outcome = Outcome {
+            before,
+            case,
+            requests: &requests,
+            after: Some(after),
+            health: None,
+        };
+        measure(check, &outcome)
+    }
+
+    #[test]
+    fn a_system_broken_before_the_case_is_not_held_to_have_been_broken_by_it() {
+        let (ok, broken) = (sent(200, true, Vec::new()), sent(500, false, Vec::new()));
+        // Broken after a healthy baseline: the case broke it.
+        assert!(!alive_after(Some(&ok), &broken).passed);
+        // Broken before as well (Portkey 1.15.2 fails every stream): not the case's doing.
+        let both = alive_after(Some(&broken), &broken);
+        assert!(
+            both.passed && both.value.contains("whatever the case"),
+            "{both:?}"
+        );
+        assert!(alive_after(Some(&ok), &ok).passed);
     }
 
     const P: Role = Role::Primary;
@@ -352,6 +386,7 @@ mod tests {
         s.attempts[2].params = vec!["seed".into()];
         s.attempts[1].params = vec!["seed".into(), "user".into()];
         let outcome = Outcome {
+            before: None,
             case,
             requests: std::slice::from_ref(&s),
             after: None,
