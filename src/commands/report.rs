@@ -13,7 +13,9 @@ pub fn report(dir: &Path) -> anyhow::Result<ExitCode> {
     let (config, turns, events, attempts) = report::read_report(dir)
         .with_context(|| format!("cannot re-render the report in {}", dir.display()))?;
     let ctx = report::summary_context(&config, continuity::run_notes(&config));
-    let summary = continuity::summary::summarize(&ctx, &events, &turns, &attempts);
+    let mut summary = continuity::summary::summarize(&ctx, &events, &turns, &attempts);
+    report::restore_delivery(dir, &mut summary.systems)
+        .with_context(|| format!("cannot re-render the report in {}", dir.display()))?;
     let data = report::ReportData {
         config,
         turns,

@@ -1,4 +1,4 @@
-//! config.json and summary.json: the resolved configuration and the
+//! config.json, summary.json and fallback_delivery.json: the resolved configuration, what reached each fallback and the
 //! [`Summary`](crate::continuity::summary::Summary) contract, as pretty JSON.
 //!
 //! summary.json is described by `schema/summary.schema.json`; a test checks
@@ -20,6 +20,55 @@ pub struct ConfigJson;
 /// Writes summary.json.
 #[derive(Debug, Clone, Copy)]
 pub struct SummaryJson;
+
+/// The file holding what reached each system's fallback: measured by the
+/// upstreams during the run, so `report DIR` cannot rebuild it from the
+/// CSV files and reads it back from here.
+pub const DELIVERY_FILE: &str = "fallback_delivery.json";
+
+/// Writes fallback_delivery.json: each system's
+/// [`crate::continuity::summary::delivery::Delivery`], by name.
+#[derive(Debug, Clone, Copy)]
+pub struct DeliveryJson;
+
+impl Exporter<ReportData> for DeliveryJson {
+    fn file_name(&self) -> &'static str {
+        DELIVERY_FILE
+    }
+    fn render(&self, data: &ReportData) -> Result<Vec<u8>, ReportError> {
+        let by_system: std::collections::BTreeMap<&str, _> = data
+            .summary
+            .systems
+            .iter()
+            .filter_map(|s| s.fallback_delivery.as_ref().map(|d| (s.name.as_str(), d)))
+            .collect();
+        pretty(DELIVERY_FILE, &by_system)
+    }
+}
+
+/// Puts back what reached each fallback, from the fallback_delivery.json of
+/// the report in `dir` (a report written before the file existed has none:
+/// the summary then has no delivery figures).
+///
+/// # Errors
+/// [`ReportError::Json`] when the file is there but unreadable.
+pub fn restore_delivery(
+    dir: &std::path::Path,
+    systems: &mut [crate::continuity::summary::SystemSummary],
+) -> Result<(), ReportError> {
+    let path = dir.join(DELIVERY_FILE);
+    if !path.is_file() {
+        return Ok(());
+    }
+    let mut by_system: std::collections::BTreeMap<
+        String,
+        crate::continuity::summary::delivery::Delivery,
+    > = crate::report::json::read(&path)?;
+    for s in systems {
+        s.fallback_delivery = by_system.remove(&s.name);
+    }
+    Ok(())
+}
 
 impl Exporter<ReportData> for ConfigJson {
     fn file_name(&self) -> &'static str {

@@ -17,6 +17,7 @@ pub mod table;
 #[cfg(test)]
 pub(crate) mod fixture;
 
+pub use json::restore_delivery;
 pub use read::{read_report, summary_context, ReportRows};
 pub use table::render_table;
 
@@ -59,6 +60,7 @@ pub fn all_exporters() -> Vec<Box<dyn Exporter<ReportData>>> {
         Box::new(csv_files::TurnsCsv),
         Box::new(csv_files::EventsCsv),
         Box::new(csv_files::AttemptsCsv),
+        Box::new(json::DeliveryJson),
     ];
     exporters.extend(summary_exporters());
     exporters
@@ -88,11 +90,12 @@ mod tests {
     use super::*;
     use fixture::report_data;
 
-    const EXPECTED_FILES: [&str; 14] = [
+    const EXPECTED_FILES: [&str; 15] = [
         "config.json",
         "turns.csv",
         "events.csv",
         "attempts.csv",
+        "fallback_delivery.json",
         "summary.json",
         "summary.md",
         "cpr_by_fault.svg",
