@@ -113,6 +113,14 @@ pub enum ConfigError {
         /// The flag.
         flag: &'static str,
     },
+    /// `--retry-status` naming a status the decision tree does not fail
+    /// over on: retrying it would discard an answer or repeat a permanent
+    /// error.
+    #[error(
+        "--retry-status {0}: only statuses the proxy fails over on can be retried on the same route \
+         (5xx, 404, 429); drop {0} from the list"
+    )]
+    RetryStatus(u16),
     /// `canary --model` that is not author/slug.
     #[error("--model expects author/slug, e.g. meta-llama/llama-3.3-70b-instruct (got {0:?})")]
     CanaryModel(String),

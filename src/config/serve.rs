@@ -78,6 +78,14 @@ pub fn proxy_config(args: ProxyArgs) -> Result<ProxyConfig, ConfigError> {
     config.fallback_429_retries = args.fallback_retries;
     config.seed = args.seed;
     config.events_path = args.events;
+    if let Some(&code) = args.retry_status.iter().find(|&&code| {
+        !matches!(
+            crate::policy::classify(crate::policy::Outcome::Status(code)),
+            crate::policy::Decision::Failover(_)
+        )
+    }) {
+        return Err(ConfigError::RetryStatus(code));
+    }
     let limit = |d: std::time::Duration| (!d.is_zero()).then_some(d);
     config.behaviour = ProxyBehaviour {
         same_route_retries: args.same_route_retries,

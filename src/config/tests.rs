@@ -273,3 +273,32 @@ fn headers_and_ports_are_checked_before_any_request() {
     );
     assert!(parse(&["--header", "gw:X-Api-Key=ok"]).is_ok());
 }
+
+#[test]
+fn a_retry_status_the_proxy_does_not_fail_over_on_is_refused() {
+    let parse = |statuses: &str| {
+        let cli = crate::cli::Cli::try_parse_from([
+            "continuity-bench",
+            "proxy",
+            "--mode",
+            "history",
+            "--primary",
+            "http://127.0.0.1:9001",
+            "--fallback",
+            "http://127.0.0.1:9002",
+            "--retry-status",
+            statuses,
+        ])
+        .unwrap();
+        let crate::cli::Command::Proxy(args) = cli.command else {
+            panic!("not the proxy command");
+        };
+        proxy_config(args)
+    };
+    // A delivered answer or a permanent error must not be retried.
+    for bad in ["500,200", "401"] {
+        let err = parse(bad).unwrap_err().to_string();
+        assert!(err.contains("--retry-status"), "{err}");
+    }
+    assert!(parse("429,503,404").is_ok());
+}

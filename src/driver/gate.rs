@@ -128,10 +128,11 @@ impl GatePlan {
             return None;
         };
         Some(format!(
-            "note: the open-file limit ({limit}, `ulimit -n`) allows about {cap} requests in flight through a \
-             built-in system ({BUILTIN_COST} descriptors each) or {} through an external gateway \
-             ({GATEWAY_COST} each); all {concurrency} conversations run, and a request waits for room before \
-             it is sent; raise the limit to lift the cap",
+            "note: the open-file limit ({limit}, `ulimit -n`) allows about {cap} requests in flight at once \
+             ({} through a built-in system, {BUILTIN_COST} descriptors each, or {} through an external \
+             gateway, {GATEWAY_COST} each); all {concurrency} conversations run, and a request waits for room \
+             before it is sent; raise the limit to lift the cap",
+            self.budget / u64::from(BUILTIN_COST),
             self.budget / u64::from(GATEWAY_COST)
         ))
     }

@@ -433,8 +433,8 @@ enum Joined {
     Hold(String),
     /// Drop the held events and send the event with this content.
     DropHeld(String),
-    /// Send the held events, then the event with this content.
-    FlushHeld(String),
+    /// Send these held events, then the event with this content.
+    FlushHeld(Vec<Bytes>, String),
     /// The answers diverge.
     Mismatch,
 }
@@ -455,7 +455,7 @@ impl Splice {
                     Joined::Mismatch
                 }
             }
-            Splice::Echo { sent, seen, .. } => {
+            Splice::Echo { sent, seen, held } => {
                 seen.push_str(piece);
                 if seen.len() > sent.len() && seen.starts_with(sent.as_str()) {
                     let new = seen[sent.len()..].to_string();
@@ -467,8 +467,11 @@ impl Splice {
                 } else if sent.starts_with(seen.as_str()) {
                     Joined::Hold(piece.to_string())
                 } else {
+                    // Not an echo after all: what was held is new text,
+                    // taken before the state (and its held list) goes.
+                    let held = std::mem::take(held);
                     *self = Splice::Through;
-                    Joined::FlushHeld(piece.to_string())
+                    Joined::FlushHeld(held, piece.to_string())
                 }
             }
         }
@@ -653,7 +656,12 @@ impl Continuer {
                 {
                     Read::Line(raw) => raw,
                     Read::End if finished => {
-                        return (report(how), Some(Ok(Bytes::from_static(DONE))))
+                        for held in splice.held() {
+                            if tx.send(Ok(held)).await.is_err() {
+                                return (report(how), None);
+                            }
+                        }
+                        return (report(how), Some(Ok(Bytes::from_static(DONE))));
                     }
                     Read::End | Read::Broke | Read::Silent => {
                         return failed("the fallback's stream broke too".into(), attempts)
@@ -680,8 +688,13 @@ impl Continuer {
                 Line::Event(e) => e,
             };
             finished |= event.finish;
+            let mut flushed = Vec::new();
             let (out, drop_held) = match splice.join(&event.content) {
-                Joined::Send(c) | Joined::FlushHeld(c) => (rewrite(event.value, &c), false),
+                Joined::Send(c) => (rewrite(event.value, &c), false),
+                Joined::FlushHeld(held, c) => {
+                    flushed = held;
+                    (rewrite(event.value, &c), false)
+                }
                 Joined::Hold(c) => {
                     if let (Some(bytes), Splice::Echo { held, .. }) =
                         (rewrite(event.value, &c), &mut splice)
@@ -700,6 +713,7 @@ impl Continuer {
             };
             let held = splice.held();
             let mut items: Vec<Bytes> = if drop_held { Vec::new() } else { held };
+            items.append(&mut flushed);
             items.extend(out);
             for item in items {
                 if tx.send(Ok(item)).await.is_err() {
@@ -765,7 +779,20 @@ mod tests {
         };
         // A real continuation: new text at once.
         let mut s = echo();
-        assert!(matches!(s.join("three "), Joined::FlushHeld(c) if c == "three "));
+        assert!(
+            matches!(s.join("three "), Joined::FlushHeld(h, c) if h.is_empty() && c == "three ")
+        );
+        // A continuation that starts like the text sent, then diverges: the
+        // held start is new text and goes out before the rest.
+        let mut s = echo();
+        assert!(matches!(s.join("one"), Joined::Hold(_)));
+        if let Splice::Echo { held, .. } = &mut s {
+            held.push(Bytes::from_static(b"data: one\n\n"));
+        }
+        assert!(
+            matches!(s.join(" more"), Joined::FlushHeld(h, c) if h.len() == 1 && c == " more"),
+            "the held event is handed back with the new text"
+        );
         // The fallback ignored the prefill and starts over: held, dropped.
         let mut s = echo();
         assert!(matches!(s.join("one "), Joined::Hold(_)));

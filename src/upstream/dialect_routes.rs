@@ -64,17 +64,22 @@ fn request_of(v: Validated) -> ChatRequest {
 }
 
 /// Logs and answers a refused request.
+/// `model`: the model the request named where it names it outside the
+/// body (Gemini's URL path); otherwise read from the body.
 fn refused(
     shared: &Shared,
     body: &[u8],
     start: Instant,
     dialect: Dialect,
     r: &Rejection,
+    model: Option<&str>,
 ) -> Response {
-    let model = serde_json::from_slice::<Value>(body)
-        .ok()
-        .and_then(|v| v.get("model").and_then(Value::as_str).map(str::to_string))
-        .unwrap_or_default();
+    let model = model.map(str::to_string).unwrap_or_else(|| {
+        serde_json::from_slice::<Value>(body)
+            .ok()
+            .and_then(|v| v.get("model").and_then(Value::as_str).map(str::to_string))
+            .unwrap_or_default()
+    });
     if let Some(expired) = shared.bad_request(model, start, dialect) {
         return expired;
     }
@@ -95,7 +100,7 @@ pub(super) async fn messages(
         .get(anthropic::VERSION_HEADER)
         .and_then(|v| v.to_str().ok());
     match anthropic::validate(version, &body, &anthropic::Rules::default()) {
-        Err(r) => refused(&shared, &body, start, Dialect::Anthropic, &r),
+        Err(r) => refused(&shared, &body, start, Dialect::Anthropic, &r, None),
         Ok(v) => {
             let received = Received {
                 request: request_of(v),
@@ -129,7 +134,14 @@ pub(super) async fn gemini(
         );
     };
     match gemini::validate(&call, &body) {
-        Err(r) => refused(&shared, &body, start, Dialect::Gemini, &r),
+        Err(r) => refused(
+            &shared,
+            &body,
+            start,
+            Dialect::Gemini,
+            &r,
+            Some(&call.model),
+        ),
         Ok(v) => {
             let json_array = matches!(call.method, gemini::Method::Stream { sse: false });
             let mut request = request_of(v);
