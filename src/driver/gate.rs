@@ -179,9 +179,11 @@ impl Drop for Pass<'_> {
 }
 
 impl RequestGate {
-    /// A gate with the room of `plan`.
+    /// A gate with the room of `plan`: its cap of requests in flight, or
+    /// no limit.
     pub fn new(plan: &GatePlan) -> Self {
-        let permits = usize::try_from(plan.budget)
+        let permits = plan
+            .cap
             .unwrap_or(Semaphore::MAX_PERMITS)
             .min(Semaphore::MAX_PERMITS);
         RequestGate {
@@ -191,13 +193,11 @@ impl RequestGate {
         }
     }
 
-    /// Waits for room for one request through a system of `kind`.
-    pub async fn enter(&self, kind: SystemKind) -> Pass<'_> {
+    /// Waits for room for one request (the cap already counts every
+    /// system's descriptors per request).
+    pub async fn enter(&self) -> Pass<'_> {
         // The semaphore is never closed, so acquiring fails only if it were.
-        let permit = Arc::clone(&self.permits)
-            .acquire_many_owned(cost(kind))
-            .await
-            .ok();
+        let permit = Arc::clone(&self.permits).acquire_owned().await.ok();
         let now = self.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
         self.peak.fetch_max(now, Ordering::Relaxed);
         Pass {
@@ -270,13 +270,12 @@ mod tests {
             cap: Some(2),
         };
         let gate = RequestGate::new(&plan);
-        let a = gate.enter(BUILTIN).await;
-        let b = gate.enter(BUILTIN).await;
-        let third =
-            tokio::time::timeout(std::time::Duration::from_millis(50), gate.enter(BUILTIN)).await;
+        let a = gate.enter().await;
+        let b = gate.enter().await;
+        let third = tokio::time::timeout(std::time::Duration::from_millis(50), gate.enter()).await;
         assert!(third.is_err(), "a third request must wait for room");
         drop(a);
-        let c = tokio::time::timeout(std::time::Duration::from_millis(50), gate.enter(BUILTIN))
+        let c = tokio::time::timeout(std::time::Duration::from_millis(50), gate.enter())
             .await
             .expect("room came back");
         assert_eq!(gate.peak(), 2);

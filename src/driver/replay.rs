@@ -102,7 +102,7 @@ pub async fn replay_conversation(
         // Room for the request's sockets; the wait is not the system's
         // latency, so the clock starts after it.
         let pass = tokio::select! {
-            pass = options.gate.enter(target.kind) => pass,
+            pass = options.gate.enter() => pass,
             () = cancel.cancelled() => return (records, true),
         };
         let sent_at_ms = run_start.elapsed().as_secs_f64() * 1000.0;
