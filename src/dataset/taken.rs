@@ -18,6 +18,7 @@
 
 use super::lexicon::{self, contains_words, tokens};
 use super::pools::Drawn;
+use crate::scoring::fast::{HEDGES, NEGATIONS};
 use std::collections::{HashMap, HashSet};
 
 /// Gram length of the containment index, in bytes.
@@ -28,7 +29,9 @@ const GRAM: usize = 6;
 const MAX_PHRASE_WORDS: usize = 8;
 
 /// Words a composed value must never be: the scorer reads them as number
-/// words, months, weekdays, refusal or doubt (see `scoring::fast`).
+/// words, months, weekdays, refusal or doubt; with the scorer's own
+/// negations and hedges ([`NEGATIONS`], [`HEDGES`]), added in
+/// [`Taken::new_strict`].
 const RESERVED: &[&str] = &[
     "zero",
     "one",
@@ -92,56 +95,6 @@ const RESERVED: &[&str] = &[
     "friday",
     "saturday",
     "sunday",
-    "not",
-    "no",
-    "never",
-    "nor",
-    "neither",
-    "none",
-    "nobody",
-    "nothing",
-    "without",
-    "unknown",
-    "unsure",
-    "wrong",
-    "incorrect",
-    "mistaken",
-    "instead",
-    "rather",
-    "maybe",
-    "perhaps",
-    "possibly",
-    "probably",
-    "might",
-    "could",
-    "guess",
-    "guessing",
-    "think",
-    "believe",
-    "suppose",
-    "assume",
-    "presumably",
-    "seems",
-    "seem",
-    "likely",
-    "unlikely",
-    "if",
-    "unless",
-    "or",
-    "either",
-    "but",
-    "however",
-    "although",
-    "though",
-    "sorry",
-    "apologize",
-    "apologise",
-    "uncertain",
-    "unclear",
-    "recall",
-    "forgot",
-    "forget",
-    "hmm",
     "remember",
     "idea",
     "know",
@@ -211,6 +164,8 @@ impl Taken {
     pub fn new_strict() -> Self {
         let mut texts = lexicon::fixed_texts();
         texts.extend(RESERVED);
+        texts.extend(NEGATIONS);
+        texts.extend(HEDGES);
         Taken {
             lexicon: Phrases::new(texts),
             ..Taken::default()

@@ -19,7 +19,7 @@ const MIN_BLEED_CHARS: usize = 3;
 
 /// Words that negate or doubt what an answer says. Any of them anywhere in
 /// the answer keeps the fast path from calling it `preserved`.
-const NEGATIONS: &[&str] = &[
+pub(crate) const NEGATIONS: &[&str] = &[
     "not",
     "no",
     "never",
@@ -55,7 +55,7 @@ const NEGATIONS: &[&str] = &[
 
 /// Words that hedge. Like [`NEGATIONS`] they block `preserved`, but a
 /// hedged distractor ("maybe Maya") is still a wrong answer.
-const HEDGES: &[&str] = &[
+pub(crate) const HEDGES: &[&str] = &[
     "maybe",
     "perhaps",
     "possibly",
