@@ -138,7 +138,7 @@ mod tests {
     fn write_summary_files_leaves_the_csv_files_alone() {
         let dir = tempfile::tempdir().unwrap();
         let paths = write_summary_files(dir.path(), &report_data()).unwrap();
-        assert_eq!(names(&paths), EXPECTED_FILES[4..]);
+        assert_eq!(names(&paths), EXPECTED_FILES[5..]);
         assert!(!dir.path().join("events.csv").exists());
         assert!(!dir.path().join("config.json").exists());
     }
