@@ -48,6 +48,11 @@ pub fn source_of(response: reqwest::Response) -> Source {
 /// The terminator a finished stream gets when its upstream sent none.
 const DONE: &[u8] = b"data: [DONE]\n\n";
 
+/// Longest line of an upstream's event stream the relay holds: a stream
+/// sending more without a line break is treated as broken, so a hostile
+/// upstream cannot make the proxy buffer without bound.
+const MAX_LINE: usize = 1024 * 1024;
+
 /// Lines buffered between the relay task and the client.
 const CHANNEL: usize = 64;
 
@@ -152,6 +157,9 @@ impl Upstream {
                 } else {
                     Read::Line(std::mem::take(&mut self.pending))
                 };
+            }
+            if self.pending.len() > MAX_LINE {
+                return Read::Broke;
             }
             let limit = quiet_until.map_or(deadline, |q| q.min(deadline));
             match tokio::time::timeout_at(limit, self.body.next()).await {
@@ -800,6 +808,24 @@ mod tests {
         let mut s = echo();
         assert!(matches!(s.join("one "), Joined::Hold(_)));
         assert!(matches!(s.join("two "), Joined::DropHeld(c) if c.is_empty()));
+    }
+
+    #[tokio::test]
+    async fn a_line_without_end_past_the_cap_is_a_broken_stream() {
+        let chunk = Bytes::from(vec![b'x'; 64 * 1024]);
+        let endless = futures::stream::iter((0..40).map(move |_| Ok(chunk.clone()))).boxed();
+        let mut upstream = Upstream::new(endless);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        assert!(matches!(
+            upstream.next_line(None, deadline).await,
+            Read::Broke
+        ));
+        let mut short =
+            Upstream::new(futures::stream::iter([Ok(Bytes::from_static(b"data: x\n"))]).boxed());
+        assert!(matches!(
+            short.next_line(None, deadline).await,
+            Read::Line(_)
+        ));
     }
 
     #[test]
