@@ -21,10 +21,14 @@ pub struct ServerHandle {
 }
 
 impl ServerHandle {
-    /// The handle of a server task started by a serving loop of its own
-    /// (the simulated upstreams serve with connection info): stopped
-    /// through `token`, awaited through `task`.
-    pub fn from_task(addr: SocketAddr, token: CancellationToken, task: JoinHandle<()>) -> Self {
+    /// Spawns a serving loop on `addr` (already bound) and returns its
+    /// handle: `serving` gets the token that asks it to stop gracefully.
+    pub fn spawn<F>(addr: SocketAddr, serving: impl FnOnce(CancellationToken) -> F) -> Self
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let token = CancellationToken::new();
+        let task = tokio::spawn(serving(token.clone()));
         ServerHandle {
             addr,
             token,
@@ -38,11 +42,17 @@ impl ServerHandle {
     }
 
     /// Stops accepting, lets in-flight requests end, and waits for it (at
-    /// most one second; held connections are cut).
+    /// most one second, after which the serving loop is aborted; a
+    /// connection still busy then ends on its own, when its request does).
     pub async fn shutdown(mut self) {
         self.token.cancel();
-        if let Some(task) = self.task.take() {
-            let _ = tokio::time::timeout(std::time::Duration::from_secs(1), task).await;
+        if let Some(mut task) = self.task.take() {
+            if tokio::time::timeout(std::time::Duration::from_secs(1), &mut task)
+                .await
+                .is_err()
+            {
+                task.abort();
+            }
         }
     }
 }
@@ -56,22 +66,28 @@ impl Drop for ServerHandle {
     }
 }
 
+/// Binds `addr`, with an error that says what to do when it cannot.
+///
+/// # Errors
+/// When the address cannot be bound (in use, not local, no permission).
+pub async fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    TcpListener::bind(addr).await.map_err(|e| {
+        std::io::Error::new(
+            e.kind(),
+            format!("cannot listen on {addr}: {e}; choose a free port"),
+        )
+    })
+}
+
 /// Binds `addr` and serves `router` on it until the handle is shut down.
 /// Accepted connections have `TCP_NODELAY` set.
 ///
 /// # Errors
 /// When the address cannot be bound (in use, not local, no permission).
 pub async fn serve(addr: SocketAddr, router: Router) -> std::io::Result<ServerHandle> {
-    let listener = TcpListener::bind(addr).await.map_err(|e| {
-        std::io::Error::new(
-            e.kind(),
-            format!("cannot listen on {addr}: {e}; choose a free port"),
-        )
-    })?;
+    let listener = bind(addr).await?;
     let addr = listener.local_addr()?;
-    let token = CancellationToken::new();
-    let stop = token.clone();
-    let task = tokio::spawn(async move {
+    Ok(ServerHandle::spawn(addr, |stop| async move {
         // Small request/response exchanges on kept-alive connections must
         // not wait for Nagle's algorithm.
         let listener = listener.tap_io(|tcp| {
@@ -80,10 +96,5 @@ pub async fn serve(addr: SocketAddr, router: Router) -> std::io::Result<ServerHa
         let _ = axum::serve(listener, router.into_make_service())
             .with_graceful_shutdown(async move { stop.cancelled().await })
             .await;
-    });
-    Ok(ServerHandle {
-        addr,
-        token,
-        task: Some(task),
-    })
+    }))
 }

@@ -486,10 +486,12 @@ fn during(requests: &[Sent], outage: Duration) -> impl Iterator<Item = &Sent> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::super::observe::{AttemptView, ClientView};
     use super::*;
 
+    /// One answered attempt at `at_ms` with `status`: the base the
+    /// semantics tests adjust.
     pub(crate) fn attempt(role: Role, at_ms: f64, status: u16) -> AttemptView {
         AttemptView {
             role,

@@ -172,27 +172,10 @@ mod tests {
     use super::super::case::{Check, CheckId, Rule};
     use super::super::catalogue::catalogue;
     use super::super::checks::measure;
+    use super::super::checks::tests::attempt;
     use super::super::observe::{AttemptView, ClientView, Sent};
     use super::super::timing::{GiveUpBounds, Timing};
     use super::*;
-
-    fn attempt(role: Role, at_ms: f64, status: u16) -> AttemptView {
-        AttemptView {
-            role,
-            attempt: 1,
-            at_ms,
-            status: Some(status),
-            act: "answer".into(),
-            model: "m".into(),
-            params: Vec::new(),
-            prefill: false,
-            max_tokens: None,
-            thinking_disabled: false,
-            reasoning: false,
-            gave_up: false,
-            duration_ms: 1.0,
-        }
-    }
 
     fn sent(status: u16, complete: bool, attempts: Vec<AttemptView>) -> Sent {
         let answered = (200..300).contains(&status);

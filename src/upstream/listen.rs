@@ -16,7 +16,6 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
-use tokio_util::sync::CancellationToken;
 
 /// A handle on one accepted connection's socket (a duplicated descriptor;
 /// `None` when the descriptor could not be duplicated).
@@ -51,20 +50,12 @@ impl Connected<IncomingStream<'_, TcpListener>> for Socket {
 /// # Errors
 /// When the address cannot be bound (in use, not local, no permission).
 pub async fn serve(addr: SocketAddr, router: Router) -> std::io::Result<ServerHandle> {
-    let listener = TcpListener::bind(addr).await.map_err(|e| {
-        std::io::Error::new(
-            e.kind(),
-            format!("cannot listen on {addr}: {e}; choose a free port"),
-        )
-    })?;
+    let listener = crate::server::bind(addr).await?;
     let addr = listener.local_addr()?;
-    let token = CancellationToken::new();
-    let stop = token.clone();
-    let task = tokio::spawn(async move {
+    Ok(ServerHandle::spawn(addr, |stop| async move {
         let service = router.into_make_service_with_connect_info::<Socket>();
         let _ = axum::serve(listener, service)
             .with_graceful_shutdown(async move { stop.cancelled().await })
             .await;
-    });
-    Ok(ServerHandle::from_task(addr, token, task))
+    }))
 }
