@@ -20,20 +20,43 @@ pub fn write<T: Serialize>(
     columns: &[&str],
     rows: &[T],
 ) -> Result<Vec<u8>, ReportError> {
-    let render_error = |e: csv::Error| ReportError::Render {
-        file,
-        message: e.to_string(),
+    let mut out = Vec::new();
+    write_to(&mut out, file, columns, rows)?;
+    Ok(out)
+}
+
+/// [`write`] straight to `out`, a row at a time, so that a file of a
+/// hundred thousand rows is never whole in memory.
+///
+/// # Errors
+/// [`ReportError::Render`] when a row cannot be serialised,
+/// [`ReportError::Write`] when `out` fails.
+pub fn write_to<T: Serialize>(
+    out: &mut dyn std::io::Write,
+    file: &'static str,
+    columns: &[&str],
+    rows: &[T],
+) -> Result<(), ReportError> {
+    let fail = |e: csv::Error| {
+        let message = e.to_string();
+        match e.into_kind() {
+            csv::ErrorKind::Io(source) => ReportError::Write {
+                path: file.into(),
+                source,
+            },
+            _ => ReportError::Render { file, message },
+        }
     };
     let mut writer = csv::WriterBuilder::new()
         .has_headers(false)
-        .from_writer(Vec::new());
-    writer.write_record(columns).map_err(render_error)?;
+        .from_writer(out);
+    writer.write_record(columns).map_err(fail)?;
     for row in rows {
-        writer.serialize(row).map_err(render_error)?;
+        writer.serialize(row).map_err(fail)?;
     }
-    writer.into_inner().map_err(|e| ReportError::Render {
-        file,
-        message: e.to_string(),
+    writer.flush().map_err(|source| ReportError::Write {
+        path: file.into(),
+        source,
     })
 }
 

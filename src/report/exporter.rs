@@ -8,6 +8,7 @@
 //! system under test echoed into an answer or an error body never reaches
 //! the disk, whichever exporter rendered it.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// What to tell the user when a report directory cannot be read back.
@@ -79,12 +80,88 @@ pub trait Exporter<D: ?Sized> {
     /// # Errors
     /// [`ReportError::Render`] when the content cannot be produced.
     fn render(&self, data: &D) -> Result<Vec<u8>, ReportError>;
+
+    /// Writes the file's bytes to `out`. The default renders them whole;
+    /// an exporter whose file grows with the run (a row per request)
+    /// writes it a row at a time instead, so that it is never whole in
+    /// memory.
+    ///
+    /// # Errors
+    /// As [`Exporter::render`], or [`ReportError::Write`] when `out` fails.
+    fn write_to(&self, data: &D, out: &mut dyn Write) -> Result<(), ReportError> {
+        let bytes = self.render(data)?;
+        out.write_all(&bytes).map_err(|source| ReportError::Write {
+            path: self.file_name().into(),
+            source,
+        })
+    }
+}
+
+/// A writer that redacts ([`crate::secret::redact_bytes`]) every line that
+/// is text before passing it on: a secret is a header value or a key, never
+/// more than one line, so a line at a time finds every one that a whole
+/// file would, and a file written row by row is redacted as it goes. A
+/// line that is not UTF-8 (a PNG's bytes, whose text is drawn as pixels)
+/// passes as it is, since replacing bytes inside a compressed image could
+/// only corrupt it.
+struct Redacting<W: Write> {
+    inner: W,
+    line: Vec<u8>,
+}
+
+impl<W: Write> Redacting<W> {
+    fn new(inner: W) -> Self {
+        Redacting {
+            inner,
+            line: Vec::new(),
+        }
+    }
+
+    fn pass(&mut self) -> std::io::Result<()> {
+        let line = std::mem::take(&mut self.line);
+        if std::str::from_utf8(&line).is_ok() {
+            self.inner.write_all(&crate::secret::redact_bytes(&line))?;
+        } else {
+            self.inner.write_all(&line)?;
+        }
+        self.line = line;
+        self.line.clear();
+        Ok(())
+    }
+
+    /// Passes the last, unfinished line on and returns the inner writer.
+    fn finish(mut self) -> std::io::Result<W> {
+        self.pass()?;
+        self.inner.flush()?;
+        Ok(self.inner)
+    }
+}
+
+impl<W: Write> Write for Redacting<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut rest = buf;
+        while let Some(end) = memchr::memchr(b'\n', rest) {
+            self.line.extend_from_slice(&rest[..=end]);
+            self.pass()?;
+            rest = &rest[end + 1..];
+        }
+        self.line.extend_from_slice(rest);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        // Only whole lines are passed on before the end (a secret may span
+        // two writes); the inner writer is flushed by `finish`.
+        Ok(())
+    }
 }
 
 /// Writes the file of every exporter into `dir` (created if missing) and
-/// returns the paths written, in exporter order. Every exporter renders
-/// first, then the files are written, so that a rendering error leaves the
-/// directory untouched.
+/// returns the paths written, in exporter order. Each file is rendered and
+/// written under a temporary name before the next is rendered, so that only
+/// one file's bytes are in memory at a time; the temporary files are renamed
+/// only once every one is written, so that a rendering error leaves no file
+/// of the report (and no directory this call created).
 ///
 /// # Errors
 /// [`ReportError::Write`] naming the file that could not be written, or
@@ -94,18 +171,43 @@ pub fn write_files<D: ?Sized>(
     data: &D,
     exporters: &[Box<dyn Exporter<D>>],
 ) -> Result<Vec<PathBuf>, ReportError> {
-    let rendered = exporters
-        .iter()
-        .map(|exporter| Ok((exporter.file_name(), exporter.render(data)?)))
-        .collect::<Result<Vec<_>, ReportError>>()?;
+    let created = !dir.exists();
     std::fs::create_dir_all(dir).map_err(|source| ReportError::Write {
         path: dir.to_path_buf(),
         source,
     })?;
-    rendered
-        .into_iter()
-        .map(|(name, bytes)| write_atomic(&dir.join(name), &bytes))
-        .collect()
+    let mut staged: Vec<(PathBuf, PathBuf)> = Vec::with_capacity(exporters.len());
+    for exporter in exporters {
+        let path = dir.join(exporter.file_name());
+        match stage_with(&path, |out| exporter.write_to(data, out)) {
+            Ok(temp) => staged.push((temp, path)),
+            Err(e) => {
+                // Best effort: nothing of a report that failed is kept.
+                for (temp, _) in &staged {
+                    let _ = std::fs::remove_file(temp);
+                }
+                if created {
+                    let _ = std::fs::remove_dir(dir);
+                }
+                return Err(e);
+            }
+        }
+    }
+    let mut written = Vec::with_capacity(staged.len());
+    for (i, (temp, path)) in staged.iter().enumerate() {
+        if let Err(source) = std::fs::rename(temp, path) {
+            // Best effort: no temporary file is left behind.
+            for (temp, _) in &staged[i..] {
+                let _ = std::fs::remove_file(temp);
+            }
+            return Err(ReportError::Write {
+                path: path.clone(),
+                source,
+            });
+        }
+        written.push(path.clone());
+    }
+    Ok(written)
 }
 
 /// Writes `bytes` to a temporary sibling of `path`, then renames it over
@@ -116,26 +218,60 @@ pub fn write_files<D: ?Sized>(
 /// # Errors
 /// [`ReportError::Write`] naming the file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<PathBuf, ReportError> {
-    let bytes = if std::str::from_utf8(bytes).is_ok() {
-        crate::secret::redact_bytes(bytes)
-    } else {
-        std::borrow::Cow::Borrowed(bytes)
-    };
+    let temp = stage(path, bytes)?;
+    std::fs::rename(&temp, path).map_err(|source| {
+        // Best effort: the temporary file is useless now.
+        let _ = std::fs::remove_file(&temp);
+        ReportError::Write {
+            path: path.to_path_buf(),
+            source,
+        }
+    })?;
+    Ok(path.to_path_buf())
+}
+
+/// Writes `bytes` (redacted when they are text) to the temporary sibling of
+/// `path` (`.NAME.partial`) and returns the temporary file's path.
+fn stage(path: &Path, bytes: &[u8]) -> Result<PathBuf, ReportError> {
+    stage_with(path, |out| {
+        out.write_all(bytes).map_err(|source| ReportError::Write {
+            path: path.to_path_buf(),
+            source,
+        })
+    })
+}
+
+/// Has `write` write the file through [`Redacting`] to the temporary
+/// sibling of `path` (`.NAME.partial`) and returns the temporary file's
+/// path; the temporary file is removed when anything fails.
+fn stage_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> Result<(), ReportError>,
+) -> Result<PathBuf, ReportError> {
     let file_name = path
         .file_name()
         .map(|name| name.to_string_lossy().into_owned())
         .unwrap_or_default();
     let temp = path.with_file_name(format!(".{file_name}.partial"));
-    let result = std::fs::write(&temp, &bytes).and_then(|()| std::fs::rename(&temp, path));
+    let io_error = |source| ReportError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let result = std::fs::File::create(&temp)
+        .map_err(io_error)
+        .and_then(|file| {
+            let mut out = Redacting::new(std::io::BufWriter::new(file));
+            write(&mut out)?;
+            out.finish()
+                .and_then(|w| w.into_inner().map_err(std::io::IntoInnerError::into_error))
+                .map_err(io_error)?;
+            Ok(())
+        });
     match result {
-        Ok(()) => Ok(path.to_path_buf()),
-        Err(source) => {
-            // Best effort: the temporary file is useless now.
+        Ok(()) => Ok(temp),
+        Err(e) => {
             let _ = std::fs::remove_file(&temp);
-            Err(ReportError::Write {
-                path: path.to_path_buf(),
-                source,
-            })
+            Err(e)
         }
     }
 }
@@ -187,6 +323,52 @@ mod tests {
         let err = write_files(&target, "", &exporters()).unwrap_err();
         assert!(err.to_string().contains("a.txt"), "{err}");
         assert!(!target.exists());
+    }
+
+    struct Failing;
+
+    impl Exporter<str> for Failing {
+        fn file_name(&self) -> &'static str {
+            "c.txt"
+        }
+        fn render(&self, _: &str) -> Result<Vec<u8>, ReportError> {
+            Err(ReportError::Render {
+                file: "c.txt",
+                message: "cannot".into(),
+            })
+        }
+    }
+
+    #[test]
+    fn a_rendering_error_after_written_files_keeps_none_of_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut list = exporters();
+        list.push(Box::new(Failing));
+        let err = write_files(dir.path(), "hello", &list).unwrap_err();
+        assert!(err.to_string().contains("c.txt"), "{err}");
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+
+    #[test]
+    fn a_secret_written_in_pieces_is_still_redacted_and_binary_lines_pass() {
+        let _key = crate::secret::Secret::new("sk-pieces-planted-77");
+        let mut out = Redacting::new(Vec::new());
+        out.write_all(b"row one sk-pieces-").unwrap();
+        out.write_all(
+            b"planted-77 end\nrow two\n\xff\xfe sk-pieces-planted-77\ntail sk-pieces-planted-77",
+        )
+        .unwrap();
+        let bytes = out.finish().unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        assert_eq!(text.matches("sk-pieces-planted-77").count(), 1, "{text}");
+        assert!(
+            text.starts_with("row one [redacted] end\nrow two\n"),
+            "{text}"
+        );
+        assert!(text.ends_with("tail [redacted]"), "{text}");
+        // The line that is not UTF-8 is left as it is.
+        assert!(bytes.windows(2).any(|w| w == b"\xff\xfe"));
     }
 
     #[test]

@@ -6,6 +6,7 @@ use super::ReportData;
 use crate::continuity::record::EventRecord;
 use crate::record::{AttemptRecord, TurnRecord};
 use crate::report::{csv, Exporter, ReportError};
+use std::io::Write;
 use std::path::Path;
 
 /// Columns of turns.csv, in order (the fields of [`TurnRecord`]).
@@ -128,6 +129,9 @@ impl Exporter<ReportData> for TurnsCsv {
     fn render(&self, data: &ReportData) -> Result<Vec<u8>, ReportError> {
         csv::write(TURNS_FILE, &TURN_COLUMNS, &data.turns)
     }
+    fn write_to(&self, data: &ReportData, out: &mut dyn Write) -> Result<(), ReportError> {
+        csv::write_to(out, TURNS_FILE, &TURN_COLUMNS, &data.turns)
+    }
 }
 
 impl Exporter<ReportData> for EventsCsv {
@@ -137,6 +141,9 @@ impl Exporter<ReportData> for EventsCsv {
     fn render(&self, data: &ReportData) -> Result<Vec<u8>, ReportError> {
         csv::write(EVENTS_FILE, &EVENT_COLUMNS, &data.events)
     }
+    fn write_to(&self, data: &ReportData, out: &mut dyn Write) -> Result<(), ReportError> {
+        csv::write_to(out, EVENTS_FILE, &EVENT_COLUMNS, &data.events)
+    }
 }
 
 impl Exporter<ReportData> for AttemptsCsv {
@@ -145,6 +152,9 @@ impl Exporter<ReportData> for AttemptsCsv {
     }
     fn render(&self, data: &ReportData) -> Result<Vec<u8>, ReportError> {
         csv::write(ATTEMPTS_FILE, &ATTEMPT_COLUMNS, &data.attempts)
+    }
+    fn write_to(&self, data: &ReportData, out: &mut dyn Write) -> Result<(), ReportError> {
+        csv::write_to(out, ATTEMPTS_FILE, &ATTEMPT_COLUMNS, &data.attempts)
     }
 }
 
