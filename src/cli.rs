@@ -470,6 +470,14 @@ pub struct RunArgs {
     /// Conversations in flight at once, across all systems.
     #[arg(long, default_value_t = 100)]
     pub concurrency: usize,
+    /// Most requests in flight at once, across all systems; a conversation
+    /// whose next request finds no room waits for it. Default: what the
+    /// open-file limit and 64 MiB of this process's memory allow (a request
+    /// costs about 160 KiB here for the built-in systems and 64 KiB for each
+    /// external gateway, summed over the run's systems); the open-file
+    /// limit caps it either way.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_in_flight: Option<u64>,
     /// Dataset (JSONL). Default: the built-in datasets/continuity-150.jsonl
     /// (150 conversations, seed 42).
     #[arg(long)]

@@ -164,8 +164,12 @@ pub struct AttemptRecord {
     #[serde(default)]
     pub answered_by: String,
     /// The answer's text as produced (before the wire cut it, after a
-    /// degradation changed it), cut at [`ATTEMPT_ANSWER_BOUND`] characters;
-    /// empty when no answer was produced.
+    /// degradation changed it), cut at [`ATTEMPT_ANSWER_BOUND`] characters,
+    /// where it says what turns.csv does not: a real provider's answer, one
+    /// a degradation changed, one on a faulted turn, one the wire cut.
+    /// Empty when no answer was produced, and in a `run` for a plain
+    /// simulated answer on another turn (the client got it as it was:
+    /// turns.csv has it).
     #[serde(default)]
     pub answer: String,
     /// Why the provider behind a pass-through upstream gave no answer (its

@@ -45,6 +45,8 @@ pub struct RunConfig {
     pub runs: u32,
     /// Conversations in flight at once, at least 1.
     pub concurrency: usize,
+    /// `--max-in-flight`: most requests in flight at once, when given.
+    pub max_in_flight: Option<usize>,
     /// The dataset: a file or the built-in copy.
     pub dataset: Source,
     /// The fault profile: a file or a built-in copy.
@@ -157,6 +159,9 @@ impl RunConfig {
             seed: args.seed,
             runs: args.runs,
             concurrency: args.concurrency,
+            max_in_flight: args
+                .max_in_flight
+                .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
             dataset,
             faults,
             latency: super::latency_profile(args.latency),
@@ -339,9 +344,13 @@ pub struct RequestsInFlight {
     /// The process's open-file limit, raised to its maximum (`None`: the
     /// platform has none the harness reads).
     pub open_file_limit: Option<u64>,
-    /// Most requests in flight through a built-in system the limit allowed,
-    /// when fewer than `concurrency`.
+    /// Most requests in flight the limits allowed (open files, memory,
+    /// `--max-in-flight`), when fewer than `concurrency`.
     pub cap: Option<usize>,
+    /// Which limit set the cap (`open files`, `memory`, `--max-in-flight`);
+    /// `None` when nothing was capped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound: Option<crate::driver::gate::Bound>,
     /// Most requests that were in flight at once.
     pub peak: Option<usize>,
 }

@@ -18,12 +18,32 @@ pub(super) fn assemble(
     resolved: &ResolvedConfig,
     dataset: &Dataset,
     plan: &FaultPlan,
-    mut collected: Vec<Collected>,
+    collected: Vec<Collected>,
     attempts: Vec<AttemptRecord>,
 ) -> ReportData {
-    collected.sort_by_key(|c| (c.outcome.run, c.outcome.system, c.outcome.conversation));
+    // Events are built in (run, system, conversation) order; `collected`
+    // itself stays in the order the conversations finished (see the turns
+    // below).
+    let mut order: Vec<usize> = (0..collected.len()).collect();
+    order.sort_by_key(|&i| {
+        let o = &collected[i].outcome;
+        (o.run, o.system, o.conversation)
+    });
+    // Attempts are counted on event turns only (one per conversation and
+    // run), not on every turn of the run.
+    let event_turns: std::collections::HashSet<(u32, &str, u32)> = collected
+        .iter()
+        .filter_map(|c| {
+            let planned = plan.event(c.outcome.run, c.outcome.conversation)?;
+            let id = dataset.conversations[c.outcome.conversation].id.as_str();
+            Some((c.outcome.run, id, planned.turn))
+        })
+        .collect();
     let mut per_turn: HashMap<(u32, &str, &str, u32), (u32, u32)> = HashMap::new();
-    for a in &attempts {
+    for a in attempts
+        .iter()
+        .filter(|a| event_turns.contains(&(a.run, a.conversation.as_str(), a.turn)))
+    {
         let counts = per_turn
             .entry((a.run, a.system.as_str(), a.conversation.as_str(), a.turn))
             .or_default();
@@ -33,7 +53,11 @@ pub(super) fn assemble(
         }
     }
     let mut events = Vec::new();
-    for c in collected.iter().filter(|c| !c.outcome.interrupted) {
+    for c in order
+        .iter()
+        .map(|&i| &collected[i])
+        .filter(|c| !c.outcome.interrupted)
+    {
         let o = &c.outcome;
         let conversation = &dataset.conversations[o.conversation];
         let Some(planned) = plan.event(o.run, o.conversation) else {
@@ -86,10 +110,7 @@ pub(super) fn assemble(
             fallback_attempts,
         });
     }
-    let turns: Vec<TurnRecord> = collected
-        .into_iter()
-        .flat_map(|c| c.outcome.turns)
-        .collect();
+    let turns = flatten_turns(resolved, dataset, collected);
     let summary = summarize(
         &report::summary_context(resolved, run_notes(resolved)),
         &events,
@@ -103,6 +124,48 @@ pub(super) fn assemble(
         attempts,
         summary,
     }
+}
+
+/// Every turn row in one buffer, in (run, system, conversation, turn)
+/// order. The buffer has the exact size (collecting from `flat_map` would
+/// grow it by doubling), and the conversations are moved into it in the
+/// order they finished, which is about the order their rows were
+/// allocated: the memory they leave is then freed page after page as the
+/// buffer fills, where moving them in report order would free it only at
+/// the end, holding every row twice for a moment (51 MB at 10,000
+/// conversations). The rows are then sorted in place; (run, system,
+/// conversation, turn) is unique, so the order is fully determined.
+fn flatten_turns(
+    resolved: &ResolvedConfig,
+    dataset: &Dataset,
+    collected: Vec<Collected>,
+) -> Vec<TurnRecord> {
+    let mut turns: Vec<TurnRecord> =
+        Vec::with_capacity(collected.iter().map(|c| c.outcome.turns.len()).sum());
+    for c in collected {
+        turns.extend(c.outcome.turns);
+    }
+    let system: HashMap<&str, usize> = resolved
+        .systems
+        .iter()
+        .enumerate()
+        .map(|(i, name)| (name.as_str(), i))
+        .collect();
+    let conversation: HashMap<&str, usize> = dataset
+        .conversations
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.id.as_str(), i))
+        .collect();
+    turns.sort_unstable_by_key(|t| {
+        (
+            t.run,
+            system.get(t.system.as_str()).copied(),
+            conversation.get(t.conversation.as_str()).copied(),
+            t.turn,
+        )
+    });
+    turns
 }
 
 /// The contracts broken on the event turn or after it, once each, in the
@@ -202,11 +265,16 @@ pub fn run_notes(config: &ResolvedConfig) -> Vec<String> {
         );
     }
     let flight = config.requests_in_flight;
-    if let (Some(limit), Some(cap)) = (flight.open_file_limit, flight.cap) {
+    if let Some(cap) = flight.cap {
+        let bound = flight.bound.map_or("the open-file limit", |b| b.describe());
+        let files = match (flight.bound, flight.open_file_limit) {
+            (None | Some(crate::driver::Bound::OpenFiles), Some(limit)) => format!(" ({limit})"),
+            _ => String::new(),
+        };
         notes.push(format!(
-            "All {} conversations were in flight at once, but requests waited for room under the open-file \
-             limit ({limit}): at most about {cap} through a built-in system at once (peak measured across all \
-             systems: {}). Raise `ulimit -n` to lift the cap.",
+            "All {} conversations were in flight at once, but requests waited for room: at most {cap} at once, \
+             set by {bound}{files}; peak measured across all systems: {}. `--max-in-flight` and `ulimit -n` \
+             change the cap.",
             config.concurrency,
             flight.peak.map_or_else(|| "n/a".to_string(), |p| p.to_string())
         ));

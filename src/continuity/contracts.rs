@@ -26,9 +26,31 @@ pub(super) struct Sent<'a> {
     pub model: &'a str,
 }
 
-/// Checks every answered turn (a 2xx with an answer) of every conversation;
-/// stops early, leaving later turns unchecked, when `cancel` fires.
+/// Checks every answered turn (a 2xx with an answer) of every conversation,
+/// on every core (each conversation is checked alone, so the outcome does
+/// not depend on how they are shared out); stops early, leaving later turns
+/// unchecked, when `cancel` fires.
 pub(super) fn check_answers(
+    collected: &mut [Collected],
+    dataset: &Dataset,
+    contracts: &Contracts,
+    sent: Sent<'_>,
+    cancel: &CancellationToken,
+) {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(collected.len())
+        .max(1);
+    let share = collected.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        for part in collected.chunks_mut(share) {
+            scope.spawn(move || check_part(part, dataset, contracts, sent, cancel));
+        }
+    });
+}
+
+/// [`check_answers`] on one share of the conversations.
+fn check_part(
     collected: &mut [Collected],
     dataset: &Dataset,
     contracts: &Contracts,

@@ -91,15 +91,20 @@ fn load_inputs(config: &RunConfig) -> anyhow::Result<Inputs> {
 }
 
 /// The room for requests in flight under this process's open-file limit
-/// (raised to its maximum first); a capped plan is announced before the
-/// run.
+/// (raised to its maximum first) and its memory budget (or
+/// `--max-in-flight`); a capped plan is announced before the run.
 fn request_gate(config: &RunConfig) -> anyhow::Result<(GatePlan, Arc<RequestGate>)> {
     let mut kinds = Vec::new();
     if config.systems.builtin {
         kinds.extend(crate::proxy::ProxyMode::ALL.map(SystemKind::Builtin));
     }
     kinds.extend(config.systems.gateways.iter().map(|_| SystemKind::Gateway));
-    let plan = GatePlan::new(config.concurrency, &kinds, gate::open_file_limit())?;
+    let plan = GatePlan::new(
+        config.concurrency,
+        &kinds,
+        gate::open_file_limit(),
+        config.max_in_flight,
+    )?;
     if let Some(line) = plan.describe(config.concurrency) {
         crate::secret::eprintln!("{line}");
     }
@@ -173,7 +178,7 @@ fn claim_out(config: &RunConfig) -> anyhow::Result<PathBuf> {
 /// Adds what reached each fallback to the summary, and with a squeezed
 /// fallback what each failover event turned into.
 fn fill_delivery(data: &mut report::ReportData, ctx: &UpstreamContext) {
-    let survivals = ctx.log.survivals();
+    let survivals = ctx.log.take_survivals();
     summary::delivery::fill(
         &mut data.summary.systems,
         data.config.fallback_dialect,
@@ -280,6 +285,19 @@ pub async fn execute(
         None => None,
     };
     let anchors = Arc::new(AnchorIndex::new(&dataset));
+    // Room for every attempt up front: a request per turn sent, a quarter
+    // more for failovers and retries.
+    let sent: usize = dataset
+        .conversations
+        .iter()
+        .map(|c| c.n_turns() - driver::replay::first_sent(config.replay, c.n_turns()))
+        .sum();
+    ctx.log.reserve(
+        sent.saturating_mul(systems.targets.len())
+            .saturating_mul(config.runs as usize)
+            / 4
+            * 5,
+    );
     let mut outcomes = Vec::new();
     for run in 1..=config.runs {
         if cancel.is_cancelled() {
@@ -318,6 +336,21 @@ pub async fn execute(
     if outcomes.iter().all(|c| c.outcome.turns.is_empty()) && cancel.is_cancelled() {
         return Ok(nothing(&out));
     }
+    // The replay is over. A held TIMEOUT is recorded when the upstream sees
+    // the gateway go away, which can be just after the gateway's answer
+    // reached the driver (and what is still in flight is taken as it
+    // stands either way); then the servers stop, so that their connections
+    // and pools are freed before the rows are gathered and the text work
+    // below starts.
+    let settle = if cancel.is_cancelled() {
+        SETTLE_WAIT_INTERRUPTED
+    } else {
+        SETTLE_WAIT
+    };
+    ctx.log.settle(settle).await;
+    systems.shutdown().await;
+    drop(client);
+    let attempts = ctx.log.take_all();
     mark_bleed(&mut outcomes, &dataset, &anchors, &cancel);
     contracts::check_answers(
         &mut outcomes,
@@ -340,22 +373,13 @@ pub async fn execute(
             turn.bound_answer();
         }
     }
-    // A held TIMEOUT is recorded when the upstream sees the gateway go
-    // away, which can be just after the gateway's answer reached the driver
-    // (and the snapshot shows what is still in flight either way).
-    let settle = if cancel.is_cancelled() {
-        SETTLE_WAIT_INTERRUPTED
-    } else {
-        SETTLE_WAIT
-    };
-    ctx.log.settle(settle).await;
-    let attempts = ctx.log.snapshot();
     let interrupted = cancel.is_cancelled();
     let resolved = ResolvedConfig {
         interrupted,
         requests_in_flight: RequestsInFlight {
             open_file_limit: gate.0.open_file_limit,
             cap: gate.0.cap,
+            bound: gate.0.bound,
             peak: Some(gate.1.peak()),
         },
         ..resolved

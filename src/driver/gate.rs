@@ -16,8 +16,21 @@
 //! maximum first, as far as the system allows) by that sum, after a
 //! reserve for listeners, files and connections closing. (Measured: with
 //! one system's cost per slot, 10,000 conversations through both built-in
-//! systems reached the limit of 20,000 and failed with EMFILE.) When
-//! `--concurrency` fits, the gate never blocks; when it does not, the
+//! systems reached the limit of 20,000 and failed with EMFILE.)
+//!
+//! Memory is bounded the same way: a request in flight holds buffers in
+//! this process (each connection end's read and write buffers, the
+//! client's dispatch channel, the request as the driver, the proxy and the
+//! upstream each hold it), measured at about [`MEMORY_PER_BUILTIN_REQUEST`]
+//! through a built-in system (10,000 conversations: 114 MB more at 1,478
+//! requests in flight than at 728, both built-in systems) and
+//! [`MEMORY_PER_GATEWAY_REQUEST`] through an external gateway (only the
+//! driver's and the upstreams' ends are here), so the cap is also at most
+//! [`MEMORY_BUDGET`] divided by the sum over the systems
+//! ([`memory_slot`]). `--max-in-flight` replaces the memory term (the
+//! descriptor term still applies).
+//!
+//! When `--concurrency` fits, the gate never blocks; when it does not, the
 //! conversations still all start, and each request waits for room before
 //! it is sent. The plan is printed before the run, and the report states
 //! the limit, the cap and the peak of requests actually in flight.
@@ -44,6 +57,53 @@ pub const FIXED_RESERVE: u64 = 256;
 /// Share of the limit also kept out: connections closing, idle ones a
 /// gateway keeps open to the upstreams.
 pub const RESERVE_SHARE: f64 = 0.1;
+
+/// Memory one request through the built-in systems holds in this
+/// process, bytes, both systems' pools included (measured with both; see
+/// the module documentation).
+pub const MEMORY_PER_BUILTIN_REQUEST: u64 = 160 * 1024;
+
+/// Memory one request through an external gateway holds in this process,
+/// bytes: the driver's connection end and the upstream's.
+pub const MEMORY_PER_GATEWAY_REQUEST: u64 = 64 * 1024;
+
+/// Memory the requests in flight may hold together, bytes: with the rows
+/// a run of 10,000 conversations keeps, the process stays under 500 MB.
+pub const MEMORY_BUDGET: u64 = 64 * 1024 * 1024;
+
+/// Which limit set the cap of requests in flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bound {
+    /// The open-file limit.
+    OpenFiles,
+    /// The memory budget ([`MEMORY_BUDGET`]).
+    Memory,
+    /// `--max-in-flight`.
+    MaxInFlight,
+}
+
+impl Bound {
+    /// What the cap comes from, in words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Bound::OpenFiles => "the open-file limit",
+            Bound::Memory => "the memory budget for requests in flight",
+            Bound::MaxInFlight => "--max-in-flight",
+        }
+    }
+}
+
+/// The memory one slot of the cap costs, bytes: as with descriptors, each
+/// system's pools can grow to the cap, so the systems' costs add up; the
+/// built-in systems run as a pair, and their measured cost is the pair's.
+pub fn memory_slot(kinds: &[SystemKind]) -> u64 {
+    let builtin = kinds.iter().any(|k| matches!(k, SystemKind::Builtin(_)));
+    let gateways = kinds.iter().filter(|k| **k == SystemKind::Gateway).count() as u64;
+    let cost =
+        u64::from(builtin) * MEMORY_PER_BUILTIN_REQUEST + gateways * MEMORY_PER_GATEWAY_REQUEST;
+    cost.max(MEMORY_PER_GATEWAY_REQUEST)
+}
 
 /// The descriptors a request through a system of `kind` costs.
 pub fn cost(kind: SystemKind) -> u32 {
@@ -75,20 +135,23 @@ pub enum GateError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GatePlan {
     /// The open-file limit the plan was made for (`None`: the platform has
-    /// none the harness can read, and nothing is capped).
+    /// none the harness can read, and only memory or `--max-in-flight` caps).
     pub open_file_limit: Option<u64>,
     /// Descriptors the requests in flight may hold together.
     pub budget: u64,
-    /// Requests in flight the budget allows (a slot costs the sum over the
-    /// systems, see the module documentation),
-    /// when that is fewer than `--concurrency`; `None` when every
-    /// conversation can have its request in flight at once.
+    /// Requests in flight the limits allow (a slot of the descriptor budget
+    /// costs the sum over the systems, see the module documentation), when
+    /// that is fewer than `--concurrency`; `None` when every conversation
+    /// can have its request in flight at once.
     pub cap: Option<usize>,
+    /// Which limit set the cap (`None` with no cap).
+    pub bound: Option<Bound>,
 }
 
 impl GatePlan {
     /// The plan for `concurrency` conversations over systems of `kinds`
-    /// under an open-file limit of `limit`.
+    /// under an open-file limit of `limit`, with `--max-in-flight` as
+    /// `max_in_flight` (in place of the memory budget).
     ///
     /// # Errors
     /// When the limit leaves no room for one request.
@@ -96,14 +159,35 @@ impl GatePlan {
         concurrency: usize,
         kinds: &[SystemKind],
         limit: Option<u64>,
+        max_in_flight: Option<usize>,
     ) -> Result<Self, GateError> {
-        let Some(limit) = limit else {
-            return Ok(GatePlan {
-                open_file_limit: None,
-                budget: u64::from(u32::MAX),
-                cap: None,
-            });
+        let (budget, files) = match limit {
+            None => (u64::from(u32::MAX), None),
+            Some(limit) => {
+                let (budget, room) = Self::file_room(kinds, limit)?;
+                (budget, Some(room))
+            }
         };
+        let memory = match max_in_flight {
+            Some(n) => (n as u64, Bound::MaxInFlight),
+            None => ((MEMORY_BUDGET / memory_slot(kinds)).max(1), Bound::Memory),
+        };
+        let (room, bound) = match files {
+            Some(files) if files < memory.0 => (files, Bound::OpenFiles),
+            _ => memory,
+        };
+        let capped = concurrency as u64 > room;
+        Ok(GatePlan {
+            open_file_limit: limit,
+            budget: budget.min(u64::from(u32::MAX)),
+            cap: capped.then(|| usize::try_from(room).unwrap_or(usize::MAX)),
+            bound: capped.then_some(bound),
+        })
+    }
+
+    /// The descriptor budget under `limit` and the requests it has room
+    /// for.
+    fn file_room(kinds: &[SystemKind], limit: u64) -> Result<(u64, u64), GateError> {
         let slot: u32 = kinds
             .iter()
             .map(|k| cost(*k))
@@ -125,25 +209,34 @@ impl GatePlan {
                 reserve,
             });
         }
-        let demand = concurrency as u64;
-        Ok(GatePlan {
-            open_file_limit: Some(limit),
-            budget: budget.min(u64::from(u32::MAX)),
-            cap: (demand > room).then(|| usize::try_from(room).unwrap_or(usize::MAX)),
-        })
+        Ok((budget, room))
     }
 
     /// The line printed before a capped run, `None` when nothing is capped.
     pub fn describe(&self, concurrency: usize) -> Option<String> {
-        let (Some(limit), Some(cap)) = (self.open_file_limit, self.cap) else {
+        let (Some(cap), Some(bound)) = (self.cap, self.bound) else {
             return None;
         };
+        let why = match bound {
+            Bound::OpenFiles => format!(
+                "the open-file limit ({}, `ulimit -n`) allows about {cap} requests in flight at once \
+                 (each system's connection pools can grow to the requests it has in flight: {BUILTIN_COST} \
+                 descriptors a request through a built-in system, {GATEWAY_COST} through an external gateway); \
+                 raise the limit to lift the cap",
+                self.open_file_limit.unwrap_or_default()
+            ),
+            Bound::Memory => format!(
+                "the memory budget for requests in flight ({} MiB: about {} KiB a request for the built-in \
+                 systems and {} KiB for each external gateway, summed over the systems) allows {cap} at once; \
+                 `--max-in-flight N` sets another cap (the open-file limit still applies)",
+                MEMORY_BUDGET >> 20,
+                MEMORY_PER_BUILTIN_REQUEST >> 10,
+                MEMORY_PER_GATEWAY_REQUEST >> 10
+            ),
+            Bound::MaxInFlight => format!("--max-in-flight allows {cap} requests in flight at once"),
+        };
         Some(format!(
-            "note: the open-file limit ({limit}, `ulimit -n`) allows about {cap} requests in flight at once \
-             (each system's connection pools can grow to the requests it has in flight: {BUILTIN_COST} \
-             descriptors a request through a built-in system, {GATEWAY_COST} through an external gateway); \
-             all {concurrency} conversations run, and a request waits for room before it is sent; raise the \
-             limit to lift the cap"
+            "note: {why}; all {concurrency} conversations run, and a request waits for room before it is sent"
         ))
     }
 }
@@ -156,7 +249,7 @@ pub fn open_file_limit() -> Option<u64> {
     raised.or_else(|| rlimit::Resource::NOFILE.get().ok().map(|(soft, _)| soft))
 }
 
-/// The gate itself: descriptor permits, and the count of requests in flight
+/// The gate itself: permits for requests in flight, and their count
 /// with its peak.
 #[derive(Debug)]
 pub struct RequestGate {
@@ -194,7 +287,7 @@ impl RequestGate {
     }
 
     /// Waits for room for one request (the cap already counts every
-    /// system's descriptors per request).
+    /// system's descriptors and memory per request).
     pub async fn enter(&self) -> Pass<'_> {
         // The semaphore is never closed, so acquiring fails only if it were.
         let permit = Arc::clone(&self.permits).acquire_owned().await.ok();
@@ -221,7 +314,7 @@ mod tests {
 
     #[test]
     fn a_run_that_fits_is_not_capped() {
-        let plan = GatePlan::new(100, &[BUILTIN, BUILTIN], Some(20_000)).unwrap();
+        let plan = GatePlan::new(100, &[BUILTIN, BUILTIN], Some(20_000), None).unwrap();
         assert_eq!(plan.cap, None);
         assert_eq!(plan.describe(100), None);
         // 20,000 less 256 and 10 %.
@@ -235,31 +328,82 @@ mod tests {
             BUILTIN,
             SystemKind::Builtin(crate::proxy::ProxyMode::Stateless),
         ];
-        let plan = GatePlan::new(10_000, &both, Some(20_000)).unwrap();
+        let plan = GatePlan::new(10_000, &both, Some(20_000), Some(5_000)).unwrap();
         assert_eq!(plan.cap, Some(17_744 / 12));
         let line = plan.describe(10_000).unwrap();
         assert!(
             line.contains("20000") && line.contains("1478") && line.contains("ulimit -n"),
             "{line}"
         );
-        let plan = GatePlan::new(10_000, &[BUILTIN, SystemKind::Gateway], Some(20_000)).unwrap();
+        let plan = GatePlan::new(
+            10_000,
+            &[BUILTIN, SystemKind::Gateway],
+            Some(20_000),
+            Some(5_000),
+        )
+        .unwrap();
         assert_eq!(plan.cap, Some(17_744 / 8));
         // Gateways alone cost less each.
-        let plan = GatePlan::new(10_000, &[SystemKind::Gateway], Some(20_000)).unwrap();
+        let plan =
+            GatePlan::new(10_000, &[SystemKind::Gateway], Some(20_000), Some(10_000)).unwrap();
         assert_eq!(plan.cap, Some(8_872));
     }
 
     #[test]
     fn a_limit_with_no_room_is_an_error_naming_ulimit() {
-        let err = GatePlan::new(10, &[BUILTIN], Some(260)).unwrap_err();
+        let err = GatePlan::new(10, &[BUILTIN], Some(260), None).unwrap_err();
         assert!(err.to_string().contains("ulimit -n"), "{err}");
-        assert!(GatePlan::new(10, &[BUILTIN], Some(300)).is_ok());
+        assert!(GatePlan::new(10, &[BUILTIN], Some(300), None).is_ok());
     }
 
     #[test]
-    fn no_limit_caps_nothing() {
-        let plan = GatePlan::new(1_000_000, &[BUILTIN], None).unwrap();
+    fn no_limit_caps_nothing_but_the_flag() {
+        let plan = GatePlan::new(1_000_000, &[BUILTIN], None, Some(2_000_000)).unwrap();
         assert_eq!(plan.cap, None);
+        let plan = GatePlan::new(1_000_000, &[BUILTIN], None, Some(300)).unwrap();
+        assert_eq!(
+            (plan.cap, plan.bound),
+            (Some(300), Some(Bound::MaxInFlight))
+        );
+        assert!(plan
+            .describe(1_000_000)
+            .unwrap()
+            .contains("--max-in-flight"));
+    }
+
+    #[test]
+    fn the_memory_budget_caps_by_the_sum_over_the_systems() {
+        let builtin = (MEMORY_BUDGET / MEMORY_PER_BUILTIN_REQUEST) as usize;
+        let both = [
+            BUILTIN,
+            SystemKind::Builtin(crate::proxy::ProxyMode::Stateless),
+        ];
+        let plan = GatePlan::new(10_000, &both, None, None).unwrap();
+        assert_eq!((plan.cap, plan.bound), (Some(builtin), Some(Bound::Memory)));
+        assert_eq!(builtin, 409);
+        let mixed =
+            (MEMORY_BUDGET / (MEMORY_PER_BUILTIN_REQUEST + MEMORY_PER_GATEWAY_REQUEST)) as usize;
+        let plan = GatePlan::new(10_000, &[BUILTIN, SystemKind::Gateway], None, None).unwrap();
+        assert_eq!((plan.cap, plan.bound), (Some(mixed), Some(Bound::Memory)));
+        let line = plan.describe(10_000).unwrap();
+        assert!(
+            line.contains("--max-in-flight") && line.contains("MiB"),
+            "{line}"
+        );
+        let gateway = (MEMORY_BUDGET / MEMORY_PER_GATEWAY_REQUEST) as usize;
+        let plan = GatePlan::new(10_000, &[SystemKind::Gateway], Some(1_000_000), None).unwrap();
+        assert_eq!((plan.cap, plan.bound), (Some(gateway), Some(Bound::Memory)));
+        let two = [SystemKind::Gateway, SystemKind::Gateway];
+        let plan = GatePlan::new(10_000, &two, Some(1_000_000), None).unwrap();
+        assert_eq!(plan.cap, Some(gateway / 2));
+        // Below the budget's room nothing is capped; the descriptors bind
+        // first when they allow less.
+        assert_eq!(
+            GatePlan::new(builtin, &[BUILTIN], None, None).unwrap().cap,
+            None
+        );
+        let plan = GatePlan::new(10_000, &[BUILTIN], Some(2_000), None).unwrap();
+        assert_eq!(plan.bound, Some(Bound::OpenFiles));
     }
 
     #[tokio::test]
@@ -268,6 +412,7 @@ mod tests {
             open_file_limit: Some(1000),
             budget: 12,
             cap: Some(2),
+            bound: Some(Bound::MaxInFlight),
         };
         let gate = RequestGate::new(&plan);
         let a = gate.enter().await;

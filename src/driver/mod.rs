@@ -11,7 +11,7 @@
 pub mod gate;
 pub mod replay;
 
-pub use gate::{GatePlan, RequestGate};
+pub use gate::{Bound, GatePlan, RequestGate};
 pub use replay::replay_conversation;
 
 use crate::config::Replay;

@@ -83,6 +83,17 @@ pub async fn replay_conversation(
     };
     let mut records = Vec::with_capacity(n - first_sent);
     for index in first_sent..n {
+        if cancel.is_cancelled() {
+            return (records, true);
+        }
+        // Room for the request's sockets and buffers; the wait is not the
+        // system's latency, so the clock starts after it. The request is
+        // built only once there is room: thousands of conversations waiting
+        // must not each hold their next request.
+        let pass = tokio::select! {
+            pass = options.gate.enter() => pass,
+            () = cancel.cancelled() => return (records, true),
+        };
         let request = ChatRequest {
             model: options.model.clone(),
             messages: request_messages(
@@ -95,15 +106,6 @@ pub async fn replay_conversation(
             stream: options.stream,
             stream_options: None,
             extra: serde_json::Map::new(),
-        };
-        if cancel.is_cancelled() {
-            return (records, true);
-        }
-        // Room for the request's sockets; the wait is not the system's
-        // latency, so the clock starts after it.
-        let pass = tokio::select! {
-            pass = options.gate.enter() => pass,
-            () = cancel.cancelled() => return (records, true),
         };
         let sent_at_ms = run_start.elapsed().as_secs_f64() * 1000.0;
         let started = Instant::now();

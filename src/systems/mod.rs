@@ -79,8 +79,8 @@ impl BuiltinProxyOptions {
 pub struct Systems {
     /// Where to send each system's requests, in start order.
     pub targets: Vec<Target>,
-    _pairs: Vec<UpstreamPair>,
-    _proxies: Vec<ServerHandle>,
+    pairs: Vec<UpstreamPair>,
+    proxies: Vec<ServerHandle>,
 }
 
 impl Systems {
@@ -112,8 +112,8 @@ impl Systems {
     ) -> anyhow::Result<Self> {
         let mut systems = Systems {
             targets: Vec::new(),
-            _pairs: Vec::new(),
-            _proxies: Vec::new(),
+            pairs: Vec::new(),
+            proxies: Vec::new(),
         };
         if spec.systems.builtin {
             start_builtin(&spec, builtin, ctx, &mut systems).await?;
@@ -133,6 +133,17 @@ impl Systems {
                 })?;
         }
         Ok(systems)
+    }
+
+    /// Stops every server at once (each lets its requests end, at most a
+    /// second): the proxies, whose pools of connections to the upstreams go
+    /// with them, and the upstreams. What their connections held is freed
+    /// as each one ends.
+    pub async fn shutdown(self) {
+        let proxies =
+            futures::future::join_all(self.proxies.into_iter().map(ServerHandle::shutdown));
+        let pairs = futures::future::join_all(self.pairs.into_iter().map(UpstreamPair::shutdown));
+        futures::future::join(proxies, pairs).await;
     }
 
     /// The systems' names, in start order.
@@ -174,8 +185,8 @@ async fn start_builtin(
             url: handle.url(),
             headers: Vec::new(),
         });
-        systems._pairs.push(pair);
-        systems._proxies.push(handle);
+        systems.pairs.push(pair);
+        systems.proxies.push(handle);
     }
     Ok(())
 }
@@ -207,7 +218,7 @@ async fn start_gateways(
             url: gateway.url.clone(),
             headers: gateway.headers.clone(),
         });
-        systems._pairs.push(pair);
+        systems.pairs.push(pair);
     }
     Ok(())
 }

@@ -134,8 +134,27 @@ pub async fn answer(
         Err(spec) => return wire::provider_error(guard, &spec, dialect),
     };
     let slow_by = degraded.and_then(|d| wire::degrade(&mut answer, d));
+    // When the harness is the client (it knows what the client sent and
+    // keeps what it received, in turns.csv), the attempt's row keeps the
+    // answer where it says what turns.csv does not: a real provider's, one
+    // a degradation changed, one on a faulted turn (which upstream answered
+    // what is the finding there) and one the wire does not send whole. A
+    // plain simulated answer elsewhere is what the client got, and keeping
+    // it on every row would cost a run of 10,000 conversations some 40 MB.
+    // Serving another client (`upstreams`), every answer is kept.
+    let faulted_turn = who.conversation.is_some_and(|i| {
+        let run = ctx.current_run();
+        [Role::Primary, Role::Fallback]
+            .into_iter()
+            .any(|r| ctx.plan.action(run, i, who.turn as usize, r).is_some())
+    });
+    let telling = ctx.clients.is_none()
+        || answer.model.is_some()
+        || degraded.is_some()
+        || faulted_turn
+        || !matches!(shape.end, End::Complete);
     guard.set_answer(
-        &answer.text,
+        if telling { &answer.text } else { "" },
         answer.model.as_deref().unwrap_or(SIMULATED_MODEL),
     );
     // A real provider's answer names the model that gave it; the

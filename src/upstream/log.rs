@@ -27,16 +27,49 @@ pub struct TurnKey<'a> {
     pub turn: u32,
 }
 
-type AttemptKey = (u32, String, Role, String, u32);
+/// A [`TurnKey`] with its system and conversation replaced by their
+/// numbers in [`Names`]: no allocation per key, about 20 bytes each, where
+/// two owned strings per key would cost the attempt numbering of a
+/// 10,000-conversation run some 30 MB.
+type AttemptKey = (u32, u32, Role, u32, u32);
 
-fn owned(k: TurnKey<'_>) -> AttemptKey {
-    (
-        k.run,
-        k.system.to_string(),
-        k.role,
-        k.conversation.to_string(),
-        k.turn,
-    )
+/// Numbers for the system names and conversation ids seen, each string
+/// kept once.
+#[derive(Debug, Default)]
+struct Names(HashMap<String, u32>);
+
+impl Names {
+    /// The number of `name`, given on first sight.
+    fn intern(&mut self, name: &str) -> u32 {
+        if let Some(&n) = self.0.get(name) {
+            return n;
+        }
+        let n = u32::try_from(self.0.len()).unwrap_or(u32::MAX);
+        self.0.insert(name.to_string(), n);
+        n
+    }
+
+    /// The key of `k`, numbering new names.
+    fn key(&mut self, k: TurnKey<'_>) -> AttemptKey {
+        (
+            k.run,
+            self.intern(k.system),
+            k.role,
+            self.intern(k.conversation),
+            k.turn,
+        )
+    }
+
+    /// The key of `k` if both its names were seen.
+    fn known(&self, k: TurnKey<'_>) -> Option<AttemptKey> {
+        Some((
+            k.run,
+            *self.0.get(k.system)?,
+            k.role,
+            *self.0.get(k.conversation)?,
+            k.turn,
+        ))
+    }
 }
 
 #[derive(Debug, Default)]
@@ -45,13 +78,15 @@ struct Inner {
     rows: Vec<AttemptRecord>,
     /// Attempts arrived, per key.
     attempts: HashMap<AttemptKey, u32>,
+    /// The numbers of the names in the keys.
+    names: Names,
     /// Attempts still being served (a held connection, an answer being
     /// streamed), by id, with when they arrived.
     pending: HashMap<u64, (AttemptRecord, std::time::Instant)>,
     next_id: u64,
     /// What scripted attempts carried and what was done, in arrival order.
     details: Vec<AttemptDetail>,
-    /// What survived of the client's request, per recognised attempt.
+    /// What survived of the client's request, per recognised attempt at a fallback.
     survivals: Vec<SurvivalRow>,
     /// Requests refused by a dialect's validation, in arrival order.
     rejections: Vec<RejectionRow>,
@@ -152,7 +187,8 @@ impl AttemptLog {
     /// from 1. Called once per request, on arrival.
     pub fn next_attempt(&self, key: TurnKey<'_>) -> u32 {
         let mut inner = self.lock();
-        let n = inner.attempts.entry(owned(key)).or_insert(0);
+        let key = inner.names.key(key);
+        let n = inner.attempts.entry(key).or_insert(0);
         *n += 1;
         *n
     }
@@ -161,7 +197,25 @@ impl AttemptLog {
     /// turn), including those still in progress (a held TIMEOUT is recorded
     /// only when it ends, but counted here from its arrival).
     pub fn arrived(&self, key: TurnKey<'_>) -> u32 {
-        self.lock().attempts.get(&owned(key)).copied().unwrap_or(0)
+        let inner = self.lock();
+        inner
+            .names
+            .known(key)
+            .and_then(|k| inner.attempts.get(&k).copied())
+            .unwrap_or(0)
+    }
+
+    /// Makes room for `rows` finished rows at once (a run knows about how
+    /// many requests it will send). Room not yet written costs no memory
+    /// (the pages are untouched), and a log that never outgrows it never
+    /// copies its rows into a buffer twice as large, which would hold both
+    /// for a moment: at 10,000 conversations about 190,000 rows, 46 MiB.
+    pub fn reserve(&self, rows: usize) {
+        let mut inner = self.lock();
+        let more = rows.saturating_sub(inner.rows.len());
+        // Room is an optimisation: when the allocator refuses it, the rows
+        // grow as they come.
+        let _ = inner.rows.try_reserve(more);
     }
 
     /// Appends one finished row.
@@ -202,7 +256,6 @@ impl AttemptLog {
     /// wait for other conversations' held connections.
     pub async fn settle_key(&self, key: TurnKey<'_>, max_wait: std::time::Duration) -> bool {
         let give_up = tokio::time::Instant::now() + max_wait;
-        let key = owned(key);
         loop {
             let pending = self.lock().pending.values().any(|(row, _)| {
                 (
@@ -211,7 +264,7 @@ impl AttemptLog {
                     row.role,
                     row.conversation.as_str(),
                     row.turn,
-                ) == (key.0, key.1.as_str(), key.2, key.3.as_str(), key.4)
+                ) == (key.run, key.system, key.role, key.conversation, key.turn)
             });
             if !pending {
                 return true;
@@ -241,6 +294,27 @@ impl AttemptLog {
         pending.sort_by_key(|(id, _)| *id);
         let mut rows = inner.rows.clone();
         rows.extend(pending.into_iter().map(|(_, row)| row));
+        rows
+    }
+
+    /// Every attempt so far, ordered as [`AttemptLog::snapshot`] orders
+    /// them, moved out of the log rather than copied: for the end of a
+    /// run, when a copy would double the largest thing it holds. The log
+    /// is left empty, attempt numbering included (a later request would
+    /// start again from attempt 1), and an attempt still in flight is
+    /// taken as it stands (its end is then not recorded).
+    pub fn take_all(&self) -> Vec<AttemptRecord> {
+        let mut inner = self.lock();
+        let mut pending: Vec<(u64, (AttemptRecord, std::time::Instant))> =
+            inner.pending.drain().collect();
+        pending.sort_by_key(|(id, _)| *id);
+        let mut rows = std::mem::take(&mut inner.rows);
+        rows.extend(pending.into_iter().map(|(_, (mut row, arrived))| {
+            row.duration_ms = arrived.elapsed().as_secs_f64() * 1000.0;
+            row
+        }));
+        inner.attempts = HashMap::new();
+        inner.names = Names::default();
         rows
     }
 
@@ -284,6 +358,12 @@ impl AttemptLog {
     /// Every survival noted so far, in arrival order.
     pub fn survivals(&self) -> Vec<SurvivalRow> {
         self.lock().survivals.clone()
+    }
+
+    /// Every survival noted so far, moved out of the log (as
+    /// [`AttemptLog::take_all`], for the end of a run).
+    pub fn take_survivals(&self) -> Vec<SurvivalRow> {
+        std::mem::take(&mut self.lock().survivals)
     }
 
     /// Keeps a request refused by a dialect's validation.
@@ -460,6 +540,51 @@ mod tests {
             }),
             1
         );
+        let key = |system, conversation| TurnKey {
+            run: 1,
+            system,
+            role: Role::Primary,
+            conversation,
+            turn: 3,
+        };
+        assert_eq!(log.arrived(key("s", "c1")), 2);
+        // Names never seen, or seen only in another place of the key.
+        assert_eq!(log.arrived(key("s", "c9")), 0);
+        assert_eq!(log.arrived(key("c1", "s")), 0);
+    }
+
+    #[test]
+    fn take_all_moves_every_attempt_out_in_snapshot_order() {
+        let log = AttemptLog::new();
+        let key = TurnKey {
+            run: 1,
+            system: "history",
+            role: Role::Primary,
+            conversation: "c1",
+            turn: 9,
+        };
+        assert_eq!(log.next_attempt(key), 1);
+        log.record(row(1, "c1", 9, Role::Fallback, 20.0));
+        let now = std::time::Instant::now();
+        let held = log.begin(row(1, "c2", 9, Role::Primary, 30.0), now);
+        log.record(row(1, "c1", 8, Role::Primary, 5.0));
+        let snapshot = log.snapshot();
+        let taken = log.take_all();
+        assert_eq!((taken.len(), snapshot.len()), (3, 3));
+        for (a, b) in taken.iter().zip(&snapshot) {
+            assert_eq!(
+                (a.conversation.as_str(), a.turn),
+                (b.conversation.as_str(), b.turn)
+            );
+        }
+        // The held attempt is taken as it stands, last; the log is empty.
+        assert_eq!(taken[2].conversation, "c2");
+        assert!(log.is_empty());
+        assert_eq!(log.in_flight(), 0);
+        assert!(log.snapshot().is_empty());
+        log.finish(held, |r| r.client_gave_up = true);
+        assert!(log.is_empty());
+        assert_eq!(log.next_attempt(key), 1);
     }
 
     #[test]

@@ -152,8 +152,7 @@ pub struct UpstreamPair {
 impl UpstreamPair {
     /// Stops both servers.
     pub async fn shutdown(self) {
-        self.primary.shutdown().await;
-        self.fallback.shutdown().await;
+        futures::future::join(self.primary.shutdown(), self.fallback.shutdown()).await;
     }
 }
 

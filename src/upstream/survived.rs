@@ -30,7 +30,10 @@ pub struct ClientView {
 
 /// Notes what survived of turn `who` of the client's request in
 /// `received` (the messages as the upstream read them), when the context
-/// knows the client and `who` is a recognised conversation.
+/// knows the client, `who` is a recognised conversation and the upstream is
+/// a fallback: what reached the fallback is what the report shows, and a
+/// row per primary attempt (most of a run's requests) would cost memory and
+/// time for nothing read.
 pub fn note(
     ctx: &UpstreamContext,
     system: &str,
@@ -43,6 +46,9 @@ pub fn note(
     let (Some(view), Some(i)) = (ctx.clients.as_ref(), who.conversation) else {
         return;
     };
+    if role != Role::Fallback {
+        return;
+    }
     let Some(conversation) = view.dataset.conversations.get(i) else {
         return;
     };

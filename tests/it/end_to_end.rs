@@ -381,3 +381,33 @@ fn runs_from_any_directory_with_no_path_argument() {
     );
     assert!(reports[0].join("summary.md").is_file());
 }
+
+/// `--max-in-flight` holds requests back without changing what a run
+/// finds: every conversation still runs, the peak stays under the cap, and
+/// the report says which limit set it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cap_on_requests_in_flight_holds_them_back_and_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = quick_run(dir.path(), 1);
+    config.max_in_flight = Some(3);
+    let outcome = continuity::execute(&config, CancellationToken::new(), std::time::Instant::now())
+        .await
+        .unwrap();
+    let data = outcome.data.as_ref().unwrap();
+    let flight = data.config.requests_in_flight;
+    assert_eq!(flight.cap, Some(3));
+    assert_eq!(
+        flight.bound,
+        Some(continuity_bench::driver::Bound::MaxInFlight)
+    );
+    let peak = flight.peak.unwrap();
+    assert!((1..=3).contains(&peak), "peak {peak}");
+    for s in &data.summary.systems {
+        assert_eq!(s.events, 150, "{}", s.name);
+    }
+    let notes = data.summary.notes.join("\n");
+    assert!(
+        notes.contains("at most 3 at once, set by --max-in-flight"),
+        "{notes}"
+    );
+}

@@ -20,7 +20,7 @@ use crate::record::{AttemptRecord, TurnRecord};
 use crate::scoring::{Verdict, VerdictMethod};
 use crate::stats::{cluster_bootstrap, describe, rate, CONFIDENCE, PERCENTILE_METHOD};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Most bleed examples kept per system.
 pub const MAX_BLEED_EXAMPLES: usize = 10;
@@ -77,13 +77,21 @@ pub fn summarize(
     turns: &[TurnRecord],
     attempts: &[AttemptRecord],
 ) -> Summary {
-    // Attempts of one (run, system, conversation, turn).
+    // Attempts of one (run, system, conversation, turn), for the event
+    // turns only: the figures built on them are per event, and indexing
+    // every turn's attempts would cost a run of 10,000 conversations some
+    // 40 MB for rows never read.
+    let event_turns: HashSet<(u32, &str, &str, u32)> = events
+        .iter()
+        .map(|e| (e.run, e.system.as_str(), e.conversation.as_str(), e.turn))
+        .collect();
     let mut by_turn: HashMap<(u32, &str, &str, u32), Vec<&AttemptRecord>> = HashMap::new();
     for a in attempts {
-        by_turn
-            .entry((a.run, a.system.as_str(), a.conversation.as_str(), a.turn))
-            .or_default()
-            .push(a);
+        let key = (a.run, a.system.as_str(), a.conversation.as_str(), a.turn);
+        if !event_turns.contains(&key) {
+            continue;
+        }
+        by_turn.entry(key).or_default().push(a);
     }
 
     let systems = ctx

@@ -25,6 +25,7 @@ pub fn quick_run(out: &Path, runs: u32) -> RunConfig {
         seed: 42,
         runs,
         concurrency: 100,
+        max_in_flight: None,
         dataset: Source::File(repo("datasets/continuity-150.jsonl")),
         faults: Source::File(repo("fault_profiles/paper.toml")),
         latency: continuity_bench::upstream::LatencyProfile::INSTANT,
