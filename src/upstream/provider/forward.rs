@@ -148,12 +148,11 @@ impl PassThrough {
             ));
         }
         if !response.status().is_success() {
-            let retry_after = response
-                .headers()
-                .get(header::RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .map(Duration::from_secs);
+            // Seconds or an HTTP date, read as the reference proxies read it.
+            let retry_after = crate::proxy::backoff::retry_after(
+                response.headers(),
+                std::time::SystemTime::now(),
+            );
             let bytes = read_capped(response, MAX_ERROR_BYTES as u64, None)
                 .await
                 .unwrap_or_default();
@@ -392,5 +391,83 @@ pub(super) async fn read_capped(
             Ok(None) => return Ok(bytes),
             Err(e) => return Err(ReadError::of(&e)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::upstream::latency::JitterKey;
+    use axum::response::IntoResponse;
+
+    /// A provider that answers every request 429, telling the client to
+    /// wait with `retry_after` (a header value as the provider writes it).
+    async fn limited_provider(retry_after: String) -> crate::server::ServerHandle {
+        let router = axum::Router::new().route(
+            "/v1/chat/completions",
+            axum::routing::post(move || {
+                let retry_after = retry_after.clone();
+                async move {
+                    (
+                        axum::http::StatusCode::TOO_MANY_REQUESTS,
+                        [(header::RETRY_AFTER, retry_after)],
+                        "{\"error\":{\"message\":\"slow down\"}}",
+                    )
+                        .into_response()
+                }
+            }),
+        );
+        crate::server::serve("127.0.0.1:0".parse().unwrap(), router)
+            .await
+            .unwrap()
+    }
+
+    async fn told_wait(retry_after: String) -> Option<Duration> {
+        let provider = limited_provider(retry_after).await;
+        let url = format!("{}/v1", provider.url());
+        let route =
+            || ProviderRoute::new(&url, "m", None, ("--provider", "--provider-key-env")).unwrap();
+        let pass = PassThrough::new(
+            &Providers {
+                primary: route(),
+                fallback: route(),
+            },
+            Duration::from_secs(5),
+            1 << 20,
+        )
+        .unwrap();
+        let request: crate::openai::ChatRequest = serde_json::from_value(serde_json::json!({
+            "model": "asked",
+            "messages": [{"role": "user", "content": "hello"}]
+        }))
+        .unwrap();
+        let call = Call {
+            request: &request,
+            key: JitterKey {
+                system: "s",
+                role: crate::faults::Role::Primary,
+                conversation: "c001",
+                turn: 1,
+                attempt: 1,
+            },
+            input_tokens: 1,
+        };
+        let spec = pass.respond(call).await.unwrap_err();
+        assert_eq!(spec.status, 429, "{spec:?}");
+        spec.retry_after
+    }
+
+    #[tokio::test]
+    async fn a_providers_retry_after_is_passed_on_in_seconds_or_as_a_date() {
+        assert_eq!(told_wait("7".into()).await, Some(Duration::from_secs(7)));
+        let in_a_minute = std::time::SystemTime::now() + Duration::from_secs(60);
+        let wait = told_wait(httpdate::fmt_http_date(in_a_minute))
+            .await
+            .unwrap();
+        assert!(
+            (Duration::from_secs(55)..=Duration::from_secs(60)).contains(&wait),
+            "{wait:?}"
+        );
+        assert_eq!(told_wait("soon".into()).await, None);
     }
 }
