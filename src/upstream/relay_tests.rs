@@ -302,27 +302,12 @@ async fn a_slow_first_token_applies_live_and_a_text_degradation_waits_for_the_wh
 /// An attempt row for an in-process relay.
 fn row() -> AttemptRecord {
     AttemptRecord {
-        run: 1,
-        system: "sut".into(),
-        role: crate::faults::Role::Primary,
-        conversation: "c000".into(),
-        turn: 1,
-        attempt: 1,
-        arrived_ms: 0.0,
-        action: AttemptAction::Ok,
         status: None,
-        retry_after_ms: None,
-        messages: 1,
         approx_tokens: 8,
         model: "asked".into(),
         stream: true,
-        params: Vec::new(),
-        degradation: String::new(),
-        client_gave_up: false,
         duration_ms: 0.0,
-        answered_by: String::new(),
-        answer: String::new(),
-        provider_error: String::new(),
+        ..crate::record::fixture::attempt(1, "sut", crate::faults::Role::Primary, "c000", 1, 0.0)
     }
 }
 

@@ -5,9 +5,8 @@
 //! must trip none of them.
 
 use crate::common::gateways::{start_on_free_ports, Misbehaviour};
-use crate::common::{quick_run, repo};
+use crate::common::{quick_run, repo, system};
 use continuity_bench::config::{GatewaySpec, Replay, RunConfig};
-use continuity_bench::continuity::summary::SystemSummary;
 use continuity_bench::continuity::{self, RunOutcome};
 use continuity_bench::judge::{sim, JudgeConfig};
 use continuity_bench::secret::Secret;
@@ -50,18 +49,6 @@ async fn run_with_control_tuned(
         .await
         .unwrap();
     (dir, outcome)
-}
-
-fn system<'a>(outcome: &'a RunOutcome, name: &str) -> &'a SystemSummary {
-    outcome
-        .data
-        .as_ref()
-        .unwrap()
-        .summary
-        .systems
-        .iter()
-        .find(|s| s.name == name)
-        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -13,10 +13,9 @@
 //! short.
 
 use crate::common::dialect_gateways::{start_on_free_ports, DialectFault};
-use crate::common::{quick_run, repo};
+use crate::common::{quick_run, repo, system};
 use continuity_bench::config::{GatewaySpec, Replay};
 use continuity_bench::continuity::summary::delivery::Delivery;
-use continuity_bench::continuity::summary::SystemSummary;
 use continuity_bench::continuity::{self, RunOutcome};
 use continuity_bench::dialect::Dialect;
 use continuity_bench::server::ServerHandle;
@@ -95,18 +94,6 @@ async fn run(
         .await
         .unwrap();
     (dir, handles, outcome)
-}
-
-fn system<'a>(outcome: &'a RunOutcome, name: &str) -> &'a SystemSummary {
-    outcome
-        .data
-        .as_ref()
-        .unwrap()
-        .summary
-        .systems
-        .iter()
-        .find(|s| s.name == name)
-        .unwrap()
 }
 
 fn delivery<'a>(outcome: &'a RunOutcome, name: &str) -> &'a Delivery {

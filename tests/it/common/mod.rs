@@ -67,3 +67,19 @@ pub fn csv_rows(path: &Path) -> Vec<Vec<String>> {
         .map(|r| r.unwrap().iter().map(str::to_string).collect())
         .collect()
 }
+
+/// The summary of system `name` in a finished run.
+pub fn system<'a>(
+    outcome: &'a continuity_bench::continuity::RunOutcome,
+    name: &str,
+) -> &'a continuity_bench::continuity::summary::SystemSummary {
+    outcome
+        .data
+        .as_ref()
+        .unwrap()
+        .summary
+        .systems
+        .iter()
+        .find(|s| s.name == name)
+        .unwrap()
+}
