@@ -305,14 +305,14 @@ mod tests {
     #[test]
     fn a_long_answer_is_written_cut_with_its_full_length() {
         // Commas force CSV quoting, which once made a long field quadratic
-        // to write: 10 MB must be written as a bounded row, at once.
+        // to write: 10 MB must be written as a bounded row. The row's size
+        // is the check (a bounded field is written in bounded time); a
+        // wall-clock bound would measure the machine, not the code.
         let long = "é, ".repeat(3_500_000);
         let record = turn(long.clone());
-        let started = std::time::Instant::now();
         let mut writer = ::csv::Writer::from_writer(Vec::new());
         writer.serialize(&record).unwrap();
         let bytes = writer.into_inner().unwrap();
-        assert!(started.elapsed() < std::time::Duration::from_secs(2));
         assert!(
             bytes.len() < 4 * ANSWER_BOUND + 500,
             "{} bytes",

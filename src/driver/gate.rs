@@ -406,7 +406,7 @@ mod tests {
         assert_eq!(plan.bound, Some(Bound::OpenFiles));
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn the_gate_holds_requests_beyond_its_room_and_counts_the_peak() {
         let plan = GatePlan {
             open_file_limit: Some(1000),

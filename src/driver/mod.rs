@@ -21,8 +21,9 @@ use crate::systems::Target;
 use rand::seq::SliceRandom;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// How the driver talks to the systems under test.

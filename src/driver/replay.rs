@@ -18,7 +18,7 @@ use crate::dataset::Conversation;
 use crate::openai::{ChatMessage, ChatRequest};
 use crate::record::TurnRecord;
 use crate::systems::{send, SendOptions, Target};
-use std::time::Instant;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// The error of a request abandoned by Ctrl-C.

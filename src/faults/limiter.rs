@@ -21,7 +21,7 @@
 use super::profile::RateLimiterSpec;
 use std::collections::HashMap;
 use std::hash::Hash;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How much sooner than its `Retry-After` a retry may arrive and still pass:
 /// timer granularity of the client. The same slack as the report's check
@@ -66,7 +66,7 @@ impl Decision {
 #[derive(Debug, Clone, Copy, Default)]
 struct TurnState {
     attempts: u32,
-    last_429: Option<Instant>,
+    last_429: Option<Duration>,
 }
 
 /// The limiter of one upstream, keyed by turn (`K` is the caller's key).
@@ -87,11 +87,13 @@ impl<K: Eq + Hash> RetryLimiter<K> {
         }
     }
 
-    /// Decides the attempt of turn `key` arriving at `now`. A 429 is sent
-    /// as soon as the attempt is read, so `now` also stamps the 429's send,
-    /// from which the next wait counts. (The upstream passes each attempt's
-    /// arrival, the same stamp the report's early-retry check compares.)
-    pub fn decide(&mut self, key: K, now: Instant) -> Decision {
+    /// Decides the attempt of turn `key` arriving at `now`, a time since
+    /// the caller's epoch (the upstream's clock: virtual in tests). A 429 is
+    /// sent as soon as the attempt is read, so `now` also stamps the 429's
+    /// send, from which the next wait counts. (The upstream passes each
+    /// attempt's arrival, the same stamp the report's early-retry check
+    /// compares.)
+    pub fn decide(&mut self, key: K, now: Duration) -> Decision {
         let state = self.turns.entry(key).or_default();
         state.attempts = state.attempts.saturating_add(1);
         let decision = if state.attempts <= self.rejections {
@@ -101,7 +103,7 @@ impl<K: Eq + Hash> RetryLimiter<K> {
         } else {
             match state.last_429 {
                 Some(sent) => {
-                    let waited = now.saturating_duration_since(sent);
+                    let waited = now.saturating_sub(sent);
                     if waited + RETRY_AFTER_SLACK < self.told {
                         Decision::Early {
                             waited,
@@ -142,7 +144,7 @@ mod tests {
 
     #[test]
     fn a_client_that_honours_retry_after_gets_through_on_its_first_retry() {
-        let t0 = Instant::now();
+        let t0 = Duration::from_secs(1000);
         let mut l = RetryLimiter::new(&spec(1, Duration::from_secs(1)));
         assert_eq!(l.decide("a", t0), Decision::Rejected { rejection: 1 });
         assert_eq!(l.decide("a", t0 + ms(1000)), Decision::Pass);
@@ -152,7 +154,7 @@ mod tests {
 
     #[test]
     fn a_tight_loop_keeps_getting_429s() {
-        let t0 = Instant::now();
+        let t0 = Duration::from_secs(1000);
         let mut l = RetryLimiter::new(&spec(1, Duration::from_secs(1)));
         assert!(l.decide("a", t0).is_limited());
         // Twenty retries 10 ms apart, far longer than one Retry-After in
@@ -174,7 +176,7 @@ mod tests {
 
     #[test]
     fn rejections_are_counted_whatever_the_wait() {
-        let t0 = Instant::now();
+        let t0 = Duration::from_secs(1000);
         let mut l = RetryLimiter::new(&spec(3, Duration::from_secs(2)));
         assert_eq!(l.decide(1, t0), Decision::Rejected { rejection: 1 });
         assert_eq!(
@@ -197,7 +199,7 @@ mod tests {
 
     #[test]
     fn turns_are_limited_independently() {
-        let t0 = Instant::now();
+        let t0 = Duration::from_secs(1000);
         let mut l = RetryLimiter::new(&spec(1, Duration::from_secs(1)));
         // A hundred turns at the same instant each get their own first 429
         // and their own pass: no turn drains another's allowance.
@@ -211,7 +213,7 @@ mod tests {
 
     #[test]
     fn the_slack_forgives_timer_granularity_only() {
-        let t0 = Instant::now();
+        let t0 = Duration::from_secs(1000);
         let mut l = RetryLimiter::new(&spec(1, Duration::from_secs(1)));
         l.decide("a", t0);
         assert_eq!(l.decide("a", t0 + ms(990)), Decision::Pass);
@@ -227,7 +229,7 @@ mod tests {
         assert_eq!(told_wait(ms(1500)), Duration::from_secs(2));
         assert_eq!(told_wait(Duration::from_secs(3)), Duration::from_secs(3));
         // Told 2 s for a configured 1.5 s: 1.6 s is early.
-        let t0 = Instant::now();
+        let t0 = Duration::from_secs(1000);
         let mut l = RetryLimiter::new(&spec(1, ms(1500)));
         l.decide("a", t0);
         assert!(l.decide("a", t0 + ms(1600)).is_limited());

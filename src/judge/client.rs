@@ -238,6 +238,7 @@ impl LlmJudge {
                     .backoff_base
                     .saturating_mul(1u32 << (n - 1).min(16));
                 let ceiling = exp.min(self.settings.backoff_cap).as_millis() as u64;
+                // Backoff between judge attempts (seeded jitter), not a phase wait.
                 tokio::time::sleep(Duration::from_millis(rng.random_range(0..=ceiling))).await;
             }
             match self.attempt(&body).await {

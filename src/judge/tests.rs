@@ -8,7 +8,8 @@ use super::*;
 use crate::dataset::Dataset;
 use crate::scoring::VerdictMethod;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 /// A deliberately conservative stand-in for `score_fast`: preserved only
 /// when an accepted variant appears and no cue of negation, doubt or
@@ -84,7 +85,7 @@ async fn judge_once(behaviour: Behaviour, timeout: Duration, answer: &str) -> (S
     (scored, sim.requests())
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn sensible_judge_decides_both_ways() {
     let (s, n) = judge_once(
         Behaviour::Sensible,
@@ -105,7 +106,7 @@ async fn sensible_judge_decides_both_ways() {
     assert_eq!(s.verdict, Verdict::Lost);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn garbage_judge_gives_undetermined_after_bounded_retries() {
     let (s, n) = judge_once(Behaviour::Garbage, Duration::from_secs(5), "Oriane.").await;
     assert_eq!(
@@ -116,7 +117,7 @@ async fn garbage_judge_gives_undetermined_after_bounded_retries() {
     assert_eq!(n, 3);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn error_500_judge_gives_undetermined() {
     let (s, n) = judge_once(Behaviour::Error500, Duration::from_secs(5), "Oriane.").await;
     assert_eq!(s.verdict, Verdict::Undetermined);
@@ -124,7 +125,7 @@ async fn error_500_judge_gives_undetermined() {
     assert_eq!(n, 3);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn hanging_judge_times_out_within_bounded_time() {
     let started = Instant::now();
     let (s, n) = tokio::time::timeout(
@@ -136,8 +137,13 @@ async fn hanging_judge_times_out_within_bounded_time() {
     assert_eq!(s.verdict, Verdict::Undetermined);
     assert!(s.reason.contains("timed out"), "{}", s.reason);
     assert_eq!(n, 3);
-    // 3 attempts of 150 ms plus at most 1 + 2 ms of backoff, with slack.
-    assert!(started.elapsed() < Duration::from_secs(5));
+    // 3 attempts of 150 ms plus at most 1 + 2 ms of backoff, on the paused
+    // clock: exact, whatever the machine's load.
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(450) && took < Duration::from_millis(460),
+        "{took:?}"
+    );
 }
 
 /// A server that answers 401 and records the Authorization header it saw.
@@ -172,7 +178,7 @@ async fn unauthorized_server() -> (
     (handle, seen)
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn client_errors_are_not_retried_and_the_key_never_leaks() {
     let secret = "sk-test-NEVER-PRINT-5150";
     let (server, seen) = unauthorized_server().await;
@@ -193,7 +199,7 @@ async fn client_errors_are_not_retried_and_the_key_never_leaks() {
     assert_eq!(judge.stats().failed, 1);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn cache_prevents_a_second_request_across_runs() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("verdicts.jsonl");
@@ -225,7 +231,7 @@ async fn cache_prevents_a_second_request_across_runs() {
     assert_eq!(VerdictCache::open(&path).unwrap().len(), 1);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn judge_sees_only_what_the_fast_path_leaves() {
     let sim = sim::start(Behaviour::Sensible).await.unwrap();
     let judge = LlmJudge::new(fast_settings(&sim.url(), None), None).unwrap();
@@ -312,7 +318,7 @@ fn real_fast_path_never_decides_wrongly() {
     assert!(wrong.is_empty(), "fast path decided wrongly: {wrong:#?}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn calibrate_against_the_simulated_judge_prints_agreement_and_kappa() {
     let config = calibrate::CalibrateConfig {
         cases: cases_path(),
@@ -337,7 +343,7 @@ async fn calibrate_against_the_simulated_judge_prints_agreement_and_kappa() {
     println!("{}", out.report);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn failing_judges_give_undetermined_and_a_finished_report() {
     let cases: Vec<CalibrationCase> = load_cases(&cases_path())
         .unwrap()

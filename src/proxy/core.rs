@@ -290,6 +290,8 @@ impl Core {
             if let Some(wait) = same_route_wait(outcome, asked, retries, &rules) {
                 if Instant::now() + wait < deadline {
                     drop(response);
+                    // The retry wait the rules ask for (Retry-After or a short delay), within
+                    // the deadline.
                     tokio::time::sleep(wait).await;
                     retries += 1;
                     continue;
@@ -571,6 +573,8 @@ impl Core {
                 let wait = backoff_delay(retry, cfg.backoff_base, cfg.backoff_cap, asked, &mut rng);
                 if Instant::now() + wait < deadline {
                     drop(response);
+                    // Backoff with full jitter before a fallback retry, never shorter than
+                    // Retry-After, within the deadline.
                     tokio::time::sleep(wait).await;
                     retry += 1;
                     continue;

@@ -76,6 +76,8 @@ async fn mock_chat(State(mock): State<Arc<Mock>>, headers: HeaderMap, body: Byte
             response
         }
         Step::Hold => {
+            // The scripted held connection (paused clock: 30 virtual seconds the proxy's
+            // timeout cuts short).
             tokio::time::sleep(Duration::from_secs(30)).await;
             StatusCode::OK.into_response()
         }
@@ -205,7 +207,7 @@ fn only_event(state: &ProxyState) -> SwitchEvent {
     events[0].clone()
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn decision_tree_end_to_end() {
     let switch = [500u16, 502, 503, 504, 429, 404];
     let pass = [400u16, 401, 402, 403];
@@ -240,7 +242,7 @@ async fn decision_tree_end_to_end() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn held_connection_times_out_and_switches() {
     let (p, primary) = mock(vec![Step::Hold]).await;
     let (f, fallback) = mock(vec![ok("after timeout")]).await;
@@ -259,7 +261,7 @@ async fn held_connection_times_out_and_switches() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn refused_connection_switches() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let dead = listener.local_addr().unwrap();
@@ -274,7 +276,7 @@ async fn refused_connection_switches() {
     assert_eq!(only_event(&state).reason, "connect_error");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn fallback_payload_per_mode_with_mapped_models() {
     for mode in [ProxyMode::Stateless, ProxyMode::History] {
         let (p, primary) = mock(vec![err(503)]).await;
@@ -322,7 +324,7 @@ async fn fallback_payload_per_mode_with_mapped_models() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn streaming_failover_then_piped_as_it_arrives() {
     let gate = Arc::new(Notify::new());
     let (p, _primary) = mock(vec![err(503)]).await;
@@ -368,7 +370,7 @@ async fn streaming_failover_then_piped_as_it_arrives() {
     assert_eq!((event.reason.as_str(), event.status), ("status_503", 200));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn streaming_from_the_primary() {
     let (p, _primary) = mock(vec![Step::Sse(sse(&["a", "b"]), None)]).await;
     let (f, fallback) = mock(vec![ok("unused")]).await;
@@ -386,7 +388,7 @@ fn gaps(seen: &[Seen]) -> Vec<Duration> {
     seen.windows(2).map(|w| w[1].at - w[0].at).collect()
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn fallback_429_retries_are_bounded_and_respect_retry_after() {
     let limited = Step::Json(
         429,
@@ -420,7 +422,7 @@ async fn fallback_429_retries_are_bounded_and_respect_retry_after() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn fallback_429_backoff_is_the_seeded_jittered_growing_delay() {
     let limited = Step::Json(429, error_body("busy", "rate_limit_error", None), None);
     let (p, _primary) = mock(vec![err(500)]).await;
@@ -462,7 +464,7 @@ async fn fallback_429_backoff_is_the_seeded_jittered_growing_delay() {
     assert_eq!(only_event(&state).fallback_attempts, 4);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn fallback_429_stops_when_the_wait_would_pass_the_deadline() {
     let limited = Step::Json(
         429,
@@ -485,7 +487,7 @@ async fn fallback_429_stops_when_the_wait_would_pass_the_deadline() {
     assert_eq!(only_event(&state).fallback_attempts, 1);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn overall_deadline_cuts_a_slow_chain() {
     let (p, _primary) = mock(vec![Step::Hold]).await;
     let (f, fallback) = mock(vec![Step::Hold]).await;
@@ -507,7 +509,7 @@ async fn overall_deadline_cuts_a_slow_chain() {
     assert_eq!(event.model_actual, None);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn metrics_and_events_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("events.jsonl");
@@ -573,7 +575,7 @@ async fn metrics_and_events_file() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn requests_share_no_conversation_state() {
     let (p, _primary) = mock(vec![err(503)]).await;
     let (f, fallback) = mock(vec![ok("x")]).await;
@@ -584,7 +586,7 @@ async fn requests_share_no_conversation_state() {
     assert_eq!(fallback.seen()[1].body["messages"], other["messages"]);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn bad_configuration_is_reported() {
     let c = ProxyConfig::new(
         ProxyMode::History,
@@ -622,7 +624,7 @@ fn streamed_text(body: &str) -> Result<String, String> {
     assemble(&read_all(body.as_bytes())).map(|a| a.text)
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn the_primary_is_retried_once_after_a_short_retry_after_or_a_500() {
     let limited = |after: Option<&'static str>| {
         Step::Json(
@@ -682,7 +684,7 @@ fn quick_streams(p: &ServerHandle, f: &ServerHandle) -> ProxyConfig {
     c
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_late_first_token_fails_over_before_anything_reaches_the_client() {
     let role = format!(
         "data: {}\n\n",
@@ -706,7 +708,7 @@ async fn a_late_first_token_fails_over_before_anything_reaches_the_client() {
     assert_eq!(only_event(&state).reason, "first_token_timeout");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_cut_or_stalled_stream_is_continued_from_the_fallback_without_a_seam() {
     // Cut after "one two ": the fallback continues the prefill.
     let (p, _primary) = mock(vec![Step::Sse(cut_sse(&["one ", "two "]), None)]).await;
@@ -734,7 +736,7 @@ async fn a_cut_or_stalled_stream_is_continued_from_the_fallback_without_a_seam()
     assert!(began.elapsed() < Duration::from_secs(2));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_fallback_that_rejects_a_prefill_gets_a_clean_restart_or_the_client_a_clean_error() {
     let rejected = Step::Json(
         400,
@@ -779,7 +781,7 @@ async fn a_fallback_that_rejects_a_prefill_gets_a_clean_restart_or_the_client_a_
         .starts_with("failed"));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_stream_that_ends_after_its_finish_reason_gets_its_terminator() {
     let mut events = cut_sse(&["a"]);
     events.push(format!(
@@ -794,7 +796,7 @@ async fn a_stream_that_ends_after_its_finish_reason_gets_its_terminator() {
     assert!(fallback.seen().is_empty());
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn context_length_goes_to_the_larger_context_route_when_there_is_one() {
     let too_long = Step::Json(
         400,
@@ -832,7 +834,7 @@ async fn context_length_goes_to_the_larger_context_route_when_there_is_one() {
     assert!(fallback.seen().is_empty());
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn the_fallback_gets_max_tokens_and_its_parameters() {
     let (p, _primary) = mock(vec![err(503)]).await;
     let (f, fallback) = mock(vec![ok("x")]).await;
@@ -850,7 +852,7 @@ async fn the_fallback_gets_max_tokens_and_its_parameters() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn health_names_an_upstream_that_fails() {
     let (p, _primary) = mock(vec![ok("x")]).await;
     let (f, _fallback) = mock(vec![ok("x")]).await;

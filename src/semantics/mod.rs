@@ -42,7 +42,7 @@ use case::{Case, Shape, CONTEXT_MODEL};
 use checks::{measure, Outcome};
 use observe::{now_ms, send_one, Destination, Sent};
 use report::Scorecard;
-use std::time::Instant;
+use tokio::time::Instant;
 
 /// Most times a request that skipped the primary is sent again.
 pub const MAX_RESENDS: u32 = 2;
@@ -274,6 +274,8 @@ async fn run_case(
                 {
                     break vec![sent];
                 }
+                // The case's own protocol: wait out the gateway's cooldown before the next try
+                // (bounded by the loop), not a guess that a phase was reached.
                 tokio::time::sleep(config.cooldown_wait).await;
                 resent += 1;
             }
@@ -281,7 +283,7 @@ async fn run_case(
         Shape::Sequence { count, interval } => {
             to.ctx.start_clock(system, case.id);
             let start = now_ms(to.ctx);
-            let began = tokio::time::Instant::now();
+            let began = Instant::now();
             let sends = (1..=count).map(|k| {
                 let conversation = format!("semantics-{}-{k}", case.id);
                 let request = request_of(case, &conversation, conversations, config);

@@ -21,7 +21,8 @@ use crate::proxy::ProxyMode;
 use crate::secret::{redact, redact_owned, Secret};
 use anyhow::Context as _;
 use serde_json::Value;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 /// Default of `--max-response-bytes`: 4 MiB, a thousand times a long chat
 /// answer, small enough that 100 conversations in flight stay far below a

@@ -23,7 +23,8 @@ use crate::server::ServerHandle;
 use crate::upstream::{self, UpstreamContext, UpstreamPair};
 use anyhow::Context;
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 /// The system prompt every driver request starts with.
 pub const SYSTEM_PROMPT: &str = "You are a helpful assistant. Answer briefly.";
@@ -262,7 +263,17 @@ async fn preflight(
     };
     let give_up = Instant::now() + wait;
     let mut reply = send(client, target, &request, options).await;
+    if let Some(error) = reply.error.as_deref().filter(|_| !wait.is_zero()) {
+        // Said once, so that a wait of a minute is not a silent one.
+        crate::secret::eprintln!(
+            "system {:?} at {} did not answer yet ({error}); retrying for up to {} (--gateway-wait)",
+            target.name,
+            target.url,
+            humantime::format_duration(wait)
+        );
+    }
     while reply.error.is_some() && Instant::now() < give_up {
+        // A retry interval of the preflight, bounded by `give_up`: the answer decides.
         tokio::time::sleep(Duration::from_millis(500)).await;
         reply = send(client, target, &request, options).await;
     }

@@ -48,11 +48,13 @@ mod tests {
         assert_eq!(kib_for(u64::MAX), ROOM_KIB);
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_full_room_makes_the_next_large_body_wait_until_one_is_done() {
         // The whole room for one body (a cap larger than the room)...
         let whole = reserve_large(u64::MAX).await.unwrap();
         let waiting = tokio::spawn(reserve_large(1024 * 1024));
+        // Paused clock: virtual time moves only once the spawned task is parked on the room, so
+        // it has tried and is waiting.
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert!(
             !waiting.is_finished(),

@@ -8,7 +8,8 @@
 use super::log::PendingId;
 use super::AttemptLog;
 use crate::record::{AttemptAction, AttemptRecord};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 /// Milliseconds of a duration, as the attempt log writes them.
 pub fn millis(d: Duration) -> f64 {

@@ -23,7 +23,7 @@ use axum::response::Response;
 use axum::Extension;
 use serde_json::Value;
 use std::sync::Arc;
-use std::time::Instant;
+use tokio::time::Instant;
 
 /// Top-level fields that carry the conversation or the stream choice
 /// rather than a parameter.

@@ -128,7 +128,7 @@ async fn send(base: &str, dialect: Dialect, turn: usize, stream: bool) -> (u16, 
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn both_dialects_answer_from_history_and_note_what_survived() {
     let ctx = context("[modes.api_error]\n");
     let pair = start(&ctx).await;
@@ -152,7 +152,7 @@ async fn both_dialects_answer_from_history_and_note_what_survived() {
     pair.shutdown().await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn faults_come_in_the_dialect_error_shape() {
     let ctx = context("[modes.api_error]\nstatus = 503\n");
     let pair = start(&ctx).await;
@@ -171,7 +171,7 @@ async fn faults_come_in_the_dialect_error_shape() {
     pair.shutdown().await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn invalid_requests_get_the_api_s_own_400_and_are_logged() {
     let ctx = context("[modes.api_error]\n");
     let pair = start(&ctx).await;
@@ -211,7 +211,7 @@ async fn invalid_requests_get_the_api_s_own_400_and_are_logged() {
     pair.shutdown().await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_squeezed_fallback_refuses_what_does_not_fit() {
     let ctx = context("[modes.api_error]\n[fallback]\ncontext_tokens = 20\n");
     let pair = start(&ctx).await;

@@ -82,7 +82,7 @@ struct Inner {
     names: Names,
     /// Attempts still being served (a held connection, an answer being
     /// streamed), by id, with when they arrived.
-    pending: HashMap<u64, (AttemptRecord, std::time::Instant)>,
+    pending: HashMap<u64, (AttemptRecord, tokio::time::Instant)>,
     next_id: u64,
     /// What scripted attempts carried and what was done, in arrival order.
     details: Vec<AttemptDetail>,
@@ -225,7 +225,7 @@ impl AttemptLog {
 
     /// Registers an attempt that arrived at `arrived` and is being served;
     /// until [`AttemptLog::finish`], snapshots show it as in flight.
-    pub fn begin(&self, row: AttemptRecord, arrived: std::time::Instant) -> PendingId {
+    pub fn begin(&self, row: AttemptRecord, arrived: tokio::time::Instant) -> PendingId {
         let mut inner = self.lock();
         let id = inner.next_id;
         inner.next_id += 1;
@@ -272,6 +272,7 @@ impl AttemptLog {
             if tokio::time::Instant::now() >= give_up {
                 return false;
             }
+            // A poll of the log, bounded by `give_up`: the condition decides, not the sleep.
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
     }
@@ -305,7 +306,7 @@ impl AttemptLog {
     /// taken as it stands (its end is then not recorded).
     pub fn take_all(&self) -> Vec<AttemptRecord> {
         let mut inner = self.lock();
-        let mut pending: Vec<(u64, (AttemptRecord, std::time::Instant))> =
+        let mut pending: Vec<(u64, (AttemptRecord, tokio::time::Instant))> =
             inner.pending.drain().collect();
         pending.sort_by_key(|(id, _)| *id);
         let mut rows = std::mem::take(&mut inner.rows);
@@ -335,6 +336,7 @@ impl AttemptLog {
             if tokio::time::Instant::now() >= give_up {
                 return false;
             }
+            // A poll of the log, bounded by `give_up`: the condition decides, not the sleep.
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
         true
@@ -429,12 +431,12 @@ impl AttemptLog {
 mod tests {
     use super::*;
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn settle_waits_for_attempts_still_in_flight() {
         let log = AttemptLog::new();
         let id = log.begin(
             row(1, "c1", 7, Role::Primary, 0.0),
-            std::time::Instant::now(),
+            tokio::time::Instant::now(),
         );
         assert_eq!(log.in_flight(), 1);
         // A snapshot taken now still shows the held attempt, in flight.
@@ -444,6 +446,8 @@ mod tests {
         assert!(!log.settle(std::time::Duration::from_millis(30)).await);
         let later = log.clone();
         tokio::spawn(async move {
+            // Paused clock: the finish comes after the 30 ms settle gave up and before a longer
+            // one does, an ordering on virtual time.
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
             later.finish(id, |r| r.client_gave_up = true);
         });
@@ -453,7 +457,7 @@ mod tests {
         assert!(log.snapshot()[0].client_gave_up);
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn settle_key_waits_only_for_its_own_key() {
         let log = AttemptLog::new();
         let key = |c| TurnKey {
@@ -463,12 +467,13 @@ mod tests {
             conversation: c,
             turn: 7,
         };
-        let now = std::time::Instant::now();
+        let now = tokio::time::Instant::now();
         let c1 = log.begin(row(1, "c1", 7, Role::Primary, 0.0), now);
         let _c2 = log.begin(row(1, "c2", 7, Role::Primary, 0.0), now);
         // c2 is held elsewhere; c1 finishes a moment later.
         let writer = log.clone();
         tokio::spawn(async move {
+            // Paused clock: c1 finishes 50 virtual ms later, whatever the load.
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             writer.finish(c1, |_| {});
         });
@@ -565,7 +570,7 @@ mod tests {
         };
         assert_eq!(log.next_attempt(key), 1);
         log.record(row(1, "c1", 9, Role::Fallback, 20.0));
-        let now = std::time::Instant::now();
+        let now = tokio::time::Instant::now();
         let held = log.begin(row(1, "c2", 9, Role::Primary, 30.0), now);
         log.record(row(1, "c1", 8, Role::Primary, 5.0));
         let snapshot = log.snapshot();

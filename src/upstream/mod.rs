@@ -71,7 +71,8 @@ use crate::faults::{FaultPlan, Role};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 /// What every upstream of a run shares: the plan, the conversation index,
 /// the responder, the current run, the attempt log and the clock.

@@ -239,6 +239,8 @@ impl Relay {
             }
             Tail::Cut => {
                 guard.finish(Some(200));
+                // The fault itself: the connection closes this long after the last byte sent (a
+                // cut, not a phase wait).
                 tokio::time::sleep(CUT_AFTER).await;
                 Some(Err(cut_error()))
             }

@@ -19,7 +19,8 @@ use serde_json::json;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 /// Gap between the fake provider's pieces.
 const GAP: Duration = Duration::from_millis(150);
@@ -81,6 +82,7 @@ impl Responder for Fake {
                 model: MODEL.into(),
                 pieces: futures::stream::iter(pieces)
                     .then(|(delay, piece)| async move {
+                        // The fake provider's pace (paused clock: virtual gaps).
                         tokio::time::sleep(delay).await;
                         piece
                     })
@@ -195,12 +197,13 @@ async fn finished_row(log: &AttemptLog) -> AttemptRecord {
         if let Some(r) = log.snapshot().into_iter().find(|r| r.duration_ms > 0.0) {
             return r;
         }
+        // A poll of the log, bounded by the loop: the row decides, not the sleep.
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     panic!("no finished row in {:?}", log.snapshot());
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_live_answer_reaches_the_client_as_it_arrives() {
     let fake = Fake::new(slow_answer());
     let ctx = context("[modes.api_error]\n", Arc::clone(&fake));
@@ -229,7 +232,7 @@ async fn a_live_answer_reaches_the_client_as_it_arrives() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_broken_provider_stream_breaks_the_clients_and_is_a_provider_error() {
     let broke = ErrorSpec::new(
         502,
@@ -262,7 +265,7 @@ async fn a_broken_provider_stream_breaks_the_clients_and_is_a_provider_error() {
     assert_eq!(row.answer, "Your sister ");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_slow_first_token_applies_live_and_a_text_degradation_waits_for_the_whole() {
     let slow = "[degrade]\nupstream = \"primary\"\nturns = \"all\"\n[degrade.slow_first_token]\nrate = 1.0\ndelay = \"400ms\"\n";
     let fake = Fake::new(slow_answer());
@@ -343,7 +346,7 @@ async fn relayed(shape: &Shape) -> (String, Result<(), String>, AttemptRecord) {
     (raw, ended, log.snapshot().remove(0))
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn cuts_stalls_and_lost_ends_count_relayed_pieces() {
     let content = |raw: &str| raw.matches("\"content\":\"").count() - 1;
     let cut = Shape {

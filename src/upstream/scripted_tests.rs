@@ -8,7 +8,8 @@ use crate::faults::{Act, CaseScript, End, ErrorKind, ErrorSpec, Script, When};
 use crate::systems::sse::{assemble, read_all};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 const MESSAGE: &str = "scripted test. Please reply in exactly 60 words.";
 
@@ -70,7 +71,7 @@ fn words(n: usize) -> String {
     canonical().split_inclusive(' ').take(n).collect()
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_reset_sends_no_byte_then_the_next_attempt_answers() {
     let ctx = context(primary(Script::first(1, Act::Reset, Act::answer())));
     let pair = start(&ctx).await;
@@ -86,7 +87,7 @@ async fn a_reset_sends_no_byte_then_the_next_attempt_answers() {
     assert_eq!((details[1].attempt, details[1].act.as_str()), (2, "answer"));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_cut_stream_stops_after_its_chunks_without_a_terminator() {
     let ctx = context(primary(Script::always(Act::shaped(|s| {
         s.end = End::CutAfter(40);
@@ -120,7 +121,7 @@ async fn a_cut_stream_stops_after_its_chunks_without_a_terminator() {
     assert_eq!(text, words(40));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_stall_goes_silent_then_closes() {
     let silent = Duration::from_millis(600);
     let ctx = context(primary(Script::always(Act::shaped(|s| {
@@ -136,7 +137,7 @@ async fn a_stall_goes_silent_then_closes() {
     assert!(!String::from_utf8_lossy(&bytes).contains("finish_reason\":\"stop"));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn malformed_event_no_done_reasoning_and_a_late_first_token() {
     let late = Duration::from_millis(400);
     let ctx = context(primary(Script::always(Act::shaped(|s| {
@@ -182,7 +183,7 @@ async fn malformed_event_no_done_reasoning_and_a_late_first_token() {
     assert!(plain["choices"][0]["message"]["reasoning_content"].is_string());
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn request_rules_prefill_model_and_parameters() {
     let prefill_400 = Act::Error(ErrorSpec::new(
         400,
@@ -243,7 +244,7 @@ async fn request_rules_prefill_model_and_parameters() {
     assert_eq!(format!("{}{rest}", words(40)), canonical());
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_flap_follows_its_clock_and_an_expired_key_refuses_everything() {
     let ctx = context(primary(Script::when(
         When::WithinClock(Duration::from_millis(300)),
@@ -259,6 +260,8 @@ async fn a_flap_follows_its_clock_and_an_expired_key_refuses_everything() {
             .status(),
         503
     );
+    // Paused clock: the case clock is past its 300 ms outage by virtual time, whatever the
+    // load.
     tokio::time::sleep(Duration::from_millis(350)).await;
     assert_eq!(
         send(&pair.primary.url(), &body(false))

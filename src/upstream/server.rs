@@ -51,7 +51,7 @@ use axum::{Extension, Json, Router};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use tokio::time::Instant;
 
 /// Model ids listed by `GET /v1/models`. Any other id is accepted too.
 pub const MODEL_IDS: [&str; 3] = ["sim-model", "sim-primary", "sim-fallback"];
@@ -109,7 +109,7 @@ impl Shared {
             .turns
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .decide(key, arrived);
+            .decide(key, arrived.saturating_duration_since(self.state.ctx.epoch));
         decision
             .is_limited()
             .then(|| FaultAction::Error(limiter.spec.error()))

@@ -166,7 +166,7 @@ pub async fn serve_until_ctrl_c(config: UpstreamsConfig) -> anyhow::Result<()> {
 mod tests {
     use super::*;
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn serves_then_writes_attempts_csv() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("attempts.csv");

@@ -120,11 +120,12 @@ async fn wait_for_row(log: &AttemptLog, pred: impl Fn(&AttemptRecord) -> bool) -
             "no matching row in {:?}",
             log.snapshot()
         );
+        // A poll of the log, bounded by the deadline: the row decides, not the sleep.
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn timeout_holds_until_client_gives_up() {
     let ctx = context("[modes.timeout]\nhold = \"30s\"\n", LatencyProfile::INSTANT);
     let pair = start(&ctx).await;
@@ -150,7 +151,7 @@ async fn timeout_holds_until_client_gives_up() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn timeout_hold_ending_answers_504() {
     let ctx = context(
         "[modes.timeout]\nhold = \"100ms\"\n",
@@ -164,7 +165,7 @@ async fn timeout_hold_ending_answers_504() {
     assert!(row.duration_ms >= 100.0);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn api_error_sends_503_body() {
     let ctx = context("[modes.api_error]\n", LatencyProfile::INSTANT);
     let pair = start(&ctx).await;
@@ -186,7 +187,7 @@ async fn api_error_sends_503_body() {
     assert_eq!(ok.status().as_u16(), 200);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn rate_limit_sends_429_with_retry_after() {
     let ctx = context(
         "[modes.rate_limit]\nretry_after = \"1500ms\"\n",
@@ -215,7 +216,7 @@ fn retry_after_rounds_up_to_whole_seconds() {
     assert_eq!(retry_after_secs(Duration::from_millis(1001)), 2);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn non_faulted_turns_answer_200() {
     let ctx = context("[modes.api_error]\n", LatencyProfile::FAST);
     let pair = start(&ctx).await;
@@ -257,7 +258,7 @@ fn data_lines(raw: &str) -> Vec<Value> {
         .collect()
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn streaming_sends_role_content_finish_usage_done() {
     let ctx = context("[modes.api_error]\n", LatencyProfile::FAST);
     let pair = start(&ctx).await;
@@ -297,7 +298,7 @@ async fn streaming_sends_role_content_finish_usage_done() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn repeated_requests_count_attempts() {
     let ctx = context("[modes.api_error]\n", LatencyProfile::INSTANT);
     let pair = start(&ctx).await;
@@ -324,7 +325,7 @@ async fn repeated_requests_count_attempts() {
     assert_eq!((rows[0].run, rows[0].attempt), (2, 1));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn unknown_conversation_is_answered_and_logged_empty() {
     let ctx = context("[modes.api_error]\n", LatencyProfile::INSTANT);
     let pair = start(&ctx).await;
@@ -336,7 +337,7 @@ async fn unknown_conversation_is_answered_and_logged_empty() {
     assert_eq!(row.action, AttemptAction::Ok);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn malformed_requests_get_400() {
     let ctx = context("[modes.api_error]\n", LatencyProfile::INSTANT);
     let pair = start(&ctx).await;
@@ -360,7 +361,7 @@ async fn malformed_requests_get_400() {
     assert_eq!(rows[1].model, "x");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn models_are_listed() {
     let ctx = context("[modes.api_error]\n", LatencyProfile::INSTANT);
     let pair = start(&ctx).await;
@@ -383,7 +384,7 @@ async fn models_are_listed() {
     assert!(ctx.log.is_empty(), "listing models is not an attempt");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn client_leaving_a_normal_answer_is_logged_as_gave_up() {
     // Realistic latency waits at least 300 ms before the first byte.
     let ctx = context("[modes.api_error]\n", LatencyProfile::REALISTIC);
@@ -403,7 +404,7 @@ async fn client_leaving_a_normal_answer_is_logged_as_gave_up() {
     assert_eq!((row.action, row.status), (AttemptAction::Ok, None));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn rate_limiter_refuses_a_tight_loop_and_lets_a_patient_retry_through() {
     let ctx = context(
         "[modes.api_error]\n[rate_limiter]\nrejections = 2\nretry_after = \"1s\"\n",
@@ -421,10 +422,12 @@ async fn rate_limiter_refuses_a_tight_loop_and_lets_a_patient_retry_through() {
             let body: Value = resp.json().await.unwrap();
             assert_eq!(body["error"]["code"], "rate_limit_exceeded");
         }
+        // Paused clock: a tight loop, 10 virtual ms between retries, always early.
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(statuses, vec![429; 5]);
     // Waiting the Retry-After it was told gets through.
+    // Paused clock: exactly the Retry-After it was told, on virtual time.
     tokio::time::sleep(Duration::from_millis(1000)).await;
     let resp = post(&fallback, &request(0, 1, false, false)).await;
     assert_eq!(resp.status().as_u16(), 200);
@@ -460,7 +463,7 @@ fn the_limiter_measures_the_wait_the_wire_tells() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn answers_wait_for_the_modelled_latency() {
     let ctx = context("[modes.api_error]\n", LatencyProfile::REALISTIC);
     let pair = start(&ctx).await;
@@ -479,7 +482,7 @@ async fn answers_wait_for_the_modelled_latency() {
     let latency = LatencyProfile::REALISTIC;
     let expected = latency.time_to_first_token(42, &key, input)
         + latency.output_time(super::responder::NOMINAL_OUTPUT_TOKENS);
-    let sent = std::time::Instant::now();
+    let sent = tokio::time::Instant::now();
     let resp = post(&pair.fallback.url(), &request(2, 2, true, false)).await;
     let _ = resp.text().await.unwrap();
     let elapsed = sent.elapsed();

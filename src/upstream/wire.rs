@@ -28,6 +28,7 @@ pub(super) const CUT_AFTER: Duration = Duration::from_millis(100);
 /// `instant` profile about a millisecond of hidden latency.
 pub async fn pause(d: Duration) {
     if !d.is_zero() {
+        // Simulated latency: the answer's own time, a wait that load can only lengthen.
         tokio::time::sleep(d).await;
     }
 }
@@ -37,6 +38,7 @@ pub async fn pause(d: Duration) {
 /// runs out with the client still there, a 504 with an error body.
 pub async fn hold(mut guard: AttemptGuard, hold: Duration, dialect: Dialect) -> Response {
     guard.set_action(AttemptAction::TimeoutHeld);
+    // The TIMEOUT fault: the connection is held; the client gives up first or gets the 504.
     tokio::time::sleep(hold).await;
     guard.finish(Some(504));
     let message = format!(
@@ -116,6 +118,7 @@ pub fn cut_json(body: &str) -> Response {
     let part = body[..half].to_string();
     let sent = futures::stream::once(async move { Ok(Bytes::from(part)) });
     let cut = futures::stream::once(async {
+        // The fault itself: the body breaks off this long after the part sent.
         tokio::time::sleep(CUT_AFTER).await;
         Err(cut_error())
     });
@@ -170,6 +173,8 @@ pub fn paced_stream(
                         }
                         Tail::Cut => {
                             g.finish(Some(200));
+                            // The fault itself: the stream breaks off this long after its last
+                            // event.
                             tokio::time::sleep(CUT_AFTER).await;
                             Some((Err(cut_error()), (frames, None)))
                         }
@@ -220,6 +225,7 @@ pub fn reset(mut guard: AttemptGuard, socket: Option<&super::listen::Socket>) ->
 /// that, when the hold runs out, is closed without a response.
 pub async fn hold_then_close(mut guard: AttemptGuard, hold: Duration) -> Response {
     guard.set_action(AttemptAction::TimeoutHeld);
+    // The fault itself: held, then closed without a response.
     tokio::time::sleep(hold).await;
     guard.finish(None);
     no_response()

@@ -29,7 +29,7 @@ async fn run_beside(kind: Misbehaviour) -> (tempfile::TempDir, continuity::RunOu
     (dir, outcome)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn conversations_that_break_before_the_fault_are_not_failover_events() {
     let (_dir, outcome) = run_beside(Misbehaviour::DropsFirstTurns).await;
     let data = outcome.data.as_ref().unwrap();
@@ -92,7 +92,7 @@ async fn conversations_that_break_before_the_fault_are_not_failover_events() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_gateway_that_never_calls_its_upstreams_has_no_cpr() {
     let (_dir, outcome) = run_beside(Misbehaviour::AnswersItself).await;
     let data = outcome.data.as_ref().unwrap();

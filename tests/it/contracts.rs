@@ -5,8 +5,8 @@
 //! none on clean upstreams. A contract that passes its tripping system, or
 //! fires on the reference systems, fails the test.
 
-use crate::common::gateways::{start_on_free_ports, Misbehaviour};
-use crate::common::quick_run;
+use crate::common::gateways::{start_on_free_ports, Misbehaviour, STALL};
+use crate::common::{quick_run, small_dataset};
 use continuity_bench::config::GatewaySpec;
 use continuity_bench::continuity::{self, summary::SystemSummary};
 use continuity_bench::contracts::{ContractName, ContractSettings, Contracts};
@@ -30,6 +30,9 @@ const CONTROLS: [(Misbehaviour, &str, ContractName); 5] = [
         ContractName::Truncated,
     ),
 ];
+
+/// Conversations of the stalled-first-token test.
+const STALLED: usize = 30;
 
 async fn gateways(kinds: &[(Misbehaviour, &str)]) -> (Vec<ServerHandle>, Vec<GatewaySpec>) {
     let mut handles = Vec::new();
@@ -70,7 +73,7 @@ fn assert_clean(system: &SystemSummary) {
     assert!(!system.contracts.is_empty(), "{} was checked", system.name);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn each_contract_catches_its_gateway_and_spares_the_reference_systems() {
     let kinds: Vec<(Misbehaviour, &str)> = CONTROLS.iter().map(|(k, n, _)| (*k, *n)).collect();
     let (_handles, specs) = gateways(&kinds).await;
@@ -112,11 +115,14 @@ async fn each_contract_catches_its_gateway_and_spares_the_reference_systems() {
             && t.contract_reasons.starts_with("junk_prefix: ")));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_stalled_first_token_breaks_ttft_in_a_stream() {
     let (_handles, specs) = gateways(&[(Misbehaviour::StallsFirstToken, "stalls")]).await;
     let dir = tempfile::tempdir().unwrap();
     let mut config = quick_run(dir.path(), 1);
+    // One wave of final turns (fewer conversations than --concurrency), so
+    // the test waits out one stall, not several.
+    config.dataset = continuity_bench::source::Source::File(small_dataset(dir.path(), STALLED));
     config.replay = continuity_bench::config::Replay::FastForward;
     config.stream = true;
     config.systems.gateways = specs;
@@ -129,9 +135,13 @@ async fn a_stalled_first_token_breaks_ttft_in_a_stream() {
         path: dir.path().join("report"),
         force: false,
     };
+    // Margins no load can cross: the stalled gateway's first token comes a
+    // second after the limit at the earliest (a sleep never ends early),
+    // and a clean first token through `history` takes milliseconds, so a
+    // machine would have to stall a ready task for 5 s to fail it.
     config.contracts = std::sync::Arc::new(
         Contracts::new(ContractSettings {
-            ttft_limit: Duration::from_millis(1000),
+            ttft_limit: Duration::from_secs(5),
             ..ContractSettings::default()
         })
         .unwrap(),
@@ -141,17 +151,18 @@ async fn a_stalled_first_token_breaks_ttft_in_a_stream() {
         .unwrap();
     let summary = &outcome.data.as_ref().unwrap().summary;
     let system = |name: &str| summary.systems.iter().find(|s| s.name == name).unwrap();
+    let n = STALLED as u64;
     let (failed, decided) = broken(system("stalls"), ContractName::Ttft);
-    assert_eq!((failed, decided), (150, 150));
-    assert!(system("stalls").ttft_ms.median >= 1500.0);
-    assert_eq!(broken(system("history"), ContractName::Ttft), (0, 150));
+    assert_eq!((failed, decided), (n, n));
+    assert!(system("stalls").ttft_ms.median >= STALL.as_secs_f64() * 1000.0);
+    assert_eq!(broken(system("history"), ContractName::Ttft), (0, n));
     assert_clean(system("history"));
 }
 
 /// `degraded.toml` through the reference systems: every answer the primary
 /// degraded breaks exactly the contract of its degradation, and no other
 /// answer breaks any.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn degraded_answers_break_exactly_their_contract() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = quick_run(dir.path(), 1);

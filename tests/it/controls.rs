@@ -51,7 +51,7 @@ async fn run_with_control_tuned(
     (dir, outcome)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn dropping_history_loses_the_conversation() {
     let (_dir, outcome) = run_with_control(
         Misbehaviour::LastMessageOnly,
@@ -81,7 +81,7 @@ async fn dropping_history_loses_the_conversation() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_shared_history_bleeds_between_sessions() {
     let (_dir, outcome) = run_with_control(
         Misbehaviour::SharedHistory,
@@ -111,7 +111,7 @@ async fn a_shared_history_bleeds_between_sessions() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_tight_retry_loop_is_flagged_as_a_storm() {
     let (_dir, outcome) = run_with_control(
         Misbehaviour::TightRetryLoop,
@@ -138,7 +138,7 @@ async fn a_tight_retry_loop_is_flagged_as_a_storm() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn truncating_history_lowers_cpr() {
     let (_dir, outcome) = run_with_control(
         Misbehaviour::TruncateToLast3,
@@ -171,7 +171,7 @@ fn judge_at(url: String, timeout: Duration) -> JudgeConfig {
         .unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn the_judge_decides_what_the_fast_path_leaves() {
     let judge = sim::start(sim::Behaviour::Sensible).await.unwrap();
     let (_dir, outcome) = run_with_control(
@@ -198,7 +198,7 @@ async fn the_judge_decides_what_the_fast_path_leaves() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_failing_judge_leaves_events_undetermined_and_the_report_finishes() {
     for behaviour in [
         sim::Behaviour::Garbage,
@@ -250,7 +250,7 @@ async fn a_failing_judge_leaves_events_undetermined_and_the_report_finishes() {
 /// gateway whose fallback stream is cut before `data: [DONE]` gets no
 /// preserved event, each an error naming the cut, while the reference
 /// proxies stream their answers through intact.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_fallback_stream_cut_before_done_is_an_error() {
     let (_dir, outcome) = run_with_control_tuned(
         Misbehaviour::CutsFallbackStreams,

@@ -149,12 +149,12 @@ async fn history_delivers_everything(dialect: Dialect) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn history_delivers_everything_through_an_anthropic_fallback() {
     history_delivers_everything(Dialect::Anthropic).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn history_delivers_everything_through_a_gemini_fallback() {
     history_delivers_everything(Dialect::Gemini).await;
 }
@@ -162,7 +162,7 @@ async fn history_delivers_everything_through_a_gemini_fallback() {
 /// Three lossy translations to an Anthropic fallback, each caught by the
 /// share it lowers or the fallback's 400, beside a reference proxy that is
 /// not flagged.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn lossy_anthropic_translations_are_caught_with_their_diagnosis() {
     let controls = [
         ("last-system", DialectFault::KeepsLastSystemOnly),
@@ -225,7 +225,7 @@ async fn lossy_anthropic_translations_are_caught_with_their_diagnosis() {
 /// reference proxy (which does not trim) has every event rejected by the
 /// fallback; a control that trims up front, and one that trims after the
 /// fallback's 400, are both counted as trimmed, with or without the anchor.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_gemini_context_squeeze_tells_rejected_from_trimmed() {
     let controls = [
         ("trims", DialectFault::TrimsToLastTurn),

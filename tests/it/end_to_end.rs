@@ -1,15 +1,16 @@
 //! End-to-end behaviour of `run`: the verdict a user pastes into a write-up,
 //! its reproducibility, and a clean stop on Ctrl-C.
 
-use crate::common::gateways::free_port;
-use crate::common::{csv_rows, quick_run, repo};
+use crate::common::gateways::{free_port, start_counted_on_free_ports, Misbehaviour};
+use crate::common::{csv_rows, quick_run, repo, small_dataset};
+use continuity_bench::config::GatewaySpec;
 use continuity_bench::continuity;
 use continuity_bench::record::AttemptAction;
 use continuity_bench::scoring::Verdict;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn reference_systems_separate_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let outcome = continuity::execute(
@@ -92,7 +93,7 @@ async fn reference_systems_separate_cleanly() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn same_seed_same_verdicts() {
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     for dir in [&a, &b] {
@@ -120,18 +121,29 @@ async fn same_seed_same_verdicts() {
     assert_eq!(ea, eb, "events.csv identical apart from latency");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn ctrl_c_still_writes_the_report() {
+    let (gateway, primary, fallback, answered) =
+        start_counted_on_free_ports(Misbehaviour::FallsBackOnAnyError).await;
     let dir = tempfile::tempdir().unwrap();
     let mut config = quick_run(dir.path(), 3);
     config.latency = continuity_bench::upstream::LatencyProfile::REALISTIC;
     config.concurrency = 20;
+    config.systems.builtin = false;
+    config.systems.gateways = vec![GatewaySpec {
+        name: "control".into(),
+        url: gateway.url(),
+        primary_port: primary,
+        fallback_port: fallback,
+        headers: Vec::new(),
+    }];
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
     tokio::spawn(async move {
-        // Well after the preflight (which Ctrl-C also interrupts, writing
-        // nothing): the replay is under way.
-        tokio::time::sleep(Duration::from_millis(4000)).await;
+        // Once the replay is under way (the preflight, which Ctrl-C also
+        // interrupts, writing nothing, is one answer): its answers are the
+        // signal, not a sleep.
+        answered.at_least(40, Duration::from_secs(120)).await;
         trigger.cancel();
     });
     let outcome = continuity::execute(&config, cancel, std::time::Instant::now())
@@ -140,7 +152,7 @@ async fn ctrl_c_still_writes_the_report() {
     assert!(outcome.interrupted);
     let events = &outcome.data.as_ref().unwrap().events;
     assert!(
-        events.len() < 900,
+        events.len() < 450,
         "stopped early, got {} events",
         events.len()
     );
@@ -322,32 +334,44 @@ fn generate_handles_a_closed_pipe_and_keeps_existing_files() {
 
 /// What can be checked before the replay is checked before any system
 /// starts: an unwritable `--out`, a `--fail-system` that names no system.
+/// "Before" is shown by a gateway port that nobody may connect to: the
+/// process exits 2 and the listener has no connection waiting.
 #[test]
 fn bad_output_and_unknown_fail_system_stop_before_any_request() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let gateway = format!("gw=http://{}", listener.local_addr().unwrap());
+    let upstreams = format!("gw={},{}", free_port(), free_port());
     let run = |args: &[&str]| {
-        let started = std::time::Instant::now();
         let output = std::process::Command::new(env!("CARGO_BIN_EXE_continuity-bench"))
             .arg("run")
+            .args(["--gateway", &gateway, "--upstream-ports", &upstreams])
             .args(args)
             .output()
             .unwrap();
         (
             output.status.code(),
             String::from_utf8_lossy(&output.stderr).into_owned(),
-            started.elapsed(),
         )
     };
-    let (code, stderr, took) = run(&["--out", "/proc/x"]);
+    let nobody_called = || {
+        assert_eq!(
+            listener.accept().map(|_| ()).unwrap_err().kind(),
+            std::io::ErrorKind::WouldBlock,
+            "the gateway was called"
+        );
+    };
+    let (code, stderr) = run(&["--out", "/proc/x"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains("/proc/x") && stderr.contains("--out"),
         "{stderr}"
     );
-    assert!(took < Duration::from_secs(2), "{took:?}");
-    let (code, stderr, _) = run(&["--fail-system", "histroy", "--fail-under-cpr", "99"]);
+    nobody_called();
+    let (code, stderr) = run(&["--fail-system", "histroy", "--fail-under-cpr", "99"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
-        stderr.contains("--fail-system \"histroy\"") && stderr.contains("stateless, history"),
+        stderr.contains("--fail-system \"histroy\"") && stderr.contains("stateless, history, gw"),
         "{stderr}"
     );
     assert_eq!(
@@ -355,6 +379,7 @@ fn bad_output_and_unknown_fail_system_stop_before_any_request() {
         1,
         "one line naming the cause: {stderr}"
     );
+    nobody_called();
 }
 
 /// With no path argument, the built-in dataset and fault profile make the
@@ -385,10 +410,21 @@ fn runs_from_any_directory_with_no_path_argument() {
 /// `--max-in-flight` holds requests back without changing what a run
 /// finds: every conversation still runs, the peak stays under the cap, and
 /// the report says which limit set it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_cap_on_requests_in_flight_holds_them_back_and_is_reported() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = quick_run(dir.path(), 1);
+    // Forty conversations and a profile without TIMEOUT: with three
+    // requests in flight, each held connection would cost its attempt
+    // timeout in turn.
+    config.dataset = continuity_bench::source::Source::File(small_dataset(dir.path(), CAPPED));
+    let profile = dir.path().join("errors.toml");
+    std::fs::write(
+        &profile,
+        "name = \"errors\"\n[modes.api_error]\nweight = 1\n[modes.rate_limit]\nweight = 1\n",
+    )
+    .unwrap();
+    config.faults = continuity_bench::source::Source::File(profile);
     config.max_in_flight = Some(3);
     let outcome = continuity::execute(&config, CancellationToken::new(), std::time::Instant::now())
         .await
@@ -403,7 +439,7 @@ async fn a_cap_on_requests_in_flight_holds_them_back_and_is_reported() {
     let peak = flight.peak.unwrap();
     assert!((1..=3).contains(&peak), "peak {peak}");
     for s in &data.summary.systems {
-        assert_eq!(s.events, 150, "{}", s.name);
+        assert_eq!(s.events, CAPPED as u64, "{}", s.name);
     }
     let notes = data.summary.notes.join("\n");
     assert!(
@@ -411,3 +447,6 @@ async fn a_cap_on_requests_in_flight_holds_them_back_and_is_reported() {
         "{notes}"
     );
 }
+
+/// Conversations of the capped run.
+const CAPPED: usize = 40;

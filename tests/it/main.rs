@@ -17,9 +17,11 @@
 //!   output, a wrong key, the cost gate);
 //! - [`semantics`]: the failover-semantics catalogue against its controls;
 //! - [`hostile`]: redirects, oversized bodies, long answers, non-text content
-//!   and echoed secrets against the driver;
-//! - [`storm`]: the same verdicts for the same seed under `storm.toml`, with
-//!   the CPU loaded.
+//!   and echoed secrets against the driver.
+//!
+//! No test here loads the CPU on purpose: those live in their own binary,
+//! `tests/load`, which cargo runs after this one, so that no test that
+//! waits on real time runs beside a busy loop of the suite's own.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -34,4 +36,3 @@ mod hostile;
 mod interrupt;
 mod passthrough;
 mod semantics;
-mod storm;

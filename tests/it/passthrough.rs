@@ -7,8 +7,8 @@
 //! reaches the client long before its answer ends, and a stand-in whose
 //! stream breaks off gives a broken stream and a `provider_error` attempt.
 
+use crate::common::quick_run;
 use crate::common::standin::{Pace, StandIn, SLOW_PIECES};
-use crate::common::{quick_run, repo};
 use continuity_bench::cli::ProviderOptions;
 use continuity_bench::config::{provider_config, RunConfig};
 use continuity_bench::continuity::{self, report::ReportData};
@@ -30,11 +30,7 @@ const WRONG_KEY: &str = "sk-standin-wrong-DO-NOT-WRITE-3";
 /// The first [`CONVERSATIONS`] conversations of the committed dataset, as
 /// a file in `dir`.
 fn small_dataset(dir: &Path) -> PathBuf {
-    let text = std::fs::read_to_string(repo("datasets/continuity-150.jsonl")).unwrap();
-    let lines: Vec<&str> = text.lines().take(CONVERSATIONS).collect();
-    let path = dir.join("small.jsonl");
-    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-    path
+    crate::common::small_dataset(dir, CONVERSATIONS)
 }
 
 /// One run of the small dataset with the instant simulated model.
@@ -100,7 +96,7 @@ fn no_key_in(dir: &Path) {
     assert!(files >= 6, "{files} report files");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn passthrough_gives_the_simulated_verdicts_and_the_provider_never_sees_a_fault() {
     let dir = tempfile::tempdir().unwrap();
     let dataset = small_dataset(dir.path());
@@ -205,7 +201,7 @@ async fn passthrough_gives_the_simulated_verdicts_and_the_provider_never_sees_a_
     no_key_in(&out);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_wrong_key_fails_clearly_and_is_recorded_without_the_key() {
     let dir = tempfile::tempdir().unwrap();
     let dataset = small_dataset(dir.path());
@@ -362,7 +358,11 @@ async fn streamed_against(
     execute(&config).await.unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+/// On the paused clock: the stand-in's gaps, the relay's deadlines and the
+/// driver's first-token stamp are all virtual time, which moves only when
+/// every task waits on a timer, so "first token long before the last
+/// piece" is an ordering the machine's load cannot blur.
+#[tokio::test(start_paused = true)]
 async fn a_slow_provider_stream_is_relayed_as_it_arrives() {
     let dir = tempfile::tempdir().unwrap();
     let dataset = small_dataset(dir.path());
@@ -419,7 +419,7 @@ async fn a_slow_provider_stream_is_relayed_as_it_arrives() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_provider_stream_that_breaks_is_a_broken_stream_and_a_provider_error() {
     let dir = tempfile::tempdir().unwrap();
     let dataset = small_dataset(dir.path());

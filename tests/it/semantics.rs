@@ -282,7 +282,7 @@ fn every_case_has_a_control() {
 
 /// The reference proxies pass every scored case of the catalogue, and
 /// report their fallback's expired key on `GET /health`.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn the_reference_proxies_pass_the_catalogue() {
     let report = semantics::execute(&config(
         true,
@@ -315,7 +315,7 @@ async fn the_reference_proxies_pass_the_catalogue() {
 
 macro_rules! control_test {
     ($name:ident, $index:expr) => {
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        #[tokio::test(start_paused = true)]
         async fn $name() {
             check_control(&CONTROLS[$index]).await;
         }
@@ -334,7 +334,7 @@ control_test!(a_gateway_that_empties_answers_is_caught, 8);
 
 /// A gateway that never goes back to the primary after a flap fails the
 /// recovery check, while serving every request.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_gateway_that_never_returns_to_the_primary_is_caught() {
     let report = run_control(
         Misbehaviour::StaysOnFallback,
@@ -349,7 +349,7 @@ async fn a_gateway_that_never_returns_to_the_primary_is_caught() {
 }
 
 /// `both-fail` spells out the multiplication of stacked retries.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn stacked_retries_are_spelled_out() {
     let report = run_control(
         Misbehaviour::HammersPrimary,
@@ -367,7 +367,7 @@ async fn stacked_retries_are_spelled_out() {
 /// case straight to the fallback. Without waiting, those cases are
 /// inconclusive (never counted as a pass); waiting out the cooldown and
 /// sending again recovers the real verdicts, with a note saying so.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_primary_cooldown_is_waited_out_or_reported_inconclusive() {
     let cases = ["ok", "401", "503", "502", "504", "404"];
     let report = run_control(

@@ -8,7 +8,8 @@ use crate::canary::evidence::ProbeKind;
 use crate::canary::probe;
 use crate::contracts::Language;
 use serde_json::{json, Value};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 /// The slow route's first token: far from "at once" (a few milliseconds,
 /// tens on a loaded machine), so that no assertion depends on load.
@@ -50,7 +51,7 @@ fn chat(provider: Value, stream: bool) -> Value {
            "messages": [{"role": "user", "content": "How are you today? Tell me."}]})
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn discovery_lists_every_route_in_openrouters_shape() {
     let sim = SimEndpoint::start(SimConfig::new(
         1,
@@ -83,7 +84,7 @@ async fn discovery_lists_every_route_in_openrouters_shape() {
     assert_eq!(routes[0].provider_name.as_deref(), Some("Atlas"));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn pinned_with_fallbacks_off_a_down_route_errors_instead_of_handing_over() {
     let sim = SimEndpoint::start(config(small())).await.unwrap();
     let (status, body) = post(&sim.url(), chat(probe::pinned("down/fp8"), false)).await;
@@ -113,7 +114,7 @@ async fn pinned_with_fallbacks_off_a_down_route_errors_instead_of_handing_over()
     assert_eq!(status, 404, "{body}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn with_fallbacks_a_down_route_hands_over_and_the_provider_says_who() {
     let sim = SimEndpoint::start(config(small())).await.unwrap();
     let (status, body) = post(&sim.url(), chat(json!({"order": ["down/fp8"]}), false)).await;
@@ -132,7 +133,7 @@ async fn with_fallbacks_a_down_route_hands_over_and_the_provider_says_who() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn streams_name_the_provider_in_every_chunk_and_end_with_done() {
     let sim = SimEndpoint::start(config(small())).await.unwrap();
     let (status, body) = post(&sim.url(), chat(probe::pinned("atlas/bf16"), true)).await;
@@ -148,7 +149,7 @@ async fn streams_name_the_provider_in_every_chunk_and_end_with_done() {
     assert!(chunks.iter().all(|c| c["provider"] == "Atlas"));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn the_slow_route_sends_headers_at_once_and_its_first_token_late() {
     let sim = SimEndpoint::start(config(small())).await.unwrap();
     let client = crate::systems::driver_client().unwrap();

@@ -50,6 +50,7 @@ pub fn error(status: u16, message: &str, retry_after: Option<u64>) -> Response {
 
 /// No byte for `hold`, then a 504: a timeout as a client sees it.
 pub async fn hold(hold: Duration) -> Response {
+    // The fault itself: a held connection, then a 504.
     tokio::time::sleep(hold).await;
     error(504, "the upstream provider did not answer in time", None)
 }
@@ -98,6 +99,7 @@ pub fn stream(envelope: Envelope<'_>, reply: &Completion, first_token_delay: Dur
     let first = futures::stream::once(async move { Ok::<Bytes, std::io::Error>(head) });
     let later = futures::stream::once(async move {
         if !first_token_delay.is_zero() {
+            // The fault itself: the slow route's late first token.
             tokio::time::sleep(first_token_delay).await;
         }
         futures::stream::iter(rest.into_iter().map(Ok::<Bytes, std::io::Error>))

@@ -102,7 +102,7 @@ fn only_failures(seen: &Seen, route: &str) -> Vec<ContractName> {
     out
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn healthy_routes_keep_every_contract_in_every_language_and_each_degradation_is_named() {
     let (seen, all) = rotation_rounds().await;
     for route in ["atlas/bf16", "borealis/fp8", "cirrus"] {
@@ -164,7 +164,7 @@ async fn healthy_routes_keep_every_contract_in_every_language_and_each_degradati
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn the_slow_route_fails_ttft_only_and_a_healthy_one_in_the_same_round_passes_it() {
     let (_sim, prober) = setup().await;
     let route = |id: &str, provider: &str| Route {

@@ -148,27 +148,19 @@ fn a_restart_from_the_state_file_decides_as_an_uninterrupted_run() {
 }
 
 #[test]
-fn two_weeks_of_half_hour_rounds_replay_in_seconds() {
+fn two_weeks_of_half_hour_rounds_replay() {
     let rounds = 14 * 48;
     let worlds: Vec<Vec<RouteEvidence>> = (0..rounds).map(replay_world).collect();
     let policy = replay_policy(0);
-    let started = std::time::Instant::now();
     let mut machine = Machine::new();
     let mut records = 0;
     for (i, world) in worlds.iter().enumerate() {
         let now = t0().plus(HALF_HOUR * i as u32);
         records += machine.round(now, world, &policy).records.len();
     }
-    let elapsed = started.elapsed();
-    eprintln!("{rounds} rounds replayed in {elapsed:?}");
     assert!(records > 0);
     assert_eq!(machine.state().rounds, rounds);
-    // The claim is the README's, "two weeks replay in seconds"; the
-    // machine's share is about 30 ms in a debug build on an idle core and
-    // 120 ms at load 10 on 2 cores. A wall-clock bound cannot be blind to
-    // load, so it is the claim itself, far above both.
-    assert!(
-        elapsed < Duration::from_secs(5),
-        "{rounds} rounds took {elapsed:?}"
-    );
+    // How fast this is belongs to a benchmark (`cargo bench --bench
+    // canary_replay` prints it); a test asserts what was decided, never how
+    // long the machine took to decide it.
 }

@@ -18,7 +18,8 @@ use crate::systems::sse::SseReader;
 use crate::upstream::responder::{Answer, Call, LiveAnswer, Responder};
 use axum::http::{header, HeaderValue};
 use futures::future::BoxFuture;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 /// Largest error body read from a provider; the excerpt kept is far shorter.
 const MAX_ERROR_BYTES: usize = 64 * 1024;
@@ -457,7 +458,7 @@ mod tests {
         spec.retry_after
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_providers_retry_after_is_passed_on_in_seconds_or_as_a_date() {
         assert_eq!(told_wait("7".into()).await, Some(Duration::from_secs(7)));
         let in_a_minute = std::time::SystemTime::now() + Duration::from_secs(60);

@@ -102,8 +102,9 @@ pub const HAMMER: usize = 7;
 /// How long `HoldsWithoutDone` keeps a stream open after its last byte.
 pub const HOLD_WITHOUT_DONE: Duration = Duration::from_secs(5);
 
-/// How long `StallsFirstToken` holds a stream back.
-pub const STALL: Duration = Duration::from_millis(1500);
+/// How long `StallsFirstToken` holds a stream back: a second past the 5 s
+/// ttft limit its test sets (a sleep only ever lasts longer than asked).
+pub const STALL: Duration = Duration::from_secs(6);
 
 /// Changes the answer of a completion body the way a contract control
 /// gateway does; the others leave it alone.
@@ -168,12 +169,47 @@ struct Gateway {
     /// The histories of the last [`SHARED_POOL`] requests, any session's.
     shared: Arc<Mutex<std::collections::VecDeque<Vec<Value>>>>,
     cooled_until: Arc<Mutex<Option<tokio::time::Instant>>>,
+    /// Answers sent to the client with a 2xx status.
+    answered: Answered,
+}
+
+/// How many 2xx answers a control gateway has sent: a readiness signal
+/// for a test that must act once a run is under way.
+#[derive(Debug, Clone, Default)]
+pub struct Answered(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Answered {
+    /// 2xx answers so far.
+    pub fn count(&self) -> usize {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Waits until at least `n` answers went out, polling; panics after
+    /// `give_up` (a bound on a hang, far above any run's need).
+    pub async fn at_least(&self, n: usize, give_up: Duration) {
+        let until = tokio::time::Instant::now() + give_up;
+        while self.count() < n {
+            assert!(
+                tokio::time::Instant::now() < until,
+                "only {} of {n} answers in {give_up:?}",
+                self.count()
+            );
+            // A poll of the counter, bounded by `give_up`: the count decides.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
 }
 
 /// Starts a control gateway on 127.0.0.1 in front of `primary` and
-/// `fallback` (base URLs).
-pub async fn start(kind: Misbehaviour, primary: String, fallback: String) -> ServerHandle {
+/// `fallback` (base URLs), with the count of its 2xx answers.
+async fn start_counted(
+    kind: Misbehaviour,
+    primary: String,
+    fallback: String,
+) -> (ServerHandle, Answered) {
+    let answered = Answered::default();
     let state = Gateway {
+        answered: answered.clone(),
         kind,
         primary,
         fallback,
@@ -182,9 +218,20 @@ pub async fn start(kind: Misbehaviour, primary: String, fallback: String) -> Ser
         cooled_until: Arc::new(Mutex::new(None)),
     };
     let router = Router::new()
-        .route("/v1/chat/completions", post(handle))
+        .route("/v1/chat/completions", post(counted))
         .with_state(state);
-    serve(([127, 0, 0, 1], 0).into(), router).await.unwrap()
+    let server = serve(([127, 0, 0, 1], 0).into(), router).await.unwrap();
+    (server, answered)
+}
+
+/// [`handle`], counting its 2xx answers.
+async fn counted(State(g): State<Gateway>, body: Json<Value>) -> Response {
+    let answered = g.answered.clone();
+    let response = handle(State(g), body).await;
+    if response.status().is_success() {
+        answered.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+    response
 }
 
 async fn call(g: &Gateway, base: &str, body: &Value, timeout: Duration) -> Option<(u16, Value)> {
@@ -299,6 +346,7 @@ async fn handle_stream(g: &Gateway, body: &Value) -> Response {
         let body = if stall {
             // Headers now, the stream's first byte after the stall.
             axum::body::Body::from_stream(futures::stream::once(async move {
+                // The misbehaviour itself: a first token after the stall.
                 tokio::time::sleep(STALL).await;
                 Ok::<bytes::Bytes, std::io::Error>(bytes)
             }))
@@ -341,6 +389,7 @@ async fn handle_stream(g: &Gateway, body: &Value) -> Response {
         if let Some((200, read, true)) = read_stream(g, body).await {
             let held = futures::stream::iter([Ok::<_, std::io::Error>(bytes::Bytes::from(read))])
                 .chain(futures::stream::once(async {
+                    // The misbehaviour itself: a stream that stays open without its terminator.
                     tokio::time::sleep(HOLD_WITHOUT_DONE).await;
                     Ok(bytes::Bytes::new())
                 }));
@@ -519,6 +568,8 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
         _ => 1,
     };
     let mut answer = None;
+    // The 10 ms between a tight loop's retries is its misbehaviour: far
+    // below any Retry-After, a wait load can only stretch.
     for _ in 0..tries {
         answer = call(&g, &g.fallback, &fallback_body, FALLBACK_TIMEOUT).await;
         match &answer {
@@ -549,14 +600,20 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
 /// A control gateway in front of upstreams to be started on two ports that
 /// were free a moment ago: (gateway, primary port, fallback port).
 pub async fn start_on_free_ports(kind: Misbehaviour) -> (ServerHandle, u16, u16) {
+    let (gateway, primary, fallback, _) = start_counted_on_free_ports(kind).await;
+    (gateway, primary, fallback)
+}
+
+/// As [`start_on_free_ports`], with the count of its 2xx answers.
+pub async fn start_counted_on_free_ports(kind: Misbehaviour) -> (ServerHandle, u16, u16, Answered) {
     let (primary, fallback) = (free_port(), free_port());
-    let gateway = start(
+    let (gateway, answered) = start_counted(
         kind,
         format!("http://127.0.0.1:{primary}"),
         format!("http://127.0.0.1:{fallback}"),
     )
     .await;
-    (gateway, primary, fallback)
+    (gateway, primary, fallback, answered)
 }
 
 /// A port on 127.0.0.1 that was free a moment ago.

@@ -15,6 +15,7 @@ use axum::{Json, Router};
 use continuity_bench::openai::{completion_body, Usage};
 use continuity_bench::server::{serve, ServerHandle};
 use serde_json::{json, Value};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The first words of the harness's preflight request.
@@ -60,20 +61,42 @@ pub enum Hostile {
 #[derive(Clone)]
 struct Gateway {
     kind: Hostile,
+    sent: Sent,
 }
 
-/// The router of a hostile gateway.
-pub fn router(kind: Hostile) -> Router {
+/// Bytes of oversized bodies the server has handed to the socket, counted
+/// as the body stream is pulled: how much the client let through before it
+/// stopped reading (a client that reads on pulls all of it).
+#[derive(Debug, Clone, Default)]
+pub struct Sent(Arc<AtomicU64>);
+
+impl Sent {
+    /// Bytes pulled so far.
+    pub fn bytes(&self) -> u64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// The router of a hostile gateway that counts its oversized bytes in `sent`.
+fn router(kind: Hostile, sent: Sent) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(handle))
-        .with_state(Gateway { kind })
+        .with_state(Gateway { kind, sent })
 }
 
 /// Starts a hostile gateway on 127.0.0.1.
 pub async fn start(kind: Hostile) -> ServerHandle {
-    serve(([127, 0, 0, 1], 0).into(), router(kind))
+    start_counting(kind).await.0
+}
+
+/// Starts a hostile gateway on 127.0.0.1, with the count of the oversized
+/// bytes it sent.
+pub async fn start_counting(kind: Hostile) -> (ServerHandle, Sent) {
+    let sent = Sent::default();
+    let server = serve(([127, 0, 0, 1], 0).into(), router(kind, sent.clone()))
         .await
-        .unwrap()
+        .unwrap();
+    (server, sent)
 }
 
 /// Every request header as `name: value`, joined by `; `.
@@ -136,7 +159,14 @@ fn echo_error(headers: &HeaderMap) -> Response {
 }
 
 /// A body of `bytes` bytes, repeated `piece`s after `head`, in chunks.
-fn oversized(head: &str, piece: &str, bytes: usize, announce: bool, sse: bool) -> Response {
+fn oversized(
+    head: &str,
+    piece: &str,
+    bytes: usize,
+    announce: bool,
+    sse: bool,
+    sent: &Sent,
+) -> Response {
     let mut chunk = head.as_bytes().to_vec();
     while chunk.len() < CHUNK {
         chunk.extend_from_slice(piece.as_bytes());
@@ -160,8 +190,11 @@ fn oversized(head: &str, piece: &str, bytes: usize, announce: bool, sse: bool) -
             .collect();
         return builder.body(Body::from(whole)).unwrap();
     }
-    let stream =
-        futures::stream::iter((0..count).map(move |_| Ok::<_, std::io::Error>(chunk.clone())));
+    let sent = sent.clone();
+    let stream = futures::stream::iter((0..count).map(move |_| {
+        sent.0.fetch_add(chunk.len() as u64, Ordering::SeqCst);
+        Ok::<_, std::io::Error>(chunk.clone())
+    }));
     builder.body(Body::from_stream(stream)).unwrap()
 }
 
@@ -195,7 +228,7 @@ async fn handle(State(g): State<Gateway>, headers: HeaderMap, Json(body): Json<V
             .unwrap(),
         (Hostile::Oversized { bytes, announce }, false) if stream => {
             let piece = format!("data: {}\n\n", delta("xxxxxxxxxxxxxxxx"));
-            oversized("", &piece, *bytes, *announce, true)
+            oversized("", &piece, *bytes, *announce, true, &g.sent)
         }
         (Hostile::Oversized { bytes, announce }, false) => oversized(
             r#"{"choices":[{"message":{"role":"assistant","content":""#,
@@ -203,6 +236,7 @@ async fn handle(State(g): State<Gateway>, headers: HeaderMap, Json(body): Json<V
             *bytes,
             *announce,
             false,
+            &g.sent,
         ),
         (Hostile::LongAnswers { chars }, false) => {
             let text: String = "a, \"b\" ".chars().cycle().take(*chars).collect();

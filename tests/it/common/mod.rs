@@ -17,6 +17,22 @@ pub fn repo(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
 }
 
+/// The first `n` conversations of the committed dataset, as a file in
+/// `dir`: a run of the same conversations, cheaper where the test needs
+/// fewer than 150.
+pub fn small_dataset(dir: &Path, n: usize) -> PathBuf {
+    let text = std::fs::read_to_string(repo("datasets/continuity-150.jsonl")).unwrap();
+    let lines: Vec<&str> = text.lines().take(n).collect();
+    assert_eq!(
+        lines.len(),
+        n,
+        "the committed dataset has {n} conversations"
+    );
+    let path = dir.join(format!("first-{n}.jsonl"));
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
 /// A run of the committed dataset under the default fault profile, with the
 /// instant latency model, and a proxy timeout long enough that a loaded test
 /// machine does not turn slow answers into errors.

@@ -271,6 +271,7 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes
         };
         let parts = futures::stream::iter([(head, Duration::ZERO), (rest, delay)]).then(
             |(part, wait)| async move {
+                // The simulated route's slow first token: a fault on the wire.
                 tokio::time::sleep(wait).await;
                 Ok::<_, Infallible>(part)
             },

@@ -189,12 +189,16 @@ async fn chat(
         frames.push((Duration::ZERO, "data: [DONE]\n\n".to_string()));
     }
     let sent = futures::stream::iter(frames).then(|(wait, f)| async move {
+        // The stand-in's pace: a provider generating its answer.
         tokio::time::sleep(wait).await;
         Ok::<_, std::io::Error>(Bytes::from(f))
     });
     let body = if shared.pace == Pace::BreakAfterFirst {
         // The bytes sent get time to leave before the connection breaks.
         let broken = futures::stream::once(async {
+            // Not a guess at timing: the sleep's first poll is Pending, on which hyper flushes
+            // what the stream gave it, so the first piece is in the socket before the break,
+            // whatever the load.
             tokio::time::sleep(Duration::from_millis(100)).await;
             Err(std::io::Error::other("the stand-in breaks its stream off"))
         });

@@ -2,14 +2,27 @@
 //! the fallback's rate limiter decides by attempt numbers and waits, never
 //! by a wall-clock refill. The profile is replayed twice with the same seed
 //! through the reference systems and a gateway that retries a 429 in a tight
-//! loop, once with every core busy, and every event's verdict and attempt
-//! counts must agree; the tight loop must be flagged as a storm both times,
-//! the references never.
+//! loop, once with every core busy.
+//!
+//! What must not move is what the harness decides from the wire. The
+//! reference systems wait out `Retry-After` (a wait that load can only
+//! lengthen, which the limiter never turns into a 429), so their verdicts
+//! and attempt counts must agree event for event. The control's retries
+//! are 10 ms sleeps of a client that runs on the loaded machine too: load
+//! can stretch a gap past the `Retry-After`, which then rightly passes. So
+//! its events are held to the rule the verdict follows, in both runs: an
+//! event is preserved exactly when its last fallback attempt was let
+//! through, an error when it was refused; and the tight loop is flagged a
+//! storm both times. (An earlier version compared the control's counts
+//! too, and failed under load for that reason: the test was wrong, not the
+//! harness; `scripts/storm-under-load` shows the binary's verdicts do not
+//! move with two busy loops beside it.)
 
 use crate::common::gateways::{start_on_free_ports, Misbehaviour};
-use crate::common::{quick_run, repo};
+use crate::common::{quick_run, repo, small_dataset};
 use continuity_bench::config::GatewaySpec;
 use continuity_bench::continuity::{self, RunOutcome};
+use continuity_bench::record::AttemptAction;
 use continuity_bench::scoring::Verdict;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -75,12 +88,17 @@ impl Drop for CpuLoad {
 /// Per (run, system, conversation): verdict, primary and fallback attempts.
 type Verdicts = BTreeMap<(u32, String, String), (Verdict, u32, u32)>;
 
+/// Conversations replayed: 150 events over the three systems.
+const CONVERSATIONS: usize = 50;
+
 /// One run of `storm.toml` (seed 42) through the reference systems and a
 /// tight-retry-loop gateway.
 async fn storm_run() -> (tempfile::TempDir, RunOutcome) {
     let (gateway, primary, fallback) = start_on_free_ports(Misbehaviour::TightRetryLoop).await;
     let dir = tempfile::tempdir().unwrap();
     let mut config = quick_run(dir.path(), 1);
+    config.dataset =
+        continuity_bench::source::Source::File(small_dataset(dir.path(), CONVERSATIONS));
     config.faults = continuity_bench::source::Source::File(repo("fault_profiles/storm.toml"));
     config.systems.gateways = vec![GatewaySpec {
         name: "control".into(),
@@ -95,6 +113,7 @@ async fn storm_run() -> (tempfile::TempDir, RunOutcome) {
     (dir, outcome)
 }
 
+/// The reference systems' events: what load must not move.
 fn verdicts(outcome: &RunOutcome) -> Verdicts {
     outcome
         .data
@@ -102,6 +121,7 @@ fn verdicts(outcome: &RunOutcome) -> Verdicts {
         .unwrap()
         .events
         .iter()
+        .filter(|e| e.system != "control")
         .map(|e| {
             (
                 (e.run, e.system.clone(), e.conversation.clone()),
@@ -150,6 +170,36 @@ fn check_storm_flags(outcome: &RunOutcome, label: &str) {
     }
 }
 
+/// The control's events follow its wire: preserved exactly when the last
+/// fallback attempt of the event turn was let through, an error when it
+/// got a 429. Returns how many events ended refused.
+fn control_follows_its_wire(outcome: &RunOutcome, label: &str) -> usize {
+    let data = outcome.data.as_ref().unwrap();
+    let mut refused = 0;
+    for e in data.events.iter().filter(|e| e.system == "control") {
+        let last = data
+            .attempts
+            .iter()
+            .filter(|a| {
+                a.system == "control"
+                    && a.role == continuity_bench::faults::Role::Fallback
+                    && a.conversation == e.conversation
+                    && a.turn == e.turn
+            })
+            .max_by(|a, b| a.arrived_ms.total_cmp(&b.arrived_ms))
+            .unwrap_or_else(|| panic!("{label}: {} reached no fallback", e.conversation));
+        match last.action {
+            AttemptAction::Ok => assert_eq!(e.verdict, Verdict::Preserved, "{label}: {e:?}"),
+            AttemptAction::RateLimited => {
+                refused += 1;
+                assert_eq!(e.verdict, Verdict::Error, "{label}: {e:?}");
+            }
+            other => panic!("{label}: {} ended with {other:?}", e.conversation),
+        }
+    }
+    refused
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn storm_verdicts_do_not_depend_on_machine_load() {
     let (_quiet_dir, quiet) = storm_run().await;
@@ -159,7 +209,11 @@ async fn storm_verdicts_do_not_depend_on_machine_load() {
     assert!(spins > 0, "the load threads ran");
 
     let (a, b) = (verdicts(&quiet), verdicts(&loaded));
-    assert_eq!(a.len(), 450, "150 events for each of 3 systems");
+    assert_eq!(
+        a.len(),
+        2 * CONVERSATIONS,
+        "an event per conversation and reference system"
+    );
     let differing: Vec<_> = a
         .iter()
         .filter(|(k, v)| b.get(*k) != Some(*v))
@@ -178,6 +232,14 @@ async fn storm_verdicts_do_not_depend_on_machine_load() {
     );
     check_storm_flags(&quiet, "quiet");
     check_storm_flags(&loaded, "loaded");
+    // The positive control: on a quiet machine, its 10 ms retries are all
+    // refused, so most of its events end in an error.
+    let refused = control_follows_its_wire(&quiet, "quiet");
+    assert!(
+        refused * 10 >= CONVERSATIONS * 9,
+        "{refused} of {CONVERSATIONS} refused"
+    );
+    control_follows_its_wire(&loaded, "loaded");
     let history = quiet
         .data
         .as_ref()
