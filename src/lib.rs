@@ -2,6 +2,9 @@
 //! alive when its primary provider fails. The binary is a thin shell over
 //! [`run`]; everything is here so tests can call it in process.
 
+pub use cb_base::{record, secret, seed, source};
+pub use cb_wire::{openai, server};
+
 pub mod canary;
 pub mod cli;
 pub mod commands;
@@ -13,17 +16,11 @@ pub mod dialect;
 pub mod driver;
 pub mod faults;
 pub mod judge;
-pub mod openai;
 pub mod policy;
 pub mod proxy;
-pub mod record;
 pub mod report;
 pub mod scoring;
-pub mod secret;
-pub mod seed;
 pub mod semantics;
-pub mod server;
-pub mod source;
 pub mod stats;
 pub mod systems;
 pub mod upstream;

@@ -3,9 +3,8 @@
 //! `Retry-After` the fallback asked for. Kept apart from the core so the
 //! arithmetic is tested without a network.
 
-use axum::http::{header, HeaderMap};
 use rand::Rng;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 /// The wait before fallback retry `retry` (0 for the first retry) after a
 /// 429: a uniform draw in `[0, min(cap, base * 2^retry)]` (full jitter),
@@ -24,22 +23,9 @@ pub fn backoff_delay<R: Rng>(
     jitter.max(retry_after.unwrap_or(Duration::ZERO))
 }
 
-/// The wait a `Retry-After` header asks for: whole or decimal seconds, or an
-/// HTTP date (the time from `now` until it, zero when past). `None` when
-/// absent or unreadable.
-pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
-    let value = headers.get(header::RETRY_AFTER)?.to_str().ok()?.trim();
-    if let Ok(secs) = value.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
-    }
-    let date = httpdate::parse_http_date(value).ok()?;
-    Some(date.duration_since(now).unwrap_or(Duration::ZERO))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::http::HeaderValue;
 
     const BASE: Duration = Duration::from_millis(100);
     const CAP: Duration = Duration::from_secs(2);
@@ -98,24 +84,5 @@ mod tests {
         let mut rng = crate::seed::rng(0, "backoff", 0);
         let long = Duration::from_secs(5);
         assert_eq!(backoff_delay(0, BASE, CAP, Some(long), &mut rng), long);
-    }
-
-    #[test]
-    fn retry_after_seconds_and_dates() {
-        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
-        let with = |v: &str| {
-            let mut h = HeaderMap::new();
-            h.insert(header::RETRY_AFTER, HeaderValue::from_str(v).unwrap());
-            retry_after(&h, now)
-        };
-        assert_eq!(with("3"), Some(Duration::from_secs(3)));
-        assert_eq!(with(" 0.5 "), Some(Duration::from_millis(500)));
-        assert_eq!(with("-1"), None);
-        assert_eq!(with("soon"), None);
-        let later = httpdate::fmt_http_date(now + Duration::from_secs(7));
-        assert_eq!(with(&later), Some(Duration::from_secs(7)));
-        let earlier = httpdate::fmt_http_date(now - Duration::from_secs(7));
-        assert_eq!(with(&earlier), Some(Duration::ZERO));
-        assert_eq!(retry_after(&HeaderMap::new(), now), None);
     }
 }

@@ -41,7 +41,8 @@
 //!   retried: its status and body go to the client, or 504/502 when it sent
 //!   none.
 
-use super::backoff::{backoff_delay, retry_after};
+use super::backoff::backoff_delay;
+use cb_wire::retry_after;
 use super::events::{SwitchEvent, REASON_NONE};
 use super::payload::{add_fallback_needs, fallback_body, primary_bytes, ClientRequest};
 use super::relay::{self, Continuer, NotOpened, Plan};

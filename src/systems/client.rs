@@ -13,7 +13,7 @@
 //! kept or cut into an excerpt, so an echoed header value never gets past
 //! this file.
 
-use super::content::content_text;
+use cb_wire::content::content_text;
 use super::room::{reserve_large, Room, SMALL_BODY};
 use super::sse::{assemble, SseReader, StreamTrace};
 use crate::openai::ChatRequest;

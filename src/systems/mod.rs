@@ -9,9 +9,8 @@
 //! is redacted before it is kept.
 
 pub mod client;
-mod content;
 mod room;
-pub mod sse;
+pub use cb_wire::sse;
 
 pub use client::{
     driver_client, send, Exchange, SendOptions, SystemKind, Target, DEFAULT_MAX_RESPONSE_BYTES,

@@ -489,7 +489,7 @@ mod tests {
     }
 
     fn row(run: u32, conversation: &str, turn: u32, role: Role, arrived_ms: f64) -> AttemptRecord {
-        crate::record::fixture::attempt(run, "history", role, conversation, turn, arrived_ms)
+        cb_testkit::record::attempt(run, "history", role, conversation, turn, arrived_ms)
     }
 
     #[test]

@@ -310,7 +310,7 @@ fn row() -> AttemptRecord {
         model: "asked".into(),
         stream: true,
         duration_ms: 0.0,
-        ..crate::record::fixture::attempt(1, "sut", crate::faults::Role::Primary, "c000", 1, 0.0)
+        ..cb_testkit::record::attempt(1, "sut", crate::faults::Role::Primary, "c000", 1, 0.0)
     }
 }
 

@@ -435,7 +435,7 @@ fn rows() -> (Vec<TurnRecord>, Vec<EventRecord>, Vec<AttemptRecord>) {
                         model: "sim-model-1".to_string(),
                         client_gave_up: role == Role::Primary && mode == FaultMode::Timeout,
                         duration_ms: attempt_duration,
-                        ..crate::record::fixture::attempt(
+                        ..cb_testkit::record::attempt(
                             run,
                             system,
                             role,

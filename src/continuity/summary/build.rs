@@ -569,7 +569,7 @@ mod tests {
     ) -> AttemptRecord {
         AttemptRecord {
             status,
-            ..crate::record::fixture::attempt(run, system, role, conversation, turn, arrived_ms)
+            ..cb_testkit::record::attempt(run, system, role, conversation, turn, arrived_ms)
         }
     }
 

@@ -262,7 +262,7 @@ mod tests {
     /// clear failure.
     #[test]
     fn a_squeeze_is_classified_by_the_last_fallback_request() {
-        use crate::record::fixture::attempt;
+        use cb_testkit::record::attempt;
         let whole = Survival {
             system: share(3, 3),
             tool_results: share(2, 2),

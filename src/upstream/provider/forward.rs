@@ -150,7 +150,7 @@ impl PassThrough {
         }
         if !response.status().is_success() {
             // Seconds or an HTTP date, read as the reference proxies read it.
-            let retry_after = crate::proxy::backoff::retry_after(
+            let retry_after = cb_wire::retry_after(
                 response.headers(),
                 std::time::SystemTime::now(),
             );

@@ -9,13 +9,13 @@
 //! malformed chunk, an error object sent mid-stream, no `data: [DONE]`, a
 //! `delta.content` that is not text).
 //!
-//! Every line is redacted ([`crate::secret::redact`]) as it is read, so a
+//! Every line is redacted ([`cb_base::secret::redact`]) as it is read, so a
 //! header value a gateway echoes into its stream is gone before the trace
 //! keeps it or a reason quotes it. A stream is read only up to the driver's
 //! size cap; this reader holds at most that much.
 
-use super::content::content_text;
-use crate::secret::redact_owned;
+use crate::content::content_text;
+use cb_base::secret::redact_owned;
 use serde_json::Value;
 
 /// Longest excerpt of a bad chunk kept in a reason.
@@ -348,7 +348,7 @@ mod tests {
 
     #[test]
     fn echoed_secrets_are_redacted_as_lines_are_read() {
-        let _s = crate::secret::Secret::new("sk-sse-planted-77");
+        let _s = cb_base::secret::Secret::new("sk-sse-planted-77");
         let body = format!(
             "junk sk-sse-planted-77\n{}data: {{\"oops sk-sse-planted-77\n\ndata: [DONE]\n\n",
             chunk("key sk-sse-planted-77")

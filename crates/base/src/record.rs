@@ -8,7 +8,7 @@
 //! length beside it, so that a gateway sending megabytes per answer cannot
 //! make turns.csv as large as everything it sent.
 
-use crate::faults::Role;
+use crate::role::Role;
 use serde::{Deserialize, Serialize};
 
 /// Most characters of an answer written to a file (turns.csv); the
@@ -234,48 +234,6 @@ mod space_separated {
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
         let text = String::deserialize(d)?;
         Ok(text.split_whitespace().map(str::to_string).collect())
-    }
-}
-
-/// Rows for tests, so every test builds its attempts the same way.
-#[cfg(test)]
-pub(crate) mod fixture {
-    use super::{AttemptAction, AttemptRecord};
-    use crate::faults::Role;
-
-    /// One attempt that arrived at `arrived_ms` and was answered 200 in 1 ms:
-    /// the base every test adjusts with struct-update syntax.
-    pub(crate) fn attempt(
-        run: u32,
-        system: &str,
-        role: Role,
-        conversation: &str,
-        turn: u32,
-        arrived_ms: f64,
-    ) -> AttemptRecord {
-        AttemptRecord {
-            run,
-            system: system.into(),
-            role,
-            conversation: conversation.into(),
-            turn,
-            attempt: 1,
-            arrived_ms,
-            action: AttemptAction::Ok,
-            status: Some(200),
-            retry_after_ms: None,
-            messages: 1,
-            approx_tokens: 10,
-            model: "m".into(),
-            stream: false,
-            params: Vec::new(),
-            degradation: String::new(),
-            client_gave_up: false,
-            duration_ms: 1.0,
-            answered_by: String::new(),
-            answer: String::new(),
-            provider_error: String::new(),
-        }
     }
 }
 

@@ -60,8 +60,8 @@ impl Secret {
     /// The value as an HTTP header value marked sensitive (never logged by
     /// the HTTP stack), or `None` when it is not a valid header value (a
     /// control character, a line break).
-    pub fn header_value(&self) -> Option<axum::http::HeaderValue> {
-        let mut value = axum::http::HeaderValue::from_str(&self.0).ok()?;
+    pub fn header_value(&self) -> Option<http::HeaderValue> {
+        let mut value = http::HeaderValue::from_str(&self.0).ok()?;
         value.set_sensitive(true);
         Some(value)
     }
@@ -218,27 +218,35 @@ pub fn eprint_line(args: fmt::Arguments<'_>) {
 }
 
 /// `println!` whose output goes through [`redact`].
-macro_rules! println {
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __redacted_println {
     ($($arg:tt)*) => {
         $crate::secret::print_line(::std::format_args!($($arg)*))
     };
 }
 
 /// `print!` whose output goes through [`redact`].
-macro_rules! print {
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __redacted_print {
     ($($arg:tt)*) => {
         $crate::secret::print_text(::std::format_args!($($arg)*))
     };
 }
 
 /// `eprintln!` whose output goes through [`redact`].
-macro_rules! eprintln {
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __redacted_eprintln {
     ($($arg:tt)*) => {
         $crate::secret::eprint_line(::std::format_args!($($arg)*))
     };
 }
 
-pub(crate) use {eprintln, print, println};
+pub use crate::__redacted_eprintln as eprintln;
+pub use crate::__redacted_print as print;
+pub use crate::__redacted_println as println;
 
 #[cfg(test)]
 mod tests {

@@ -14,7 +14,7 @@ const VALUE_EXCERPT: usize = 80;
 ///
 /// # Errors
 /// A reason naming the field and the JSON type found, with an excerpt.
-pub(crate) fn content_text(content: &Value, field: &str) -> Result<Option<String>, String> {
+pub fn content_text(content: &Value, field: &str) -> Result<Option<String>, String> {
     match content {
         Value::String(s) => Ok(Some(s.clone())),
         Value::Null => Ok(None),
@@ -45,7 +45,7 @@ fn not_text(field: &str, kind: &str, value: &Value) -> String {
 }
 
 fn excerpt(value: &Value) -> String {
-    let text = crate::secret::redact_owned(value.to_string());
+    let text = cb_base::secret::redact_owned(value.to_string());
     let mut cut: String = text.chars().take(VALUE_EXCERPT).collect();
     if text.chars().count() > VALUE_EXCERPT {
         cut.push('…');

@@ -1,0 +1,16 @@
+//! The base of continuity-bench: what every layer shares and none owns.
+//! Named sub-seeds of the one master seed ([`seed`]), the one secret type
+//! whose `Debug` and `Display` redact ([`secret`]), built-in inputs and the
+//! paths that override them ([`source`]), the languages the product knows
+//! ([`language`]), which upstream an attempt went to ([`role`]), and the
+//! rows every suite records ([`record`]).
+
+pub mod language;
+pub mod record;
+pub mod role;
+pub mod secret;
+pub mod seed;
+pub mod source;
+
+pub use language::Language;
+pub use role::Role;

@@ -1,0 +1,13 @@
+//! The wire both ends share: the OpenAI chat-completion types, frames and
+//! error bodies ([`openai`]), the one reader of server-sent events ([`sse`]),
+//! what a message's `content` holds ([`content`]), `Retry-After`
+//! ([`retry_after`]), and the one way every server the tool starts binds and
+//! stops ([`server`]).
+
+pub mod content;
+pub mod openai;
+pub mod retry_after;
+pub mod server;
+pub mod sse;
+
+pub use retry_after::retry_after;
