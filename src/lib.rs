@@ -3,6 +3,8 @@
 //! [`run`]; everything is here so tests can call it in process.
 
 pub use cb_base::{record, secret, seed, source};
+pub use cb_report as report;
+pub use cb_stats as stats;
 pub use cb_wire::{openai, server};
 
 pub mod canary;
@@ -18,10 +20,8 @@ pub mod faults;
 pub mod judge;
 pub mod policy;
 pub mod proxy;
-pub mod report;
 pub mod scoring;
 pub mod semantics;
-pub mod stats;
 pub mod systems;
 pub mod upstream;
 

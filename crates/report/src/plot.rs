@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 /// Width and height of every chart, pixels.
 pub const CHART_SIZE: (u32, u32) = (960, 560);
 /// The embedded font.
-const FONT_BYTES: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
+const FONT_BYTES: &[u8] = include_bytes!("../../../assets/DejaVuSans.ttf");
 /// Font family every text uses.
 pub const FONT: &str = "sans-serif";
 /// Caption size, pixels.

@@ -15,7 +15,7 @@ use rand::Rng;
 /// replacement and computes sum(successes) / sum(trials); the interval is the
 /// type-7 percentiles `(1 - confidence) / 2` and `1 - (1 - confidence) / 2`
 /// of those proportions. Randomness comes from
-/// `crate::seed::rng(seed, "bootstrap", 0)`, so equal inputs give equal
+/// `cb_base::seed::rng(seed, "bootstrap", 0)`, so equal inputs give equal
 /// intervals. Resamples whose clusters hold no trials are skipped. With no
 /// clusters, no trials, no resamples or a `confidence` outside (0, 1) nothing
 /// is known and the interval is [0, 1].
@@ -30,7 +30,7 @@ pub fn cluster_bootstrap(
     if total_trials == 0 || resamples == 0 || !(confidence > 0.0 && confidence < 1.0) {
         return everything;
     }
-    let mut rng = crate::seed::rng(seed, "bootstrap", 0);
+    let mut rng = cb_base::seed::rng(seed, "bootstrap", 0);
     let k = clusters.len();
     let mut proportions = Vec::with_capacity(resamples as usize);
     for _ in 0..resamples {
@@ -58,7 +58,7 @@ pub fn cluster_bootstrap(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::wilson;
+    use crate::wilson;
 
     #[test]
     fn same_seed_same_interval_other_seed_differs() {

@@ -4,7 +4,7 @@
 //! into bytes; only the manager ([`write_files`]) touches the file system,
 //! and it writes each file under a temporary name and renames it, so a crash
 //! never leaves half a file behind. Every text file it writes is redacted
-//! first ([`crate::secret::redact_bytes`]): a header value or key that a
+//! first ([`cb_base::secret::redact_bytes`]): a header value or key that a
 //! system under test echoed into an answer or an error body never reaches
 //! the disk, whichever exporter rendered it.
 
@@ -97,7 +97,7 @@ pub trait Exporter<D: ?Sized> {
     }
 }
 
-/// A writer that redacts ([`crate::secret::redact_bytes`]) every line that
+/// A writer that redacts ([`cb_base::secret::redact_bytes`]) every line that
 /// is text before passing it on: a secret is a header value or a key, never
 /// more than one line, so a line at a time finds every one that a whole
 /// file would, and a file written row by row is redacted as it goes. A
@@ -120,7 +120,7 @@ impl<W: Write> Redacting<W> {
     fn pass(&mut self) -> std::io::Result<()> {
         let line = std::mem::take(&mut self.line);
         if std::str::from_utf8(&line).is_ok() {
-            self.inner.write_all(&crate::secret::redact_bytes(&line))?;
+            self.inner.write_all(&cb_base::secret::redact_bytes(&line))?;
         } else {
             self.inner.write_all(&line)?;
         }
@@ -352,7 +352,7 @@ mod tests {
 
     #[test]
     fn a_secret_written_in_pieces_is_still_redacted_and_binary_lines_pass() {
-        let _key = crate::secret::Secret::new("sk-pieces-planted-77");
+        let _key = cb_base::secret::Secret::new("sk-pieces-planted-77");
         let mut out = Redacting::new(Vec::new());
         out.write_all(b"row one sk-pieces-").unwrap();
         out.write_all(
@@ -373,7 +373,7 @@ mod tests {
 
     #[test]
     fn an_echoed_secret_never_reaches_a_file() {
-        let _key = crate::secret::Secret::new("sk-exporter-planted-42");
+        let _key = cb_base::secret::Secret::new("sk-exporter-planted-42");
         let dir = tempfile::tempdir().unwrap();
         let paths = write_files(
             dir.path(),

@@ -2,8 +2,8 @@
 //! figure reads the same everywhere: percentages with two decimals
 //! ("99.20 %"), counts as "744/750", milliseconds with thousands separators.
 
-use crate::stats::Interval;
-use crate::stats::Rate;
+use cb_stats::Interval;
+use cb_stats::Rate;
 
 /// A proportion in [0, 1] as a percentage with two decimals: "99.20 %".
 pub fn percent(proportion: f64) -> String {
@@ -106,7 +106,7 @@ pub fn mean(value: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::rate;
+    use cb_stats::rate;
 
     #[test]
     fn percentages_have_two_decimals() {
