@@ -3,6 +3,7 @@
 //! [`run`]; everything is here so tests can call it in process.
 
 pub use cb_base::{record, secret, seed, source};
+pub use cb_dataset as dataset;
 pub use cb_report as report;
 pub use cb_stats as stats;
 pub use cb_wire::{openai, server};
@@ -13,7 +14,6 @@ pub mod commands;
 pub mod config;
 pub mod continuity;
 pub mod contracts;
-pub mod dataset;
 pub mod dialect;
 pub mod driver;
 pub mod faults;
@@ -24,6 +24,9 @@ pub mod scoring;
 pub mod semantics;
 pub mod systems;
 pub mod upstream;
+
+#[cfg(test)]
+mod dataset_at_scale;
 
 use std::process::ExitCode;
 

@@ -17,80 +17,8 @@ use std::collections::{BTreeSet, HashMap};
 /// not used to detect context bleed: "17" or "Jo" occur in ordinary text.
 const MIN_BLEED_CHARS: usize = 3;
 
-/// Words that negate or doubt what an answer says. Any of them anywhere in
-/// the answer keeps the fast path from calling it `preserved`.
-pub(crate) const NEGATIONS: &[&str] = &[
-    "not",
-    "no",
-    "never",
-    "nor",
-    "neither",
-    "none",
-    "nobody",
-    "nothing",
-    "dont",
-    "doesnt",
-    "didnt",
-    "isnt",
-    "wasnt",
-    "arent",
-    "werent",
-    "havent",
-    "hasnt",
-    "hadnt",
-    "cant",
-    "wont",
-    "wouldnt",
-    "couldnt",
-    "shouldnt",
-    "without",
-    "unknown",
-    "unsure",
-    "wrong",
-    "incorrect",
-    "mistaken",
-    "instead",
-    "rather",
-];
+use cb_dataset::lexicon::{HEDGES, NEGATIONS};
 
-/// Words that hedge. Like [`NEGATIONS`] they block `preserved`, but a
-/// hedged distractor ("maybe Maya") is still a wrong answer.
-pub(crate) const HEDGES: &[&str] = &[
-    "maybe",
-    "perhaps",
-    "possibly",
-    "probably",
-    "might",
-    "could",
-    "guess",
-    "guessing",
-    "think",
-    "believe",
-    "suppose",
-    "assume",
-    "presumably",
-    "seems",
-    "seem",
-    "likely",
-    "unlikely",
-    "if",
-    "unless",
-    "or",
-    "either",
-    "but",
-    "however",
-    "although",
-    "though",
-    "sorry",
-    "apologize",
-    "apologise",
-    "uncertain",
-    "unclear",
-    "recall",
-    "forgot",
-    "forget",
-    "hmm",
-];
 
 /// Phrases that say the assistant does not have the fact.
 const REFUSALS: &[&str] = &[

@@ -605,4 +605,39 @@ mod tests {
         assert!(s.weak.contains(&t("mary")));
         assert!(s.weak.contains(&t("anne")));
     }
+
+    /// Composed anchor values (counts, dates) read back through the
+    /// scorer's normalizer as the values they stand for.
+    #[test]
+    fn drawn_values_have_the_promised_shape_and_parse_back() {
+        let mut rng = cb_base::seed::rng(1, "compose-test", 0);
+        for _ in 0..500 {
+            let code = cb_dataset::compose::Compose::Code(8).draw(&mut rng);
+            assert_eq!(code.value.len(), 8);
+            assert!(!code.value.starts_with('0'));
+            assert_eq!(code.variants, vec![code.value.clone()]);
+
+            let count = cb_dataset::compose::Compose::Count(100_000, 999_999).draw(&mut rng);
+            assert_eq!(count.value.len(), 6);
+            assert_eq!(count.written.len(), 7);
+            // The scorer reads "148,173" as the number 148173.
+            assert_eq!(tokens(&count.written), vec![count.value.clone()]);
+            assert_eq!(
+                count.variants,
+                vec![count.value.clone(), count.written.clone()]
+            );
+
+            let date = cb_dataset::compose::Compose::Date(1600, 1699).draw(&mut rng);
+            let ymd = parse_iso_date(&date.value).unwrap();
+            assert!((1600..=1699).contains(&ymd.0));
+            assert_eq!(date.variants.len(), 3);
+            assert!(date.variants.contains(&date.written));
+            for v in &date.variants[1..] {
+                assert_eq!(parse_written_date(v), Some(ymd), "{v}");
+            }
+
+            let word = cb_dataset::compose::Compose::Word(&cb_dataset::syllables::FEMININE).draw(&mut rng);
+            assert_eq!(word.variants, vec![word.value.clone()]);
+        }
+    }
 }

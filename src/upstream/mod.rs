@@ -43,7 +43,7 @@ pub mod latency;
 pub mod listen;
 pub mod live_frames;
 pub mod log;
-pub mod model;
+pub use cb_dataset::model;
 pub mod provider;
 pub mod relay;
 #[cfg(test)]

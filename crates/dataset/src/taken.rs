@@ -18,7 +18,7 @@
 
 use super::lexicon::{self, contains_words, tokens};
 use super::pools::Drawn;
-use crate::scoring::fast::{HEDGES, NEGATIONS};
+use super::lexicon::{HEDGES, NEGATIONS};
 use std::collections::{HashMap, HashSet};
 
 /// Gram length of the containment index, in bytes.
@@ -338,7 +338,7 @@ mod tests {
 
     #[test]
     fn agrees_with_the_naive_scan() {
-        use crate::seed;
+        use cb_base::seed;
         use rand::Rng;
         let texts: Vec<Vec<String>> = lexicon::fixed_texts().iter().map(|t| tokens(t)).collect();
         let mut rng = seed::rng(4, "taken-test", 0);

@@ -5,7 +5,7 @@
 //! simulated model parses with it, so the two always agree.
 //!
 //! A subject with a curated pool takes part in curated datasets (the default
-//! and anything up to [`crate::dataset::generate::CURATED_MAX`]
+//! and anything up to [`crate::generate::CURATED_MAX`]
 //! conversations); one with a composer takes part in composed datasets.
 //! Subjects only composed datasets use live in
 //! [`super::subjects_composed`].

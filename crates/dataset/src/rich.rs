@@ -73,7 +73,7 @@ fn place(i: usize) -> AnchorPlace {
 
 /// `conversation` (the `i`-th) in its rich form.
 fn enrich_one(mut c: Conversation, seed: u64, i: usize) -> Conversation {
-    let mut rng = crate::seed::rng(seed, "dataset-rich", i as u64);
+    let mut rng = cb_base::seed::rng(seed, "dataset-rich", i as u64);
     let mut rules: Vec<&str> = HOUSE_RULES.to_vec();
     rules.shuffle(&mut rng);
     c.system = rules.iter().take(2).map(|r| r.to_string()).collect();
@@ -152,14 +152,14 @@ pub fn enrich(dataset: Dataset, seed: u64) -> Dataset {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dataset::messages::{anchor_message, client_messages};
-    use crate::dataset::{generate, GenerateOptions};
-    use crate::openai::ChatMessage;
+    use crate::messages::{anchor_message, client_messages};
+    use crate::{generate, GenerateOptions};
+    use cb_wire::openai::ChatMessage;
     use std::collections::HashSet;
 
     fn rich() -> Dataset {
         let opts = GenerateOptions {
-            seed: crate::seed::DEFAULT_SEED,
+            seed: cb_base::seed::DEFAULT_SEED,
             conversations: 30,
             min_turns: 7,
             max_turns: 11,
@@ -176,11 +176,11 @@ mod tests {
     fn committed_file_is_the_seed_42_rich_generation() {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/datasets/continuity-rich-150.jsonl"
+            "/../../datasets/continuity-rich-150.jsonl"
         );
         let on_disk = std::fs::read_to_string(path).unwrap();
         let opts = GenerateOptions {
-            seed: crate::seed::DEFAULT_SEED,
+            seed: cb_base::seed::DEFAULT_SEED,
             conversations: 150,
             min_turns: 7,
             max_turns: 11,
@@ -191,7 +191,7 @@ mod tests {
             "regenerate with `generate --rich --out {path} --force`"
         );
         // Without --rich the default stays what it was.
-        let default = concat!(env!("CARGO_MANIFEST_DIR"), "/datasets/continuity-150.jsonl");
+        let default = concat!(env!("CARGO_MANIFEST_DIR"), "/../../datasets/continuity-150.jsonl");
         assert_eq!(
             std::fs::read_to_string(default).unwrap(),
             generate(&opts).to_jsonl()
@@ -221,7 +221,7 @@ mod tests {
             let at = anchor_message(c, &messages).unwrap_or_else(|| panic!("{}", c.id));
             // The simulated model answers from the full history, and not
             // once the anchor's message is gone.
-            let answer = crate::upstream::model::reply(&messages);
+            let answer = crate::model::reply(&messages);
             assert!(
                 c.anchor
                     .variants
@@ -236,7 +236,7 @@ mod tests {
                 .filter(|(k, _)| *k != at)
                 .map(|(_, m)| m.clone())
                 .collect();
-            let answer = crate::upstream::model::reply(&without);
+            let answer = crate::model::reply(&without);
             assert!(answer.starts_with("I don't know"), "{}: {answer}", c.id);
         }
     }

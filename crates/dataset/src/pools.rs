@@ -485,7 +485,7 @@ pub const FLOWERS: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::seed;
+    use cb_base::seed;
 
     #[test]
     fn number_words_read_naturally() {

@@ -4,7 +4,7 @@
 //! shuffled with a seeded generator); anchor values are unique across the
 //! dataset and never hide inside one another or inside ordinary lexicon text,
 //! so an answer that contains another conversation's anchor is recognisable
-//! as context bleed. Every random choice goes through [`crate::seed::rng`].
+//! as context bleed. Every random choice goes through [`cb_base::seed::rng`].
 //!
 //! Two modes share that procedure and differ in where values come from. Up to
 //! [`CURATED_MAX`] conversations (the default 150 among them) the generator
@@ -225,7 +225,7 @@ impl Source {
                 .map(|(si, s)| {
                     let capacity = s.pool.and_then(Pool::capacity).unwrap_or(0);
                     let mut order: Vec<usize> = (0..capacity).collect();
-                    order.shuffle(&mut crate::seed::rng(seed, "dataset-pool-order", si as u64));
+                    order.shuffle(&mut cb_base::seed::rng(seed, "dataset-pool-order", si as u64));
                     order
                 })
                 .collect(),
@@ -332,12 +332,12 @@ pub fn generate_in(opts: &GenerateOptions, mode: Mode) -> Result<Dataset, Genera
     let categories = balanced(
         &Category::ALL,
         n,
-        &mut crate::seed::rng(seed, "dataset-categories", 0),
+        &mut cb_base::seed::rng(seed, "dataset-categories", 0),
     );
     let lengths: Vec<usize> = balanced(
         &(opts.min_turns..=opts.max_turns).collect::<Vec<_>>(),
         n,
-        &mut crate::seed::rng(seed, "dataset-lengths", 0),
+        &mut cb_base::seed::rng(seed, "dataset-lengths", 0),
     );
 
     // Subjects: balanced within each category.
@@ -352,7 +352,7 @@ pub fn generate_in(opts: &GenerateOptions, mode: Mode) -> Result<Dataset, Genera
             let mut q = balanced(
                 &subjects::of_category(c, mode),
                 counts[ci],
-                &mut crate::seed::rng(seed, "dataset-subjects", ci as u64),
+                &mut cb_base::seed::rng(seed, "dataset-subjects", ci as u64),
             );
             q.reverse();
             q
@@ -374,7 +374,7 @@ pub fn generate_in(opts: &GenerateOptions, mode: Mode) -> Result<Dataset, Genera
                 subject: c.as_str(),
                 what: "subject",
             })?;
-        let mut rng = crate::seed::rng(seed, "dataset-anchor", i as u64);
+        let mut rng = cb_base::seed::rng(seed, "dataset-anchor", i as u64);
         let drawn = source
             .anchor(subject, &mut rng, &taken)
             .ok_or(GenerateError::Exhausted {
@@ -389,7 +389,7 @@ pub fn generate_in(opts: &GenerateOptions, mode: Mode) -> Result<Dataset, Genera
     let mut used_probes = HashSet::with_capacity(n);
     let mut conversations = Vec::with_capacity(n);
     for (i, (subject, drawn)) in anchors.into_iter().enumerate() {
-        let mut rng = crate::seed::rng(seed, "dataset-conversation", i as u64);
+        let mut rng = cb_base::seed::rng(seed, "dataset-conversation", i as u64);
         let mut conversation = build_conversation(
             format!("c{:0width$}", i + 1),
             subject,
@@ -420,10 +420,10 @@ fn category_index(c: Category) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dataset::lexicon::{contains_words, tokens};
-    use crate::dataset::TurnKind;
+    use crate::lexicon::{contains_words, tokens};
+    use crate::TurnKind;
 
-    const COMMITTED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/datasets/continuity-150.jsonl");
+    const COMMITTED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../datasets/continuity-150.jsonl");
 
     fn opts(seed: u64) -> GenerateOptions {
         GenerateOptions {
@@ -673,11 +673,11 @@ mod tests {
     /// to the end (and [`GenerateError::Exhausted`] stays theoretical).
     #[test]
     fn composed_subjects_have_room_for_the_largest_dataset() {
-        use crate::dataset::compose::Compose;
-        use crate::dataset::probes;
+        use crate::compose::Compose;
+        use crate::probes;
         use std::collections::BTreeMap;
         let per_category = MAX_CONVERSATIONS.div_ceil(Category::ALL.len()) as u64;
-        let mut shapes: BTreeMap<&str, (&crate::dataset::syllables::Shape, u64)> = BTreeMap::new();
+        let mut shapes: BTreeMap<&str, (&crate::syllables::Shape, u64)> = BTreeMap::new();
         let mut by_digits: BTreeMap<usize, u64> = BTreeMap::new();
         let mut years: Vec<(i32, i32)> = Vec::new();
         for c in Category::ALL {

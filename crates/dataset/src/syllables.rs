@@ -258,7 +258,7 @@ pub const SHAPES: &[&Shape] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::seed;
+    use cb_base::seed;
 
     const VOWELS: &str = "aeiou";
     const MIDDLE_CONSONANTS: &str = "lmnrsv";

@@ -10,7 +10,7 @@
 //! request a client sends once the tool has answered.
 
 use super::{Conversation, ToolExchange};
-use crate::openai::{ChatMessage, ChatRequest};
+use cb_wire::openai::{ChatMessage, ChatRequest};
 use serde_json::{json, Value};
 
 /// The assistant message that makes `tool`'s call (content null).
@@ -92,7 +92,7 @@ pub fn anchor_message(conversation: &Conversation, messages: &[ChatMessage]) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dataset::{Anchor, AnchorPlace, Category, Turn, TurnKind};
+    use crate::{Anchor, AnchorPlace, Category, Turn, TurnKind};
 
     fn conversation() -> Conversation {
         let turn = |kind, user: &str, tool: Option<ToolExchange>| Turn {

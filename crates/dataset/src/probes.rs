@@ -143,8 +143,8 @@ pub fn texts() -> impl Iterator<Item = &'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dataset::lexicon::{probed_subject, stated_subject, SUBJECTS};
-    use crate::seed;
+    use crate::lexicon::{probed_subject, stated_subject, SUBJECTS};
+    use cb_base::seed;
 
     #[test]
     fn composed_probes_ask_exactly_their_subject() {

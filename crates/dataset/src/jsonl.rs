@@ -108,7 +108,7 @@ impl Dataset {
     ///
     /// # Errors
     /// As [`Dataset::load`].
-    pub fn from_source(source: &crate::source::Source) -> Result<Dataset, DatasetError> {
+    pub fn from_source(source: &cb_base::source::Source) -> Result<Dataset, DatasetError> {
         let path = source.path();
         let text = source.text().map_err(|cause| DatasetError::Io {
             path: path.clone(),

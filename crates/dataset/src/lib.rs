@@ -16,6 +16,7 @@ pub mod generate;
 pub mod jsonl;
 pub mod lexicon;
 pub mod messages;
+pub mod model;
 pub mod pools;
 pub mod probes;
 pub mod rich;
@@ -25,8 +26,6 @@ pub mod subjects_composed;
 pub mod syllables;
 pub mod taken;
 
-#[cfg(test)]
-mod at_scale;
 
 use serde::{Deserialize, Serialize};
 
@@ -42,14 +41,14 @@ pub const DEFAULT_DATASET: &str = "datasets/continuity-150.jsonl";
 pub const RICH_DATASET: &str = "datasets/continuity-rich-150.jsonl";
 
 /// The datasets compiled into the binary; the first is the default.
-pub static BUILTIN_DATASETS: [crate::source::BuiltIn; 2] = [
-    crate::source::BuiltIn {
+pub static BUILTIN_DATASETS: [cb_base::source::BuiltIn; 2] = [
+    cb_base::source::BuiltIn {
         path: DEFAULT_DATASET,
-        text: include_str!("../../datasets/continuity-150.jsonl"),
+        text: include_str!("../../../datasets/continuity-150.jsonl"),
     },
-    crate::source::BuiltIn {
+    cb_base::source::BuiltIn {
         path: RICH_DATASET,
-        text: include_str!("../../datasets/continuity-rich-150.jsonl"),
+        text: include_str!("../../../datasets/continuity-rich-150.jsonl"),
     },
 ];
 

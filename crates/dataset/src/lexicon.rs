@@ -47,7 +47,7 @@ pub fn render(template: &str, placeholder: &str, value: &str) -> String {
 
 /// Picks an entry of `pool` deterministically from `text` and `salt`.
 pub fn pick<'a>(pool: &[&'a str], text: &str, salt: u64) -> &'a str {
-    let h = crate::seed::derive(0, text, salt);
+    let h = cb_base::seed::derive(0, text, salt);
     pool[(h % pool.len() as u64) as usize]
 }
 
@@ -415,11 +415,88 @@ pub fn fixed_texts() -> Vec<&'static str> {
     out
 }
 
+/// Words that negate or doubt what an answer says. Any of them anywhere in
+/// the answer keeps the fast path from calling it `preserved`, and no composed
+/// anchor value may be one of them.
+pub const NEGATIONS: &[&str] = &[
+    "not",
+    "no",
+    "never",
+    "nor",
+    "neither",
+    "none",
+    "nobody",
+    "nothing",
+    "dont",
+    "doesnt",
+    "didnt",
+    "isnt",
+    "wasnt",
+    "arent",
+    "werent",
+    "havent",
+    "hasnt",
+    "hadnt",
+    "cant",
+    "wont",
+    "wouldnt",
+    "couldnt",
+    "shouldnt",
+    "without",
+    "unknown",
+    "unsure",
+    "wrong",
+    "incorrect",
+    "mistaken",
+    "instead",
+    "rather",
+];
+
+/// Words that hedge. Like [`NEGATIONS`] they block `preserved`, but a
+/// hedged distractor ("maybe Maya") is still a wrong answer.
+pub const HEDGES: &[&str] = &[
+    "maybe",
+    "perhaps",
+    "possibly",
+    "probably",
+    "might",
+    "could",
+    "guess",
+    "guessing",
+    "think",
+    "believe",
+    "suppose",
+    "assume",
+    "presumably",
+    "seems",
+    "seem",
+    "likely",
+    "unlikely",
+    "if",
+    "unless",
+    "or",
+    "either",
+    "but",
+    "however",
+    "although",
+    "though",
+    "sorry",
+    "apologize",
+    "apologise",
+    "uncertain",
+    "unclear",
+    "recall",
+    "forgot",
+    "forget",
+    "hmm",
+];
+
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dataset::pools::Pool;
-    use crate::dataset::Category;
+    use crate::pools::Pool;
+    use crate::Category;
 
     #[test]
     fn statements_parse_back_to_the_value() {

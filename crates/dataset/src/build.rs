@@ -132,7 +132,7 @@ pub(super) fn build_conversation(
             variants: drawn.variants,
         },
         turns,
-        anchor_place: crate::dataset::AnchorPlace::User,
+        anchor_place: crate::AnchorPlace::User,
         system: Vec::new(),
     }
 }
@@ -168,7 +168,7 @@ pub(super) fn make_probe_unique(
             })
         })
         .collect();
-    wordings.shuffle(&mut crate::seed::rng(
+    wordings.shuffle(&mut cb_base::seed::rng(
         seed,
         "dataset-probe-wording",
         i as u64,
@@ -192,7 +192,7 @@ pub(super) fn compose_unique_probe(
     seed: u64,
     i: usize,
 ) -> Result<(), GenerateError> {
-    let mut rng = crate::seed::rng(seed, "dataset-composed-probe", i as u64);
+    let mut rng = cb_base::seed::rng(seed, "dataset-composed-probe", i as u64);
     let exhausted = GenerateError::Exhausted {
         subject: subject.key,
         what: "probe wording",

@@ -4,7 +4,7 @@
 //! system message or a tool result (rich datasets state the anchor in the
 //! last two in some conversations).
 //!
-//! It knows the shared grammar in [`crate::dataset::lexicon`], never the
+//! It knows the shared grammar in [`crate::lexicon`], never the
 //! dataset: a probe is answered with the value the user stated earlier *in
 //! the received messages*, in the user's own words, or with a refusal that
 //! starts with "I don't know" when the statement is not there. It never
@@ -18,8 +18,8 @@
 //! of that answer, so a gateway that splices a broken stream onto a
 //! continuation can be checked for duplicated or missing text.
 
-use crate::dataset::{filler, lexicon};
-use crate::openai::ChatMessage;
+use crate::{filler, lexicon};
+use cb_wire::openai::ChatMessage;
 use std::borrow::Cow;
 
 /// Reply when the request carries no user message at all.
@@ -118,14 +118,14 @@ fn fresh_reply(messages: &[ChatMessage]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dataset::{Conversation, Dataset, TurnKind};
+    use crate::{Conversation, Dataset, TurnKind};
 
     const SYSTEM: &str = "You are a helpful assistant.";
 
     fn committed() -> Dataset {
         Dataset::load(std::path::Path::new(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/datasets/continuity-150.jsonl"
+            "/../../datasets/continuity-150.jsonl"
         )))
         .unwrap()
     }

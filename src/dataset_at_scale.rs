@@ -8,8 +8,8 @@
 //! list of suffixes) from the generator's index, so that a bug in one is not
 //! hidden by the same bug in the other.
 
-use super::lexicon::{self, tokens};
-use super::{Category, Conversation, Dataset, GenerateOptions, Mode, TurnKind};
+use crate::dataset::lexicon::{self, tokens};
+use crate::dataset::{Category, Conversation, Dataset, GenerateOptions, Mode, TurnKind};
 use crate::openai::ChatMessage;
 use crate::scoring::{score_fast, AnchorIndex, Verdict};
 use crate::upstream::model;
@@ -38,7 +38,7 @@ fn composed(seed: u64, n: usize) -> Dataset {
 }
 
 fn composed_with_turns(seed: u64, n: usize, min_turns: usize, max_turns: usize) -> Dataset {
-    super::generate_in(
+    crate::dataset::generate_in(
         &GenerateOptions {
             seed,
             conversations: n,
@@ -317,7 +317,7 @@ fn model_and_scorer_agree_on_every_conversation_of_a_large_composed_dataset() {
 
 #[test]
 fn the_shortest_and_longest_conversations_keep_every_invariant() {
-    let (min, max) = (super::generate::MIN_TURNS, super::generate::MAX_TURNS);
+    let (min, max) = (crate::dataset::generate::MIN_TURNS, crate::dataset::generate::MAX_TURNS);
     let d = composed_with_turns(3, 2 * (max - min + 1), min, max);
     check_invariants(&d, min, max);
     check_model_and_scorer(&d);
