@@ -4,6 +4,7 @@
 
 pub use cb_base::{record, secret, seed, source};
 pub use cb_dataset as dataset;
+pub use cb_dialect as dialect;
 pub use cb_report as report;
 pub use cb_stats as stats;
 pub use cb_wire::{openai, server};
@@ -14,7 +15,6 @@ pub mod commands;
 pub mod config;
 pub mod continuity;
 pub mod contracts;
-pub mod dialect;
 pub mod driver;
 pub mod faults;
 pub mod judge;

@@ -25,8 +25,8 @@
 //! characters replaced by `_`.
 
 use super::blocks::is_tool_id;
-use crate::dialect::history::{Item, Plan, Side};
-use crate::dialect::{Note, TranslateError, Translation};
+use crate::history::{Item, Plan, Side};
+use crate::{Note, TranslateError, Translation};
 use serde_json::{json, Map, Value};
 
 /// `max_tokens` sent when the client gave none (Anthropic requires it).
@@ -319,13 +319,13 @@ fn tools(top: &Map<String, Value>, body: &mut Map<String, Value>, notes: &mut Ve
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dialect::anthropic::{validate, Rules, VERSION};
+    use crate::anthropic::{validate, Rules, VERSION};
 
     fn translate(client: Value) -> Translation {
         translate_request(&client, Some("claude-sim")).unwrap()
     }
 
-    fn valid(t: &Translation) -> crate::dialect::Validated {
+    fn valid(t: &Translation) -> crate::Validated {
         let bytes = serde_json::to_vec(&t.body).unwrap();
         validate(Some(VERSION), &bytes, &Rules::default())
             .unwrap_or_else(|r| panic!("{}: {}", r.message, t.body))
@@ -438,7 +438,7 @@ mod tests {
         assert!(v.prefill);
         assert_eq!(
             v.messages[2],
-            crate::openai::ChatMessage::new("tool", "sunny")
+            cb_wire::openai::ChatMessage::new("tool", "sunny")
         );
     }
 

@@ -33,7 +33,7 @@ mod roundtrip;
 #[cfg(test)]
 mod testgen;
 
-use crate::openai::{ChatMessage, Usage};
+use cb_wire::openai::{ChatMessage, Usage};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;

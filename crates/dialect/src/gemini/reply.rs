@@ -13,12 +13,12 @@
 //! error, never a finished answer.
 
 use super::finish_of;
-use crate::dialect::openai_out::{completion, ChunkWriter};
-use crate::dialect::sse::{SseError, SseReader};
-use crate::dialect::{
+use crate::openai_out::{completion, ChunkWriter};
+use crate::sse::{SseError, SseReader};
+use crate::{
     ChunkOptions, FinishReason, ReplyError, StreamError, StreamTranslator, ToolCall,
 };
-use crate::openai::Usage;
+use cb_wire::openai::Usage;
 use serde_json::Value;
 
 fn tokens(usage: Option<&Value>, key: &str) -> u32 {
@@ -287,9 +287,9 @@ impl StreamTranslator for StreamToOpenAi {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dialect::gemini::{generate_body, sse_frame, StreamEncoder};
-    use crate::dialect::Reply;
-    use crate::systems::sse::stream_text;
+    use crate::gemini::{generate_body, sse_frame, StreamEncoder};
+    use crate::Reply;
+    use cb_wire::sse::stream_text;
     use serde_json::json;
 
     fn defaults() -> ChunkOptions {
@@ -357,7 +357,7 @@ mod tests {
         let blocked = json!({"promptFeedback": {"blockReason": "SAFETY"}});
         let c = to_openai(blocked.to_string().as_bytes(), &defaults()).unwrap();
         assert_eq!(c["choices"][0]["finish_reason"], "content_filter");
-        let err = crate::dialect::gemini::error_body(503, "The model is overloaded.");
+        let err = crate::gemini::error_body(503, "The model is overloaded.");
         assert_eq!(
             to_openai(err.to_string().as_bytes(), &defaults()),
             Err(ReplyError::Upstream(
@@ -434,7 +434,7 @@ mod tests {
         let with_error = format!(
             "{}{}",
             sse_frame(&json!({"candidates": [{"content": {"parts": [{"text": "a"}]}}]})),
-            sse_frame(&crate::dialect::gemini::error_body(500, "Internal error"))
+            sse_frame(&crate::gemini::error_body(500, "Internal error"))
         );
         let err = translate_in_pieces(with_error.as_bytes(), 5).unwrap_err();
         assert_eq!(

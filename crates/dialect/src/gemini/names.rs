@@ -5,7 +5,7 @@
 //! the request breaks is reported as `* GenerateContentRequest.<path>: ...`.
 
 use super::invalid;
-use crate::dialect::Rejection;
+use crate::Rejection;
 use serde_json::{Map, Value};
 
 /// `systemInstruction` -> `system_instruction`.

@@ -7,9 +7,9 @@
 
 use super::testgen;
 use super::{anthropic, gemini, survival, Dialect, Translation, Validated};
-use crate::dataset::{Conversation, Dataset};
-use crate::openai::{ChatMessage, ChatRequest};
-use crate::upstream::model;
+use cb_dataset::{Conversation, Dataset};
+use cb_wire::openai::{ChatMessage, ChatRequest};
+use cb_dataset::model;
 use serde_json::{json, Value};
 
 /// Generated requests per dialect.
@@ -59,7 +59,7 @@ fn validate(
 fn generated_histories_validate_and_lose_nothing() {
     for dialect in [Dialect::Anthropic, Dialect::Gemini] {
         for i in 0..CASES {
-            let client = testgen::request(crate::seed::DEFAULT_SEED, i);
+            let client = testgen::request(cb_base::seed::DEFAULT_SEED, i);
             let ends_with_assistant = client["messages"]
                 .as_array()
                 .and_then(|m| m.last())
@@ -120,7 +120,7 @@ fn users(messages: &[ChatMessage]) -> Vec<String> {
 fn the_dataset_is_recognised_and_answered_alike_in_every_dialect() {
     let dataset = Dataset::load(std::path::Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/datasets/continuity-150.jsonl"
+        "/../../datasets/continuity-150.jsonl"
     )))
     .unwrap();
     for (k, c) in dataset.conversations.iter().enumerate() {

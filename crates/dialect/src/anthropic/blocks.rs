@@ -4,7 +4,7 @@
 //! path (`messages.1.content.0.tool_use.id`) and a pydantic-style sentence.
 
 use super::invalid;
-use crate::dialect::Rejection;
+use crate::Rejection;
 use serde_json::{Map, Value};
 
 /// The block types this simulation accepts in messages.

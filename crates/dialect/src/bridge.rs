@@ -91,9 +91,9 @@ pub fn error_to_openai(dialect: Dialect, body: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dialect::{FinishReason, Reply};
-    use crate::openai::Usage;
-    use crate::systems::sse::stream_text;
+    use crate::{FinishReason, Reply};
+    use cb_wire::openai::Usage;
+    use cb_wire::sse::stream_text;
     use serde_json::json;
 
     fn client() -> Value {
@@ -166,7 +166,7 @@ mod tests {
                 .unwrap()
                 .unwrap();
             assert_eq!(
-                crate::openai::response_text(&c).as_deref(),
+                cb_wire::openai::response_text(&c).as_deref(),
                 Some(reply.text.as_str())
             );
             let mut t = stream_translator(dialect, options).unwrap();

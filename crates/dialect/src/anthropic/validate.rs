@@ -11,9 +11,9 @@
 
 use super::blocks::{self, at, object, only, Block, Speaker};
 use super::{invalid, params, Rules};
-use crate::dialect::grouping::Grouper;
-use crate::dialect::{Rejection, Validated};
-use crate::openai::ChatMessage;
+use crate::grouping::Grouper;
+use crate::{Rejection, Validated};
+use cb_wire::openai::ChatMessage;
 use serde_json::Value;
 
 /// Top-level fields the API accepts.
@@ -287,7 +287,7 @@ fn conversation(system: &[String], messages: &[Message]) -> Vec<ChatMessage> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dialect::anthropic::VERSION;
+    use crate::anthropic::VERSION;
     use serde_json::json;
 
     fn check(body: Value) -> Result<Validated, Rejection> {

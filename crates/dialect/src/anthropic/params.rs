@@ -4,7 +4,7 @@
 //! definitions and `tool_choice`.
 
 use super::blocks::{self, at, object, only, opt_string};
-use crate::dialect::Rejection;
+use crate::Rejection;
 use serde_json::{json, Map, Value};
 
 fn number(top: &Map<String, Value>, key: &str, max: Option<f64>) -> Result<(), Rejection> {

@@ -12,7 +12,7 @@
 //! text is not counted; two identical items count as one content (both
 //! reached or neither).
 
-use crate::openai::{ChatMessage, ChatRequest};
+use cb_wire::openai::{ChatMessage, ChatRequest};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::ops::AddAssign;
@@ -138,7 +138,7 @@ impl Received {
 
 /// Counts the system messages, tool results and user turns of `client`
 /// that are found in `received` (the conversation an upstream got, in
-/// OpenAI shape, as [`crate::dialect::Validated::messages`] gives it for
+/// OpenAI shape, as [`crate::Validated::messages`] gives it for
 /// the other dialects).
 pub fn survival(client: &ChatRequest, received: &[ChatMessage]) -> Survival {
     let r = Received::new(received);
@@ -160,7 +160,6 @@ pub fn survival(client: &ChatRequest, received: &[ChatMessage]) -> Survival {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proxy::payload::stateless_messages;
     use serde_json::json;
 
     fn request(messages: Value) -> ChatRequest {
@@ -211,11 +210,13 @@ mod tests {
     #[test]
     fn a_gateway_that_drops_history_or_system_messages_is_caught() {
         let client = request(conversation());
-        // The stateless projection: system messages and the last user turn.
+        // The stateless projection: system messages and the last user turn
+        // (what the `stateless` reference proxy forwards).
         let raw = conversation();
-        let stateless: Vec<ChatMessage> = stateless_messages(raw.as_array().unwrap())
+        let all = raw.as_array().unwrap();
+        let stateless: Vec<ChatMessage> = [&all[0], &all[1], &all[6]]
             .into_iter()
-            .map(|m| serde_json::from_value(m).unwrap())
+            .map(|m| serde_json::from_value(m.clone()).unwrap())
             .collect();
         let s = survival(&client, &stateless);
         assert_eq!(

@@ -10,10 +10,10 @@
 
 use super::finish_of;
 use super::reply::{count, error_message, input_tokens};
-use crate::dialect::openai_out::ChunkWriter;
-use crate::dialect::sse::{SseError, SseEvent, SseReader};
-use crate::dialect::{ChunkOptions, FinishReason, StreamError, StreamTranslator};
-use crate::openai::Usage;
+use crate::openai_out::ChunkWriter;
+use crate::sse::{SseError, SseEvent, SseReader};
+use crate::{ChunkOptions, FinishReason, StreamError, StreamTranslator};
+use cb_wire::openai::Usage;
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -257,9 +257,9 @@ impl StreamTranslator for StreamToOpenAi {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dialect::anthropic::StreamEncoder;
-    use crate::dialect::{Reply, ToolCall};
-    use crate::systems::sse::stream_text;
+    use crate::anthropic::StreamEncoder;
+    use crate::{Reply, ToolCall};
+    use cb_wire::sse::stream_text;
     use serde_json::json;
 
     fn options() -> ChunkOptions {
@@ -358,8 +358,8 @@ mod tests {
         let with_error = format!(
             "{}{}",
             &body[..start],
-            crate::dialect::anthropic::stream_error_frame(
-                crate::dialect::anthropic::ErrorKind::OverloadedError,
+            crate::anthropic::stream_error_frame(
+                crate::anthropic::ErrorKind::OverloadedError,
                 "Overloaded"
             )
         );

@@ -6,7 +6,7 @@
 //! subset, noting each keyword it could not keep.
 
 use super::names::{self, get, join};
-use crate::dialect::{Note, Rejection};
+use crate::{Note, Rejection};
 use serde_json::{json, Map, Value};
 
 /// The fields of a Gemini `Schema` (camelCase).

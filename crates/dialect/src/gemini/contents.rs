@@ -7,9 +7,9 @@
 
 use super::invalid;
 use super::names::{self, get, join, rule};
-use crate::dialect::grouping::Grouper;
-use crate::dialect::Rejection;
-use crate::openai::ChatMessage;
+use crate::grouping::Grouper;
+use crate::Rejection;
+use cb_wire::openai::ChatMessage;
 use serde_json::{Map, Value};
 
 /// The data fields of a `Part`, of which exactly one is set.
@@ -313,7 +313,7 @@ pub(super) fn system(value: Option<&Value>) -> Result<Vec<String>, Rejection> {
         .collect())
 }
 
-/// The conversation in OpenAI shape; see [`crate::dialect::Validated`].
+/// The conversation in OpenAI shape; see [`crate::Validated`].
 pub(super) fn conversation(system: &[String], contents: &[Content]) -> Vec<ChatMessage> {
     let mut out: Vec<ChatMessage> = system
         .iter()

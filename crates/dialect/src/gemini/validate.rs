@@ -6,7 +6,7 @@
 use super::contents::{self, Content};
 use super::names::{self, get, join, rule};
 use super::{invalid, schema, Call, Method};
-use crate::dialect::{Rejection, Validated};
+use crate::{Rejection, Validated};
 use serde_json::{Map, Value};
 
 /// Top-level fields of a `GenerateContentRequest`.

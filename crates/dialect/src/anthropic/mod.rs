@@ -165,7 +165,7 @@ pub fn error_to_openai(body: &Value) -> Value {
         .and_then(|e| e.get("type"))
         .and_then(Value::as_str)
         .unwrap_or("api_error");
-    crate::openai::error_body(message, kind, None)
+    cb_wire::openai::error_body(message, kind, None)
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! sees one shape whichever provider answered.
 
 use super::{ChunkOptions, FinishReason, ToolCall};
-use crate::openai::{chunk_body, usage_chunk_body, Usage};
+use cb_wire::openai::{chunk_body, usage_chunk_body, Usage};
 use serde_json::{json, Value};
 
 /// The final frame of every complete OpenAI stream.
@@ -157,7 +157,7 @@ mod tests {
         assert_eq!(body["choices"][0]["finish_reason"], "tool_calls");
         assert_eq!(body["usage"]["total_tokens"], 5);
         let text = completion(&options(), "hi", &[], FinishReason::Stop, Usage::default());
-        assert_eq!(crate::openai::response_text(&text).as_deref(), Some("hi"));
+        assert_eq!(cb_wire::openai::response_text(&text).as_deref(), Some("hi"));
     }
 
     #[test]
@@ -175,7 +175,7 @@ mod tests {
         ]
         .concat();
         assert_eq!(
-            crate::systems::sse::stream_text(body.as_bytes()).unwrap(),
+            cb_wire::sse::stream_text(body.as_bytes()).unwrap(),
             "Hello"
         );
         assert!(body.contains("\"usage\""));

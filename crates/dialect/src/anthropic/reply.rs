@@ -7,9 +7,9 @@
 //! cache reads and writes.
 
 use super::finish_of;
-use crate::dialect::openai_out::completion;
-use crate::dialect::{ChunkOptions, FinishReason, ReplyError, ToolCall};
-use crate::openai::Usage;
+use crate::openai_out::completion;
+use crate::{ChunkOptions, FinishReason, ReplyError, ToolCall};
+use cb_wire::openai::Usage;
 use serde_json::Value;
 
 /// A token count of a `usage` object (0 when absent).
@@ -115,8 +115,8 @@ pub fn to_openai(body: &[u8], defaults: &ChunkOptions) -> Result<Value, ReplyErr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dialect::anthropic::message_body;
-    use crate::dialect::Reply;
+    use crate::anthropic::message_body;
+    use crate::Reply;
     use serde_json::json;
 
     fn options() -> ChunkOptions {

@@ -157,7 +157,7 @@ pub fn error_to_openai(body: &Value) -> Value {
         .and_then(|e| e.get("status"))
         .and_then(Value::as_str)
         .unwrap_or("INTERNAL");
-    crate::openai::error_body(message, &status.to_ascii_lowercase(), None)
+    cb_wire::openai::error_body(message, &status.to_ascii_lowercase(), None)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! with it; and a spread of parameters. Every text is unique, so that what
 //! survived can be told by content.
 
-use crate::seed;
+use cb_base::seed;
 use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;

@@ -9,7 +9,7 @@
 //! its own `tool` message with plain text, and an assistant message that
 //! holds only tool calls has null content, as OpenAI writes it.
 
-use crate::openai::ChatMessage;
+use cb_wire::openai::ChatMessage;
 use serde_json::{json, Value};
 
 /// Groups the blocks of one message; call [`Grouper::flush`] at its end.

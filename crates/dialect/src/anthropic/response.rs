@@ -5,7 +5,7 @@
 //! `message_delta`, `message_stop`).
 
 use super::{stop_reason, ErrorKind};
-use crate::dialect::{FinishReason, Reply, ToolCall};
+use crate::{FinishReason, Reply, ToolCall};
 use serde_json::{json, Value};
 
 /// A complete, non-streamed answer.
@@ -168,7 +168,7 @@ impl StreamEncoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::openai::Usage;
+    use cb_wire::openai::Usage;
 
     #[test]
     fn message_body_has_blocks_stop_reason_and_usage() {

@@ -5,8 +5,8 @@
 //! `finishReason`) or as one JSON array.
 
 use super::finish_reason;
-use crate::dialect::{FinishReason, Reply, ToolCall};
-use crate::openai::Usage;
+use crate::{FinishReason, Reply, ToolCall};
+use cb_wire::openai::Usage;
 use serde_json::{json, Value};
 
 fn usage_metadata(usage: Usage) -> Value {

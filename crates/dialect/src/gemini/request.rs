@@ -29,8 +29,8 @@
 //! a digit get a leading `_` (Gemini requires a letter or `_`).
 
 use super::schema;
-use crate::dialect::history::{Item, Plan, Side};
-use crate::dialect::{Note, TranslateError, Translation};
+use crate::history::{Item, Plan, Side};
+use crate::{Note, TranslateError, Translation};
 use serde_json::{json, Map, Value};
 
 /// Fields read by the translation; any other is noted as dropped.
@@ -307,14 +307,14 @@ fn tools(top: &Map<String, Value>, body: &mut Map<String, Value>, notes: &mut Ve
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dialect::gemini::{parse_call, validate};
-    use crate::openai::ChatMessage;
+    use crate::gemini::{parse_call, validate};
+    use cb_wire::openai::ChatMessage;
 
     fn translate(client: Value) -> Translation {
         translate_request(&client, Some("gemini-sim")).unwrap()
     }
 
-    fn valid(t: &Translation) -> crate::dialect::Validated {
+    fn valid(t: &Translation) -> crate::Validated {
         let (path, query) = t
             .path
             .split_once('?')
