@@ -3,7 +3,10 @@
 //! [`run`]; everything is here so tests can call it in process.
 
 pub use cb_base::{record, secret, seed, source};
+pub use cb_contracts as contracts;
 pub use cb_dataset as dataset;
+pub use cb_degrade as degrade;
+pub use cb_faults as faults;
 pub use cb_dialect as dialect;
 pub use cb_report as report;
 pub use cb_stats as stats;
@@ -14,9 +17,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod continuity;
-pub mod contracts;
 pub mod driver;
-pub mod faults;
 pub mod judge;
 pub mod policy;
 pub mod proxy;

@@ -34,7 +34,7 @@
 
 mod answer;
 pub mod attempt;
-pub mod degrade;
+pub use cb_degrade as degrade;
 mod dialect_routes;
 #[cfg(test)]
 mod dialect_tests;

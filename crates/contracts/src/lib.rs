@@ -19,6 +19,7 @@ mod empty;
 mod junk_prefix;
 mod language;
 mod mojibake;
+pub mod phrasebook;
 mod prompt;
 mod refusal;
 mod schema;
@@ -36,7 +37,7 @@ pub use schema::{requested_format, RequestedFormat, Schema};
 pub use truncated::Truncated;
 pub use ttft::Ttft;
 
-use crate::openai::ChatRequest;
+use cb_wire::openai::ChatRequest;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::time::Duration;

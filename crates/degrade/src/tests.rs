@@ -3,10 +3,10 @@
 //! contracts, end to end.
 
 use super::*;
-use crate::contracts::{violations, ContractInput, ContractName, Contracts};
-use crate::dataset::Dataset;
-use crate::openai::{ChatMessage, ChatRequest};
-use crate::upstream::model;
+use cb_contracts::{violations, ContractInput, ContractName, Contracts};
+use cb_dataset::Dataset;
+use cb_wire::openai::{ChatMessage, ChatRequest};
+use cb_dataset::model;
 use serde_json::json;
 
 /// A request of `messages`, with `response_format` when given.
@@ -48,7 +48,7 @@ fn violated(contracts: &Contracts, request: &ChatRequest, reply: &Completion) ->
 fn simulated() -> Vec<(ChatRequest, Completion)> {
     let dataset = Dataset::load(std::path::Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/datasets/continuity-150.jsonl"
+        "/../../datasets/continuity-150.jsonl"
     )))
     .unwrap();
     let mut out = Vec::new();
@@ -72,7 +72,7 @@ fn multilingual() -> Vec<(ChatRequest, Completion)> {
     Language::ALL
         .into_iter()
         .map(|l| {
-            let s = phrasebook::sentences(l);
+            let s = cb_contracts::phrasebook::sentences(l);
             let user = ChatMessage::new("user", &s[6..9].join(" "));
             (
                 request(vec![user], None),
@@ -105,7 +105,7 @@ fn the_simulated_model_never_trips_a_contract() {
     // know" the model gives when the anchor turn is missing.
     let dataset = Dataset::load(std::path::Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/datasets/continuity-150.jsonl"
+        "/../../datasets/continuity-150.jsonl"
     )))
     .unwrap();
     let contracts = Contracts::default();
@@ -160,7 +160,7 @@ fn each_transform_trips_exactly_its_contract() {
     let cases: Vec<_> = simulated().into_iter().chain(multilingual()).collect();
     for (k, kind) in kinds().into_iter().enumerate() {
         for (i, (request, reply)) in cases.iter().enumerate() {
-            let mut rng = crate::seed::rng(7, "degrade-test", (k * 1000 + i) as u64);
+            let mut rng = cb_base::seed::rng(7, "degrade-test", (k * 1000 + i) as u64);
             let degraded = apply(kind, reply.clone(), &mut rng);
             assert_eq!(
                 violated(&contracts, request, &degraded),
@@ -191,7 +191,7 @@ fn every_schema_break_trips_schema_only() {
         assert_eq!(violated(&contracts, &req, &clean), vec![], "{}", clean.text);
         for style in SchemaBreakStyle::ALL.map(Some).into_iter().chain([None]) {
             for seed in 0..5 {
-                let mut rng = crate::seed::rng(7, "schema-break-test", (s * 100 + seed) as u64);
+                let mut rng = cb_base::seed::rng(7, "schema-break-test", (s * 100 + seed) as u64);
                 let kind = DegradationKind::SchemaBreak { style };
                 let broken = apply(kind, clean.clone(), &mut rng);
                 assert_eq!(
@@ -209,16 +209,16 @@ fn every_schema_break_trips_schema_only() {
 fn transforms_are_deterministic_for_a_seed() {
     let reply = Completion::stop("Hello there! How can I help you today? Ask me anything.");
     for kind in kinds() {
-        let a = apply(kind, reply.clone(), &mut crate::seed::rng(3, "x", 1));
-        let b = apply(kind, reply.clone(), &mut crate::seed::rng(3, "x", 1));
+        let a = apply(kind, reply.clone(), &mut cb_base::seed::rng(3, "x", 1));
+        let b = apply(kind, reply.clone(), &mut cb_base::seed::rng(3, "x", 1));
         assert_eq!(a, b, "{kind:?}");
     }
 }
 
 #[test]
 fn drift_goes_to_the_neighbour_or_the_named_language() {
-    let pt = phrasebook::sentences(Language::Pt)[..3].join(" ");
-    let mut rng = crate::seed::rng(1, "drift", 0);
+    let pt = cb_contracts::phrasebook::sentences(Language::Pt)[..3].join(" ");
+    let mut rng = cb_base::seed::rng(1, "drift", 0);
     let out = apply(
         DegradationKind::LanguageDrift {
             drift: Some(Drift::Switch),
@@ -266,7 +266,7 @@ fn kinds_serialize_with_a_kind_tag() {
     let truncated = apply(
         DegradationKind::Truncated,
         Completion::stop("One two three four five six."),
-        &mut crate::seed::rng(1, "t", 0),
+        &mut cb_base::seed::rng(1, "t", 0),
     );
     assert_eq!(truncated.finish_reason, "length");
     assert!(

@@ -2,7 +2,7 @@
 //! own tests.
 
 use super::*;
-use crate::openai::ChatMessage;
+use cb_wire::openai::ChatMessage;
 
 /// A request with `messages` as (role, text) pairs.
 pub(crate) fn request(messages: &[(&str, &str)]) -> ChatRequest {

@@ -21,7 +21,7 @@
 
 use super::profile::FaultError;
 use super::Role;
-use crate::upstream::degrade::{DegradationKind, Drift, JunkStyle, SchemaBreakStyle};
+use cb_degrade::{DegradationKind, Drift, JunkStyle, SchemaBreakStyle};
 use rand::Rng;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -62,7 +62,7 @@ pub enum Degradation {
         /// How late the first token comes.
         delay: Duration,
     },
-    /// The text changed by [`crate::upstream::degrade::apply`].
+    /// The text changed by [`cb_degrade::apply`].
     Text(DegradationKind),
 }
 
@@ -148,7 +148,7 @@ impl DegradeSpec {
         let mut bytes = [0u8; 8];
         bytes.copy_from_slice(&digest[..8]);
         let index = u64::from_le_bytes(bytes);
-        let mut rng = crate::seed::rng(master_seed, "degrade", index);
+        let mut rng = cb_base::seed::rng(master_seed, "degrade", index);
         let u: f64 = rng.random();
         let mut acc = 0.0;
         for (degradation, rate) in &self.kinds {
@@ -213,7 +213,7 @@ struct RawStyled<S> {
 struct RawDrift {
     rate: Option<f64>,
     drift: Option<Drift>,
-    to: Option<crate::contracts::Language>,
+    to: Option<cb_contracts::Language>,
 }
 
 impl RawDegrade {
@@ -344,7 +344,7 @@ impl RawDegrade {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::faults::FaultProfile;
+    use crate::FaultProfile;
 
     fn parse(text: &str) -> Result<FaultProfile, FaultError> {
         FaultProfile::parse(text, "fault_profiles/d.toml")

@@ -303,7 +303,7 @@ fn looks_like_identifier(word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contracts::tests::{input, input_for, request};
+    use crate::tests::{input, input_for, request};
 
     fn judge_reply(reply: &'static str, user: &str) -> Outcome {
         JunkPrefix.check(&input(reply, user)).unwrap()

@@ -30,22 +30,22 @@ use std::time::Duration;
 pub const DEFAULT_PROFILE: &str = "fault_profiles/paper.toml";
 
 /// The fault profiles compiled into the binary; the first is the default.
-pub static BUILTIN_PROFILES: [crate::source::BuiltIn; 4] = [
-    crate::source::BuiltIn {
+pub static BUILTIN_PROFILES: [cb_base::source::BuiltIn; 4] = [
+    cb_base::source::BuiltIn {
         path: DEFAULT_PROFILE,
-        text: include_str!("../../fault_profiles/paper.toml"),
+        text: include_str!("../../../fault_profiles/paper.toml"),
     },
-    crate::source::BuiltIn {
+    cb_base::source::BuiltIn {
         path: "fault_profiles/storm.toml",
-        text: include_str!("../../fault_profiles/storm.toml"),
+        text: include_str!("../../../fault_profiles/storm.toml"),
     },
-    crate::source::BuiltIn {
+    cb_base::source::BuiltIn {
         path: "fault_profiles/degraded.toml",
-        text: include_str!("../../fault_profiles/degraded.toml"),
+        text: include_str!("../../../fault_profiles/degraded.toml"),
     },
-    crate::source::BuiltIn {
+    cb_base::source::BuiltIn {
         path: "fault_profiles/fallback-degraded.toml",
-        text: include_str!("../../fault_profiles/fallback-degraded.toml"),
+        text: include_str!("../../../fault_profiles/fallback-degraded.toml"),
     },
 ];
 

@@ -55,7 +55,7 @@ impl Contract for Ttft {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contracts::tests::input;
+    use crate::tests::input;
 
     #[test]
     fn fails_only_above_the_limit_and_only_streams() {

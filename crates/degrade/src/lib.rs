@@ -3,9 +3,9 @@
 //! simulated upstream can trip each answer contract on the wire.
 //!
 //! [`apply`] takes a [`DegradationKind`], the clean [`Completion`] and a
-//! generator (from `crate::seed::rng`, never the clock), and returns the
+//! generator (from `cb_base::seed::rng`, never the clock), and returns the
 //! degraded completion. Each kind trips exactly its contract
-//! (`crate::contracts`) on a clean reply to a prompt that ends with
+//! (`cb_contracts`) on a clean reply to a prompt that ends with
 //! punctuation, which the tests check: `junk_prefix`, `language_drift`
 //! (`language`), `schema_break` (`schema`, on structured-output replies),
 //! `refusal`, `empty`, `truncated` (text cut short and `finish_reason:
@@ -14,13 +14,13 @@
 //!
 //! [`instance_for_schema`] writes a minimal JSON instance of a schema, so
 //! that the simulated model can answer structured-output requests;
-//! [`phrasebook`] holds the sentences `language_drift` and a multilingual
-//! responder draw from.
+//! [`phrasebook`] (the contracts' phrasebook) holds the sentences
+//! `language_drift` and a multilingual responder draw from.
 
 mod drift;
 mod instance;
 mod junk;
-pub mod phrasebook;
+pub use cb_contracts::phrasebook;
 mod schema_break;
 
 pub use drift::Drift;
@@ -28,7 +28,7 @@ pub use instance::instance_for_schema;
 pub use junk::JunkStyle;
 pub use schema_break::SchemaBreakStyle;
 
-use crate::contracts::{detect_language, Language};
+use cb_contracts::{detect_language, Language};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -89,8 +89,8 @@ pub enum DegradationKind {
 
 impl DegradationKind {
     /// The contract this kind trips, by its snake-case name.
-    pub fn contract(self) -> crate::contracts::ContractName {
-        use crate::contracts::ContractName;
+    pub fn contract(self) -> cb_contracts::ContractName {
+        use cb_contracts::ContractName;
         match self {
             DegradationKind::JunkPrefix { .. } => ContractName::JunkPrefix,
             DegradationKind::LanguageDrift { .. } => ContractName::Language,
@@ -109,7 +109,7 @@ pub fn apply(kind: DegradationKind, reply: Completion, rng: &mut impl Rng) -> Co
         DegradationKind::LanguageDrift { drift, to } => drift::apply(drift, to, reply, rng),
         DegradationKind::SchemaBreak { style } => schema_break::apply(style, reply, rng),
         DegradationKind::Refusal => {
-            let pool = phrasebook::refusals(language_of(&reply.text));
+            let pool = cb_contracts::phrasebook::refusals(language_of(&reply.text));
             Completion {
                 text: pool[rng.random_range(0..pool.len())].to_string(),
                 ..reply

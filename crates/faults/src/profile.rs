@@ -299,7 +299,7 @@ impl FaultProfile {
     ///
     /// # Errors
     /// As [`FaultProfile::load`].
-    pub fn from_source(source: &crate::source::Source) -> Result<FaultProfile, FaultError> {
+    pub fn from_source(source: &cb_base::source::Source) -> Result<FaultProfile, FaultError> {
         let origin = source.path().display().to_string();
         let text = source.text().map_err(|e| FaultError::Io {
             path: origin.clone(),
@@ -390,7 +390,7 @@ mod tests {
 
     #[test]
     fn paper_profile_loads() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(crate::faults::DEFAULT_PROFILE);
+        let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(crate::DEFAULT_PROFILE);
         let p = FaultProfile::load(&path).unwrap();
         assert_eq!(p.name, "paper");
         assert_eq!(p.upstream, Role::Primary);
@@ -458,7 +458,7 @@ mod tests {
 
     #[test]
     fn storm_profile_limits_the_fallback_once_per_turn() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fault_profiles/storm.toml");
+        let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("fault_profiles/storm.toml");
         let p = FaultProfile::load(&path).unwrap();
         assert_eq!(
             (p.upstream, &p.turns),

@@ -20,7 +20,7 @@
 
 use super::text::is_blank;
 use super::{Contract, ContractInput, ContractName, Outcome};
-use crate::openai::ChatRequest;
+use cb_wire::openai::ChatRequest;
 use serde_json::Value;
 
 /// Validation errors named in a failure reason, at most.
@@ -191,7 +191,7 @@ fn preview(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contracts::tests::{input_for, request};
+    use crate::tests::{input_for, request};
     use serde_json::json;
 
     fn structured(format: Value) -> ChatRequest {

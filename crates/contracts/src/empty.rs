@@ -36,7 +36,7 @@ impl Contract for Empty {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contracts::tests::input;
+    use crate::tests::input;
 
     #[test]
     fn empty_and_whitespace_fail_text_passes() {

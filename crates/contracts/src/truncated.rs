@@ -35,7 +35,7 @@ impl Contract for Truncated {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contracts::tests::input;
+    use crate::tests::input;
 
     #[test]
     fn length_and_content_filter_fail_and_are_named() {

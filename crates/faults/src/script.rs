@@ -9,7 +9,7 @@
 //! every rule is tested without a socket.
 
 use super::ErrorSpec;
-use crate::openai::ChatRequest;
+use cb_wire::openai::ChatRequest;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -246,8 +246,8 @@ pub enum End {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::faults::ErrorKind;
-    use crate::openai::ChatMessage;
+    use crate::ErrorKind;
+    use cb_wire::openai::ChatMessage;
     use serde_json::json;
 
     fn request(model: &str, extra: Value, last: &str) -> ChatRequest {

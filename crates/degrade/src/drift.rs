@@ -4,8 +4,8 @@
 //! or a drifting fine-tune does (Portuguese into Spanish, Italian into
 //! Spanish, Dutch into German).
 
-use super::{language_of, phrasebook, Completion};
-use crate::contracts::Language;
+use super::{language_of, Completion};
+use cb_contracts::Language;
 use rand::seq::SliceRandom;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -55,8 +55,8 @@ fn foreign(
     count: usize,
     rng: &mut impl Rng,
 ) -> Vec<String> {
-    let source = phrasebook::sentences(from);
-    let target = phrasebook::sentences(to);
+    let source = cb_contracts::phrasebook::sentences(from);
+    let target = cb_contracts::phrasebook::sentences(to);
     let mut parallel: Vec<String> = own
         .iter()
         .filter_map(|s| source.iter().position(|p| p == s))
@@ -129,11 +129,11 @@ mod tests {
 
     #[test]
     fn phrasebook_replies_are_translated_in_parallel() {
-        let pt = phrasebook::sentences(Language::Pt);
+        let pt = cb_contracts::phrasebook::sentences(Language::Pt);
         let own = vec![pt[3].to_string(), pt[8].to_string()];
-        let mut rng = crate::seed::rng(1, "t", 0);
+        let mut rng = cb_base::seed::rng(1, "t", 0);
         let es = foreign(&own, Language::Pt, Language::Es, 2, &mut rng);
-        let book = phrasebook::sentences(Language::Es);
+        let book = cb_contracts::phrasebook::sentences(Language::Es);
         assert_eq!(es, vec![book[3].to_string(), book[8].to_string()]);
     }
 }

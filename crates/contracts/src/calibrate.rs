@@ -9,7 +9,7 @@
 //! false negatives, how many it left undetermined, and every disagreement.
 
 use super::{ContractInput, ContractName, Contracts, Language, Outcome};
-use crate::openai::{ChatMessage, ChatRequest};
+use cb_wire::openai::{ChatMessage, ChatRequest};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
@@ -21,7 +21,7 @@ use std::time::Duration;
 pub const DEFAULT_CASES_PATH: &str = "datasets/contracts-calibration.jsonl";
 
 /// The committed calibration set, compiled in.
-pub const DEFAULT_CASES: &str = include_str!("../../datasets/contracts-calibration.jsonl");
+pub const DEFAULT_CASES: &str = include_str!("../../../datasets/contracts-calibration.jsonl");
 
 /// Goal: agreement with the labels on decided cases, per contract.
 pub const AGREEMENT_GOAL: f64 = 0.95;

@@ -10,7 +10,7 @@
 //! digit, a name or a word borrowed from another of the languages, so a
 //! detector has nothing but the language itself to go on.
 
-use crate::contracts::Language;
+use crate::Language;
 
 /// The parallel sentences of `language`, twelve of them.
 pub fn sentences(language: Language) -> &'static [&'static str] {

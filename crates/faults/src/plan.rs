@@ -74,7 +74,7 @@ impl ProfileSchedule {
             .zip(counts)
             .flat_map(|(m, c)| std::iter::repeat_n(*m, c))
             .collect();
-        let mut rng = crate::seed::rng(self.master_seed, "faults", u64::from(run));
+        let mut rng = cb_base::seed::rng(self.master_seed, "faults", u64::from(run));
         modes.shuffle(&mut rng);
         modes
     }
@@ -348,7 +348,7 @@ mod tests {
 
     fn paper() -> FaultProfile {
         let path =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(crate::faults::DEFAULT_PROFILE);
+            std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(crate::DEFAULT_PROFILE);
         FaultProfile::load(&path).unwrap()
     }
 

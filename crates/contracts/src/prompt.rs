@@ -6,7 +6,7 @@
 
 use super::text::fold;
 use super::Language;
-use crate::openai::{ChatMessage, ChatRequest};
+use cb_wire::openai::{ChatMessage, ChatRequest};
 use std::borrow::Cow;
 
 /// The text of the user messages, oldest first.
@@ -487,7 +487,7 @@ fn contains_at_word_start(haystack: &str, needle: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::openai::ChatMessage;
+    use cb_wire::openai::ChatMessage;
 
     fn req(messages: &[(&str, &str)]) -> ChatRequest {
         ChatRequest {

@@ -126,7 +126,7 @@ impl<K: Eq + Hash> RetryLimiter<K> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::faults::Role;
+    use crate::Role;
 
     fn spec(rejections: u32, retry_after: Duration) -> RateLimiterSpec {
         RateLimiterSpec {
