@@ -3,4 +3,7 @@
 //! schema checks the same way. A dev-dependency only; nothing in the product
 //! depends on it.
 
+pub mod ports;
 pub mod record;
+
+pub use ports::free_port;

@@ -616,11 +616,6 @@ pub async fn start_counted_on_free_ports(kind: Misbehaviour) -> (ServerHandle, u
     (gateway, primary, fallback, answered)
 }
 
-/// A port on 127.0.0.1 that was free a moment ago.
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+/// A port no other call of this test process was given (see
+/// [`cb_testkit::free_port`]).
+pub use cb_testkit::free_port;
