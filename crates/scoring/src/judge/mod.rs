@@ -25,8 +25,8 @@ pub use cache::VerdictCache;
 pub use client::{JudgeSettings, JudgeStats, LlmJudge};
 pub use prompt::PROMPT_VERSION;
 
-use crate::dataset::Conversation;
-use crate::scoring::{AnchorIndex, Judge, Scored, Verdict};
+use cb_dataset::Conversation;
+use crate::{AnchorIndex, Judge, Scored, Verdict};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,7 +38,7 @@ pub const SIM_ENDPOINT: &str = "sim";
 /// given.
 pub const SIM_MODEL: &str = "sim-judge";
 
-/// A fast-path scorer: [`crate::scoring::score_fast`] or a stand-in.
+/// A fast-path scorer: [`crate::score_fast`] or a stand-in.
 pub type FastPath = fn(&Conversation, Option<&str>, &AnchorIndex) -> Scored;
 
 /// Where the judge lives.
@@ -58,7 +58,7 @@ pub struct JudgeConfig {
     /// The model id to ask.
     pub model: String,
     /// The key, read from the environment variable `--judge-key-env` names.
-    pub key: Option<crate::secret::Secret>,
+    pub key: Option<cb_base::secret::Secret>,
     /// Verdict cache file.
     pub cache: Option<PathBuf>,
     /// Deadline of one judge request.

@@ -6,8 +6,8 @@
 //! that an answer containing quotes, newlines or instructions cannot blur
 //! where the answer ends.
 
-use crate::dataset::Conversation;
-use crate::openai::ChatMessage;
+use cb_dataset::Conversation;
+use cb_wire::openai::ChatMessage;
 use serde::{Deserialize, Serialize};
 
 /// Version of the prompt below. Bump it on any change to the wording.

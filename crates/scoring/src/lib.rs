@@ -2,14 +2,17 @@
 //!
 //! The fast path decides what it safely can from the text alone (the expected
 //! value or an accepted variant, another conversation's anchor, a refusal);
-//! what it cannot decide is `undetermined`, and a [`Judge`] may decide it.
+//! what it cannot decide is `undetermined`, and a [`Judge`] may decide it:
+//! [`judge`] is the LLM judge, its cache, its simulated server and its
+//! calibration.
 
 pub mod fast;
 pub mod judge;
 pub mod normalize;
+mod seam;
 
 pub use fast::{bleed_in, score_fast, AnchorIndex};
-pub use judge::Judge;
+pub use seam::Judge;
 
 use serde::{Deserialize, Serialize};
 

@@ -10,7 +10,7 @@
 
 use super::normalize::{spellings, tokens};
 use super::{Scored, Verdict, VerdictMethod};
-use crate::dataset::{Conversation, Dataset};
+use cb_dataset::{Conversation, Dataset};
 use std::collections::{BTreeSet, HashMap};
 
 /// Anchor values shorter than this many characters (after normalisation) are
@@ -357,7 +357,7 @@ fn find_hits(conversation: &Conversation, words: &[String], index: &AnchorIndex)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dataset::{Anchor, Category, Turn, TurnKind};
+    use cb_dataset::{Anchor, Category, Turn, TurnKind};
 
     fn conv(
         id: &str,
@@ -402,7 +402,7 @@ mod tests {
                     tool: None,
                 },
             ],
-            anchor_place: crate::dataset::AnchorPlace::User,
+            anchor_place: cb_dataset::AnchorPlace::User,
             system: Vec::new(),
         }
     }

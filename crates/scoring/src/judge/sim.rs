@@ -21,8 +21,8 @@
 
 use super::parse::JudgeReply;
 use super::prompt::{JudgeCase, CASE_PREAMBLE};
-use crate::openai::{completion_body, error_body, ChatRequest, Usage};
-use crate::server::{serve, ServerHandle};
+use cb_wire::openai::{completion_body, error_body, ChatRequest, Usage};
+use cb_wire::server::{serve, ServerHandle};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

@@ -15,9 +15,9 @@
 use super::cache::{cache_key, VerdictCache};
 use super::parse::{parse_reply, JudgeReply};
 use super::prompt::{build_messages, JudgeCase};
-use crate::dataset::Conversation;
-use crate::scoring::{Judge, Scored, Verdict, VerdictMethod};
-use crate::secret::Secret;
+use cb_dataset::Conversation;
+use crate::{Judge, Scored, Verdict, VerdictMethod};
+use cb_base::secret::Secret;
 use rand::Rng;
 use serde_json::{json, Value};
 use std::future::Future;
@@ -199,11 +199,11 @@ impl LlmJudge {
                 Err(e) => return Attempt::Retry(error_kind(&e, self.settings.timeout)),
             }
         }
-        let text = crate::secret::redact_owned(String::from_utf8_lossy(&bytes).into_owned());
+        let text = cb_base::secret::redact_owned(String::from_utf8_lossy(&bytes).into_owned());
         let Ok(body) = serde_json::from_str::<Value>(&text) else {
             return Attempt::Retry("response body is not JSON".into());
         };
-        let Some(content) = crate::openai::response_text(&body) else {
+        let Some(content) = cb_wire::openai::response_text(&body) else {
             return Attempt::Retry("response has no message content".into());
         };
         match parse_reply(&content) {
@@ -228,7 +228,7 @@ impl LlmJudge {
             "messages": build_messages(&JudgeCase::new(conversation, answer)),
             "temperature": 0,
         });
-        let mut rng = crate::seed::rng(self.settings.seed, "judge-backoff", key_index(&key));
+        let mut rng = cb_base::seed::rng(self.settings.seed, "judge-backoff", key_index(&key));
         let attempts = self.settings.max_attempts.max(1);
         let mut last = String::new();
         for n in 0..attempts {
@@ -346,6 +346,6 @@ mod tests {
         let judge = LlmJudge::new(settings.clone(), None).unwrap();
         assert!(!format!("{settings:?}").contains(secret));
         assert!(!format!("{judge:?}").contains(secret));
-        assert!(format!("{settings:?}").contains(crate::secret::REDACTED));
+        assert!(format!("{settings:?}").contains(cb_base::secret::REDACTED));
     }
 }

@@ -144,7 +144,7 @@ pub fn find_phrase(haystack: &[String], phrase: &[String]) -> Vec<usize> {
         .collect()
 }
 
-use crate::dataset::pools::{ONES, TENS};
+use cb_dataset::pools::{ONES, TENS};
 
 /// Words for 0..=99 ("forty eight").
 fn below_hundred(n: u64) -> Vec<&'static str> {

@@ -5,8 +5,8 @@
 use super::calibrate::{calibrate, load_cases, parse_cases, CalibrationCase, CalibrationError};
 use super::sim::{self, Behaviour};
 use super::*;
-use crate::dataset::Dataset;
-use crate::scoring::VerdictMethod;
+use cb_dataset::Dataset;
+use crate::VerdictMethod;
 use std::path::Path;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -58,7 +58,7 @@ pub(crate) fn stand_in_fast(c: &Conversation, answer: Option<&str>, _: &AnchorIn
 }
 
 fn cases_path() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(calibrate::DEFAULT_CASES)
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(calibrate::DEFAULT_CASES)
 }
 
 fn case(answer: &str) -> CalibrationCase {
@@ -67,7 +67,7 @@ fn case(answer: &str) -> CalibrationCase {
     c
 }
 
-fn fast_settings(url: &str, key: Option<crate::secret::Secret>) -> JudgeSettings {
+fn fast_settings(url: &str, key: Option<cb_base::secret::Secret>) -> JudgeSettings {
     let mut s = JudgeSettings::new(url, "test-model", key, 7);
     s.backoff_base = Duration::from_millis(1);
     s.backoff_cap = Duration::from_millis(5);
@@ -148,7 +148,7 @@ async fn hanging_judge_times_out_within_bounded_time() {
 
 /// A server that answers 401 and records the Authorization header it saw.
 async fn unauthorized_server() -> (
-    crate::server::ServerHandle,
+    cb_wire::server::ServerHandle,
     std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 ) {
     use axum::http::{HeaderMap, StatusCode};
@@ -172,7 +172,7 @@ async fn unauthorized_server() -> (
             }
         }),
     );
-    let handle = crate::server::serve("127.0.0.1:0".parse().unwrap(), router)
+    let handle = cb_wire::server::serve("127.0.0.1:0".parse().unwrap(), router)
         .await
         .unwrap();
     (handle, seen)
@@ -183,7 +183,7 @@ async fn client_errors_are_not_retried_and_the_key_never_leaks() {
     let secret = "sk-test-NEVER-PRINT-5150";
     let (server, seen) = unauthorized_server().await;
     let judge = LlmJudge::new(
-        fast_settings(&server.url(), Some(crate::secret::Secret::new(secret))),
+        fast_settings(&server.url(), Some(cb_base::secret::Secret::new(secret))),
         None,
     )
     .unwrap();
@@ -277,7 +277,7 @@ async fn judge_sees_only_what_the_fast_path_leaves() {
 fn calibration_set_is_large_varied_and_valid() {
     let cases = load_cases(&cases_path()).unwrap();
     assert!(cases.len() >= 120, "{} cases", cases.len());
-    for cat in crate::dataset::Category::ALL {
+    for cat in cb_dataset::Category::ALL {
         let n = cases.iter().filter(|c| c.category == cat).count();
         assert!(n >= 15, "{} has {n} cases", cat.as_str());
     }
@@ -309,7 +309,7 @@ fn real_fast_path_never_decides_wrongly() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    let cal = rt.block_on(calibrate(&cases, crate::scoring::score_fast, None, 1));
+    let cal = rt.block_on(calibrate(&cases, crate::score_fast, None, 1));
     let wrong: Vec<_> = cal
         .fast_wrong()
         .iter()

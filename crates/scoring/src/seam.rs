@@ -2,8 +2,8 @@
 //! undetermined. [`crate::judge::LlmJudge`] implements it; this file fixes
 //! the interface scoring calls.
 
-use super::Scored;
-use crate::dataset::Conversation;
+use crate::Scored;
+use cb_dataset::Conversation;
 use std::future::Future;
 use std::pin::Pin;
 

@@ -5,8 +5,8 @@
 
 use super::kappa::{agreement, cohens_kappa};
 use super::{score_with, FastPath};
-use crate::dataset::{Anchor, Category, Conversation, Dataset, Turn, TurnKind};
-use crate::scoring::{AnchorIndex, Judge, Scored, Verdict, VerdictMethod};
+use cb_dataset::{Anchor, Category, Conversation, Dataset, Turn, TurnKind};
+use crate::{AnchorIndex, Judge, Scored, Verdict, VerdictMethod};
 use futures::StreamExt;
 use serde::Deserialize;
 use std::collections::HashSet;
@@ -94,7 +94,7 @@ impl CalibrationCase {
                 variants: self.variants.clone(),
             },
             turns,
-            anchor_place: crate::dataset::AnchorPlace::User,
+            anchor_place: cb_dataset::AnchorPlace::User,
             system: Vec::new(),
         }
     }
