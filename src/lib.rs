@@ -11,6 +11,7 @@ pub use cb_dialect as dialect;
 pub use cb_report as report;
 pub use cb_scoring as scoring;
 pub use cb_scoring::judge;
+pub use cb_upstream as upstream;
 pub use cb_stats as stats;
 pub use cb_wire::{openai, server};
 
@@ -24,7 +25,6 @@ pub mod policy;
 pub mod proxy;
 pub mod semantics;
 pub mod systems;
-pub mod upstream;
 
 #[cfg(test)]
 mod dataset_at_scale;

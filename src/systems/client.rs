@@ -24,10 +24,7 @@ use serde_json::Value;
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// Default of `--max-response-bytes`: 4 MiB, a thousand times a long chat
-/// answer, small enough that 100 conversations in flight stay far below a
-/// gigabyte.
-pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 4 * 1024 * 1024;
+pub use cb_wire::DEFAULT_MAX_RESPONSE_BYTES;
 
 /// How one exchange is bounded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,3 +11,9 @@ pub mod server;
 pub mod sse;
 
 pub use retry_after::retry_after;
+
+/// The largest response body read from a peer by default (`--max-response-bytes`): 4 MiB, a thousand times a long chat
+/// answer, small enough that 100 conversations in flight stay far below a
+/// gigabyte.
+pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 4 * 1024 * 1024;
+

@@ -8,8 +8,8 @@
 
 use super::render::{reasoning_frame, Envelope, MALFORMED_EVENT};
 use super::render_dialect::{finish_of, malformed_event};
-use crate::dialect::{anthropic, gemini, Dialect};
-use crate::openai::{chunk_body, usage_chunk_body, Usage};
+use cb_dialect::{anthropic, gemini, Dialect};
+use cb_wire::openai::{chunk_body, usage_chunk_body, Usage};
 use serde_json::{json, Value};
 
 /// Writes one streamed answer frame by frame in its dialect.
@@ -159,9 +159,9 @@ impl Framer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::upstream::render::stream_frames;
-    use crate::upstream::render_dialect::stream_frames_in;
-    use crate::upstream::responder::Answer;
+    use crate::render::stream_frames;
+    use crate::render_dialect::stream_frames_in;
+    use crate::responder::Answer;
     use std::time::Duration;
 
     fn answer() -> Answer {

@@ -1,7 +1,7 @@
 //! The Anthropic and Gemini routes of a simulated upstream: each request is
 //! validated as strictly as the real API validates it
-//! ([`crate::dialect::anthropic::validate`],
-//! [`crate::dialect::gemini::validate`]); a request the API would refuse
+//! ([`cb_dialect::anthropic::validate`],
+//! [`cb_dialect::gemini::validate`]); a request the API would refuse
 //! gets the API's own 400 body and is logged as `bad_request` (with the
 //! API's message kept beside the log, [`super::log::RejectionRow`]); a
 //! valid one is read as an OpenAI conversation and served by the one
@@ -12,9 +12,9 @@ use super::listen::Socket;
 use super::render_dialect::{error_response_in, rejection_response};
 use super::server::{Received, Shared};
 use super::survived::note_rejection;
-use crate::dialect::{anthropic, gemini, Dialect, Rejection, Validated};
-use crate::faults::{ErrorKind, ErrorSpec};
-use crate::openai::ChatRequest;
+use cb_dialect::{anthropic, gemini, Dialect, Rejection, Validated};
+use cb_faults::{ErrorKind, ErrorSpec};
+use cb_wire::openai::ChatRequest;
 use axum::body::Bytes;
 use axum::extract::connect_info::ConnectInfo;
 use axum::extract::State;

@@ -3,8 +3,8 @@
 
 use super::provider::{PassThrough, Providers};
 use super::{start_pair, ConversationIndex, LatencyProfile, UpstreamContext, UpstreamPair};
-use crate::dataset::Dataset;
-use crate::faults::{FaultMode, FaultPlan, FaultProfile};
+use cb_dataset::Dataset;
+use cb_faults::{FaultMode, FaultPlan, FaultProfile};
 use anyhow::Context;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -71,7 +71,7 @@ impl Standalone {
                 let responder = PassThrough::new(
                     providers,
                     config.provider_timeout,
-                    crate::systems::DEFAULT_MAX_RESPONSE_BYTES,
+                    cb_wire::DEFAULT_MAX_RESPONSE_BYTES,
                 )?;
                 UpstreamContext::with_responder(plan, index, Arc::new(responder), config.run)
             }

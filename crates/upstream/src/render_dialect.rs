@@ -2,14 +2,14 @@
 //! in the dialect's error shape, an [`Answer`] as the dialect's whole body
 //! or as its timed server-sent events. The OpenAI rendering stays in
 //! [`super::render`]; this file puts the same neutral faults and answers in
-//! the Anthropic and Gemini shapes from [`crate::dialect`], so a fault
+//! the Anthropic and Gemini shapes from [`cb_dialect`], so a fault
 //! means the same thing whichever dialect the gateway speaks.
 
 use super::render::{error_response, json_response, retry_after_secs, Envelope};
 use super::responder::Answer;
-use crate::dialect::{anthropic, gemini, Dialect, FinishReason, Reply};
-use crate::faults::ErrorSpec;
-use crate::openai::approx_tokens;
+use cb_dialect::{anthropic, gemini, Dialect, FinishReason, Reply};
+use cb_faults::ErrorSpec;
+use cb_wire::openai::approx_tokens;
 use axum::http::{header, HeaderValue};
 use axum::response::Response;
 use serde_json::Value;
@@ -44,8 +44,8 @@ pub fn error_response_in(spec: &ErrorSpec, dialect: Dialect) -> Response {
     response
 }
 
-/// A dialect's own 400 (a [`crate::dialect::Rejection`]) as a response.
-pub fn rejection_response(rejection: &crate::dialect::Rejection) -> Response {
+/// A dialect's own 400 (a [`cb_dialect::Rejection`]) as a response.
+pub fn rejection_response(rejection: &cb_dialect::Rejection) -> Response {
     json_response(rejection.status, rejection.body.to_string())
 }
 
@@ -157,10 +157,10 @@ pub fn stream_frames_in(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dialect::{bridge, ChunkOptions};
-    use crate::faults::ErrorKind;
-    use crate::openai::Usage;
-    use crate::systems::sse::stream_text;
+    use cb_dialect::{bridge, ChunkOptions};
+    use cb_faults::ErrorKind;
+    use cb_wire::openai::Usage;
+    use cb_wire::sse::stream_text;
 
     fn answer() -> Answer {
         Answer {
@@ -215,7 +215,7 @@ mod tests {
                 .unwrap()
                 .unwrap();
             assert_eq!(
-                crate::openai::response_text(&c).as_deref(),
+                cb_wire::openai::response_text(&c).as_deref(),
                 Some(answer().text.as_str())
             );
         }

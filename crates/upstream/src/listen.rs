@@ -7,7 +7,7 @@
 //! `SO_LINGER` to zero on it makes the kernel answer the close of the
 //! connection with a reset; nothing else about the connection changes.
 
-use crate::server::ServerHandle;
+use cb_wire::server::ServerHandle;
 use axum::extract::connect_info::Connected;
 use axum::serve::IncomingStream;
 use axum::Router;
@@ -50,7 +50,7 @@ impl Connected<IncomingStream<'_, TcpListener>> for Socket {
 /// # Errors
 /// When the address cannot be bound (in use, not local, no permission).
 pub async fn serve(addr: SocketAddr, router: Router) -> std::io::Result<ServerHandle> {
-    let listener = crate::server::bind(addr).await?;
+    let listener = cb_wire::server::bind(addr).await?;
     let addr = listener.local_addr()?;
     Ok(ServerHandle::spawn(addr, |stop| async move {
         let service = router.into_make_service_with_connect_info::<Socket>();

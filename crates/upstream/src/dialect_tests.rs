@@ -5,10 +5,10 @@
 
 use super::survived::ClientView;
 use super::*;
-use crate::dataset::{messages::client_messages, Anchor, AnchorPlace, Category, Conversation};
-use crate::dataset::{Dataset, ToolExchange, Turn, TurnKind};
-use crate::dialect::{bridge, ChunkOptions, Dialect};
-use crate::faults::FaultProfile;
+use cb_dataset::{messages::client_messages, Anchor, AnchorPlace, Category, Conversation};
+use cb_dataset::{Dataset, ToolExchange, Turn, TurnKind};
+use cb_dialect::{bridge, ChunkOptions, Dialect};
+use cb_faults::FaultProfile;
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -118,13 +118,13 @@ async fn send(base: &str, dialect: Dialect, turn: usize, stream: bool) -> (u16, 
         out.push_str(&tr.finish().unwrap());
         (
             status,
-            crate::systems::sse::stream_text(out.as_bytes()).unwrap(),
+            cb_wire::sse::stream_text(out.as_bytes()).unwrap(),
         )
     } else {
         let c = bridge::completion(dialect, &bytes, &options)
             .unwrap()
             .unwrap();
-        (status, crate::openai::response_text(&c).unwrap_or_default())
+        (status, cb_wire::openai::response_text(&c).unwrap_or_default())
     }
 }
 
@@ -207,7 +207,7 @@ async fn invalid_requests_get_the_api_s_own_400_and_are_logged() {
     let rows = ctx.log.snapshot();
     assert!(rows
         .iter()
-        .all(|r| r.action == crate::record::AttemptAction::BadRequest));
+        .all(|r| r.action == cb_base::record::AttemptAction::BadRequest));
     pair.shutdown().await;
 }
 

@@ -8,11 +8,11 @@ use super::degrade::Completion;
 use super::render::{error_json, json_response, retry_after_secs};
 use super::render_dialect::error_response_in;
 use super::responder::Answer;
-use crate::dialect::Dialect;
-use crate::faults::degrade::{Degradation, Degraded};
-use crate::faults::{ErrorKind, ErrorSpec};
-use crate::openai::{approx_tokens, Usage};
-use crate::record::AttemptAction;
+use cb_dialect::Dialect;
+use cb_faults::degrade::{Degradation, Degraded};
+use cb_faults::{ErrorKind, ErrorSpec};
+use cb_wire::openai::{approx_tokens, Usage};
+use cb_base::record::AttemptAction;
 use axum::body::{Body, Bytes};
 use axum::http::{header, StatusCode};
 use axum::response::Response;
@@ -82,7 +82,7 @@ pub fn degrade(answer: &mut Answer, degraded: Degraded) -> Option<Duration> {
     match degraded.degradation {
         Degradation::SlowFirstToken { delay } => Some(delay),
         Degradation::Text(kind) => {
-            let mut rng = crate::seed::rng(degraded.seed, "degrade-text", 0);
+            let mut rng = cb_base::seed::rng(degraded.seed, "degrade-text", 0);
             let clean = Completion {
                 text: std::mem::take(&mut answer.text),
                 finish_reason: std::mem::take(&mut answer.finish_reason),

@@ -12,10 +12,10 @@
 
 use super::reply::{self, ProviderReply};
 use super::route::{ProviderRoute, Providers};
-use crate::faults::{ErrorKind, ErrorSpec};
-use crate::openai::{approx_tokens, Usage};
-use crate::systems::sse::SseReader;
-use crate::upstream::responder::{Answer, Call, LiveAnswer, Responder};
+use cb_faults::{ErrorKind, ErrorSpec};
+use cb_wire::openai::{approx_tokens, Usage};
+use cb_wire::sse::SseReader;
+use crate::responder::{Answer, Call, LiveAnswer, Responder};
 use axum::http::{header, HeaderValue};
 use futures::future::BoxFuture;
 use std::time::Duration;
@@ -106,8 +106,8 @@ impl PassThrough {
     /// The provider behind `call`'s role.
     fn provider(&self, call: &Call<'_>) -> &Prepared {
         match call.key.role {
-            crate::faults::Role::Primary => &self.primary,
-            crate::faults::Role::Fallback => &self.fallback,
+            cb_faults::Role::Primary => &self.primary,
+            cb_faults::Role::Fallback => &self.fallback,
         }
     }
 
@@ -282,7 +282,7 @@ fn into_answer(reply: ProviderReply, input_tokens: u32, route: &ProviderRoute) -
 }
 
 pub(super) fn failure(status: u16, kind: ErrorKind, message: String) -> ErrorSpec {
-    ErrorSpec::new(status, kind, crate::secret::redact_owned(message))
+    ErrorSpec::new(status, kind, cb_base::secret::redact_owned(message))
 }
 
 fn millis(started: Instant) -> f64 {
@@ -398,12 +398,12 @@ pub(super) async fn read_capped(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::upstream::latency::JitterKey;
+    use crate::latency::JitterKey;
     use axum::response::IntoResponse;
 
     /// A provider that answers every request 429, telling the client to
     /// wait with `retry_after` (a header value as the provider writes it).
-    async fn limited_provider(retry_after: String) -> crate::server::ServerHandle {
+    async fn limited_provider(retry_after: String) -> cb_wire::server::ServerHandle {
         let router = axum::Router::new().route(
             "/v1/chat/completions",
             axum::routing::post(move || {
@@ -418,7 +418,7 @@ mod tests {
                 }
             }),
         );
-        crate::server::serve("127.0.0.1:0".parse().unwrap(), router)
+        cb_wire::server::serve("127.0.0.1:0".parse().unwrap(), router)
             .await
             .unwrap()
     }
@@ -437,7 +437,7 @@ mod tests {
             1 << 20,
         )
         .unwrap();
-        let request: crate::openai::ChatRequest = serde_json::from_value(serde_json::json!({
+        let request: cb_wire::openai::ChatRequest = serde_json::from_value(serde_json::json!({
             "model": "asked",
             "messages": [{"role": "user", "content": "hello"}]
         }))
@@ -446,7 +446,7 @@ mod tests {
             request: &request,
             key: JitterKey {
                 system: "s",
-                role: crate::faults::Role::Primary,
+                role: cb_faults::Role::Primary,
                 conversation: "c001",
                 turn: 1,
                 attempt: 1,

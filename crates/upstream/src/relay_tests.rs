@@ -8,11 +8,11 @@
 use super::relay::{relay, LiveShape};
 use super::responder::{Answer, Call, Ending, LiveAnswer, Piece, Responder};
 use super::*;
-use crate::dataset::{Anchor, Category, Conversation, Dataset, Turn, TurnKind};
-use crate::faults::{End, ErrorKind, ErrorSpec, FaultProfile, Shape};
-use crate::openai::{ChatMessage, Usage};
-use crate::record::{AttemptAction, AttemptRecord};
-use crate::systems::sse::{assemble, read_all};
+use cb_dataset::{Anchor, Category, Conversation, Dataset, Turn, TurnKind};
+use cb_faults::{End, ErrorKind, ErrorSpec, FaultProfile, Shape};
+use cb_wire::openai::{ChatMessage, Usage};
+use cb_base::record::{AttemptAction, AttemptRecord};
+use cb_wire::sse::{assemble, read_all};
 use futures::future::BoxFuture;
 use futures::StreamExt;
 use serde_json::json;
@@ -136,7 +136,7 @@ fn dataset() -> Dataset {
                 turn(TurnKind::Filler, "What is a good tea?"),
                 turn(TurnKind::Probe, "What is my sister called?"),
             ],
-            anchor_place: crate::dataset::AnchorPlace::User,
+            anchor_place: cb_dataset::AnchorPlace::User,
             system: Vec::new(),
         }],
     }
@@ -310,7 +310,7 @@ fn row() -> AttemptRecord {
         model: "asked".into(),
         stream: true,
         duration_ms: 0.0,
-        ..cb_testkit::record::attempt(1, "sut", crate::faults::Role::Primary, "c000", 1, 0.0)
+        ..cb_testkit::record::attempt(1, "sut", cb_faults::Role::Primary, "c000", 1, 0.0)
     }
 }
 
@@ -323,7 +323,7 @@ async fn relayed(shape: &Shape) -> (String, Result<(), String>, AttemptRecord) {
         model: MODEL,
         created: 0,
     };
-    let framer = live_frames::Framer::new(crate::dialect::Dialect::Openai, envelope, 8, false);
+    let framer = live_frames::Framer::new(cb_dialect::Dialect::Openai, envelope, 8, false);
     let pieces = slow_answer()
         .into_iter()
         .map(|(_, p)| p)

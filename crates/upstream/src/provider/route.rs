@@ -3,8 +3,8 @@
 //! report may say about a route (scheme, host, path and model, never the
 //! key or a query string) is [`ResolvedProvider`].
 
-use crate::faults::Role;
-use crate::secret::Secret;
+use cb_faults::Role;
+use cb_base::secret::Secret;
 use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
 

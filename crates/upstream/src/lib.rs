@@ -15,7 +15,7 @@
 //! - [`provider`]: the pass-through responder in front of a real provider,
 //!   with the same faults, limiter and degradations.
 //!
-//! A conversation of a case-scripted plan ([`crate::faults::CaseScript`])
+//! A conversation of a case-scripted plan ([`cb_faults::CaseScript`])
 //! gets what its script decides instead, at either upstream
 //! ([`scripted`]: resets, holds, errors, shaped answers and streams), with
 //! what the rules read kept beside the attempt ([`log::AttemptDetail`]).
@@ -23,7 +23,7 @@
 //! The same pipeline serves Anthropic Messages (`POST /v1/messages`) and
 //! Gemini (`POST /v1beta/models/{model}:generateContent` and
 //! `:streamGenerateContent`) requests: validated as strictly as the real
-//! API ([`crate::dialect`]), read as an OpenAI conversation, answered and
+//! API ([`cb_dialect`]), read as an OpenAI conversation, answered and
 //! faulted the same way, rendered in the dialect ([`render_dialect`]).
 //! What survived of the client's request is noted per attempt
 //! ([`survived`]).
@@ -67,7 +67,7 @@ pub use log::AttemptLog;
 pub use responder::{Responder, SimulatedModel};
 pub use server::{router, start_pair, UpstreamPair, UpstreamState};
 
-use crate::faults::{FaultPlan, Role};
+use cb_faults::{FaultPlan, Role};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};

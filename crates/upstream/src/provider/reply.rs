@@ -6,10 +6,10 @@
 //! a provider that echoes the key back in an error body cannot put it in a
 //! reason, a log row or the client's answer.
 
-use crate::faults::ErrorKind;
-use crate::openai::Usage;
-use crate::secret::redact_owned;
-use crate::systems::sse::{assemble_finished, StreamTrace};
+use cb_faults::ErrorKind;
+use cb_wire::openai::Usage;
+use cb_base::secret::redact_owned;
+use cb_wire::sse::{assemble_finished, StreamTrace};
 use serde_json::Value;
 
 /// Longest excerpt of a provider's error body kept in a reason.
@@ -42,7 +42,7 @@ pub fn completion(body: &[u8]) -> Result<ProviderReply, String> {
     let content = match message.get("content") {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(s)) => s.clone(),
-        Some(other) => crate::openai::ChatMessage {
+        Some(other) => cb_wire::openai::ChatMessage {
             role: "assistant".into(),
             content: other.clone(),
             tool_calls: None,
@@ -60,7 +60,7 @@ pub fn completion(body: &[u8]) -> Result<ProviderReply, String> {
         usage: value
             .get("usage")
             .and_then(|u| serde_json::from_value::<Usage>(u.clone()).ok()),
-        model: crate::openai::response_model(&value),
+        model: cb_wire::openai::response_model(&value),
     })
 }
 
@@ -119,8 +119,8 @@ fn excerpt(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::secret::{Secret, REDACTED};
-    use crate::systems::sse::read_all;
+    use cb_base::secret::{Secret, REDACTED};
+    use cb_wire::sse::read_all;
 
     #[test]
     fn a_completion_gives_text_model_and_usage() {

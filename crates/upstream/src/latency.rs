@@ -14,7 +14,7 @@
 //! `realistic` (hundreds of milliseconds to first token, 0.2 ms per input
 //! token, tens of tokens per second).
 
-use crate::faults::Role;
+use cb_faults::Role;
 use rand::Rng;
 use sha2::{Digest, Sha256};
 use std::time::Duration;
@@ -114,7 +114,7 @@ impl LatencyProfile {
         let jitter = if jitter_us == 0 {
             Duration::ZERO
         } else {
-            let mut rng = crate::seed::rng(seed, "latency", key.index());
+            let mut rng = cb_base::seed::rng(seed, "latency", key.index());
             Duration::from_micros(rng.random_range(0..=jitter_us))
         };
         self.base + self.per_input_token * input_tokens + jitter

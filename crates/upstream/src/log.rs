@@ -5,8 +5,8 @@
 //! appear in completion order. Attempt numbers are handed out on arrival, per
 //! (run, system, role, conversation, turn), from 1.
 
-use crate::faults::Role;
-use crate::record::AttemptRecord;
+use cb_faults::Role;
+use cb_base::record::AttemptRecord;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -93,7 +93,7 @@ struct Inner {
 }
 
 /// What of the client's request reached an upstream in one attempt
-/// ([`crate::dialect::survival`]), beside the attempt's row.
+/// ([`cb_dialect::survival`]), beside the attempt's row.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SurvivalRow {
     /// Run index, from 1.
@@ -109,9 +109,9 @@ pub struct SurvivalRow {
     /// Attempt number for the turn at this upstream, from 1.
     pub attempt: u32,
     /// The dialect the upstream was called in.
-    pub dialect: crate::dialect::Dialect,
+    pub dialect: cb_dialect::Dialect,
     /// System messages, tool results and user turns: sent and reached.
-    pub survival: crate::dialect::Survival,
+    pub survival: cb_dialect::Survival,
     /// Whether the message that states the anchor reached the upstream.
     pub anchor: bool,
 }
@@ -127,7 +127,7 @@ pub struct RejectionRow {
     /// Primary or fallback.
     pub role: Role,
     /// The dialect whose rules were broken.
-    pub dialect: crate::dialect::Dialect,
+    pub dialect: cb_dialect::Dialect,
     /// The API's message.
     pub message: String,
 }

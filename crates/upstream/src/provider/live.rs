@@ -1,20 +1,20 @@
 //! A provider's answer handed on as it arrives, for the live relay
-//! ([`crate::upstream::responder::Responder::respond_live`]): the body is
+//! ([`crate::responder::Responder::respond_live`]): the body is
 //! read chunk by chunk under the same size cap and deadline as a buffered
 //! read, each server-sent event becomes a [`Piece`] at once, and a stream
 //! that breaks off, carries an error object, is not JSON or ends without
 //! `data: [DONE]` (or a finish reason) ends the pieces with the reason.
 //!
 //! [`StreamParser`] is the pure part (bytes in, pieces out), read with the
-//! same rules as [`crate::systems::sse::assemble_finished`] and redacted
+//! same rules as [`cb_wire::sse::assemble_finished`] and redacted
 //! line by line, so no key a provider echoes reaches a reason or a frame.
 
 use super::forward::{failure, read_capped, Limits, ReadError};
 use super::reply;
-use crate::faults::{ErrorKind, ErrorSpec};
-use crate::openai::Usage;
-use crate::secret::redact_owned;
-use crate::upstream::responder::{Ending, LiveAnswer, Piece};
+use cb_faults::{ErrorKind, ErrorSpec};
+use cb_wire::openai::Usage;
+use cb_base::secret::redact_owned;
+use crate::responder::{Ending, LiveAnswer, Piece};
 use futures::StreamExt;
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -138,7 +138,7 @@ impl StreamParser {
             self.finish_reason = Some(reason.to_string());
         }
         if self.model.is_none() {
-            self.model = crate::openai::response_model(&chunk);
+            self.model = cb_wire::openai::response_model(&chunk);
         }
         if let Some(usage) = chunk
             .get("usage")
@@ -150,7 +150,7 @@ impl StreamParser {
         let text = match chunk.pointer("/choices/0/delta/content") {
             None | Some(Value::Null) => String::new(),
             Some(Value::String(s)) => s.clone(),
-            Some(other) => crate::openai::ChatMessage {
+            Some(other) => cb_wire::openai::ChatMessage {
                 role: "assistant".into(),
                 content: other.clone(),
                 tool_calls: None,
@@ -375,7 +375,7 @@ mod tests {
 
     #[test]
     fn an_echoed_key_is_redacted_from_reasons() {
-        let _key = crate::secret::Secret::new("sk-live-echo-DO-NOT-KEEP");
+        let _key = cb_base::secret::Secret::new("sk-live-echo-DO-NOT-KEEP");
         let mut p = StreamParser::default();
         let items =
             p.feed(b"data: {\"error\": {\"message\": \"bad key sk-live-echo-DO-NOT-KEEP\"}}\n");

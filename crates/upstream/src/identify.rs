@@ -12,8 +12,8 @@
 //! turns), so any suite can make its requests recognisable without a
 //! dataset.
 
-use crate::dataset::Dataset;
-use crate::openai::ChatRequest;
+use cb_dataset::Dataset;
+use cb_wire::openai::ChatRequest;
 use std::collections::HashMap;
 
 /// One conversation the upstreams should recognise.
@@ -154,7 +154,7 @@ mod tests {
     fn committed() -> Dataset {
         Dataset::load(std::path::Path::new(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/datasets/continuity-150.jsonl"
+            "/../../datasets/continuity-150.jsonl"
         )))
         .unwrap()
     }

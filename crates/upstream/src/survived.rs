@@ -4,7 +4,7 @@
 //! The harness knows what the client sent for each turn (the dataset and
 //! the system prompt, [`ClientView`]); an upstream that recognises a
 //! request compares what it received with that
-//! ([`crate::dialect::survival`]) and notes the result beside the attempt
+//! ([`cb_dialect::survival`]) and notes the result beside the attempt
 //! ([`super::log::SurvivalRow`]), whatever dialect it was called in. A
 //! fault profile's `[fallback] context_tokens` makes the fallback refuse a
 //! request above its window with the dialect's own 400.
@@ -12,10 +12,10 @@
 use super::identify::Identity;
 use super::log::{RejectionRow, SurvivalRow};
 use super::UpstreamContext;
-use crate::dataset::{messages, Dataset};
-use crate::dialect::{anthropic, gemini, Dialect, Rejection};
-use crate::faults::{ErrorKind, ErrorSpec, Role};
-use crate::openai::ChatMessage;
+use cb_dataset::{messages, Dataset};
+use cb_dialect::{anthropic, gemini, Dialect, Rejection};
+use cb_faults::{ErrorKind, ErrorSpec, Role};
+use cb_wire::openai::ChatMessage;
 use std::sync::Arc;
 
 /// What the client sends, as the harness knows it: the conversations and
@@ -53,13 +53,13 @@ pub fn note(
         return;
     };
     let sent = messages::client_request(conversation, &view.system_prompt, who.turn);
-    let survival = crate::dialect::survival(&sent, received);
+    let survival = cb_dialect::survival(&sent, received);
     let anchor = messages::anchor_message(conversation, &sent.messages).is_none_or(|at| {
-        let one = crate::openai::ChatRequest {
+        let one = cb_wire::openai::ChatRequest {
             messages: sent.messages.get(at).cloned().into_iter().collect(),
             ..sent.clone()
         };
-        crate::dialect::survival(&one, received).complete()
+        cb_dialect::survival(&one, received).complete()
     });
     ctx.log.note_survival(SurvivalRow {
         run: ctx.current_run(),

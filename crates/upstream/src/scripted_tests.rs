@@ -4,8 +4,8 @@
 //! text, a late first token), and the rules on the request decide.
 
 use super::*;
-use crate::faults::{Act, CaseScript, End, ErrorKind, ErrorSpec, Script, When};
-use crate::systems::sse::{assemble, read_all};
+use cb_faults::{Act, CaseScript, End, ErrorKind, ErrorSpec, Script, When};
+use cb_wire::sse::{assemble, read_all};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -21,7 +21,7 @@ fn context(script: CaseScript) -> UpstreamContext {
         turns: 1,
     }]);
     UpstreamContext::new(
-        crate::faults::FaultPlan::cases(vec![script]),
+        cb_faults::FaultPlan::cases(vec![script]),
         index,
         LatencyProfile::INSTANT,
         1,
@@ -64,7 +64,7 @@ async fn send(url: &str, body: &Value) -> Result<reqwest::Response, reqwest::Err
 }
 
 fn canonical() -> String {
-    model::reply(&[crate::openai::ChatMessage::new("user", MESSAGE)])
+    model::reply(&[cb_wire::openai::ChatMessage::new("user", MESSAGE)])
 }
 
 fn words(n: usize) -> String {

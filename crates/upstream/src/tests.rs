@@ -2,11 +2,11 @@
 //! on the wire, normal and streamed answers, and the attempt log.
 
 use super::*;
-use crate::dataset::{Anchor, Category, Conversation, Dataset, Turn, TurnKind};
-use crate::faults::FaultProfile;
-use crate::openai::ChatMessage;
-use crate::record::{AttemptAction, AttemptRecord};
-use crate::systems::sse::{assemble, read_all};
+use cb_dataset::{Anchor, Category, Conversation, Dataset, Turn, TurnKind};
+use cb_faults::FaultProfile;
+use cb_wire::openai::ChatMessage;
+use cb_base::record::{AttemptAction, AttemptRecord};
+use cb_wire::sse::{assemble, read_all};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -42,7 +42,7 @@ fn conversation(i: usize) -> Conversation {
             ),
             turn(TurnKind::Probe, "What is my sister called?".into(), None),
         ],
-        anchor_place: crate::dataset::AnchorPlace::User,
+        anchor_place: cb_dataset::AnchorPlace::User,
         system: Vec::new(),
     }
 }
@@ -228,7 +228,7 @@ async fn non_faulted_turns_answer_200() {
         assert_eq!(body["model"], "gpt-test");
         assert_eq!(body["choices"][0]["message"]["role"], "assistant");
         assert_eq!(
-            crate::openai::response_text(&body).unwrap(),
+            cb_wire::openai::response_text(&body).unwrap(),
             model::reply(&messages(0, turn))
         );
         assert!(body["usage"]["prompt_tokens"].as_u64().unwrap() > 0);
@@ -241,7 +241,7 @@ async fn non_faulted_turns_answer_200() {
         (
             AttemptAction::Ok,
             Some(200),
-            crate::faults::Role::Primary,
+            cb_faults::Role::Primary,
             1,
             4
         )
@@ -311,7 +311,7 @@ async fn repeated_requests_count_attempts() {
     let rows = ctx.log.for_turn(1, "sut", "c005", TURNS as u32);
     let mut primary: Vec<u32> = rows
         .iter()
-        .filter(|r| r.role == crate::faults::Role::Primary)
+        .filter(|r| r.role == cb_faults::Role::Primary)
         .map(|r| r.attempt)
         .collect();
     primary.sort_unstable();
@@ -452,7 +452,7 @@ async fn rate_limiter_refuses_a_tight_loop_and_lets_a_patient_retry_through() {
 
 #[test]
 fn the_limiter_measures_the_wait_the_wire_tells() {
-    use crate::faults::limiter::told_wait;
+    use cb_faults::limiter::told_wait;
     for ms in [0, 1, 200, 999, 1000, 1001, 1500, 2000, 59_999] {
         let d = Duration::from_millis(ms);
         assert_eq!(
@@ -470,11 +470,11 @@ async fn answers_wait_for_the_modelled_latency() {
     let msgs = messages(2, 2);
     let input: u32 = msgs
         .iter()
-        .map(|m| crate::openai::approx_tokens(&m.text()))
+        .map(|m| cb_wire::openai::approx_tokens(&m.text()))
         .sum();
     let key = latency::JitterKey {
         system: "sut",
-        role: crate::faults::Role::Fallback,
+        role: cb_faults::Role::Fallback,
         conversation: "c002",
         turn: 2,
         attempt: 1,

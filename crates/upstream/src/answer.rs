@@ -19,10 +19,10 @@ use super::render_dialect;
 use super::responder::Call;
 use super::wire::{self, Tail};
 use super::UpstreamContext;
-use crate::dialect::Dialect;
-use crate::faults::degrade::{Degradation, Degraded};
-use crate::faults::{End, Role, Shape};
-use crate::openai::ChatRequest;
+use cb_dialect::Dialect;
+use cb_faults::degrade::{Degradation, Degraded};
+use cb_faults::{End, Role, Shape};
+use cb_wire::openai::ChatRequest;
 use axum::response::Response;
 use std::time::Duration;
 

@@ -14,9 +14,9 @@
 
 use super::latency::{JitterKey, LatencyProfile};
 use super::model;
-use crate::contracts::RequestedFormat;
-use crate::faults::ErrorSpec;
-use crate::openai::{approx_tokens, ChatRequest, Usage};
+use cb_contracts::RequestedFormat;
+use cb_faults::ErrorSpec;
+use cb_wire::openai::{approx_tokens, ChatRequest, Usage};
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use std::time::Duration;
@@ -144,7 +144,7 @@ impl SimulatedModel {
     /// harness expects a faithful gateway to hand its client.
     pub fn text_for(request: &ChatRequest) -> String {
         let reply = model::reply(&request.messages);
-        match crate::contracts::requested_format(request) {
+        match cb_contracts::requested_format(request) {
             Some(RequestedFormat::JsonSchema(schema)) => {
                 super::degrade::instance_for_schema(&schema).to_string()
             }
@@ -183,8 +183,8 @@ impl Responder for SimulatedModel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::faults::Role;
-    use crate::openai::ChatMessage;
+    use cb_faults::Role;
+    use cb_wire::openai::ChatMessage;
 
     fn answer_to(messages: Vec<ChatMessage>, latency: LatencyProfile) -> Answer {
         let request = ChatRequest {

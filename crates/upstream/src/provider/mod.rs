@@ -6,12 +6,12 @@
 //! never reaches the provider. What is not faulted is forwarded
 //! ([`forward::PassThrough`]). A streamed answer without a text
 //! degradation is handed on as it arrives (`live.rs`, relayed by
-//! [`crate::upstream::relay`]); otherwise the provider's answer is read
+//! [`crate::relay`]); otherwise the provider's answer is read
 //! into the same answer type the simulated model produces ([`reply`]),
 //! then framed, degraded or cut by the same code.
 //!
 //! [`route`] holds where each role forwards: the URL, the model id, the key
-//! (a [`crate::secret::Secret`]) and what a report may say about it.
+//! (a [`cb_base::secret::Secret`]) and what a report may say about it.
 
 pub mod forward;
 mod live;

@@ -19,7 +19,7 @@
 //! - API_ERROR: the profile's 5xx with an error body of type `server_error`.
 //! - RATE_LIMIT (and the rate limiter's refusals): 429 with `Retry-After` in
 //!   whole seconds (rounded up, at least 1) and a body of type `requests`,
-//!   code `rate_limit_exceeded`. The limiter ([`crate::faults::limiter`])
+//!   code `rate_limit_exceeded`. The limiter ([`cb_faults::limiter`])
 //!   decides per (run, conversation, turn) at its upstream, by attempt
 //!   number and by whether the client waited its `Retry-After`.
 //!
@@ -36,12 +36,12 @@ use super::attempt::{millis, AttemptGuard};
 use super::listen::{serve, Socket};
 use super::log::TurnKey;
 use super::{wire, UpstreamContext};
-use crate::dialect::{anthropic, Dialect};
-use crate::faults::profile::RateLimiterSpec;
-use crate::faults::{End, ErrorKind, ErrorSpec, FaultAction, RetryLimiter, Role, Shape};
-use crate::openai::{approx_tokens, ChatRequest};
-use crate::record::{AttemptAction, AttemptRecord};
-use crate::server::ServerHandle;
+use cb_dialect::{anthropic, Dialect};
+use cb_faults::profile::RateLimiterSpec;
+use cb_faults::{End, ErrorKind, ErrorSpec, FaultAction, RetryLimiter, Role, Shape};
+use cb_wire::openai::{approx_tokens, ChatRequest};
+use cb_base::record::{AttemptAction, AttemptRecord};
+use cb_wire::server::ServerHandle;
 use axum::body::Bytes;
 use axum::extract::connect_info::ConnectInfo;
 use axum::extract::{DefaultBodyLimit, State};

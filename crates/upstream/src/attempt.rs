@@ -7,7 +7,7 @@
 
 use super::log::PendingId;
 use super::AttemptLog;
-use crate::record::{AttemptAction, AttemptRecord};
+use cb_base::record::{AttemptAction, AttemptRecord};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -72,11 +72,11 @@ impl AttemptGuard {
     }
 
     /// Notes the answer produced (cut at
-    /// [`crate::record::ATTEMPT_ANSWER_BOUND`] characters) and the model
+    /// [`cb_base::record::ATTEMPT_ANSWER_BOUND`] characters) and the model
     /// that produced it.
     pub fn set_answer(&mut self, text: &str, answered_by: &str) {
         if let Some(id) = self.id {
-            let kept = crate::record::bounded_to(text, crate::record::ATTEMPT_ANSWER_BOUND);
+            let kept = cb_base::record::bounded_to(text, cb_base::record::ATTEMPT_ANSWER_BOUND);
             self.log.update(id, |row| {
                 kept.clone_into(&mut row.answer);
                 answered_by.clone_into(&mut row.answered_by);

@@ -1,6 +1,6 @@
 //! Executing a case script's decision on the wire: a reset, a held
 //! connection, an error status, or an answer shaped as the script says.
-//! The decision itself is [`crate::faults::Script::act`], pure; this file
+//! The decision itself is [`cb_faults::Script::act`], pure; this file
 //! only carries it out and notes what the request carried and what was
 //! done ([`AttemptDetail`]) for the checks that read the attempt log.
 
@@ -9,8 +9,8 @@ use super::attempt::AttemptGuard;
 use super::listen::Socket;
 use super::log::AttemptDetail;
 use super::wire;
-use crate::faults::script::{ends_with_assistant, thinking_disabled};
-use crate::faults::{Act, CaseScript, End, Facts, HoldEnd, Shape};
+use cb_faults::script::{ends_with_assistant, thinking_disabled};
+use cb_faults::{Act, CaseScript, End, Facts, HoldEnd, Shape};
 use axum::response::Response;
 
 /// What the script decides for `asked`, carried out.
@@ -55,9 +55,9 @@ pub async fn execute(
             if shape != Shape::default() {
                 guard.set_action(match shape.end {
                     End::CutAfter(_) | End::StallAfter { .. } => {
-                        crate::record::AttemptAction::BodyCut
+                        cb_base::record::AttemptAction::BodyCut
                     }
-                    End::Complete | End::NoDone => crate::record::AttemptAction::Ok,
+                    End::Complete | End::NoDone => cb_base::record::AttemptAction::Ok,
                 });
             }
             answer(asked, guard, &shape, None).await

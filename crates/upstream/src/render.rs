@@ -4,8 +4,8 @@
 //! to here; another dialect renders them its own way.
 
 use super::responder::Answer;
-use crate::faults::ErrorSpec;
-use crate::openai::{approx_tokens, chunk_body, completion_body, error_body, usage_chunk_body};
+use cb_faults::ErrorSpec;
+use cb_wire::openai::{approx_tokens, chunk_body, completion_body, error_body, usage_chunk_body};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
