@@ -8,6 +8,8 @@ pub use cb_dataset as dataset;
 pub use cb_degrade as degrade;
 pub use cb_faults as faults;
 pub use cb_dialect as dialect;
+pub use cb_proxy as proxy;
+pub use cb_proxy::policy;
 pub use cb_report as report;
 pub use cb_scoring as scoring;
 pub use cb_scoring::judge;
@@ -21,8 +23,6 @@ pub mod commands;
 pub mod config;
 pub mod continuity;
 pub mod driver;
-pub mod policy;
-pub mod proxy;
 pub mod semantics;
 pub mod systems;
 

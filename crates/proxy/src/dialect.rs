@@ -2,7 +2,7 @@
 //! or `gemini`): the one hook the failover core calls where it sends the
 //! fallback's request and reads its reply. The OpenAI body the mode built
 //! ([`super::payload::fallback_body`]: full history or the stateless
-//! projection) is translated with [`crate::dialect::bridge`] (every system
+//! projection) is translated with [`cb_dialect::bridge`] (every system
 //! message kept, roles alternated, `max_tokens` supplied, tool calls and
 //! results mapped) and sent to the dialect's route with its headers; the
 //! answer comes back as an OpenAI completion, whole or as a translated
@@ -14,7 +14,7 @@
 
 use super::core::{Reply, ReplyBody};
 use super::relay::Source;
-use crate::dialect::{bridge, ChunkOptions, Dialect, StreamTranslator};
+use cb_dialect::{bridge, ChunkOptions, Dialect, StreamTranslator};
 use axum::http::{HeaderValue, StatusCode};
 use bytes::Bytes;
 use futures::stream::StreamExt;
@@ -38,7 +38,7 @@ pub struct Outgoing {
 pub enum OutgoingError {
     /// The OpenAI body cannot be translated.
     #[error("cannot translate the fallback's request: {0}")]
-    Translate(#[from] crate::dialect::TranslateError),
+    Translate(#[from] cb_dialect::TranslateError),
     /// The base URL and the dialect's path do not make a URL.
     #[error("--fallback {0:?} with the dialect's path is not a URL; pass an http(s) base URL")]
     Url(String),
@@ -105,7 +105,7 @@ pub fn incoming(dialect: Dialect, reply: Reply, client: &Value, id: &str, create
             let body = serde_json::from_slice::<Value>(&bytes)
                 .map(|v| bridge::error_to_openai(dialect, &v))
                 .unwrap_or_else(|_| {
-                    crate::openai::error_body(
+                    cb_wire::openai::error_body(
                         &String::from_utf8_lossy(&bytes),
                         "upstream_error",
                         None,

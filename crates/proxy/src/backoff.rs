@@ -33,7 +33,7 @@ mod tests {
     #[test]
     fn backoff_stays_under_growing_bound_and_cap() {
         for seed in 0..200u64 {
-            let mut rng = crate::seed::rng(seed, "backoff", 0);
+            let mut rng = cb_base::seed::rng(seed, "backoff", 0);
             for retry in 0..12u32 {
                 let bound = (BASE * 2u32.pow(retry)).min(CAP);
                 let d = backoff_delay(retry, BASE, CAP, None, &mut rng);
@@ -41,7 +41,7 @@ mod tests {
             }
         }
         // Huge retry counts saturate at the cap instead of overflowing.
-        let mut rng = crate::seed::rng(1, "backoff", 0);
+        let mut rng = cb_base::seed::rng(1, "backoff", 0);
         assert!(backoff_delay(u32::MAX, BASE, CAP, None, &mut rng) <= CAP);
     }
 
@@ -50,7 +50,7 @@ mod tests {
         let draws = |retry: u32| -> Vec<f64> {
             (0..400u64)
                 .map(|seed| {
-                    let mut rng = crate::seed::rng(seed, "backoff", 7);
+                    let mut rng = cb_base::seed::rng(seed, "backoff", 7);
                     backoff_delay(retry, BASE, CAP, None, &mut rng).as_secs_f64()
                 })
                 .collect()
@@ -65,8 +65,8 @@ mod tests {
         let high = first.iter().filter(|d| **d > 0.075).count();
         assert!(low > 60 && high > 60, "low {low} high {high}");
         // Same seed, same delay.
-        let mut a = crate::seed::rng(3, "backoff", 7);
-        let mut b = crate::seed::rng(3, "backoff", 7);
+        let mut a = cb_base::seed::rng(3, "backoff", 7);
+        let mut b = cb_base::seed::rng(3, "backoff", 7);
         assert_eq!(
             backoff_delay(1, BASE, CAP, None, &mut a),
             backoff_delay(1, BASE, CAP, None, &mut b)
@@ -77,11 +77,11 @@ mod tests {
     fn backoff_never_below_retry_after() {
         let asked = Duration::from_millis(750);
         for seed in 0..100u64 {
-            let mut rng = crate::seed::rng(seed, "backoff", 0);
+            let mut rng = cb_base::seed::rng(seed, "backoff", 0);
             assert!(backoff_delay(0, BASE, CAP, Some(asked), &mut rng) >= asked);
         }
         // Retry-After above the cap still wins: the server asked for it.
-        let mut rng = crate::seed::rng(0, "backoff", 0);
+        let mut rng = cb_base::seed::rng(0, "backoff", 0);
         let long = Duration::from_secs(5);
         assert_eq!(backoff_delay(0, BASE, CAP, Some(long), &mut rng), long);
     }

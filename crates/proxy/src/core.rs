@@ -47,7 +47,7 @@ use super::events::{SwitchEvent, REASON_NONE};
 use super::payload::{add_fallback_needs, fallback_body, primary_bytes, ClientRequest};
 use super::relay::{self, Continuer, NotOpened, Plan};
 use super::{Continuation, ProxyConfig, ProxyError};
-use crate::dialect::Dialect;
+use cb_dialect::Dialect;
 use crate::policy::{classify, same_route_wait, Decision, FailoverReason, Outcome, RetryRules};
 use axum::http::{header, HeaderValue, StatusCode};
 use bytes::Bytes;
@@ -92,7 +92,7 @@ impl Reply {
         } else {
             "proxy_error"
         };
-        let body = crate::openai::error_body(message, kind, Some(code));
+        let body = cb_wire::openai::error_body(message, kind, Some(code));
         Reply {
             status,
             content_type: Some(HeaderValue::from_static("application/json")),
@@ -544,7 +544,7 @@ impl Core {
             created,
         });
         let start = Instant::now();
-        let mut rng = crate::seed::rng(cfg.seed, "backoff", index);
+        let mut rng = cb_base::seed::rng(cfg.seed, "backoff", index);
         let mut retry = 0u32;
         let reply = loop {
             event.fallback_attempts += 1;

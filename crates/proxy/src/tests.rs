@@ -4,9 +4,9 @@
 
 use super::backoff::backoff_delay;
 use super::{spawn, ProxyConfig, ProxyMode, ProxyState, SwitchEvent};
-use crate::openai::{chunk_body, completion_body, error_body, Usage};
-use crate::server::{serve, ServerHandle};
-use crate::systems::sse::{assemble, read_all};
+use cb_wire::openai::{chunk_body, completion_body, error_body, Usage};
+use cb_wire::server::{serve, ServerHandle};
+use cb_wire::sse::{assemble, read_all};
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -198,7 +198,7 @@ async fn post(proxy: &ServerHandle, body: &Value) -> (u16, String) {
 }
 
 fn text_of(body: &str) -> String {
-    crate::openai::response_text(&serde_json::from_str(body).unwrap()).unwrap_or_default()
+    cb_wire::openai::response_text(&serde_json::from_str(body).unwrap()).unwrap_or_default()
 }
 
 fn only_event(state: &ProxyState) -> SwitchEvent {
@@ -445,7 +445,7 @@ async fn fallback_429_backoff_is_the_seeded_jittered_growing_delay() {
     let seen = fallback.seen();
     assert_eq!(seen.len(), 4);
     // Request 0 of this proxy draws its jitter from rng(11, "backoff", 0).
-    let mut rng = crate::seed::rng(11, "backoff", 0);
+    let mut rng = cb_base::seed::rng(11, "backoff", 0);
     let expected: Vec<Duration> = (0..3)
         .map(|k| backoff_delay(k, base, cap, None, &mut rng))
         .collect();

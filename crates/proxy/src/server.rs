@@ -10,7 +10,7 @@ use super::events::{EventSink, SwitchEvent, REASON_INVALID};
 use super::metrics::Metrics;
 use super::payload::ClientRequest;
 use super::{ProxyConfig, ProxyError};
-use crate::server::ServerHandle;
+use cb_wire::server::ServerHandle;
 use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{header, HeaderValue, StatusCode};
@@ -127,7 +127,7 @@ pub async fn spawn(
     config: ProxyConfig,
 ) -> Result<(ServerHandle, ProxyState), ProxyError> {
     let state = ProxyState::new(config)?;
-    let handle = crate::server::serve(listen, router(state.clone())).await?;
+    let handle = cb_wire::server::serve(listen, router(state.clone())).await?;
     Ok((handle, state))
 }
 

@@ -18,7 +18,7 @@
 //!   break reaches the client (the body is aborted).
 
 use super::Continuation;
-use crate::dialect::Dialect;
+use cb_dialect::Dialect;
 use axum::body::Body;
 use axum::http::{header, HeaderValue};
 use bytes::Bytes;

@@ -10,6 +10,7 @@ pub mod dialect;
 pub mod events;
 pub mod metrics;
 pub mod payload;
+pub mod policy;
 pub mod relay;
 pub mod server;
 
@@ -178,7 +179,7 @@ pub struct ProxyBehaviour {
     pub fallback_params: serde_json::Map<String, serde_json::Value>,
     /// The dialect the fallback speaks (default `openai`); another one is
     /// translated to and from ([`dialect`]).
-    pub fallback_dialect: crate::dialect::Dialect,
+    pub fallback_dialect: cb_dialect::Dialect,
 }
 
 impl Default for ProxyBehaviour {
@@ -195,7 +196,7 @@ impl Default for ProxyBehaviour {
             context_model: None,
             fallback_max_tokens: None,
             fallback_params: serde_json::Map::new(),
-            fallback_dialect: crate::dialect::Dialect::Openai,
+            fallback_dialect: cb_dialect::Dialect::Openai,
         }
     }
 }
@@ -214,7 +215,7 @@ impl ProxyConfig {
             fallback_429_retries: 3,
             backoff_base: Duration::from_millis(100),
             backoff_cap: Duration::from_secs(5),
-            seed: crate::seed::DEFAULT_SEED,
+            seed: cb_base::seed::DEFAULT_SEED,
             events_path: None,
             behaviour: ProxyBehaviour::default(),
         }
