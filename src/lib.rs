@@ -15,6 +15,8 @@ pub use cb_scoring as scoring;
 pub use cb_scoring::judge;
 pub use cb_upstream as upstream;
 pub use cb_stats as stats;
+pub use cb_systems as systems;
+pub use cb_systems::driver;
 pub use cb_wire::{openai, server};
 
 pub mod canary;
@@ -22,9 +24,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod continuity;
-pub mod driver;
 pub mod semantics;
-pub mod systems;
 
 #[cfg(test)]
 mod dataset_at_scale;

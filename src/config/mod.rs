@@ -19,7 +19,7 @@ pub use error::ConfigError;
 pub use judge::{calibrate_config, judge_config};
 pub use provider::{provider_config, ProviderConfigError};
 pub use run::{
-    default_report_dir, OutDir, Replay, RequestsInFlight, ResolvedConfig, ResolvedGateway,
+    default_report_dir, OutDir, RequestsInFlight, ResolvedConfig, ResolvedGateway,
     RunConfig,
 };
 pub use semantics::{SemanticsConfig, SemanticsConfigError};
@@ -27,7 +27,8 @@ pub use serve::{
     contracts_config, dataset_source, generate_options, latency_profile, profile_source,
     proxy_config, upstreams_config,
 };
-pub use systems::{parse_gateways, EnvLookup, GatewaySpec, SystemsConfig};
+pub use crate::systems::{EnvLookup, GatewaySpec, Replay, SystemsConfig, DRIVER_MODEL, FALLBACK_MODEL};
+pub use systems::{parse_gateways, systems_config};
 
 /// Bootstrap resamples of the clustered CPR interval.
 pub const BOOTSTRAP_RESAMPLES: u32 = 2000;
@@ -39,8 +40,3 @@ pub const DEFAULT_JUDGE_CACHE_NAME: &str = "judge-cache.jsonl";
 /// The model `canary` probes by default.
 pub const CANARY_MODEL: &str = "meta-llama/llama-3.3-70b-instruct";
 
-/// The model id the driver asks for.
-pub const DRIVER_MODEL: &str = "continuity-sim";
-
-/// The model id the built-in proxies map the fallback to.
-pub const FALLBACK_MODEL: &str = "continuity-sim-fallback";

@@ -1,7 +1,7 @@
 //! The validated configuration of `run`, and the resolved form written to
 //! `config.json` in every report and read back by `report DIR`.
 
-use super::{ConfigError, SystemsConfig, BOOTSTRAP_RESAMPLES, DEFAULT_JUDGE_CACHE_NAME};
+use super::{ConfigError, Replay, SystemsConfig, BOOTSTRAP_RESAMPLES, DEFAULT_JUDGE_CACHE_NAME};
 use crate::cli::{LatencyArg, RunArgs};
 use crate::proxy::ProxyMode;
 use crate::source::Source;
@@ -15,26 +15,6 @@ use std::time::Duration;
 /// Default `--attempt-timeout` with a provider: a real model takes seconds
 /// to answer, and the upstream's provider deadline is the same.
 pub const PROVIDER_ATTEMPT_TIMEOUT: Duration = Duration::from_secs(20);
-
-/// How conversations are replayed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Replay {
-    /// Turn by turn, each request carrying the replies actually received.
-    Live,
-    /// Only the final turn, with the dataset's scripted history.
-    FastForward,
-}
-
-impl Replay {
-    /// The snake_case name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Replay::Live => "live",
-            Replay::FastForward => "fast_forward",
-        }
-    }
-}
 
 /// A validated `run` configuration.
 #[derive(Debug, Clone)]
@@ -120,7 +100,7 @@ impl RunConfig {
                 flag: "--request-timeout",
             });
         }
-        let systems = SystemsConfig::from_options(&args.systems)?;
+        let systems = super::systems_config(&args.systems)?;
         let fail_system = match &args.fail_system {
             Some(name) => Some(name.clone()),
             None => args

@@ -139,7 +139,7 @@ impl SemanticsConfig {
             seed: args.seed,
             attempt_timeout: args.attempt_timeout,
             request_timeout: args.request_timeout,
-            systems: SystemsConfig::from_options(&args.systems)?,
+            systems: super::systems_config(&args.systems)?,
             stream: args.stream,
             cooldown_wait: args.cooldown_wait,
             json: args.json.clone(),

@@ -6,89 +6,28 @@ use super::ConfigError;
 use crate::cli::SystemOptions;
 use crate::proxy::ProxyMode;
 use crate::secret::Secret;
-use crate::systems::SendOptions;
-use std::time::Duration;
+use crate::systems::{EnvLookup, GatewaySpec, SystemsConfig};
 
-/// The systems under test, validated; shared by `run` and `semantics`.
-#[derive(Debug, Clone)]
-pub struct SystemsConfig {
-    /// Whether the built-in stateless and history proxies run.
-    pub builtin: bool,
-    /// External gateways under test.
-    pub gateways: Vec<GatewaySpec>,
-    /// The model id every request asks for.
-    pub model: String,
-    /// How long to wait for a gateway's first answer.
-    pub gateway_wait: Duration,
-    /// Largest response body the driver reads from a system under test
-    /// (`--max-response-bytes`); a larger one is an error.
-    pub max_response_bytes: u64,
-    /// The dialect the built-in systems' fallback speaks
-    /// (`--fallback-dialect`).
-    pub fallback_dialect: crate::dialect::Dialect,
-}
-
-impl SystemsConfig {
-    /// The names of the systems, in start order.
-    pub fn names(&self) -> Vec<String> {
-        let builtin = ProxyMode::ALL
-            .iter()
-            .filter(|_| self.builtin)
-            .map(|m| m.as_str().to_string());
-        builtin
-            .chain(self.gateways.iter().map(|g| g.name.clone()))
-            .collect()
+/// Validates the system options into the systems under test, reading
+/// `env:` header values from the environment.
+///
+/// # Errors
+/// A [`ConfigError`] naming the flag to fix; [`ConfigError::NoSystems`]
+/// when `--no-builtin` leaves nothing.
+pub fn systems_config(options: &SystemOptions) -> Result<SystemsConfig, ConfigError> {
+    let gateways = parse_gateways(options, &|var| std::env::var(var).ok())?;
+    if options.no_builtin && gateways.is_empty() {
+        return Err(ConfigError::NoSystems);
     }
-
-    /// Validates the system options, reading `env:` header values from the
-    /// environment.
-    ///
-    /// # Errors
-    /// A [`ConfigError`] naming the flag to fix; [`ConfigError::NoSystems`]
-    /// when `--no-builtin` leaves nothing.
-    pub fn from_options(options: &SystemOptions) -> Result<Self, ConfigError> {
-        let gateways = parse_gateways(options, &|var| std::env::var(var).ok())?;
-        if options.no_builtin && gateways.is_empty() {
-            return Err(ConfigError::NoSystems);
-        }
-        Ok(SystemsConfig {
-            builtin: !options.no_builtin,
-            gateways,
-            model: options.model.clone(),
-            gateway_wait: options.gateway_wait,
-            max_response_bytes: options.max_response_bytes,
-            fallback_dialect: options.fallback_dialect,
-        })
-    }
-
-    /// How every exchange with these systems is bounded: `deadline` and the
-    /// response size cap.
-    pub fn send_options(&self, deadline: Duration) -> SendOptions {
-        SendOptions {
-            deadline,
-            max_response_bytes: self.max_response_bytes,
-        }
-    }
+    Ok(SystemsConfig {
+        builtin: !options.no_builtin,
+        gateways,
+        model: options.model.clone(),
+        gateway_wait: options.gateway_wait,
+        max_response_bytes: options.max_response_bytes,
+        fallback_dialect: options.fallback_dialect,
+    })
 }
-
-/// An external gateway under test.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GatewaySpec {
-    /// Its name in reports.
-    pub name: String,
-    /// Its base URL (without `/v1`).
-    pub url: String,
-    /// Port of its primary simulated upstream on 127.0.0.1.
-    pub primary_port: u16,
-    /// Port of its fallback simulated upstream on 127.0.0.1.
-    pub fallback_port: u16,
-    /// Extra request headers; values are secret.
-    pub headers: Vec<(String, Secret)>,
-}
-
-/// Reads an environment variable; a seam so tests need not mutate the
-/// process environment.
-pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 /// Parses `--gateway`, `--upstream-ports` and `--header` into gateway specs.
 ///
@@ -218,6 +157,7 @@ fn check_ports(gateways: &[GatewaySpec]) -> Result<(), ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
     use crate::cli::{Cli, Command};
     use clap::Parser;
 
@@ -227,7 +167,7 @@ mod tests {
             Command::Semantics(a) => a.systems,
             _ => unreachable!("a command that drives systems"),
         };
-        Ok(SystemsConfig::from_options(&options).unwrap())
+        Ok(systems_config(&options).unwrap())
     }
 
     #[test]

@@ -9,15 +9,15 @@
 //! Each record keeps the whole answer, as the client read it (bounded by
 //! `--max-response-bytes`, redacted), with its length in characters: the
 //! collector scores the whole text; turns.csv is written with the answer
-//! cut at [`crate::record::ANSWER_BOUND`], and the collector may cut it in
+//! cut at [`cb_base::record::ANSWER_BOUND`], and the collector may cut it in
 //! memory ([`TurnRecord::bound_answer`]) once scoring is done.
 
 use super::DriverOptions;
-use crate::config::Replay;
-use crate::dataset::Conversation;
-use crate::openai::{ChatMessage, ChatRequest};
-use crate::record::TurnRecord;
-use crate::systems::{send, SendOptions, Target};
+use crate::spec::Replay;
+use cb_dataset::Conversation;
+use cb_wire::openai::{ChatMessage, ChatRequest};
+use cb_base::record::TurnRecord;
+use crate::{send, SendOptions, Target};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -34,7 +34,7 @@ pub fn first_sent(replay: Replay, n_turns: usize) -> usize {
 }
 
 /// The messages of the request for turn `index` (from 0), as
-/// [`crate::dataset::messages::client_messages`] lays them out: the system
+/// [`cb_dataset::messages::client_messages`] lays them out: the system
 /// prompt (and the conversation's system messages), every earlier turn
 /// (with its tool call and result) with the reply the system gave (`sent`, the
 /// records of the turns sent so far, in order) or, for turns fast-forward
@@ -49,7 +49,7 @@ pub fn request_messages(
     index: usize,
 ) -> Vec<ChatMessage> {
     let skipped = first_sent(replay, conversation.n_turns());
-    crate::dataset::messages::client_messages(conversation, system_prompt, index, |k| {
+    cb_dataset::messages::client_messages(conversation, system_prompt, index, |k| {
         if k < skipped {
             conversation
                 .turns

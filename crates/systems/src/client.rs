@@ -9,16 +9,16 @@
 //! redirect is not followed (it is an error naming the status and the
 //! `Location`), a body larger than [`SendOptions::max_response_bytes`] is an
 //! error and is not read further (the connection is dropped), and
-//! everything read is redacted ([`crate::secret::redact`]) before it is
+//! everything read is redacted ([`cb_base::secret::redact`]) before it is
 //! kept or cut into an excerpt, so an echoed header value never gets past
 //! this file.
 
 use cb_wire::content::content_text;
 use super::room::{reserve_large, Room, SMALL_BODY};
 use super::sse::{assemble, SseReader, StreamTrace};
-use crate::openai::ChatRequest;
-use crate::proxy::ProxyMode;
-use crate::secret::{redact, redact_owned, Secret};
+use cb_wire::openai::ChatRequest;
+use cb_proxy::ProxyMode;
+use cb_base::secret::{redact, redact_owned, Secret};
 use anyhow::Context as _;
 use serde_json::Value;
 use std::time::Duration;

@@ -9,17 +9,19 @@
 //! is redacted before it is kept.
 
 pub mod client;
+pub mod driver;
 mod room;
+pub mod spec;
 pub use cb_wire::sse;
+pub use spec::{EnvLookup, GatewaySpec, Replay, SystemsConfig, DRIVER_MODEL, FALLBACK_MODEL};
 
 pub use client::{
     driver_client, send, Exchange, SendOptions, SystemKind, Target, DEFAULT_MAX_RESPONSE_BYTES,
 };
 
-use crate::config::{SystemsConfig, FALLBACK_MODEL};
-use crate::proxy::{self, ProxyBehaviour, ProxyConfig, ProxyMode};
-use crate::server::ServerHandle;
-use crate::upstream::{self, UpstreamContext, UpstreamPair};
+use cb_proxy::{self, ProxyBehaviour, ProxyConfig, ProxyMode};
+use cb_wire::server::ServerHandle;
+use cb_upstream::{self, UpstreamContext, UpstreamPair};
 use anyhow::Context;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -162,21 +164,21 @@ async fn start_builtin(
     let local: SocketAddr = ([127, 0, 0, 1], 0).into();
     for mode in ProxyMode::ALL {
         let name = mode.as_str();
-        let pair = upstream::start_pair(name, local, local, ctx.clone())
+        let pair = cb_upstream::start_pair(name, local, local, ctx.clone())
             .await
             .with_context(|| format!("cannot start the simulated upstreams of {name}"))?;
         let mut proxy_config = ProxyConfig::new(mode, pair.primary.url(), pair.fallback.url());
         proxy_config.fallback_model = Some(FALLBACK_MODEL.to_string());
         proxy_config.attempt_timeout = config.attempt_timeout;
         proxy_config.deadline = config.request_timeout;
-        proxy_config.seed = crate::seed::derive(config.seed, "proxy", mode as u64);
+        proxy_config.seed = cb_base::seed::derive(config.seed, "proxy", mode as u64);
         proxy_config.behaviour = builtin.behaviour.clone();
         proxy_config.behaviour.fallback_dialect = config.systems.fallback_dialect;
         if let Some(model) = &builtin.context_model_on_fallback {
             proxy_config.behaviour.context_fallback = Some(pair.fallback.url());
             proxy_config.behaviour.context_model = Some(model.clone());
         }
-        let (handle, _state) = proxy::spawn(local, proxy_config)
+        let (handle, _state) = cb_proxy::spawn(local, proxy_config)
             .await
             .with_context(|| format!("cannot start the {name} reference proxy"))?;
         systems.targets.push(Target {
@@ -201,14 +203,14 @@ async fn start_gateways(
     for gateway in &config.systems.gateways {
         let primary: SocketAddr = ([127, 0, 0, 1], gateway.primary_port).into();
         let fallback: SocketAddr = ([127, 0, 0, 1], gateway.fallback_port).into();
-        let pair = upstream::start_pair(&gateway.name, primary, fallback, ctx.clone()).await.with_context(|| {
+        let pair = cb_upstream::start_pair(&gateway.name, primary, fallback, ctx.clone()).await.with_context(|| {
             format!(
                 "cannot start the upstreams of gateway {:?} on ports {} and {}; free them or choose others with \
                  --upstream-ports {}=PRIMARY,FALLBACK",
                 gateway.name, gateway.primary_port, gateway.fallback_port, gateway.name
             )
         })?;
-        crate::secret::eprintln!(
+        cb_base::secret::eprintln!(
             "gateway {} at {}: primary upstream http://{}/v1, fallback upstream http://{}/v1, model {:?}",
             gateway.name, gateway.url, pair.primary.addr, pair.fallback.addr, config.systems.model
         );
@@ -250,9 +252,9 @@ async fn preflight(
     options: SendOptions,
     wait: Duration,
 ) -> anyhow::Result<()> {
-    let request = crate::openai::ChatRequest {
+    let request = cb_wire::openai::ChatRequest {
         model: model.to_string(),
-        messages: vec![crate::openai::ChatMessage::new(
+        messages: vec![cb_wire::openai::ChatMessage::new(
             "user",
             "continuity-bench preflight: please reply.",
         )],
@@ -264,7 +266,7 @@ async fn preflight(
     let mut reply = send(client, target, &request, options).await;
     if let Some(error) = reply.error.as_deref().filter(|_| !wait.is_zero()) {
         // Said once, so that a wait of a minute is not a silent one.
-        crate::secret::eprintln!(
+        cb_base::secret::eprintln!(
             "system {:?} at {} did not answer yet ({error}); retrying for up to {} (--gateway-wait)",
             target.name,
             target.url,

@@ -14,10 +14,10 @@ pub mod replay;
 pub use gate::{Bound, GatePlan, RequestGate};
 pub use replay::replay_conversation;
 
-use crate::config::Replay;
-use crate::dataset::Dataset;
-use crate::record::TurnRecord;
-use crate::systems::Target;
+use crate::spec::Replay;
+use cb_dataset::Dataset;
+use cb_base::record::TurnRecord;
+use crate::Target;
 use rand::seq::SliceRandom;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -84,7 +84,7 @@ pub async fn run_once(
     let mut jobs: Vec<(usize, usize)> = (0..targets.len())
         .flat_map(|s| (0..dataset.conversations.len()).map(move |c| (s, c)))
         .collect();
-    jobs.shuffle(&mut crate::seed::rng(
+    jobs.shuffle(&mut cb_base::seed::rng(
         options.seed,
         "job-order",
         u64::from(run),

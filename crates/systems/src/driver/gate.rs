@@ -35,7 +35,7 @@
 //! it is sent. The plan is printed before the run, and the report states
 //! the limit, the cap and the peak of requests actually in flight.
 
-use crate::systems::SystemKind;
+use crate::SystemKind;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -308,7 +308,7 @@ impl RequestGate {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proxy::ProxyMode;
+    use cb_proxy::ProxyMode;
 
     const BUILTIN: SystemKind = SystemKind::Builtin(ProxyMode::History);
 
@@ -326,7 +326,7 @@ mod tests {
         // Both built-in systems: each one's pools can reach the cap.
         let both = [
             BUILTIN,
-            SystemKind::Builtin(crate::proxy::ProxyMode::Stateless),
+            SystemKind::Builtin(cb_proxy::ProxyMode::Stateless),
         ];
         let plan = GatePlan::new(10_000, &both, Some(20_000), Some(5_000)).unwrap();
         assert_eq!(plan.cap, Some(17_744 / 12));
@@ -376,7 +376,7 @@ mod tests {
         let builtin = (MEMORY_BUDGET / MEMORY_PER_BUILTIN_REQUEST) as usize;
         let both = [
             BUILTIN,
-            SystemKind::Builtin(crate::proxy::ProxyMode::Stateless),
+            SystemKind::Builtin(cb_proxy::ProxyMode::Stateless),
         ];
         let plan = GatePlan::new(10_000, &both, None, None).unwrap();
         assert_eq!((plan.cap, plan.bound), (Some(builtin), Some(Bound::Memory)));
