@@ -3,6 +3,7 @@
 //! [`run`]; everything is here so tests can call it in process.
 
 pub use cb_base::{record, secret, seed, source};
+pub use cb_continuity as continuity;
 pub use cb_contracts as contracts;
 pub use cb_dataset as dataset;
 pub use cb_degrade as degrade;
@@ -23,11 +24,7 @@ pub mod canary;
 pub mod cli;
 pub mod commands;
 pub mod config;
-pub mod continuity;
 pub mod semantics;
-
-#[cfg(test)]
-mod dataset_at_scale;
 
 use std::process::ExitCode;
 

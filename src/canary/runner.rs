@@ -312,8 +312,8 @@ pub async fn execute(
     }
 
     let report = CanaryReport {
-        tool: env!("CARGO_PKG_NAME").to_string(),
-        version: env!("CARGO_PKG_VERSION").to_string(),
+        tool: cb_base::TOOL.to_string(),
+        version: cb_base::VERSION.to_string(),
         probe_set_version: PROBE_SET_VERSION.to_string(),
         endpoint: match &config.endpoint {
             CanaryEndpoint::Simulated(sim) => EndpointInfo {

@@ -2,7 +2,6 @@
 //! table, and map the outcome to an exit code.
 
 use crate::cli::RunArgs;
-use crate::config::RunConfig;
 use crate::continuity;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -35,7 +34,7 @@ pub async fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         cancel.clone(),
         "stopping and writing the report of what finished",
     );
-    let config = RunConfig::from_args(args, time::OffsetDateTime::now_utc())?;
+    let config = crate::config::run_config(args, time::OffsetDateTime::now_utc())?;
     let outcome = continuity::execute(&config, cancel, started).await?;
     let (Some(data), Some(dir)) = (&outcome.data, &outcome.report_dir) else {
         crate::secret::eprintln!(

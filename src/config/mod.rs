@@ -18,10 +18,12 @@ pub use canary::{CanaryConfig, CanaryEndpoint, CanaryReleaseConfig};
 pub use error::ConfigError;
 pub use judge::{calibrate_config, judge_config};
 pub use provider::{provider_config, ProviderConfigError};
-pub use run::{
-    default_report_dir, OutDir, RequestsInFlight, ResolvedConfig, ResolvedGateway,
-    RunConfig,
+pub use crate::continuity::config::{
+    RequestsInFlight, ResolvedConfig, ResolvedGateway, RunConfig, BOOTSTRAP_RESAMPLES,
+    DEFAULT_JUDGE_CACHE_NAME,
 };
+pub use crate::report::dir::{default_report_dir, OutDir};
+pub use run::run_config;
 pub use semantics::{SemanticsConfig, SemanticsConfigError};
 pub use serve::{
     contracts_config, dataset_source, generate_options, latency_profile, profile_source,
@@ -29,13 +31,6 @@ pub use serve::{
 };
 pub use crate::systems::{EnvLookup, GatewaySpec, Replay, SystemsConfig, DRIVER_MODEL, FALLBACK_MODEL};
 pub use systems::{parse_gateways, systems_config};
-
-/// Bootstrap resamples of the clustered CPR interval.
-pub const BOOTSTRAP_RESAMPLES: u32 = 2000;
-
-/// The file judge verdicts are cached in when `--judge-cache` is not given,
-/// in the directory above the report (`reports/` by default).
-pub const DEFAULT_JUDGE_CACHE_NAME: &str = "judge-cache.jsonl";
 
 /// The model `canary` probes by default.
 pub const CANARY_MODEL: &str = "meta-llama/llama-3.3-70b-instruct";

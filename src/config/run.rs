@@ -1,351 +1,108 @@
-//! The validated configuration of `run`, and the resolved form written to
-//! `config.json` in every report and read back by `report DIR`.
+//! `run`'s flags validated into the continuity suite's configuration.
 
-use super::{ConfigError, Replay, SystemsConfig, BOOTSTRAP_RESAMPLES, DEFAULT_JUDGE_CACHE_NAME};
+use super::{ConfigError, Replay};
 use crate::cli::{LatencyArg, RunArgs};
+use crate::continuity::config::{RunConfig, DEFAULT_JUDGE_CACHE_NAME, PROVIDER_ATTEMPT_TIMEOUT};
 use crate::proxy::ProxyMode;
-use crate::source::Source;
-use crate::stats::CONFIDENCE;
-use crate::upstream::provider::{Providers, ResolvedProviders};
-use crate::upstream::LatencyProfile;
-use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use crate::report::dir::{default_report_dir, OutDir};
 use std::time::Duration;
 
-/// Default `--attempt-timeout` with a provider: a real model takes seconds
-/// to answer, and the upstream's provider deadline is the same.
-pub const PROVIDER_ATTEMPT_TIMEOUT: Duration = Duration::from_secs(20);
-
-/// A validated `run` configuration.
-#[derive(Debug, Clone)]
-pub struct RunConfig {
-    /// Master seed.
-    pub seed: u64,
-    /// Number of runs, at least 1.
-    pub runs: u32,
-    /// Conversations in flight at once, at least 1.
-    pub concurrency: usize,
-    /// `--max-in-flight`: most requests in flight at once, when given.
-    pub max_in_flight: Option<usize>,
-    /// The dataset: a file or the built-in copy.
-    pub dataset: Source,
-    /// The fault profile: a file or a built-in copy.
-    pub faults: Source,
-    /// Latency profile of the simulated upstreams.
-    pub latency: LatencyProfile,
-    /// Replay mode.
-    pub replay: Replay,
-    /// Whether the driver asks for streamed answers.
-    pub stream: bool,
-    /// Per-attempt timeout of the built-in proxies.
-    pub attempt_timeout: Duration,
-    /// Deadline of every driver request.
-    pub request_timeout: Duration,
-    /// Where the report goes.
-    pub out: OutDir,
-    /// No progress bar.
-    pub quiet: bool,
-    /// Minimum CPR (percent) of `fail_system`.
-    pub fail_under_cpr: Option<f64>,
-    /// The system checked by `fail_under_cpr` (set whenever it is).
-    pub fail_system: Option<String>,
-    /// The systems under test.
-    pub systems: SystemsConfig,
-    /// The LLM judge for what the fast path leaves undetermined, if any.
-    pub judge: Option<crate::judge::JudgeConfig>,
-    /// The answer contracts every answer is checked against.
-    pub contracts: std::sync::Arc<crate::contracts::Contracts>,
-    /// The real providers behind the upstreams (pass-through), if any; the
-    /// simulated model answers otherwise.
-    pub providers: Option<Providers>,
-    /// Above this many estimated tokens a run against a provider that is
-    /// not on this machine needs `yes`.
-    pub cost_limit_tokens: u64,
-    /// `--yes`: start even above `cost_limit_tokens`.
-    pub yes: bool,
-}
-
-impl RunConfig {
-    /// Validates `run` arguments. `now_utc` names the default report
-    /// directory (`reports/<UTC timestamp>`).
-    ///
-    /// # Errors
-    /// A [`ConfigError`] naming the flag to fix.
-    pub fn from_args(args: &RunArgs, now_utc: time::OffsetDateTime) -> Result<Self, ConfigError> {
-        if args.runs == 0 {
-            return Err(ConfigError::Runs(args.runs));
+/// Validates `run` arguments into the continuity suite's configuration. `now_utc` names the default report
+/// directory (`reports/<UTC timestamp>`).
+///
+/// # Errors
+/// A [`ConfigError`] naming the flag to fix.
+pub fn run_config(args: &RunArgs, now_utc: time::OffsetDateTime) -> Result<RunConfig, ConfigError> {
+    if args.runs == 0 {
+        return Err(ConfigError::Runs(args.runs));
+    }
+    if args.concurrency == 0 {
+        return Err(ConfigError::Concurrency(args.concurrency));
+    }
+    if let Some(x) = args.fail_under_cpr {
+        if !(0.0..=100.0).contains(&x) {
+            return Err(ConfigError::FailUnder(x));
         }
-        if args.concurrency == 0 {
-            return Err(ConfigError::Concurrency(args.concurrency));
-        }
-        if let Some(x) = args.fail_under_cpr {
-            if !(0.0..=100.0).contains(&x) {
-                return Err(ConfigError::FailUnder(x));
-            }
-        }
-        let providers = super::provider_config(&args.providers, |v| std::env::var(v).ok())?;
-        let attempt_timeout = args.attempt_timeout.unwrap_or(match args.latency {
-            // A real model takes seconds to answer.
-            _ if providers.is_some() => PROVIDER_ATTEMPT_TIMEOUT,
-            LatencyArg::Realistic => Duration::from_secs(5),
-            LatencyArg::Instant | LatencyArg::Fast => Duration::from_secs(1),
+    }
+    let providers = super::provider_config(&args.providers, |v| std::env::var(v).ok())?;
+    let attempt_timeout = args.attempt_timeout.unwrap_or(match args.latency {
+        // A real model takes seconds to answer.
+        _ if providers.is_some() => PROVIDER_ATTEMPT_TIMEOUT,
+        LatencyArg::Realistic => Duration::from_secs(5),
+        LatencyArg::Instant | LatencyArg::Fast => Duration::from_secs(1),
+    });
+    if attempt_timeout.is_zero() {
+        return Err(ConfigError::ZeroDuration {
+            flag: "--attempt-timeout",
         });
-        if attempt_timeout.is_zero() {
-            return Err(ConfigError::ZeroDuration {
-                flag: "--attempt-timeout",
+    }
+    if args.request_timeout.is_zero() {
+        return Err(ConfigError::ZeroDuration {
+            flag: "--request-timeout",
+        });
+    }
+    let systems = super::systems_config(&args.systems)?;
+    let fail_system = match &args.fail_system {
+        Some(name) => Some(name.clone()),
+        None => args
+            .fail_under_cpr
+            .map(|_| ProxyMode::History.as_str().to_string()),
+    };
+    if let Some(name) = &fail_system {
+        let names = systems.names();
+        if !names.contains(name) {
+            return Err(ConfigError::FailSystem {
+                name: name.clone(),
+                systems: names.join(", "),
             });
         }
-        if args.request_timeout.is_zero() {
-            return Err(ConfigError::ZeroDuration {
-                flag: "--request-timeout",
-            });
-        }
-        let systems = super::systems_config(&args.systems)?;
-        let fail_system = match &args.fail_system {
-            Some(name) => Some(name.clone()),
-            None => args
-                .fail_under_cpr
-                .map(|_| ProxyMode::History.as_str().to_string()),
-        };
-        if let Some(name) = &fail_system {
-            let names = systems.names();
-            if !names.contains(name) {
-                return Err(ConfigError::FailSystem {
-                    name: name.clone(),
-                    systems: names.join(", "),
-                });
-            }
-        }
-        let out = match &args.out {
-            Some(path) => OutDir::Given {
-                path: path.clone(),
-                force: args.force,
-            },
-            None => OutDir::Default(default_report_dir(now_utc)),
-        };
-        let mut judge = super::judge_config(&args.judge, |v| std::env::var(v).ok())?;
-        if let Some(judge) = judge.as_mut() {
-            // A real judge's verdicts are worth keeping across runs, next to
-            // the reports; the simulated judge needs no cache unless asked.
-            if judge.endpoint != crate::judge::JudgeEndpoint::Sim {
-                judge
-                    .cache
-                    .get_or_insert_with(|| out.parent().join(DEFAULT_JUDGE_CACHE_NAME));
-            }
-        }
-        let dataset = super::dataset_source(args.dataset.as_deref())?;
-        let faults = super::profile_source(args.faults.as_deref())?;
-        Ok(RunConfig {
-            seed: args.seed,
-            runs: args.runs,
-            concurrency: args.concurrency,
-            max_in_flight: args
-                .max_in_flight
-                .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
-            dataset,
-            faults,
-            latency: super::latency_profile(args.latency),
-            stream: args.stream,
-            replay: if args.fast_forward {
-                Replay::FastForward
-            } else {
-                Replay::Live
-            },
-            attempt_timeout,
-            request_timeout: args.request_timeout,
-            out,
-            quiet: args.quiet,
-            fail_under_cpr: args.fail_under_cpr,
-            fail_system,
-            systems,
-            judge,
-            contracts: std::sync::Arc::new(super::contracts_config(&args.contracts)?),
-            providers,
-            cost_limit_tokens: args.cost_limit_tokens,
-            yes: args.yes,
-        })
     }
-
-    /// The configuration as written to `config.json`.
-    pub fn resolved(&self, conversations: u32, systems: Vec<String>) -> ResolvedConfig {
-        ResolvedConfig {
-            tool: env!("CARGO_PKG_NAME").to_string(),
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            seed: self.seed,
-            runs: self.runs,
-            concurrency: self.concurrency,
-            dataset: self.dataset.label(),
-            conversations,
-            fault_profile: self.faults.label(),
-            latency: self.latency.name().to_string(),
-            replay: self.replay.as_str().to_string(),
-            stream: self.stream,
-            attempt_timeout_ms: self.attempt_timeout.as_millis() as u64,
-            request_timeout_ms: self.request_timeout.as_millis() as u64,
-            max_response_bytes: self.systems.max_response_bytes,
-            fallback_dialect: self.systems.fallback_dialect,
-            systems,
-            judge: self.judge.as_ref().map(crate::judge::JudgeConfig::describe),
-            interrupted: false,
-            requests_in_flight: RequestsInFlight::default(),
-            model: self.systems.model.clone(),
-            gateways: self
-                .systems
-                .gateways
-                .iter()
-                .map(|g| ResolvedGateway {
-                    name: g.name.clone(),
-                    url: g.url.clone(),
-                    primary_port: g.primary_port,
-                    fallback_port: g.fallback_port,
-                    header_names: g.headers.iter().map(|(h, _)| h.clone()).collect(),
-                })
-                .collect(),
-            confidence: CONFIDENCE,
-            percentile_method: crate::stats::PERCENTILE_METHOD.to_string(),
-            bootstrap_resamples: BOOTSTRAP_RESAMPLES,
-            providers: self.providers.as_ref().map(Providers::resolved),
+    let out = match &args.out {
+        Some(path) => OutDir::Given {
+            path: path.clone(),
+            force: args.force,
+        },
+        None => OutDir::Default(default_report_dir(now_utc)),
+    };
+    let mut judge = super::judge_config(&args.judge, |v| std::env::var(v).ok())?;
+    if let Some(judge) = judge.as_mut() {
+        // A real judge's verdicts are worth keeping across runs, next to
+        // the reports; the simulated judge needs no cache unless asked.
+        if judge.endpoint != crate::judge::JudgeEndpoint::Sim {
+            judge
+                .cache
+                .get_or_insert_with(|| out.parent().join(DEFAULT_JUDGE_CACHE_NAME));
         }
     }
-}
-
-/// Where a run's report goes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OutDir {
-    /// The default, `reports/<UTC timestamp>`: made unique with a suffix
-    /// (`-2`, `-3`, ...) when it exists, so no report is ever overwritten.
-    Default(PathBuf),
-    /// `--out`: refused when it exists and is not empty, unless `force`.
-    Given {
-        /// The directory.
-        path: PathBuf,
-        /// `--force`: write into it even if it holds files.
-        force: bool,
-    },
-}
-
-impl OutDir {
-    /// The directory the report is asked to go to (before a suffix).
-    pub fn path(&self) -> &Path {
-        match self {
-            OutDir::Default(p) | OutDir::Given { path: p, .. } => p,
-        }
-    }
-
-    /// The directory above it (where a judge cache is kept by default).
-    pub fn parent(&self) -> PathBuf {
-        self.path()
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
-    }
-}
-
-/// `reports/<UTC timestamp>`, e.g. `reports/2026-11-29T18-34-50Z`.
-pub fn default_report_dir(now_utc: time::OffsetDateTime) -> PathBuf {
-    let format =
-        time::macros::format_description!("[year]-[month]-[day]T[hour]-[minute]-[second]Z");
-    let stamp = now_utc
-        .format(&format)
-        .unwrap_or_else(|_| "run".to_string());
-    PathBuf::from("reports").join(stamp)
-}
-
-/// The resolved configuration of a run, as written to `config.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ResolvedConfig {
-    /// Tool name.
-    pub tool: String,
-    /// Tool version.
-    pub version: String,
-    /// Master seed.
-    pub seed: u64,
-    /// Number of runs.
-    pub runs: u32,
-    /// Conversations in flight at once.
-    pub concurrency: usize,
-    /// Dataset file.
-    pub dataset: String,
-    /// Conversations in the dataset.
-    pub conversations: u32,
-    /// Fault profile file.
-    pub fault_profile: String,
-    /// Latency model of the simulated upstreams.
-    pub latency: String,
-    /// `live` or `fast_forward`.
-    pub replay: String,
-    /// Whether the driver asked for streamed answers.
-    #[serde(default)]
-    pub stream: bool,
-    /// Per-attempt timeout of the built-in proxies, milliseconds.
-    pub attempt_timeout_ms: u64,
-    /// Deadline of every driver request, milliseconds.
-    pub request_timeout_ms: u64,
-    /// Largest response body the driver reads, bytes.
-    #[serde(default)]
-    pub max_response_bytes: u64,
-    /// The dialect the built-in systems' fallback spoke.
-    #[serde(default)]
-    pub fallback_dialect: crate::dialect::Dialect,
-    /// Systems under test, in order.
-    pub systems: Vec<String>,
-    /// The LLM judge (endpoint, model, prompt version; never a key), if any.
-    #[serde(default)]
-    pub judge: Option<String>,
-    /// Whether Ctrl-C cut the run short (the figures cover what finished).
-    #[serde(default)]
-    pub interrupted: bool,
-    /// How many requests could be in flight at once (see
-    /// [`crate::driver::gate`]).
-    #[serde(default)]
-    pub requests_in_flight: RequestsInFlight,
-    /// The model id the driver asked for.
-    pub model: String,
-    /// External gateways (header values are never written, only names).
-    pub gateways: Vec<ResolvedGateway>,
-    /// Confidence level of every interval.
-    pub confidence: f64,
-    /// Percentile method.
-    pub percentile_method: String,
-    /// Bootstrap resamples of the clustered interval.
-    pub bootstrap_resamples: u32,
-    /// The real providers behind the upstreams (URL without key or query,
-    /// model id, the key's variable name), when the run used pass-through;
-    /// absent when the simulated model answered.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub providers: Option<ResolvedProviders>,
-}
-
-/// The room for requests in flight, as recorded in `config.json`: the
-/// open-file limit it was planned for, the cap it set (none when every
-/// conversation could have its request in flight) and the peak measured.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RequestsInFlight {
-    /// The process's open-file limit, raised to its maximum (`None`: the
-    /// platform has none the harness reads).
-    pub open_file_limit: Option<u64>,
-    /// Most requests in flight the limits allowed (open files, memory,
-    /// `--max-in-flight`), when fewer than `concurrency`.
-    pub cap: Option<usize>,
-    /// Which limit set the cap (`open files`, `memory`, `--max-in-flight`);
-    /// `None` when nothing was capped.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bound: Option<crate::driver::gate::Bound>,
-    /// Most requests that were in flight at once.
-    pub peak: Option<usize>,
-}
-
-/// An external gateway as recorded in `config.json`: no header values.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ResolvedGateway {
-    /// Its name.
-    pub name: String,
-    /// Its base URL.
-    pub url: String,
-    /// Port of its primary upstream.
-    pub primary_port: u16,
-    /// Port of its fallback upstream.
-    pub fallback_port: u16,
-    /// Names of the extra headers sent (values withheld).
-    pub header_names: Vec<String>,
+    let dataset = super::dataset_source(args.dataset.as_deref())?;
+    let faults = super::profile_source(args.faults.as_deref())?;
+    Ok(RunConfig {
+        seed: args.seed,
+        runs: args.runs,
+        concurrency: args.concurrency,
+        max_in_flight: args
+            .max_in_flight
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+        dataset,
+        faults,
+        latency: super::latency_profile(args.latency),
+        stream: args.stream,
+        replay: if args.fast_forward {
+            Replay::FastForward
+        } else {
+            Replay::Live
+        },
+        attempt_timeout,
+        request_timeout: args.request_timeout,
+        out,
+        quiet: args.quiet,
+        fail_under_cpr: args.fail_under_cpr,
+        fail_system,
+        systems,
+        judge,
+        contracts: std::sync::Arc::new(super::contracts_config(&args.contracts)?),
+        providers,
+        cost_limit_tokens: args.cost_limit_tokens,
+        yes: args.yes,
+    })
 }

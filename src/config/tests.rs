@@ -18,7 +18,7 @@ fn args(extra: &[&str]) -> RunArgs {
 #[test]
 fn defaults_resolve() {
     let now = time::macros::datetime!(2026-11-29 18:34:50 UTC);
-    let cfg = RunConfig::from_args(&args(&[]), now).unwrap();
+    let cfg = run_config(&args(&[]), now).unwrap();
     assert_eq!(cfg.runs, 1);
     assert_eq!(cfg.concurrency, 100);
     assert_eq!(cfg.seed, 42);
@@ -32,11 +32,11 @@ fn defaults_resolve() {
 #[test]
 fn bad_values_name_the_flag() {
     let now = time::OffsetDateTime::UNIX_EPOCH;
-    let err = RunConfig::from_args(&args(&["--runs", "0"]), now).unwrap_err();
+    let err = run_config(&args(&["--runs", "0"]), now).unwrap_err();
     assert!(err.to_string().contains("--runs"));
-    let err = RunConfig::from_args(&args(&["--fail-under-cpr", "150"]), now).unwrap_err();
+    let err = run_config(&args(&["--fail-under-cpr", "150"]), now).unwrap_err();
     assert!(err.to_string().contains("--fail-under-cpr"));
-    let err = RunConfig::from_args(&args(&["--attempt-timeout", "0s"]), now).unwrap_err();
+    let err = run_config(&args(&["--attempt-timeout", "0s"]), now).unwrap_err();
     assert!(err.to_string().contains("--attempt-timeout"));
 }
 
@@ -66,7 +66,7 @@ fn gateways_ports_and_secret_headers() {
         !format!("{g:?}").contains("s3cr3t"),
         "Debug never shows a header value"
     );
-    let cfg = RunConfig::from_args(&a, time::OffsetDateTime::UNIX_EPOCH);
+    let cfg = run_config(&a, time::OffsetDateTime::UNIX_EPOCH);
     // TEST_KEY_VAR is not set in the real environment: the error names
     // the variable, never a value.
     let err = cfg.unwrap_err().to_string();
@@ -89,7 +89,7 @@ fn gateway_mistakes_are_named() {
     )
     .unwrap_err();
     assert!(matches!(err, ConfigError::UpstreamPorts(_)));
-    let err = RunConfig::from_args(&args(&["--no-builtin"]), time::OffsetDateTime::UNIX_EPOCH)
+    let err = run_config(&args(&["--no-builtin"]), time::OffsetDateTime::UNIX_EPOCH)
         .unwrap_err();
     assert!(matches!(err, ConfigError::NoSystems));
 }

@@ -168,7 +168,7 @@ pub async fn execute(config: &SemanticsConfig) -> anyhow::Result<SemanticsReport
     });
     let results = futures::future::join_all(runs).await;
     Ok(SemanticsReport {
-        tool: format!("{} {}", env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
+        tool: format!("{} {}", cb_base::TOOL, cb_base::VERSION),
         model: config.systems.model.clone(),
         profile: config.timing.profile,
         max_attempts_per_upstream: config.give_up.max_attempts_per_upstream,

@@ -12,5 +12,12 @@ pub mod secret;
 pub mod seed;
 pub mod source;
 
+/// The tool's name, as reports and `config.json` record it.
+pub const TOOL: &str = "continuity-bench";
+
+/// The tool's version (every crate of the workspace shares it), as reports
+/// record it and `report DIR` checks it.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 pub use language::Language;
 pub use role::Role;

@@ -4,6 +4,48 @@
 
 use std::path::{Path, PathBuf};
 
+/// Where a run's report goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutDir {
+    /// The default, `reports/<UTC timestamp>`: made unique with a suffix
+    /// (`-2`, `-3`, ...) when it exists, so no report is ever overwritten.
+    Default(PathBuf),
+    /// `--out`: refused when it exists and is not empty, unless `force`.
+    Given {
+        /// The directory.
+        path: PathBuf,
+        /// `--force`: write into it even if it holds files.
+        force: bool,
+    },
+}
+
+impl OutDir {
+    /// The directory the report is asked to go to (before a suffix).
+    pub fn path(&self) -> &Path {
+        match self {
+            OutDir::Default(p) | OutDir::Given { path: p, .. } => p,
+        }
+    }
+
+    /// The directory above it (where a judge cache is kept by default).
+    pub fn parent(&self) -> PathBuf {
+        self.path()
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+    }
+}
+
+/// `reports/<UTC timestamp>`, e.g. `reports/2026-11-29T18-34-50Z`.
+pub fn default_report_dir(now_utc: time::OffsetDateTime) -> PathBuf {
+    let format =
+        time::macros::format_description!("[year]-[month]-[day]T[hour]-[minute]-[second]Z");
+    let stamp = now_utc
+        .format(&format)
+        .unwrap_or_else(|_| "run".to_string());
+    PathBuf::from("reports").join(stamp)
+}
+
 /// Most suffixes tried for a default directory that exists.
 const MAX_SUFFIX: u32 = 1000;
 

@@ -9,8 +9,8 @@
 
 use super::charts::draw;
 use super::ReportData;
-use crate::report::plot::{render_image, Drawing, ImageFormat};
-use crate::report::{Exporter, ReportError};
+use cb_report::plot::{render_image, Drawing, ImageFormat};
+use cb_report::{Exporter, ReportError};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -101,7 +101,7 @@ impl Drawing for ChartOf<'_> {
 mod tests {
     use super::super::fixture::report_data;
     use super::*;
-    use crate::report::plot::CHART_SIZE;
+    use cb_report::plot::CHART_SIZE;
 
     fn render(chart: Chart, format: ImageFormat, data: &ReportData) -> Vec<u8> {
         PlotExporter { chart, format }.render(data).unwrap()

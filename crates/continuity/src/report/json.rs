@@ -1,12 +1,12 @@
 //! config.json, summary.json and fallback_delivery.json: the resolved configuration, what reached each fallback and the
-//! [`Summary`](crate::continuity::summary::Summary) contract, as pretty JSON.
+//! [`Summary`](crate::summary::Summary) contract, as pretty JSON.
 //!
 //! summary.json is described by `schema/summary.schema.json`; a test checks
 //! the serialised fixture against it.
 
 use super::ReportData;
-use crate::report::json::pretty;
-use crate::report::{Exporter, ReportError};
+use cb_report::json::pretty;
+use cb_report::{Exporter, ReportError};
 
 /// File name of the resolved configuration.
 pub const CONFIG_FILE: &str = "config.json";
@@ -27,7 +27,7 @@ pub struct SummaryJson;
 pub const DELIVERY_FILE: &str = "fallback_delivery.json";
 
 /// Writes fallback_delivery.json: each system's
-/// [`crate::continuity::summary::delivery::Delivery`], by name.
+/// [`crate::summary::delivery::Delivery`], by name.
 #[derive(Debug, Clone, Copy)]
 pub struct DeliveryJson;
 
@@ -54,7 +54,7 @@ impl Exporter<ReportData> for DeliveryJson {
 /// [`ReportError::Json`] when the file is there but unreadable.
 pub fn restore_delivery(
     dir: &std::path::Path,
-    systems: &mut [crate::continuity::summary::SystemSummary],
+    systems: &mut [crate::summary::SystemSummary],
 ) -> Result<(), ReportError> {
     let path = dir.join(DELIVERY_FILE);
     if !path.is_file() {
@@ -62,8 +62,8 @@ pub fn restore_delivery(
     }
     let mut by_system: std::collections::BTreeMap<
         String,
-        crate::continuity::summary::delivery::Delivery,
-    > = crate::report::json::read(&path)?;
+        crate::summary::delivery::Delivery,
+    > = cb_report::json::read(&path)?;
     for s in systems {
         s.fallback_delivery = by_system.remove(&s.name);
     }
@@ -92,10 +92,10 @@ impl Exporter<ReportData> for SummaryJson {
 mod tests {
     use super::super::fixture::report_data;
     use super::*;
-    use crate::continuity::summary::Summary;
+    use crate::summary::Summary;
 
     fn schema() -> serde_json::Value {
-        let text = include_str!("../../../schema/summary.schema.json");
+        let text = include_str!("../../../../schema/summary.schema.json");
         serde_json::from_str(text).unwrap()
     }
 

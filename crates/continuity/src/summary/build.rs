@@ -12,13 +12,13 @@ use super::{
     AttemptSummary, BleedExample, BleedSummary, CloByLength, CloSummary, ContractRate, GroupRate,
     StageCounts, StageReason, Summary, SystemSummary, VerdictCounts,
 };
-use crate::continuity::record::{EventRecord, Stage};
-use crate::contracts::{parse_applied, ContractName};
-use crate::faults::{FaultMode, Role};
-use crate::proxy::ProxyMode;
-use crate::record::{AttemptRecord, TurnRecord};
-use crate::scoring::{Verdict, VerdictMethod};
-use crate::stats::{cluster_bootstrap, describe, rate, CONFIDENCE, PERCENTILE_METHOD};
+use crate::record::{EventRecord, Stage};
+use cb_contracts::{parse_applied, ContractName};
+use cb_faults::{FaultMode, Role};
+use cb_proxy::ProxyMode;
+use cb_base::record::{AttemptRecord, TurnRecord};
+use cb_scoring::{Verdict, VerdictMethod};
+use cb_stats::{cluster_bootstrap, describe, rate, CONFIDENCE, PERCENTILE_METHOD};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -115,7 +115,7 @@ pub fn summarize(
 
     Summary {
         tool: "continuity-bench".into(),
-        version: env!("CARGO_PKG_VERSION").into(),
+        version: cb_base::VERSION.into(),
         seed: ctx.seed,
         interrupted: ctx.interrupted,
         runs: ctx.runs,
@@ -516,7 +516,7 @@ fn clo(events: &[EventRecord]) -> CloSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::wilson;
+    use cb_stats::wilson;
 
     fn ctx(systems: &[&str]) -> SummaryContext {
         SummaryContext {
@@ -554,7 +554,7 @@ mod tests {
                 VerdictMethod::FastPath
             },
             answer_excerpt: format!("answer {run} {conversation}"),
-            ..crate::continuity::record::fixture::event(run, system, conversation, turns)
+            ..crate::record::fixture::event(run, system, conversation, turns)
         }
     }
 

@@ -16,10 +16,10 @@
 //! costs more, both in output and in the history later turns carry; the
 //! judge, when asked for, is not counted.
 
-use crate::config::Replay;
-use crate::dataset::{Conversation, Dataset};
-use crate::faults::{FaultAction, FaultPlan, Role};
-use crate::openai::approx_tokens;
+use cb_systems::Replay;
+use cb_dataset::{Conversation, Dataset};
+use cb_faults::{FaultAction, FaultPlan, Role};
+use cb_wire::openai::approx_tokens;
 
 /// Default of `--cost-limit-tokens`: above two million estimated tokens a
 /// run against a paid provider needs `--yes`.
@@ -225,12 +225,12 @@ pub fn thousands(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::faults::FaultProfile;
+    use cb_faults::FaultProfile;
 
     fn committed() -> Dataset {
         Dataset::load(std::path::Path::new(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/datasets/continuity-150.jsonl"
+            "/../../datasets/continuity-150.jsonl"
         )))
         .unwrap()
     }

@@ -1,16 +1,16 @@
 //! What reached each system's fallback: of the system messages, tool
 //! results and user turns the client sent, the share found in the fallback
 //! requests that happened (from the upstream's survival notes,
-//! [`crate::upstream::log::SurvivalRow`]), the requests the fallback
+//! [`cb_upstream::log::SurvivalRow`]), the requests the fallback
 //! refused as invalid in its dialect, and, when the profile squeezes the
 //! fallback's context window, what each failover event turned into. A
 //! share below 100 % gets a diagnosis line saying what a gateway did.
 
 use super::SystemSummary;
-use crate::dialect::{Dialect, Share};
-use crate::faults::Role;
-use crate::record::{AttemptAction, AttemptRecord};
-use crate::upstream::log::{RejectionRow, SurvivalRow};
+use cb_dialect::{Dialect, Share};
+use cb_faults::Role;
+use cb_base::record::{AttemptAction, AttemptRecord};
+use cb_upstream::log::{RejectionRow, SurvivalRow};
 use serde::{Deserialize, Serialize};
 
 /// One kind of item: how many were sent in fallback requests, how many
@@ -97,7 +97,7 @@ pub fn delivery(
         .iter()
         .filter(|r| r.system == system && r.role == Role::Fallback)
         .collect();
-    let mut total = crate::dialect::Survival::default();
+    let mut total = cb_dialect::Survival::default();
     for r in &mine {
         total += r.survival;
     }
@@ -207,7 +207,7 @@ pub fn fill(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dialect::Survival;
+    use cb_dialect::Survival;
 
     fn row(system: &str, survival: Survival, anchor: bool) -> SurvivalRow {
         SurvivalRow {

@@ -11,22 +11,26 @@
 
 mod assemble;
 mod collect;
+pub mod config;
 mod contracts;
 pub mod cost;
+#[cfg(test)]
+mod dataset_at_scale;
 pub mod record;
 pub mod report;
 pub mod summary;
 
 pub use assemble::run_notes;
 
-use crate::config::{OutDir, RequestsInFlight, ResolvedConfig, RunConfig};
-use crate::dataset::Dataset;
-use crate::driver::{self, gate, DriverOptions, GatePlan, RequestGate};
-use crate::faults::{FaultPlan, FaultProfile};
-use crate::scoring::AnchorIndex;
-use crate::systems::{driver_client, SystemKind, Systems, SystemsSpec, SYSTEM_PROMPT};
-use crate::upstream::provider::{PassThrough, Providers};
-use crate::upstream::{ConversationIndex, UpstreamContext};
+use crate::config::{RequestsInFlight, ResolvedConfig, RunConfig};
+use cb_report::dir::OutDir;
+use cb_dataset::Dataset;
+use cb_systems::driver::{self, gate, DriverOptions, GatePlan, RequestGate};
+use cb_faults::{FaultPlan, FaultProfile};
+use cb_scoring::AnchorIndex;
+use cb_systems::{driver_client, SystemKind, Systems, SystemsSpec, SYSTEM_PROMPT};
+use cb_upstream::provider::{PassThrough, Providers};
+use cb_upstream::{ConversationIndex, UpstreamContext};
 use anyhow::Context;
 use assemble::assemble;
 use collect::{collect, judge_undetermined, mark_bleed, progress_bar};
@@ -38,7 +42,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// Longest wait at the end of a run for upstream attempts still in flight
-/// to be recorded (see [`crate::upstream::AttemptLog::settle`]).
+/// to be recorded (see [`cb_upstream::AttemptLog::settle`]).
 const SETTLE_WAIT: Duration = Duration::from_secs(2);
 
 /// The same wait after Ctrl-C, kept short so the tool exits promptly.
@@ -96,7 +100,7 @@ fn load_inputs(config: &RunConfig) -> anyhow::Result<Inputs> {
 fn request_gate(config: &RunConfig) -> anyhow::Result<(GatePlan, Arc<RequestGate>)> {
     let mut kinds = Vec::new();
     if config.systems.builtin {
-        kinds.extend(crate::proxy::ProxyMode::ALL.map(SystemKind::Builtin));
+        kinds.extend(cb_proxy::ProxyMode::ALL.map(SystemKind::Builtin));
     }
     kinds.extend(config.systems.gateways.iter().map(|_| SystemKind::Gateway));
     let plan = GatePlan::new(
@@ -106,7 +110,7 @@ fn request_gate(config: &RunConfig) -> anyhow::Result<(GatePlan, Arc<RequestGate
         config.max_in_flight,
     )?;
     if let Some(line) = plan.describe(config.concurrency) {
-        crate::secret::eprintln!("{line}");
+        cb_base::secret::eprintln!("{line}");
     }
     let gate = Arc::new(RequestGate::new(&plan));
     Ok((plan, gate))
@@ -123,9 +127,9 @@ fn price(
 ) -> anyhow::Result<()> {
     let mut systems = Vec::new();
     if config.systems.builtin {
-        systems.extend(crate::proxy::ProxyMode::ALL.map(|mode| match mode {
-            crate::proxy::ProxyMode::Stateless => cost::Forwarding::LastMessage,
-            crate::proxy::ProxyMode::History => cost::Forwarding::History,
+        systems.extend(cb_proxy::ProxyMode::ALL.map(|mode| match mode {
+            cb_proxy::ProxyMode::Stateless => cost::Forwarding::LastMessage,
+            cb_proxy::ProxyMode::History => cost::Forwarding::History,
         }));
     }
     systems.extend(
@@ -143,11 +147,11 @@ fn price(
         systems: &systems,
         system_prompt: SYSTEM_PROMPT,
     });
-    crate::secret::eprintln!("{}", providers.resolved().answered_by());
-    crate::secret::eprintln!("{}", estimate.describe(config.runs));
+    cb_base::secret::eprintln!("{}", providers.resolved().answered_by());
+    cb_base::secret::eprintln!("{}", estimate.describe(config.runs));
     let free = providers.all_loopback();
     if free {
-        crate::secret::eprintln!("the provider runs on this machine: no cost limit applies");
+        cb_base::secret::eprintln!("the provider runs on this machine: no cost limit applies");
     }
     cost::gate(&estimate, config.cost_limit_tokens, config.yes, free)?;
     Ok(())
@@ -158,7 +162,7 @@ fn price(
 fn pass_through(
     config: &RunConfig,
     providers: &Providers,
-) -> anyhow::Result<Arc<dyn crate::upstream::Responder>> {
+) -> anyhow::Result<Arc<dyn cb_upstream::Responder>> {
     Ok(Arc::new(PassThrough::new(
         providers,
         config.attempt_timeout,
@@ -170,8 +174,8 @@ fn pass_through(
 /// unless `--force`) and proves it writable, before any request.
 fn claim_out(config: &RunConfig) -> anyhow::Result<PathBuf> {
     Ok(match &config.out {
-        OutDir::Default(base) => crate::report::dir::claim_unique(base)?,
-        OutDir::Given { path, force } => crate::report::dir::claim_given(path, *force)?,
+        OutDir::Default(base) => cb_report::dir::claim_unique(base)?,
+        OutDir::Given { path, force } => cb_report::dir::claim_given(path, *force)?,
     })
 }
 
@@ -251,7 +255,7 @@ pub async fn execute(
         Some(responder) => UpstreamContext::with_responder(plan, index, responder, 1),
         None => UpstreamContext::new(plan, index, config.latency, config.seed, 1),
     }
-    .with_clients(crate::upstream::survived::ClientView {
+    .with_clients(cb_upstream::survived::ClientView {
         dataset: Arc::clone(&dataset),
         system_prompt: SYSTEM_PROMPT.to_string(),
     });
@@ -281,7 +285,7 @@ pub async fn execute(
         gate: Arc::clone(&gate.1),
     };
     let judge = match &config.judge {
-        Some(judge) => Some(crate::judge::start(judge, config.seed).await?),
+        Some(judge) => Some(cb_scoring::judge::start(judge, config.seed).await?),
         None => None,
     };
     let anchors = Arc::new(AnchorIndex::new(&dataset));

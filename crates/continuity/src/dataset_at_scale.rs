@@ -8,12 +8,12 @@
 //! list of suffixes) from the generator's index, so that a bug in one is not
 //! hidden by the same bug in the other.
 
-use crate::dataset::lexicon::{self, tokens};
-use crate::dataset::{Category, Conversation, Dataset, GenerateOptions, Mode, TurnKind};
-use crate::openai::ChatMessage;
-use crate::scoring::{score_fast, AnchorIndex, Verdict};
-use crate::upstream::model;
-use crate::upstream::ConversationIndex;
+use cb_dataset::lexicon::{self, tokens};
+use cb_dataset::{Category, Conversation, Dataset, GenerateOptions, Mode, TurnKind};
+use cb_wire::openai::ChatMessage;
+use cb_scoring::{score_fast, AnchorIndex, Verdict};
+use cb_upstream::model;
+use cb_upstream::ConversationIndex;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Conversations of the large composed dataset.
@@ -28,7 +28,7 @@ const SYSTEM: &str = "You are a helpful assistant.";
 fn committed() -> Dataset {
     Dataset::load(std::path::Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/datasets/continuity-150.jsonl"
+        "/../../datasets/continuity-150.jsonl"
     )))
     .unwrap()
 }
@@ -38,7 +38,7 @@ fn composed(seed: u64, n: usize) -> Dataset {
 }
 
 fn composed_with_turns(seed: u64, n: usize, min_turns: usize, max_turns: usize) -> Dataset {
-    crate::dataset::generate_in(
+    cb_dataset::generate_in(
         &GenerateOptions {
             seed,
             conversations: n,
@@ -317,7 +317,7 @@ fn model_and_scorer_agree_on_every_conversation_of_a_large_composed_dataset() {
 
 #[test]
 fn the_shortest_and_longest_conversations_keep_every_invariant() {
-    let (min, max) = (crate::dataset::generate::MIN_TURNS, crate::dataset::generate::MAX_TURNS);
+    let (min, max) = (cb_dataset::generate::MIN_TURNS, cb_dataset::generate::MAX_TURNS);
     let d = composed_with_turns(3, 2 * (max - min + 1), min, max);
     check_invariants(&d, min, max);
     check_model_and_scorer(&d);

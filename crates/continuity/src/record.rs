@@ -2,8 +2,8 @@
 //! faults, with the stage it reached and its verdict; the columns of
 //! `events.csv` and the input of its summary.
 
-use crate::faults::FaultMode;
-use crate::scoring::{Verdict, VerdictMethod};
+use cb_faults::FaultMode;
+use cb_scoring::{Verdict, VerdictMethod};
 use serde::{Deserialize, Serialize};
 
 /// How far a planned failover event got. Only [`Stage::Failover`] events
@@ -88,8 +88,8 @@ pub struct EventRecord {
 #[cfg(test)]
 pub(crate) mod fixture {
     use super::{EventRecord, Stage};
-    use crate::faults::FaultMode;
-    use crate::scoring::{Verdict, VerdictMethod};
+    use cb_faults::FaultMode;
+    use cb_scoring::{Verdict, VerdictMethod};
 
     /// A failover event on the final turn, answered 200 and preserved: the
     /// base every test adjusts with struct-update syntax.

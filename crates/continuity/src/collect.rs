@@ -3,11 +3,11 @@
 //! the progress bar.
 
 use crate::config::RunConfig;
-use crate::dataset::Dataset;
-use crate::driver::replay::INTERRUPTED;
-use crate::driver::ConversationOutcome;
-use crate::record::TurnRecord;
-use crate::scoring::{bleed_in, score_fast, AnchorIndex, Judge, Scored, Verdict, VerdictMethod};
+use cb_dataset::Dataset;
+use cb_systems::driver::replay::INTERRUPTED;
+use cb_systems::driver::ConversationOutcome;
+use cb_base::record::TurnRecord;
+use cb_scoring::{bleed_in, score_fast, AnchorIndex, Judge, Scored, Verdict, VerdictMethod};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -154,7 +154,7 @@ pub(super) async fn judge_undetermined(
 /// Scores a replayed conversation: the final turn's answer, or an error when
 /// the conversation broke before (or at) it.
 pub(super) fn score_outcome(
-    conversation: &crate::dataset::Conversation,
+    conversation: &cb_dataset::Conversation,
     turns: &[TurnRecord],
     anchors: &AnchorIndex,
 ) -> Scored {

@@ -3,7 +3,7 @@
 //! Its JSON form is checked against `schema/summary.schema.json` in a test.
 //!
 //! [`summarize`](build::summarize) builds it from the recorded rows with the
-//! pure functions of [`crate::stats`].
+//! pure functions of [`cb_stats`].
 
 pub mod build;
 pub mod delivery;
@@ -11,9 +11,9 @@ pub mod delivery;
 pub use build::{summarize, SummaryContext};
 
 use super::record::Stage;
-use crate::contracts::ContractName;
-pub use crate::stats::Rate;
-use crate::stats::{Distribution, Interval};
+use cb_contracts::ContractName;
+pub use cb_stats::Rate;
+use cb_stats::{Distribution, Interval};
 use serde::{Deserialize, Serialize};
 
 /// Everything a run concluded, with the counts behind every rate.

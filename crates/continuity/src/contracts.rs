@@ -5,11 +5,11 @@
 //! the turn's `contracts`, `contract_violations` and `contract_reasons`.
 
 use super::collect::Collected;
-use crate::config::Replay;
-use crate::contracts::{columns, detect_language, ContractInput, Contracts};
-use crate::dataset::Dataset;
-use crate::driver::replay::{first_sent, request_messages};
-use crate::openai::ChatRequest;
+use cb_systems::Replay;
+use cb_contracts::{columns, detect_language, ContractInput, Contracts};
+use cb_dataset::Dataset;
+use cb_systems::driver::replay::{first_sent, request_messages};
+use cb_wire::openai::ChatRequest;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 

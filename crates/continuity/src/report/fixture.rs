@@ -4,19 +4,19 @@
 
 use super::ReportData;
 use crate::config::ResolvedConfig;
-use crate::continuity::record::{EventRecord, Stage};
-use crate::continuity::summary::{
+use crate::record::{EventRecord, Stage};
+use crate::summary::{
     AttemptSummary, BleedExample, BleedSummary, CloByLength, CloSummary, ContractRate, GroupRate,
     StageCounts, Summary, SystemSummary, VerdictCounts,
 };
-use crate::contracts::ContractName;
-use crate::faults::{FaultMode, Role};
-use crate::record::{AttemptAction, AttemptRecord, TurnRecord};
-use crate::scoring::{Verdict, VerdictMethod};
-use crate::stats::{Distribution, Interval};
+use cb_contracts::ContractName;
+use cb_faults::{FaultMode, Role};
+use cb_base::record::{AttemptAction, AttemptRecord, TurnRecord};
+use cb_scoring::{Verdict, VerdictMethod};
+use cb_stats::{Distribution, Interval};
 use rand::Rng;
 
-pub(crate) use crate::stats::rate;
+pub(crate) use cb_stats::rate;
 
 fn groups(keys: &[&str], successes: &[u64], trials: u64) -> Vec<GroupRate> {
     keys.iter()
@@ -222,7 +222,7 @@ pub(crate) fn summary() -> Summary {
         dataset: "datasets/continuity-150.jsonl".into(),
         fault_profile: "fault_profiles/paper.toml".into(),
         confidence: 0.95,
-        percentile_method: crate::stats::PERCENTILE_METHOD.into(),
+        percentile_method: cb_stats::PERCENTILE_METHOD.into(),
         bootstrap_resamples: 10_000,
         systems: vec![stateless(), history()],
         clo: Some(CloSummary {
@@ -275,7 +275,7 @@ pub(crate) fn config() -> ResolvedConfig {
         attempt_timeout_ms: 10_000,
         request_timeout_ms: 60_000,
         max_response_bytes: 4 * 1024 * 1024,
-        fallback_dialect: crate::dialect::Dialect::Openai,
+        fallback_dialect: cb_dialect::Dialect::Openai,
         systems: vec!["stateless".into(), "history".into()],
         judge: None,
         interrupted: false,
@@ -283,7 +283,7 @@ pub(crate) fn config() -> ResolvedConfig {
         model: "continuity-sim".into(),
         gateways: Vec::new(),
         confidence: 0.95,
-        percentile_method: crate::stats::PERCENTILE_METHOD.into(),
+        percentile_method: cb_stats::PERCENTILE_METHOD.into(),
         bootstrap_resamples: 10_000,
         providers: None,
     }
@@ -302,7 +302,7 @@ fn rows() -> (Vec<TurnRecord>, Vec<EventRecord>, Vec<AttemptRecord>) {
     let mut attempts = Vec::new();
     for run in 1..=ROW_RUNS {
         for (system_index, system) in ["stateless", "history"].into_iter().enumerate() {
-            let mut rng = crate::seed::rng(
+            let mut rng = cb_base::seed::rng(
                 42,
                 "report-fixture",
                 u64::from(run) * 2 + system_index as u64,

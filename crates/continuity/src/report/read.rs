@@ -5,10 +5,10 @@
 use super::csv_files::{read_attempts, read_events, read_turns};
 use super::json::CONFIG_FILE;
 use crate::config::ResolvedConfig;
-use crate::continuity::record::EventRecord;
-use crate::continuity::summary::SummaryContext;
-use crate::record::{AttemptRecord, TurnRecord};
-use crate::report::ReportError;
+use crate::record::EventRecord;
+use crate::summary::SummaryContext;
+use cb_base::record::{AttemptRecord, TurnRecord};
+use cb_report::ReportError;
 use std::path::Path;
 
 /// What a report directory holds besides the summary: the resolved
@@ -39,7 +39,7 @@ pub fn read_report(dir: &Path) -> Result<ReportRows, ReportError> {
 /// [`ReportError::Read`] when it is missing, [`ReportError::Json`] when it
 /// is not a resolved configuration.
 pub fn read_config(dir: &Path) -> Result<ResolvedConfig, ReportError> {
-    crate::report::json::read(&dir.join(CONFIG_FILE))
+    cb_report::json::read(&dir.join(CONFIG_FILE))
 }
 
 /// What `summarize` needs besides the rows, from a resolved configuration.

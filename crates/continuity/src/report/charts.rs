@@ -1,15 +1,15 @@
 //! How each chart of the report is drawn: one function per chart, generic
 //! over the plotters backend, with sizes and colours as named constants.
-//! `plots.rs` names the files; [`crate::report::plot`] owns the formats and the font.
+//! `plots.rs` names the files; [`cb_report::plot`] owns the formats and the font.
 
 use super::plot_data::{clo_deltas, ecdf, latency_by_length, LengthLatency};
 use super::plots::Chart;
 use super::ReportData;
-use crate::report::plot::{
+use cb_report::plot::{
     caption_style, draw_empty, label_style, system_colour, tick_style, DrawResult, INK, MARGIN,
     X_LABEL_AREA, Y_LABEL_AREA,
 };
-use crate::stats::percentile_type7;
+use cb_stats::percentile_type7;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -105,7 +105,7 @@ fn draw_cpr_by_fault<DB: DrawingBackend>(
     for (s, system) in systems.iter().enumerate() {
         let colour = system_colour(s);
         // Only measured rates get a bar: a group without events has none.
-        let rates: Vec<(f64, f64, crate::stats::Interval)> = categories
+        let rates: Vec<(f64, f64, cb_stats::Interval)> = categories
             .iter()
             .enumerate()
             .filter_map(|(c, key)| {
@@ -223,7 +223,7 @@ fn draw_clo<DB: DrawingBackend>(
             )))?
             .label(format!(
                 "{name} {}",
-                crate::report::format::signed_ms(value)
+                cb_report::format::signed_ms(value)
             ))
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 16, y)], colour.stroke_width(2))

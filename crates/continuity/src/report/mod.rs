@@ -1,6 +1,6 @@
 //! The report of a `run`: what it is made from ([`ReportData`]), one
 //! exporter per file, the stdout table, and reading a report directory back
-//! for `report DIR`. The files go through [`crate::report`]'s manager.
+//! for `report DIR`. The files go through [`cb_report`]'s manager.
 //!
 //! Files: config.json, turns.csv, events.csv, attempts.csv, summary.json,
 //! summary.md, and cpr_by_fault / clo / latency_by_length as SVG and PNG.
@@ -24,8 +24,8 @@ pub use table::render_table;
 use super::record::EventRecord;
 use super::summary::Summary;
 use crate::config::ResolvedConfig;
-use crate::record::{AttemptRecord, TurnRecord};
-use crate::report::{write_files, Exporter, ReportError};
+use cb_base::record::{AttemptRecord, TurnRecord};
+use cb_report::{write_files, Exporter, ReportError};
 use std::path::{Path, PathBuf};
 
 /// Everything a report is made from.

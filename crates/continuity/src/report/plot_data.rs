@@ -3,8 +3,8 @@
 //! computed from the failover events' rows. Pure functions, tested on their
 //! own.
 
-use crate::continuity::record::{EventRecord, Stage};
-use crate::stats::percentile_type7;
+use crate::record::{EventRecord, Stage};
+use cb_stats::percentile_type7;
 use std::collections::BTreeMap;
 
 /// Whether the event is a failover event the client received a 2xx
@@ -95,7 +95,7 @@ mod tests {
         EventRecord {
             client_status: status,
             latency_ms: latency,
-            ..crate::continuity::record::fixture::event(run, system, conversation, 7)
+            ..crate::record::fixture::event(run, system, conversation, 7)
         }
     }
 

@@ -4,13 +4,13 @@
 
 use super::plots::{CLO_BY_LENGTH_FILE, CLO_FILE, CPR_BY_FAULT_FILE, LATENCY_BY_LENGTH_FILE};
 use super::ReportData;
-use crate::continuity::summary::{CloSummary, GroupRate, Summary, SystemSummary};
-use crate::report::format::{
+use crate::summary::{CloSummary, GroupRate, Summary, SystemSummary};
+use cb_report::format::{
     confidence, counts, interval, mean, ms, percent, rate_percent, rate_with_counts, signed_ms,
     NOT_MEASURED,
 };
-use crate::report::{Exporter, ReportError};
-use crate::stats::Distribution;
+use cb_report::{Exporter, ReportError};
+use cb_stats::Distribution;
 use std::fmt::Write as _;
 
 /// File name of the Markdown report.
@@ -233,7 +233,7 @@ fn system_section(out: &mut String, s: &Summary, x: &SystemSummary) {
         } else {
             format!(
                 "no (no event over {} attempts, no retry before its Retry-After)",
-                crate::continuity::summary::build::STORM_MAX_ATTEMPTS
+                crate::summary::build::STORM_MAX_ATTEMPTS
             )
         }
     );
@@ -295,7 +295,7 @@ fn delivery_section(out: &mut String, x: &SystemSummary) {
     let Some(d) = &x.fallback_delivery else {
         return;
     };
-    let share = |s: &crate::continuity::summary::delivery::DeliveryShare| match s.rate {
+    let share = |s: &crate::summary::delivery::DeliveryShare| match s.rate {
         Some(r) => format!("{:.2} % ({}/{})", r * 100.0, s.reached, s.sent),
         None => "n/a".to_string(),
     };
@@ -588,7 +588,7 @@ mod tests {
         has_line(&page, "- P99: +14,890 ms");
         has_line(
             &page,
-            &format!("Percentile method: {}.", crate::stats::PERCENTILE_METHOD),
+            &format!("Percentile method: {}.", cb_stats::PERCENTILE_METHOD),
         );
     }
 
@@ -627,8 +627,8 @@ mod tests {
         s.interrupted = true;
         s.systems[0].warning =
             Some("stateless: only 1 of 10 planned events reached the fault".into());
-        s.systems[0].stage_reasons = vec![crate::continuity::summary::StageReason {
-            stage: crate::continuity::record::Stage::BrokeBefore,
+        s.systems[0].stage_reasons = vec![crate::summary::StageReason {
+            stage: crate::record::Stage::BrokeBefore,
             reason: "broke at turn 1: connection failed".into(),
             events: 9,
         }];
@@ -650,7 +650,7 @@ mod tests {
         let mut s = summary();
         let x = &mut s.systems[0];
         x.events = 0;
-        x.cpr = crate::stats::rate(0, 0);
+        x.cpr = cb_stats::rate(0, 0);
         x.cpr_clustered = None;
         x.cpr_run_min = None;
         x.cpr_run_max = None;

@@ -1,12 +1,12 @@
 //! The summary table printed on stdout at the end of `run` and `report DIR`:
-//! one line per system (through [`crate::report::Table`]), the warnings, then
+//! one line per system (through [`cb_report::Table`]), the warnings, then
 //! one line for CLO.
 
-use crate::continuity::summary::Summary;
-use crate::report::format::{
+use crate::summary::Summary;
+use cb_report::format::{
     confidence, interval, mean, ms_number, rate_percent, rate_with_counts, signed_ms, NOT_MEASURED,
 };
-use crate::report::Table;
+use cb_report::Table;
 
 /// Column headers; `{level}` is replaced by the confidence level.
 const HEADERS: [&str; 12] = [
@@ -162,7 +162,7 @@ mod tests {
         s.interrupted = true;
         s.systems[1].warning =
             Some("history: only 3 of 10 planned events reached the fault".into());
-        s.systems[1].cpr = crate::stats::rate(0, 0);
+        s.systems[1].cpr = cb_stats::rate(0, 0);
         s.systems[1].cpr_clustered = None;
         let table = render_table(&s);
         let lines: Vec<&str> = table.lines().collect();

@@ -1,11 +1,11 @@
 //! turns.csv, events.csv and attempts.csv of a `run` report: every recorded
-//! row, written through [`crate::report::csv`] so the columns are the record
+//! row, written through [`cb_report::csv`] so the columns are the record
 //! fields, and read back by `report DIR`.
 
 use super::ReportData;
-use crate::continuity::record::EventRecord;
-use crate::record::{AttemptRecord, TurnRecord};
-use crate::report::{csv, Exporter, ReportError};
+use crate::record::EventRecord;
+use cb_base::record::{AttemptRecord, TurnRecord};
+use cb_report::{csv, Exporter, ReportError};
 use std::io::Write;
 use std::path::Path;
 
