@@ -14,6 +14,7 @@ pub use cb_proxy::policy;
 pub use cb_report as report;
 pub use cb_scoring as scoring;
 pub use cb_scoring::judge;
+pub use cb_semantics as semantics;
 pub use cb_upstream as upstream;
 pub use cb_stats as stats;
 pub use cb_systems as systems;
@@ -24,7 +25,6 @@ pub mod canary;
 pub mod cli;
 pub mod commands;
 pub mod config;
-pub mod semantics;
 
 use std::process::ExitCode;
 

@@ -4,14 +4,13 @@
 //! scored case fails.
 
 use crate::cli::SemanticsArgs;
-use crate::config::SemanticsConfig;
 use anyhow::Context as _;
 use std::process::ExitCode;
 
 /// `semantics`: exit 0 when no scored case of any system fails (partial,
 /// safe and inconclusive cases do not fail the command), 1 when one does.
 pub async fn semantics(args: &SemanticsArgs) -> anyhow::Result<ExitCode> {
-    let config = SemanticsConfig::from_args(args)?;
+    let config = crate::config::semantics_config(args)?;
     let report = crate::semantics::execute(&config).await?;
     crate::secret::print!("{}", report.render());
     if let Some(path) = &config.json {

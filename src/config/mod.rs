@@ -24,7 +24,8 @@ pub use crate::continuity::config::{
 };
 pub use crate::report::dir::{default_report_dir, OutDir};
 pub use run::run_config;
-pub use semantics::{SemanticsConfig, SemanticsConfigError};
+pub use crate::semantics::config::SemanticsConfig;
+pub use semantics::{semantics_config, SemanticsConfigError};
 pub use serve::{
     contracts_config, dataset_source, generate_options, latency_profile, profile_source,
     proxy_config, upstreams_config,

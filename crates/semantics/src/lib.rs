@@ -21,6 +21,7 @@
 //! side by side.
 
 pub mod case;
+pub mod config;
 pub mod catalogue;
 pub mod checks;
 pub mod health;
@@ -33,11 +34,11 @@ pub mod verdict;
 pub use report::{CaseResult, SemanticsJson, SemanticsReport, SystemResult};
 
 use crate::config::SemanticsConfig;
-use crate::faults::{CaseScript, FaultPlan, Role};
-use crate::openai::{ChatMessage, ChatRequest, StreamOptions};
-use crate::proxy::ProxyBehaviour;
-use crate::systems::{driver_client, BuiltinProxyOptions, Systems, SystemsSpec, SYSTEM_PROMPT};
-use crate::upstream::{ConversationIndex, IndexEntry, LatencyProfile, UpstreamContext};
+use cb_faults::{CaseScript, FaultPlan, Role};
+use cb_wire::openai::{ChatMessage, ChatRequest, StreamOptions};
+use cb_proxy::ProxyBehaviour;
+use cb_systems::{driver_client, BuiltinProxyOptions, Systems, SystemsSpec, SYSTEM_PROMPT};
+use cb_upstream::{ConversationIndex, IndexEntry, LatencyProfile, UpstreamContext};
 use case::{Case, Shape, CONTEXT_MODEL};
 use checks::{measure, Outcome};
 use observe::{now_ms, send_one, Destination, Sent};
@@ -417,8 +418,8 @@ pub fn response_format() -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::semantics::timing::{GiveUpBounds, Timing};
-    use crate::upstream::SimulatedModel;
+    use crate::timing::{GiveUpBounds, Timing};
+    use cb_upstream::SimulatedModel;
     use std::time::Duration;
 
     #[test]

@@ -8,8 +8,8 @@ use super::health::HealthView;
 use super::observe::Sent;
 use super::timing::Profile;
 use super::verdict::Verdict;
-use crate::faults::Role;
-use crate::report::{json::pretty, Exporter, ReportError, Table};
+use cb_faults::Role;
+pub use cb_report::{json::pretty, Exporter, ReportError, Table};
 use serde::Serialize;
 
 /// Everything `semantics` found.
@@ -391,7 +391,7 @@ pub(crate) mod tests {
 
     fn errors(instance: &serde_json::Value) -> Vec<String> {
         let schema: serde_json::Value =
-            serde_json::from_str(include_str!("../../schema/semantics.schema.json")).unwrap();
+            serde_json::from_str(include_str!("../../../schema/semantics.schema.json")).unwrap();
         assert!(jsonschema::draft202012::meta::is_valid(&schema));
         let validator = jsonschema::draft202012::new(&schema).unwrap();
         validator
@@ -425,7 +425,7 @@ pub(crate) mod tests {
         use super::super::catalogue::catalogue;
         use super::super::timing::{GiveUpBounds, Timing};
         let schema: serde_json::Value =
-            serde_json::from_str(include_str!("../../schema/semantics.schema.json")).unwrap();
+            serde_json::from_str(include_str!("../../../schema/semantics.schema.json")).unwrap();
         let names = &schema["$defs"]["check"]["properties"]["check"]["enum"];
         for case in catalogue(&Timing::fast(), &GiveUpBounds::default(), true) {
             for check in case.checks {

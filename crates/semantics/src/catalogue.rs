@@ -13,9 +13,9 @@ use super::case::{
     Case, Check, CheckId as Id, Ideal, Rule, Shape, Streaming, ANSWER_WORDS, CONTEXT_MODEL,
 };
 use super::timing::{GiveUpBounds, Timing};
-use crate::config::FALLBACK_MODEL;
-use crate::faults::{Act, CaseScript, End, ErrorKind, ErrorSpec, HoldEnd, Script, When};
-use crate::policy::{classify, Decision, Outcome};
+use cb_systems::FALLBACK_MODEL;
+use cb_faults::{Act, CaseScript, End, ErrorKind, ErrorSpec, HoldEnd, Script, When};
+use cb_proxy::policy::{classify, Decision, Outcome};
 use std::time::Duration;
 
 /// `Retry-After` of the `429` case.
@@ -728,7 +728,7 @@ pub fn status_error(status: u16) -> ErrorSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::semantics::case::Severity;
+    use crate::case::Severity;
 
     fn cases(stream: bool) -> Vec<Case> {
         catalogue(&Timing::fast(), &GiveUpBounds::default(), stream)
@@ -844,7 +844,7 @@ mod tests {
                     .chain([&script.otherwise]);
                 for act in acts {
                     if let Act::Error(spec) = act {
-                        let body = crate::upstream::render::error_json(spec);
+                        let body = cb_upstream::render::error_json(spec);
                         let v: serde_json::Value = serde_json::from_str(&body).unwrap();
                         assert!(v["error"]["message"].is_string(), "{}", c.id);
                         assert!(v["error"]["type"].is_string(), "{}", c.id);

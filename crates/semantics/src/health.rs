@@ -6,9 +6,9 @@
 //! the system sent to the fallback by itself meanwhile (its own health
 //! checks) are counted too.
 
-use crate::faults::Role;
-use crate::secret::redact;
-use crate::systems::Target;
+use cb_faults::Role;
+use cb_base::secret::redact;
+use cb_systems::Target;
 use serde::Serialize;
 use std::time::Duration;
 
@@ -155,7 +155,7 @@ pub fn exposed(healthy: &[Probe], expired: &[Probe]) -> Option<String> {
 /// Requests the fallback got that were not a case's (health checks of the
 /// system's own), counted from the log and the model-list counter.
 pub fn own_calls(
-    ctx: &crate::upstream::UpstreamContext,
+    ctx: &cb_upstream::UpstreamContext,
     system: &str,
     since_ms: f64,
     model_lists_before: u32,

@@ -6,7 +6,7 @@
 use super::case::{Case, Check, CheckId, Rule, Severity};
 use super::health::HealthView;
 use super::observe::Sent;
-use crate::faults::Role;
+use cb_faults::Role;
 use serde::Serialize;
 use std::time::Duration;
 

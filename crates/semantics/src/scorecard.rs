@@ -6,11 +6,11 @@
 use super::report::{SemanticsJson, SemanticsReport};
 use super::timing::Profile;
 use super::verdict::Verdict;
-use crate::report::plot::{
+use cb_report::plot::{
     caption_style, label_style, render_image, tick_style, Drawing, ImageFormat, INK, MARGIN,
     X_LABEL_AREA,
 };
-use crate::report::{Exporter, ReportError};
+use cb_report::{Exporter, ReportError};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 

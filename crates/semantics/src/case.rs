@@ -3,7 +3,7 @@
 //! that judge it, each with a severity. The cases themselves are listed in
 //! [`super::catalogue`].
 
-use crate::faults::CaseScript;
+use cb_faults::CaseScript;
 use serde::Serialize;
 use std::time::Duration;
 

@@ -13,7 +13,7 @@
 
 use super::case::{Ideal, Severity};
 use super::checks::{got, CheckResult, Outcome};
-use crate::faults::Role;
+use cb_faults::Role;
 use serde::Serialize;
 
 /// How a case went for one system.

@@ -5,13 +5,13 @@
 //! and the scripts' details, never from a header a gateway may strip.
 
 use crate::config::SemanticsConfig;
-use crate::contracts::{ContractInput, Language};
-use crate::faults::Role;
-use crate::openai::ChatRequest;
-use crate::systems::sse::assemble_finished;
-use crate::systems::{send, Exchange, Target};
-use crate::upstream::log::TurnKey;
-use crate::upstream::{SimulatedModel, UpstreamContext};
+use cb_contracts::{ContractInput, Language};
+use cb_faults::Role;
+use cb_wire::openai::ChatRequest;
+use cb_systems::sse::assemble_finished;
+use cb_systems::{send, Exchange, Target};
+use cb_upstream::log::TurnKey;
+use cb_upstream::{SimulatedModel, UpstreamContext};
 use serde::Serialize;
 use std::time::Duration;
 
