@@ -3,6 +3,7 @@
 //! [`run`]; everything is here so tests can call it in process.
 
 pub use cb_base::{record, secret, seed, source};
+pub use cb_canary as canary;
 pub use cb_continuity as continuity;
 pub use cb_contracts as contracts;
 pub use cb_dataset as dataset;
@@ -21,7 +22,6 @@ pub use cb_systems as systems;
 pub use cb_systems::driver;
 pub use cb_wire::{openai, server};
 
-pub mod canary;
 pub mod cli;
 pub mod commands;
 pub mod config;

@@ -4,7 +4,6 @@
 
 use crate::canary::runner;
 use crate::cli::{CanaryAction, CanaryArgs};
-use crate::config::{CanaryConfig, CanaryReleaseConfig};
 use std::process::ExitCode;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -12,12 +11,12 @@ use tokio_util::sync::CancellationToken;
 /// `canary` and `canary release`.
 pub async fn canary(args: &CanaryArgs) -> anyhow::Result<ExitCode> {
     if let Some(CanaryAction::Release(release)) = &args.action {
-        let config = CanaryReleaseConfig::from_args(release)?;
+        let config = crate::config::canary_release_config(release)?;
         let (_, line) = runner::release(&config, runner::wall_now())?;
         crate::secret::println!("{line}");
         return Ok(ExitCode::SUCCESS);
     }
-    let config = CanaryConfig::from_args(
+    let config = crate::config::canary_config(
         &args.run,
         &|var| std::env::var(var).ok(),
         time::OffsetDateTime::now_utc(),

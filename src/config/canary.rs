@@ -1,4 +1,5 @@
-//! The validated configuration of `canary` and `canary release`: the
+//! `canary` and `canary release`'s flags validated into the canary's
+//! configuration: the
 //! endpoint (the built-in simulated one, or a real one with its key from
 //! the environment), the model and routes, the clock, the quarantine
 //! policy, the input lists and output files, every one checked before the
@@ -7,117 +8,32 @@
 
 use super::semantics::check_writable_file;
 use super::{ConfigError, EnvLookup, OutDir};
+use crate::canary::config::{
+    CanaryConfig, CanaryEndpoint, CanaryReleaseConfig, REMOTE_PROBE_TIMEOUT, SIM_PROBE_TIMEOUT,
+};
 use crate::canary::endpoint::{SimConfig, DEFAULT_CONTROL, SIM_TTFT_LIMIT};
 use crate::canary::ignore::{self, ListKind};
 use crate::canary::policy::Policy;
 use crate::canary::state;
 use crate::cli::{CanaryReleaseArgs, CanaryRunArgs};
 use crate::secret::Secret;
-use std::path::PathBuf;
-use std::time::Duration;
 
-/// Default probe deadline against a real endpoint: far above the 10 s ttft
-/// limit, so that a slow first token is judged, not timed out.
-pub const REMOTE_PROBE_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// Shortest default probe deadline offline.
-pub const SIM_PROBE_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// Where the probes go.
-#[derive(Debug, Clone)]
-pub enum CanaryEndpoint {
-    /// The built-in simulated endpoint, served on 127.0.0.1 for the run.
-    Simulated(SimConfig),
-    /// A real OpenRouter-compatible API.
-    Remote {
-        /// Base URL without a trailing slash (`https://openrouter.ai/api/v1`).
-        url: String,
-        /// The variable the key came from (named in errors).
-        key_env: String,
-        /// `Bearer <key>`, secret to the socket.
-        authorization: Secret,
-    },
-}
-
-impl CanaryEndpoint {
-    /// Whether this is the simulated endpoint.
-    pub fn is_simulated(&self) -> bool {
-        matches!(self, CanaryEndpoint::Simulated(_))
+/// Validates `canary release` arguments: the state file loads, the log
+/// can be written.
+///
+/// # Errors
+/// A [`ConfigError`] naming the file and the fix.
+pub fn canary_release_config(args: &CanaryReleaseArgs) -> Result<CanaryReleaseConfig, ConfigError> {
+    state::load(&args.state)?;
+    check_writable_file(&args.state, "--state")?;
+    if let Some(log) = &args.log {
+        check_writable_file(log, "--log")?;
     }
-}
-
-/// A validated `canary` run.
-#[derive(Debug, Clone)]
-pub struct CanaryConfig {
-    /// Where the probes go.
-    pub endpoint: CanaryEndpoint,
-    /// The model probed (`author/slug`).
-    pub model: String,
-    /// `--routes`, when given (else the routes are discovered).
-    pub routes: Option<Vec<String>>,
-    /// Rounds to run; `None` runs until Ctrl-C.
-    pub rounds: Option<u64>,
-    /// Time between round starts (and the clock step under `no_wait`).
-    pub interval: Duration,
-    /// Rounds back to back on a simulated clock.
-    pub no_wait: bool,
-    /// The quarantine rules (mode, control, numbers).
-    pub policy: Policy,
-    /// The reviewed ignore list, read.
-    pub reviewed: Vec<String>,
-    /// Where the reviewed list came from (a path, or `built-in`).
-    pub reviewed_source: String,
-    /// The runtime ignore list, re-read every round.
-    pub runtime: Option<PathBuf>,
-    /// The report directory.
-    pub out: OutDir,
-    /// `--ignore-out` (default `ignore.json` in the report directory).
-    pub ignore_out: Option<PathBuf>,
-    /// `--log` (default `decisions.jsonl` in the report directory).
-    pub log: Option<PathBuf>,
-    /// `--state` (default `state.json` in the report directory).
-    pub state: Option<PathBuf>,
-    /// Master seed (of the simulated endpoint).
-    pub seed: u64,
-    /// The ttft contract's limit.
-    pub ttft_limit: Duration,
-    /// Deadline of one probe request.
-    pub probe_timeout: Duration,
-    /// Routes probed at once.
-    pub concurrency: usize,
-    /// Largest reply read.
-    pub max_response_bytes: u64,
-}
-
-/// A validated `canary release`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CanaryReleaseConfig {
-    /// The route to release.
-    pub route: String,
-    /// The state file.
-    pub state: PathBuf,
-    /// The decision log to append to.
-    pub log: Option<PathBuf>,
-}
-
-impl CanaryReleaseConfig {
-    /// Validates `canary release` arguments: the state file loads, the log
-    /// can be written.
-    ///
-    /// # Errors
-    /// A [`ConfigError`] naming the file and the fix.
-    pub fn from_args(args: &CanaryReleaseArgs) -> Result<Self, ConfigError> {
-        state::load(&args.state)?;
-        check_writable_file(&args.state, "--state")?;
-        if let Some(log) = &args.log {
-            check_writable_file(log, "--log")?;
-        }
-        Ok(CanaryReleaseConfig {
-            route: args.route.clone(),
-            state: args.state.clone(),
-            log: args.log.clone(),
-        })
-    }
+    Ok(CanaryReleaseConfig {
+        route: args.route.clone(),
+        state: args.state.clone(),
+        log: args.log.clone(),
+    })
 }
 
 fn is_route_name(name: &str) -> bool {
@@ -136,211 +52,209 @@ fn valid_model(model: &str) -> bool {
     }
 }
 
-impl CanaryConfig {
-    /// Validates `canary` arguments; `env` reads the key's variable and
-    /// `now_utc` names the default report directory.
-    ///
-    /// # Errors
-    /// A [`ConfigError`] naming the flag (or file) and the fix.
-    pub fn from_args(
-        args: &CanaryRunArgs,
-        env: EnvLookup<'_>,
-        now_utc: time::OffsetDateTime,
-    ) -> Result<Self, ConfigError> {
-        let model = args.model.trim().to_string();
-        if !valid_model(&model) {
-            return Err(ConfigError::CanaryModel(args.model.clone()));
+/// Validates `canary` arguments; `env` reads the key's variable and
+/// `now_utc` names the default report directory.
+///
+/// # Errors
+/// A [`ConfigError`] naming the flag (or file) and the fix.
+pub fn canary_config(
+    args: &CanaryRunArgs,
+    env: EnvLookup<'_>,
+    now_utc: time::OffsetDateTime,
+) -> Result<CanaryConfig, ConfigError> {
+    let model = args.model.trim().to_string();
+    if !valid_model(&model) {
+        return Err(ConfigError::CanaryModel(args.model.clone()));
+    }
+    if args.interval.is_zero() {
+        return Err(ConfigError::ZeroDuration { flag: "--interval" });
+    }
+    let routes = if args.routes.is_empty() {
+        None
+    } else {
+        let names: Vec<String> = args.routes.iter().map(|r| r.trim().to_string()).collect();
+        if let Some(bad) = names.iter().find(|n| !is_route_name(n)) {
+            return Err(ConfigError::CanaryRoute(bad.clone()));
         }
-        if args.interval.is_zero() {
-            return Err(ConfigError::ZeroDuration { flag: "--interval" });
-        }
-        let routes = if args.routes.is_empty() {
-            None
-        } else {
-            let names: Vec<String> = args.routes.iter().map(|r| r.trim().to_string()).collect();
-            if let Some(bad) = names.iter().find(|n| !is_route_name(n)) {
-                return Err(ConfigError::CanaryRoute(bad.clone()));
-            }
-            let mut unique: Vec<String> = Vec::new();
-            for n in names {
-                if !unique.contains(&n) {
-                    unique.push(n);
-                }
-            }
-            Some(unique)
-        };
-        if let Some(rate) = args.transient_rate {
-            if !(0.0..=1.0).contains(&rate) {
-                return Err(ConfigError::TransientRate(rate));
+        let mut unique: Vec<String> = Vec::new();
+        for n in names {
+            if !unique.contains(&n) {
+                unique.push(n);
             }
         }
-        let simulated = args.endpoint.is_none();
-        let ttft_limit = args.ttft_limit.unwrap_or(if simulated {
-            SIM_TTFT_LIMIT
-        } else {
-            crate::contracts::DEFAULT_TTFT_LIMIT
+        Some(unique)
+    };
+    if let Some(rate) = args.transient_rate {
+        if !(0.0..=1.0).contains(&rate) {
+            return Err(ConfigError::TransientRate(rate));
+        }
+    }
+    let simulated = args.endpoint.is_none();
+    let ttft_limit = args.ttft_limit.unwrap_or(if simulated {
+        SIM_TTFT_LIMIT
+    } else {
+        crate::contracts::DEFAULT_TTFT_LIMIT
+    });
+    if ttft_limit.is_zero() {
+        return Err(ConfigError::ZeroDuration {
+            flag: "--ttft-limit",
         });
-        if ttft_limit.is_zero() {
-            return Err(ConfigError::ZeroDuration {
-                flag: "--ttft-limit",
-            });
-        }
-        let probe_timeout = args.probe_timeout.unwrap_or(if simulated {
-            SIM_PROBE_TIMEOUT.max(ttft_limit.saturating_mul(4))
-        } else {
-            REMOTE_PROBE_TIMEOUT.max(ttft_limit.saturating_mul(2))
+    }
+    let probe_timeout = args.probe_timeout.unwrap_or(if simulated {
+        SIM_PROBE_TIMEOUT.max(ttft_limit.saturating_mul(4))
+    } else {
+        REMOTE_PROBE_TIMEOUT.max(ttft_limit.saturating_mul(2))
+    });
+    let (floor, why) = if simulated {
+        (
+            ttft_limit.saturating_mul(2),
+            "twice --ttft-limit: the simulated slow route's first token",
+        )
+    } else {
+        (ttft_limit, "--ttft-limit")
+    };
+    if probe_timeout <= floor {
+        return Err(ConfigError::ProbeTimeout {
+            timeout: humantime::format_duration(probe_timeout).to_string(),
+            floor: humantime::format_duration(floor).to_string(),
+            why,
         });
-        let (floor, why) = if simulated {
-            (
-                ttft_limit.saturating_mul(2),
-                "twice --ttft-limit: the simulated slow route's first token",
-            )
-        } else {
-            (ttft_limit, "--ttft-limit")
-        };
-        if probe_timeout <= floor {
-            return Err(ConfigError::ProbeTimeout {
-                timeout: humantime::format_duration(probe_timeout).to_string(),
-                floor: humantime::format_duration(floor).to_string(),
-                why,
-            });
-        }
-        let endpoint = match &args.endpoint {
-            None => {
-                let mut sim = SimConfig::new(args.seed, ttft_limit, probe_timeout);
-                sim.transient_rate = args.transient_rate.unwrap_or(0.0);
-                if let Some(names) = &routes {
-                    if let Some(unknown) = names.iter().find(|n| sim.route(n).is_none()) {
-                        return Err(ConfigError::UnknownSimRoute {
-                            route: unknown.clone(),
-                            routes: sim
-                                .routes
-                                .iter()
-                                .map(|r| r.tag.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", "),
-                        });
-                    }
-                }
-                CanaryEndpoint::Simulated(sim)
-            }
-            Some(url) => {
-                if args.transient_rate.is_some() {
-                    return Err(ConfigError::TransientWithEndpoint);
-                }
-                let url = url.trim().trim_end_matches('/').to_string();
-                let host = url
-                    .strip_prefix("https://")
-                    .or_else(|| url.strip_prefix("http://"))
-                    .unwrap_or("");
-                if host.is_empty() || host.chars().any(char::is_whitespace) {
-                    return Err(ConfigError::CanaryEndpoint(url));
-                }
-                let key = env(&args.key_env)
-                    .map(|k| k.trim().to_string())
-                    .filter(|k| !k.is_empty())
-                    .ok_or_else(|| ConfigError::MissingKey {
-                        var: args.key_env.clone(),
-                    })?;
-                let _registered = Secret::new(key.clone());
-                CanaryEndpoint::Remote {
-                    url,
-                    key_env: args.key_env.clone(),
-                    authorization: Secret::new(format!("Bearer {key}")),
-                }
-            }
-        };
-        let control = match (&args.control, &endpoint) {
-            (Some(c), _) => Some(c.trim().to_string()),
-            (None, CanaryEndpoint::Simulated(sim)) => {
-                let served = routes
-                    .as_ref()
-                    .map_or(sim.route(DEFAULT_CONTROL).is_some(), |r| {
-                        r.iter().any(|n| n == DEFAULT_CONTROL)
+    }
+    let endpoint = match &args.endpoint {
+        None => {
+            let mut sim = SimConfig::new(args.seed, ttft_limit, probe_timeout);
+            sim.transient_rate = args.transient_rate.unwrap_or(0.0);
+            if let Some(names) = &routes {
+                if let Some(unknown) = names.iter().find(|n| sim.route(n).is_none()) {
+                    return Err(ConfigError::UnknownSimRoute {
+                        route: unknown.clone(),
+                        routes: sim
+                            .routes
+                            .iter()
+                            .map(|r| r.tag.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
                     });
-                served.then(|| DEFAULT_CONTROL.to_string())
+                }
+            }
+            CanaryEndpoint::Simulated(sim)
+        }
+        Some(url) => {
+            if args.transient_rate.is_some() {
+                return Err(ConfigError::TransientWithEndpoint);
+            }
+            let url = url.trim().trim_end_matches('/').to_string();
+            let host = url
+                .strip_prefix("https://")
+                .or_else(|| url.strip_prefix("http://"))
+                .unwrap_or("");
+            if host.is_empty() || host.chars().any(char::is_whitespace) {
+                return Err(ConfigError::CanaryEndpoint(url));
+            }
+            let key = env(&args.key_env)
+                .map(|k| k.trim().to_string())
+                .filter(|k| !k.is_empty())
+                .ok_or_else(|| ConfigError::MissingKey {
+                    var: args.key_env.clone(),
+                })?;
+            let _registered = Secret::new(key.clone());
+            CanaryEndpoint::Remote {
+                url,
+                key_env: args.key_env.clone(),
+                authorization: Secret::new(format!("Bearer {key}")),
+            }
+        }
+    };
+    let control = match (&args.control, &endpoint) {
+        (Some(c), _) => Some(c.trim().to_string()),
+        (None, CanaryEndpoint::Simulated(sim)) => {
+            let served = routes
+                .as_ref()
+                .map_or(sim.route(DEFAULT_CONTROL).is_some(), |r| {
+                    r.iter().any(|n| n == DEFAULT_CONTROL)
+                });
+            served.then(|| DEFAULT_CONTROL.to_string())
+        }
+        (None, CanaryEndpoint::Remote { .. }) => None,
+    };
+    if let Some(control) = &control {
+        let known: Option<Vec<String>> = match (&routes, &endpoint) {
+            (Some(r), _) => Some(r.clone()),
+            (None, CanaryEndpoint::Simulated(sim)) => {
+                Some(sim.routes.iter().map(|r| r.tag.clone()).collect())
             }
             (None, CanaryEndpoint::Remote { .. }) => None,
         };
-        if let Some(control) = &control {
-            let known: Option<Vec<String>> = match (&routes, &endpoint) {
-                (Some(r), _) => Some(r.clone()),
-                (None, CanaryEndpoint::Simulated(sim)) => {
-                    Some(sim.routes.iter().map(|r| r.tag.clone()).collect())
-                }
-                (None, CanaryEndpoint::Remote { .. }) => None,
-            };
-            if let Some(known) = known.filter(|k| !k.contains(control)) {
-                return Err(ConfigError::ControlNotARoute {
-                    control: control.clone(),
-                    routes: known.join(", "),
-                });
-            }
+        if let Some(known) = known.filter(|k| !k.contains(control)) {
+            return Err(ConfigError::ControlNotARoute {
+                control: control.clone(),
+                routes: known.join(", "),
+            });
         }
-        for (flag, path) in [
-            ("--state", &args.state),
-            ("--log", &args.log),
-            ("--ignore-out", &args.ignore_out),
-        ] {
-            if let Some(path) = path {
-                check_writable_file(path, flag)?;
-            }
-        }
-        if let Some(path) = &args.state {
-            if path.exists() {
-                state::load(path)?;
-            }
-        }
-        let (reviewed, reviewed_source) = match &args.reviewed {
-            Some(path) => (
-                ignore::read_list(path, ListKind::Reviewed)?,
-                path.display().to_string(),
-            ),
-            None => (ignore::builtin_reviewed()?, "built-in".to_string()),
-        };
-        if let Some(path) = &args.runtime {
-            ignore::read_list(path, ListKind::Runtime)?;
-        }
-        let out = match &args.out {
-            Some(path) => OutDir::Given {
-                path: path.clone(),
-                force: false,
-            },
-            None => {
-                let stamped = super::default_report_dir(now_utc);
-                let name = stamped
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                OutDir::Default(stamped.with_file_name(format!("canary-{name}")))
-            }
-        };
-        Ok(CanaryConfig {
-            endpoint,
-            model,
-            routes,
-            rounds: args.rounds,
-            interval: args.interval,
-            no_wait: args.no_wait,
-            policy: Policy {
-                enforce: args.enforce,
-                control,
-                ..Policy::default()
-            },
-            reviewed,
-            reviewed_source,
-            runtime: args.runtime.clone(),
-            out,
-            ignore_out: args.ignore_out.clone(),
-            log: args.log.clone(),
-            state: args.state.clone(),
-            seed: args.seed,
-            ttft_limit,
-            probe_timeout,
-            concurrency: usize::try_from(args.concurrency).unwrap_or(4),
-            max_response_bytes: args.max_response_bytes,
-        })
     }
+    for (flag, path) in [
+        ("--state", &args.state),
+        ("--log", &args.log),
+        ("--ignore-out", &args.ignore_out),
+    ] {
+        if let Some(path) = path {
+            check_writable_file(path, flag)?;
+        }
+    }
+    if let Some(path) = &args.state {
+        if path.exists() {
+            state::load(path)?;
+        }
+    }
+    let (reviewed, reviewed_source) = match &args.reviewed {
+        Some(path) => (
+            ignore::read_list(path, ListKind::Reviewed)?,
+            path.display().to_string(),
+        ),
+        None => (ignore::builtin_reviewed()?, "built-in".to_string()),
+    };
+    if let Some(path) = &args.runtime {
+        ignore::read_list(path, ListKind::Runtime)?;
+    }
+    let out = match &args.out {
+        Some(path) => OutDir::Given {
+            path: path.clone(),
+            force: false,
+        },
+        None => {
+            let stamped = super::default_report_dir(now_utc);
+            let name = stamped
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            OutDir::Default(stamped.with_file_name(format!("canary-{name}")))
+        }
+    };
+    Ok(CanaryConfig {
+        endpoint,
+        model,
+        routes,
+        rounds: args.rounds,
+        interval: args.interval,
+        no_wait: args.no_wait,
+        policy: Policy {
+            enforce: args.enforce,
+            control,
+            ..Policy::default()
+        },
+        reviewed,
+        reviewed_source,
+        runtime: args.runtime.clone(),
+        out,
+        ignore_out: args.ignore_out.clone(),
+        log: args.log.clone(),
+        state: args.state.clone(),
+        seed: args.seed,
+        ttft_limit,
+        probe_timeout,
+        concurrency: usize::try_from(args.concurrency).unwrap_or(4),
+        max_response_bytes: args.max_response_bytes,
+    })
 }
 
 #[cfg(test)]
@@ -348,6 +262,8 @@ mod tests {
     use super::*;
     use crate::cli::{CanaryAction, Cli, Command};
     use clap::Parser;
+    use std::path::PathBuf;
+    use std::time::Duration;
 
     fn args(line: &[&str]) -> CanaryRunArgs {
         let mut argv = vec!["continuity-bench", "canary"];
@@ -367,7 +283,7 @@ mod tests {
     }
 
     fn config(line: &[&str]) -> Result<CanaryConfig, ConfigError> {
-        CanaryConfig::from_args(&args(line), &no_env, now())
+        canary_config(&args(line), &no_env, now())
     }
 
     #[test]
@@ -401,7 +317,7 @@ mod tests {
             "{text}"
         );
         let env = |var: &str| (var == "MY_KEY").then(|| "sk-config-test-key-1".to_string());
-        let c = CanaryConfig::from_args(
+        let c = canary_config(
             &args(&[
                 "--endpoint",
                 "https://openrouter.ai/api/v1/",
@@ -451,7 +367,7 @@ mod tests {
             assert!(err.contains(named), "{line:?}: {err}");
         }
         let env = |_: &str| Some("k-123456".to_string());
-        let err = CanaryConfig::from_args(
+        let err = canary_config(
             &args(&[
                 "--endpoint",
                 "http://127.0.0.1:9",
@@ -497,7 +413,7 @@ mod tests {
             unreachable!()
         };
         assert_eq!(r.route, "dune/fp8");
-        let err = CanaryReleaseConfig::from_args(&r).unwrap_err().to_string();
+        let err = canary_release_config(&r).unwrap_err().to_string();
         assert!(err.contains("/no/such/state.json"), "{err}");
     }
 }

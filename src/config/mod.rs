@@ -14,7 +14,8 @@ mod systems;
 #[cfg(test)]
 mod tests;
 
-pub use canary::{CanaryConfig, CanaryEndpoint, CanaryReleaseConfig};
+pub use crate::canary::config::{CanaryConfig, CanaryEndpoint, CanaryReleaseConfig};
+pub use canary::{canary_config, canary_release_config};
 pub use error::ConfigError;
 pub use judge::{calibrate_config, judge_config};
 pub use provider::{provider_config, ProviderConfigError};

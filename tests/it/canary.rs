@@ -37,7 +37,7 @@ fn config_with_env(line: &[&str], env: &dyn Fn(&str) -> Option<String>) -> Canar
     let Command::Canary(args) = Cli::try_parse_from(argv).unwrap().command else {
         unreachable!()
     };
-    CanaryConfig::from_args(&args.run, env, time::OffsetDateTime::now_utc()).unwrap()
+    continuity_bench::config::canary_config(&args.run, env, time::OffsetDateTime::now_utc()).unwrap()
 }
 
 fn config(line: &[&str]) -> CanaryConfig {

@@ -24,7 +24,7 @@ pub fn z_for(confidence: f64) -> Option<f64> {
 ///
 /// ```
 /// // The paper's history-forwarding figure: 744 of 750 preserved.
-/// let ci = continuity_bench::stats::wilson(744, 750, 0.95);
+/// let ci = cb_stats::wilson(744, 750, 0.95);
 /// assert!((ci.lo - 0.9827).abs() < 5e-5 && (ci.hi - 0.9963).abs() < 5e-5);
 /// ```
 pub fn wilson(successes: u64, trials: u64, confidence: f64) -> Interval {

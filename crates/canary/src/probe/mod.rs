@@ -23,8 +23,8 @@ mod prompts;
 pub use prompts::language_prompt;
 
 use super::evidence::ProbeKind;
-use crate::contracts::{ContractName, Language};
-use crate::openai::{ChatMessage, ChatRequest};
+use cb_contracts::{ContractName, Language};
+use cb_wire::openai::{ChatMessage, ChatRequest};
 use serde_json::{json, Map, Value};
 
 /// The version of the probe set; bump it when a prompt, a schema or a
@@ -158,7 +158,7 @@ pub fn is_roleplay(request: &ChatRequest) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::canary::language::ROTATION;
+    use crate::language::ROTATION;
 
     #[test]
     fn every_probe_is_pinned_with_fallbacks_off() {
@@ -183,8 +183,8 @@ mod tests {
     fn the_schema_probe_asks_for_its_schema() {
         let r = request(ProbeKind::Schema, "m", "r", Language::En);
         assert_eq!(
-            crate::contracts::requested_format(&r),
-            Some(crate::contracts::RequestedFormat::JsonSchema(city_schema()))
+            cb_contracts::requested_format(&r),
+            Some(cb_contracts::RequestedFormat::JsonSchema(city_schema()))
         );
     }
 
@@ -194,7 +194,7 @@ mod tests {
             let r = request(ProbeKind::Language, "m", "r", language);
             let text = r.messages[0].text();
             assert_eq!(
-                crate::contracts::detect_language(&text, &Language::ALL),
+                cb_contracts::detect_language(&text, &Language::ALL),
                 Some(language),
                 "{text}"
             );
@@ -207,8 +207,8 @@ mod tests {
         assert!(contracts_of(ProbeKind::Roleplay).contains(&ContractName::Ttft));
         assert!(!contracts_of(ProbeKind::Schema).contains(&ContractName::Language));
         assert!(contracts_of(ProbeKind::Language).contains(&ContractName::Language));
-        for c in crate::canary::control::FILTER_CONTRACTS {
-            assert!(contracts_of(crate::canary::control::FILTER_PROBE).contains(&c));
+        for c in crate::control::FILTER_CONTRACTS {
+            assert!(contracts_of(crate::control::FILTER_PROBE).contains(&c));
         }
     }
 }

@@ -7,7 +7,7 @@
 //! deadline, a size cap, no redirects (the client follows none), and
 //! everything quoted in an error redacted first.
 
-use crate::secret::{redact_owned, Secret};
+use cb_base::secret::{redact_owned, Secret};
 use serde_json::Value;
 use std::time::Duration;
 

@@ -4,9 +4,9 @@
 
 use super::routes::{Behaviour, SimRoute};
 use super::{SimConfig, SimEndpoint};
-use crate::canary::evidence::ProbeKind;
-use crate::canary::probe;
-use crate::contracts::Language;
+use crate::evidence::ProbeKind;
+use crate::probe;
+use cb_contracts::Language;
 use serde_json::{json, Value};
 use std::time::Duration;
 use tokio::time::Instant;
@@ -79,7 +79,7 @@ async fn discovery_lists_every_route_in_openrouters_shape() {
             assert!(e.get(key).is_some(), "{key}");
         }
     }
-    let routes = crate::canary::discover::parse_listing(&body).unwrap();
+    let routes = crate::discover::parse_listing(&body).unwrap();
     assert_eq!(routes[0].id, "atlas/bf16");
     assert_eq!(routes[0].provider_name.as_deref(), Some("Atlas"));
 }
@@ -152,15 +152,15 @@ async fn streams_name_the_provider_in_every_chunk_and_end_with_done() {
 #[tokio::test(start_paused = true)]
 async fn the_slow_route_sends_headers_at_once_and_its_first_token_late() {
     let sim = SimEndpoint::start(config(small())).await.unwrap();
-    let client = crate::systems::driver_client().unwrap();
+    let client = cb_systems::driver_client().unwrap();
     let request = probe::request(ProbeKind::Roleplay, "a/b", "fjord", Language::En);
     let started = Instant::now();
-    let exchange = crate::systems::client::send_to(
+    let exchange = cb_systems::client::send_to(
         &client,
         &format!("{}/chat/completions", sim.url()),
         &[],
         &request,
-        crate::systems::SendOptions::new(Duration::from_secs(5)),
+        cb_systems::SendOptions::new(Duration::from_secs(5)),
     )
     .await;
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
@@ -171,12 +171,12 @@ async fn the_slow_route_sends_headers_at_once_and_its_first_token_late() {
     // Not streamed: at once (the ttft contract judges streams only).
     let plain = probe::request(ProbeKind::Schema, "a/b", "fjord", Language::En);
     let started = Instant::now();
-    let _ = crate::systems::client::send_to(
+    let _ = cb_systems::client::send_to(
         &client,
         &format!("{}/chat/completions", sim.url()),
         &[],
         &plain,
-        crate::systems::SendOptions::new(Duration::from_secs(5)),
+        cb_systems::SendOptions::new(Duration::from_secs(5)),
     )
     .await;
     assert!(started.elapsed() < AT_ONCE);

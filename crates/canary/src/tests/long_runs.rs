@@ -10,7 +10,7 @@ use super::*;
 /// errors at `transport_rate`; `junk` prefixes junk in about 19 of 20
 /// replies when `degraded` is set.
 fn seeded_world(seed: u64, i: u64, transport_rate: f64, degraded: bool) -> Vec<RouteEvidence> {
-    let mut rng = crate::seed::rng(seed, "canary-tests-world", i);
+    let mut rng = cb_base::seed::rng(seed, "canary-tests-world", i);
     let mut names = vec!["flaky", "healthy-1", "healthy-2", "healthy-3", "healthy-4"];
     if degraded {
         names.push("junk");
@@ -73,7 +73,7 @@ fn a_degraded_route_is_still_caught_through_ten_percent_transport_errors() {
 /// A mixed world for the replay tests, with a control and a manual release.
 fn replay_world(i: u64) -> Vec<RouteEvidence> {
     let mut world = seeded_world(9, i, 0.1, true);
-    let mut rng = crate::seed::rng(9, "canary-tests-replay", i);
+    let mut rng = cb_base::seed::rng(9, "canary-tests-replay", i);
     let mixer = if rng.random_bool(0.6) {
         fail("mixer", ContractName::Language)
     } else if rng.random_bool(0.5) {

@@ -4,13 +4,13 @@
 //! sentences in the language of the user's message (one of the language
 //! probe's prompts, or detected). Then the route's own
 //! degradation, drawn from the request's generator and applied with the
-//! shared transforms of `crate::upstream::degrade`.
+//! shared transforms of `cb_degrade`.
 
 use super::routes::Behaviour;
-use crate::canary::probe::{is_roleplay, language_prompt};
-use crate::contracts::{detect_language, requested_format, Language, RequestedFormat};
-use crate::openai::ChatRequest;
-use crate::upstream::degrade::{self, phrasebook, Completion, DegradationKind, Drift};
+use crate::probe::{is_roleplay, language_prompt};
+use cb_contracts::{detect_language, requested_format, Language, RequestedFormat};
+use cb_wire::openai::ChatRequest;
+use cb_degrade::{self as degrade, phrasebook, Completion, DegradationKind, Drift};
 use rand::seq::SliceRandom;
 use rand::Rng;
 

@@ -3,7 +3,7 @@
 //! sentences), written by hand to read naturally, so that a reply in
 //! another language, or mixing two, is the route's doing.
 
-use crate::contracts::Language;
+use cb_contracts::Language;
 
 /// The language probe's question in `language`.
 pub fn language_prompt(language: Language) -> &'static str {

@@ -256,9 +256,9 @@ fn is_route_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::canary::evidence::RouteEvidence;
-    use crate::canary::evidence::{ContractName, Outcome, ProbeEvidence, ProbeKind};
-    use crate::canary::policy::Policy;
+    use crate::evidence::RouteEvidence;
+    use crate::evidence::{ContractName, Outcome, ProbeEvidence, ProbeKind};
+    use crate::policy::Policy;
 
     fn junk(route: &str) -> RouteEvidence {
         let mut e = RouteEvidence::new(route);
@@ -315,7 +315,7 @@ mod tests {
         assert_eq!(observe.provider.ignore, ["manual", "old"]);
         let enforce = IgnoreList::merged(&reviewed, &runtime, &m, now, Mode::Enforce);
         assert_eq!(enforce.provider.ignore, ["bad", "manual", "old"]);
-        let later = now.plus(crate::canary::clock::DAY);
+        let later = now.plus(crate::clock::DAY);
         let expired = IgnoreList::merged(&reviewed, &runtime, &m, later, Mode::Enforce);
         assert_eq!(expired.provider.ignore, ["manual", "old"]);
     }

@@ -1,12 +1,12 @@
 //! One probe reply judged by the answer contracts that belong to its probe
-//! (see [`crate::canary::probe::contracts_of`]), with the language the
+//! (see [`crate::probe::contracts_of`]), with the language the
 //! probe asked in passed to the contracts rather than guessed.
 
-use crate::canary::evidence::ProbeKind;
-use crate::canary::probe;
-use crate::contracts::{ContractInput, ContractName, Contracts, Language, Outcome};
-use crate::openai::ChatRequest;
-use crate::systems::Exchange;
+use crate::evidence::ProbeKind;
+use crate::probe;
+use cb_contracts::{ContractInput, ContractName, Contracts, Language, Outcome};
+use cb_wire::openai::ChatRequest;
+use cb_systems::Exchange;
 use std::time::Duration;
 
 fn millis(ms: f64) -> Duration {

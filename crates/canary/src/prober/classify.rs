@@ -3,9 +3,9 @@
 //! malformed) that freezes the route for the round and is never a contract
 //! failure; and whether the reply came from the route it was pinned to.
 
-use crate::canary::discover::Route;
-use crate::canary::evidence::{TransportError, TransportKind};
-use crate::systems::Exchange;
+use crate::discover::Route;
+use crate::evidence::{TransportError, TransportKind};
+use cb_systems::Exchange;
 
 /// `Ok` when the exchange brought a usable 2xx reply, else the transport
 /// error it was.

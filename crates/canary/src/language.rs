@@ -4,8 +4,8 @@
 //! confirmed by two immediate re-probes, a majority of three deciding (so one
 //! odd sample does not count as a failure).
 
-pub use crate::contracts::Language;
-use crate::contracts::Outcome;
+pub use cb_contracts::Language;
+use cb_contracts::Outcome;
 use serde::{Deserialize, Serialize};
 
 /// The rotation, in order: round `n` asks `ROTATION[n % len]` unless a

@@ -5,8 +5,8 @@
 //! what the canary deliberately does not judge.
 
 use super::{CanaryReport, EndpointKind};
-use crate::canary::clock::human_span;
-use crate::contracts::ContractName;
+use crate::clock::human_span;
+use cb_contracts::ContractName;
 use std::fmt::Write as _;
 use std::time::Duration;
 
@@ -16,7 +16,7 @@ fn cell(text: &str) -> String {
 }
 
 fn state_label(row: &super::RouteReport) -> String {
-    use crate::canary::summary::RouteStatus;
+    use crate::summary::RouteStatus;
     let label = match row.status {
         RouteStatus::Healthy => "healthy",
         RouteStatus::Quarantined => "quarantined",

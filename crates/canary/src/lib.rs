@@ -20,6 +20,7 @@
 //! as "would ..." and enforces nothing.
 
 pub mod clock;
+pub mod config;
 pub mod control;
 pub mod discover;
 pub mod endpoint;

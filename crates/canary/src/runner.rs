@@ -28,11 +28,12 @@ use super::report::{
 };
 use super::state::{self, StateError};
 use super::summary::summarise;
-use crate::config::{CanaryConfig, CanaryEndpoint, CanaryReleaseConfig, OutDir};
-use crate::contracts::ContractSettings;
-use crate::report::dir::{claim_given, claim_unique, DirError};
-use crate::report::ReportError;
-use crate::secret::Secret;
+use crate::config::{CanaryConfig, CanaryEndpoint, CanaryReleaseConfig};
+use cb_report::dir::OutDir;
+use cb_contracts::ContractSettings;
+use cb_report::dir::{claim_given, claim_unique, DirError};
+use cb_report::ReportError;
+use cb_base::secret::Secret;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -70,7 +71,7 @@ pub enum CanaryError {
     Client(String),
     /// The contracts could not be configured.
     #[error("{0}")]
-    Contracts(#[from] crate::contracts::SettingsError),
+    Contracts(#[from] cb_contracts::SettingsError),
     /// The state file.
     #[error(transparent)]
     State(#[from] StateError),
@@ -154,7 +155,7 @@ fn append_log(path: &Path, records: &[LogRecord]) -> Result<(), CanaryError> {
             source: std::io::Error::other(e),
         })?);
     }
-    let text = crate::secret::redact_owned(text);
+    let text = cb_base::secret::redact_owned(text);
     let failed = |source| CanaryError::Log {
         path: path.to_path_buf(),
         source,
@@ -186,7 +187,7 @@ pub async fn execute(
     let files = OutputFiles::resolve(config, &dir);
     let mut machine = Machine::from_state(state::load_or_default(&files.state)?);
 
-    let client = crate::systems::driver_client().map_err(|e| CanaryError::Client(e.to_string()))?;
+    let client = cb_systems::driver_client().map_err(|e| CanaryError::Client(e.to_string()))?;
     let (sim, base, headers) = match &config.endpoint {
         CanaryEndpoint::Simulated(sim) => {
             let endpoint = SimEndpoint::start(sim.clone())
@@ -359,7 +360,7 @@ pub async fn execute(
             runtime: config.runtime.as_ref().map(|p| p.display().to_string()),
         },
     };
-    crate::report::write_files(&files.dir, &report, &exporters())?;
+    cb_report::write_files(&files.dir, &report, &exporters())?;
     if let Some(sim) = sim {
         sim.shutdown().await;
     }

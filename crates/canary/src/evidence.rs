@@ -7,7 +7,7 @@
 //! route's probes into one verdict per contract lives here too, so the
 //! machine and the summary count the same way.
 
-pub use crate::contracts::{ContractName, Language, Outcome};
+pub use cb_contracts::{ContractName, Language, Outcome};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;

@@ -13,7 +13,7 @@ use super::reply;
 use super::routes::{Behaviour, SimRoute};
 use super::wire::{self, Envelope};
 use super::{SimConfig, SimState};
-use crate::openai::{approx_tokens, ChatRequest};
+use cb_wire::openai::{approx_tokens, ChatRequest};
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::response::Response;

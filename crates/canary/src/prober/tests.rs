@@ -9,10 +9,10 @@
 //! before its first token, which a loaded machine can only make later.
 
 use super::*;
-use crate::canary::endpoint::{Behaviour, SimConfig, SimEndpoint};
-use crate::canary::evidence::TransportKind;
-use crate::canary::language::ROTATION;
-use crate::contracts::ContractSettings;
+use crate::endpoint::{Behaviour, SimConfig, SimEndpoint};
+use crate::evidence::TransportKind;
+use crate::language::ROTATION;
+use cb_contracts::ContractSettings;
 use std::collections::BTreeMap;
 
 const LIMIT: Duration = Duration::from_secs(1);
@@ -28,7 +28,7 @@ async fn setup() -> (SimEndpoint, Prober) {
         ..ContractSettings::default()
     };
     let prober = Prober::new(
-        crate::systems::driver_client().unwrap(),
+        cb_systems::driver_client().unwrap(),
         ProbeTarget {
             chat_url: format!("{}/chat/completions", sim.url()),
             headers: Vec::new(),
@@ -114,7 +114,7 @@ async fn healthy_routes_keep_every_contract_in_every_language_and_each_degradati
                 let names: Vec<ContractName> = p.results.iter().map(|r| r.contract).collect();
                 assert_eq!(
                     names,
-                    crate::canary::probe::contracts_of(p.probe),
+                    crate::probe::contracts_of(p.probe),
                     "{route} {}",
                     p.probe
                 );

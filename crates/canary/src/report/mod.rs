@@ -21,8 +21,8 @@ use super::ignore::IgnoreList;
 use super::policy::{Mode, Policy};
 use super::record::LogRecord;
 use super::summary::RouteStatus;
-use crate::contracts::ContractName;
-use crate::report::{Exporter, ReportError};
+use cb_contracts::ContractName;
+use cb_report::{Exporter, ReportError};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -145,7 +145,7 @@ pub struct CanaryReport {
     pub tool: String,
     /// The tool's version.
     pub version: String,
-    /// [`crate::canary::probe::PROBE_SET_VERSION`].
+    /// [`crate::probe::PROBE_SET_VERSION`].
     pub probe_set_version: String,
     /// The endpoint probed.
     pub endpoint: EndpointInfo,

@@ -13,11 +13,11 @@
 //! token, one breaking the schema, one that filters the roleplay probe (the
 //! default positive control), one with frequent 429/5xx. Every degradation
 //! is real bytes on the wire, made by the shared transforms of
-//! `crate::upstream::degrade`; the endpoint decides from the request it
+//! `cb_degrade`; the endpoint decides from the request it
 //! received (the route from `provider.order`, the probe from the content),
 //! never from a field only the harness sends.
 //!
-//! Randomness comes from `crate::seed::rng` only, keyed by the master seed,
+//! Randomness comes from `cb_base::seed::rng` only, keyed by the master seed,
 //! the route, what was asked, the round and the count of such requests to
 //! the route in that round: the
 //! command tells the endpoint which round it runs ([`SimEndpoint::begin_round`],
@@ -32,7 +32,7 @@ mod wire;
 
 pub use routes::{Behaviour, SimRoute, DEFAULT_CONTROL};
 
-use crate::server::ServerHandle;
+use cb_wire::server::ServerHandle;
 use axum::routing::{get, post};
 use axum::Router;
 use rand_chacha::ChaCha8Rng;
@@ -136,7 +136,7 @@ impl SimState {
             *n += 1;
             index
         };
-        crate::seed::rng(
+        cb_base::seed::rng(
             self.config.seed,
             &format!("canary-sim/{route}/{key}"),
             round.saturating_mul(1 << 20).saturating_add(index),
@@ -170,7 +170,7 @@ impl SimEndpoint {
     pub async fn start(config: SimConfig) -> std::io::Result<Self> {
         let state = Arc::new(SimState::new(config));
         let addr = SocketAddr::from(([127, 0, 0, 1], 0));
-        let server = crate::server::serve(addr, router(state.clone())).await?;
+        let server = cb_wire::server::serve(addr, router(state.clone())).await?;
         Ok(SimEndpoint { server, state })
     }
 

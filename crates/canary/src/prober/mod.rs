@@ -9,7 +9,7 @@
 //! the same way, recorded as "pinning not honoured" and never scored. A
 //! language anomaly is confirmed at once by two more identical requests
 //! (sent together), a majority of three deciding
-//! ([`crate::canary::language`]). A round costs 3 requests per route, 5
+//! ([`crate::language`]). A round costs 3 requests per route, 5
 //! when the language probe needs its confirmations.
 
 mod classify;
@@ -22,13 +22,13 @@ use super::discover::Route;
 use super::evidence::{ProbeEvidence, ProbeKind, RouteEvidence, TransportError};
 use super::language;
 use super::probe::{self, PROBES};
-use crate::contracts::{
+use cb_contracts::{
     ContractName, ContractSettings, Contracts, Language, Outcome, SettingsError,
 };
-use crate::openai::ChatRequest;
-use crate::secret::Secret;
-use crate::systems::client::send_to;
-use crate::systems::{Exchange, SendOptions};
+use cb_wire::openai::ChatRequest;
+use cb_base::secret::Secret;
+use cb_systems::client::send_to;
+use cb_systems::{Exchange, SendOptions};
 use futures::StreamExt as _;
 use std::sync::Arc;
 use std::time::Duration;

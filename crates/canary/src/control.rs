@@ -112,7 +112,7 @@ fn judge(evidence: Option<&RouteEvidence>) -> (ControlVerdict, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::canary::evidence::{ProbeEvidence, TransportError, TransportKind};
+    use crate::evidence::{ProbeEvidence, TransportError, TransportKind};
 
     fn control(outcomes: &[(ContractName, Outcome)]) -> RouteEvidence {
         let mut e = RouteEvidence::new("ctl");

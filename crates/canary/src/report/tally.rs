@@ -3,14 +3,14 @@
 //! with the state each route ended in.
 
 use super::{ContractTally, RouteReport};
-use crate::canary::clock::Timestamp;
-use crate::canary::discover::Route;
-use crate::canary::evidence::{ContractVerdict, FreezeReason};
-use crate::canary::machine::{Machine, RoundDecisions};
-use crate::canary::policy::Mode;
-use crate::canary::prober::RouteProbe;
-use crate::canary::record::{LogRecord, RecordKind};
-use crate::canary::summary::RouteStatus;
+use crate::clock::Timestamp;
+use crate::discover::Route;
+use crate::evidence::{ContractVerdict, FreezeReason};
+use crate::machine::{Machine, RoundDecisions};
+use crate::policy::Mode;
+use crate::prober::RouteProbe;
+use crate::record::{LogRecord, RecordKind};
+use crate::summary::RouteStatus;
 use std::collections::BTreeMap;
 
 /// The run's counts so far.

@@ -4,8 +4,8 @@
 //! `provider` field; error bodies `{"error": {"message", "code"}}` with
 //! their real status (and `Retry-After` on a 429); a held connection.
 
-use crate::openai::{approx_tokens, chunk_body, completion_body, Usage};
-use crate::upstream::degrade::Completion;
+use cb_wire::openai::{approx_tokens, chunk_body, completion_body, Usage};
+use cb_degrade::Completion;
 use axum::body::{Body, Bytes};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};

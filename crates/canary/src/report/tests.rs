@@ -4,14 +4,14 @@
 //! ignore list and what the canary does not judge.
 
 use super::*;
-use crate::canary::clock::Timestamp;
-use crate::canary::discover::Route;
-use crate::canary::evidence::{
+use crate::clock::Timestamp;
+use crate::discover::Route;
+use crate::evidence::{
     ProbeEvidence, ProbeKind, RouteEvidence, TransportError, TransportKind,
 };
-use crate::canary::machine::Machine;
-use crate::canary::prober::RouteProbe;
-use crate::contracts::Outcome;
+use crate::machine::Machine;
+use crate::prober::RouteProbe;
+use cb_contracts::Outcome;
 
 fn evidence(route: &str, junk: bool) -> RouteEvidence {
     let mut e = RouteEvidence::new(route);
@@ -63,7 +63,7 @@ fn fixture() -> CanaryReport {
     CanaryReport {
         tool: "continuity-bench".into(),
         version: "0.1.0".into(),
-        probe_set_version: crate::canary::probe::PROBE_SET_VERSION.into(),
+        probe_set_version: crate::probe::PROBE_SET_VERSION.into(),
         endpoint: EndpointInfo {
             kind: EndpointKind::Simulated,
             url: None,
@@ -105,7 +105,7 @@ fn fixture() -> CanaryReport {
 
 fn errors(instance: &serde_json::Value) -> Vec<String> {
     let schema: serde_json::Value =
-        serde_json::from_str(include_str!("../../../schema/canary.schema.json")).unwrap();
+        serde_json::from_str(include_str!("../../../../schema/canary.schema.json")).unwrap();
     assert!(jsonschema::draft202012::meta::is_valid(&schema));
     let validator = jsonschema::draft202012::new(&schema).unwrap();
     validator
@@ -154,7 +154,7 @@ fn the_tally_counts_rounds_freezes_requests_and_decisions() {
     assert!(r
         .decisions
         .iter()
-        .all(|d| d.kind != crate::canary::record::RecordKind::Frozen));
+        .all(|d| d.kind != crate::record::RecordKind::Frozen));
     assert_eq!(r.decisions.len(), 1);
 }
 

@@ -228,8 +228,8 @@ fn cell(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::canary::evidence::{Outcome, ProbeEvidence, RouteEvidence};
-    use crate::canary::policy::Policy;
+    use crate::evidence::{Outcome, ProbeEvidence, RouteEvidence};
+    use crate::policy::Policy;
 
     fn route(name: &str, results: &[(ContractName, Outcome)]) -> RouteEvidence {
         let mut e = RouteEvidence::new(name);
@@ -269,7 +269,7 @@ mod tests {
             (1, 1, 1)
         );
         assert_eq!(bad_row.status, RouteStatus::Quarantined);
-        assert_eq!(bad_row.time_left, Some(crate::canary::clock::DAY));
+        assert_eq!(bad_row.time_left, Some(crate::clock::DAY));
         let b_row = s.routes.iter().find(|r| r.route == "b").unwrap();
         assert_eq!(b_row.notes, ["not probed this round"]);
 
