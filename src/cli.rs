@@ -1,5 +1,5 @@
 //! Command-line types (clap derive) and nothing else. Values are validated
-//! into typed configurations in [`crate::config`]; no clap type goes past it.
+//! into typed configurations by `config`; no clap type goes past it.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::net::SocketAddr;
@@ -98,7 +98,7 @@ pub struct CanaryRunArgs {
     #[arg(long, value_name = "URL")]
     pub endpoint: Option<String>,
     /// The model whose routes are probed, as author/slug.
-    #[arg(long, default_value = crate::config::CANARY_MODEL)]
+    #[arg(long, default_value = crate::canary::config::CANARY_MODEL)]
     pub model: String,
     /// Name of the environment variable holding the API key (sent as a
     /// Bearer token, never printed). Required with --endpoint.
@@ -586,7 +586,7 @@ pub struct SystemOptions {
     #[arg(long = "header", value_name = "NAME:HEADER=VALUE")]
     pub headers: Vec<String>,
     /// The model id the driver asks every system for (a gateway routes on it).
-    #[arg(long, default_value = crate::config::DRIVER_MODEL)]
+    #[arg(long, default_value = crate::systems::DRIVER_MODEL)]
     pub model: String,
     /// How long to wait for each --gateway to answer a probe request before
     /// giving up with the configuration it should have.

@@ -34,6 +34,3 @@ pub use serve::{
 pub use crate::systems::{EnvLookup, GatewaySpec, Replay, SystemsConfig, DRIVER_MODEL, FALLBACK_MODEL};
 pub use systems::{parse_gateways, systems_config};
 
-/// The model `canary` probes by default.
-pub const CANARY_MODEL: &str = "meta-llama/llama-3.3-70b-instruct";
-

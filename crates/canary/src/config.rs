@@ -11,6 +11,9 @@ use cb_report::dir::OutDir;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// The model `canary` probes by default.
+pub const CANARY_MODEL: &str = "meta-llama/llama-3.3-70b-instruct";
+
 /// Default probe deadline against a real endpoint: far above the 10 s ttft
 /// limit, so that a slow first token is judged, not timed out.
 pub const REMOTE_PROBE_TIMEOUT: Duration = Duration::from_secs(60);
