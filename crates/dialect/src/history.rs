@@ -112,17 +112,12 @@ fn role(message: &Value) -> &str {
 }
 
 /// The text of a content value: the string, or the text parts joined by
-/// newlines.
-pub(crate) fn content_text(content: Option<&Value>) -> String {
-    match content {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
+/// newlines ([`cb_wire::content::plain_text`]); empty when absent.
+fn text_of(content: Option<&Value>) -> String {
+    content
+        .map(cb_wire::content::plain_text)
+        .unwrap_or_default()
+        .into_owned()
 }
 
 fn has_text(s: &str) -> bool {
@@ -234,7 +229,7 @@ enum Read {
 fn read(message: &Value, notes: &mut Vec<Note>) -> Read {
     let content = message.get("content");
     match role(message) {
-        "system" | "developer" => Read::System(content_text(content)),
+        "system" | "developer" => Read::System(text_of(content)),
         "assistant" => {
             let mut items = content_items(content, notes);
             items.extend(calls(message, notes));
@@ -251,7 +246,7 @@ fn read(message: &Value, notes: &mut Vec<Note>) -> Read {
                 vec![Item::Result(ToolResult {
                     id,
                     name: String::new(),
-                    text: content_text(content),
+                    text: text_of(content),
                     is_error: false,
                 })],
             )

@@ -43,19 +43,9 @@ impl ChatMessage {
 
     /// [`ChatMessage::text`], borrowed when the content is a plain string
     /// (the common case), so reading every message of a long history does
-    /// not copy it.
+    /// not copy it. The one reading of `content` ([`crate::content`]).
     pub fn text_cow(&self) -> Cow<'_, str> {
-        match &self.content {
-            Value::String(s) => Cow::Borrowed(s),
-            Value::Array(parts) => Cow::Owned(
-                parts
-                    .iter()
-                    .filter_map(|p| p.get("text").and_then(Value::as_str))
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-            ),
-            _ => Cow::Borrowed(""),
-        }
+        crate::content::plain_text(&self.content)
     }
 }
 
@@ -185,15 +175,8 @@ pub fn response_text(body: &Value) -> Option<String> {
         .get("message")?
         .get("content")?;
     match content {
-        Value::String(s) => Some(s.clone()),
         Value::Null => None,
-        other => Some(
-            ChatMessage {
-                content: other.clone(),
-                ..ChatMessage::new("assistant", "")
-            }
-            .text(),
-        ),
+        other => Some(crate::content::plain_text(other).into_owned()),
     }
 }
 

@@ -39,17 +39,12 @@ pub fn completion(body: &[u8]) -> Result<ProviderReply, String> {
     let message = value
         .pointer("/choices/0/message")
         .ok_or_else(|| format!("the reply has no choices[0].message: {}", excerpt(&text)))?;
-    let content = match message.get("content") {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => cb_wire::openai::ChatMessage {
-            role: "assistant".into(),
-            content: other.clone(),
-            tool_calls: None,
-            tool_call_id: None,
-        }
-        .text(),
-    };
+    // What is not text is no text (the provider's answer is still read).
+    let content = message
+        .get("content")
+        .map(cb_wire::content::plain_text)
+        .unwrap_or_default()
+        .into_owned();
     Ok(ProviderReply {
         text: content,
         finish_reason: value
