@@ -25,7 +25,6 @@ pub mod gemini;
 mod grouping;
 mod history;
 mod openai_out;
-mod sse;
 pub mod survival;
 
 #[cfg(test)]
@@ -355,6 +354,16 @@ pub trait StreamTranslator: Send {
     /// The stream ended before the answer's end (cut), or mid-event.
     fn finish(&mut self) -> Result<String, StreamError>;
 }
+
+/// How the stream translators read a provider's event stream
+/// ([`cb_wire::sse::SseReader`]): a body that ends inside a line is cut (a
+/// provider always ends its last line; a truncated one is what a broken
+/// connection leaves), and nothing is redacted (what is translated is the
+/// client's answer, redacted where the harness keeps it).
+const STREAM_READING: cb_wire::sse::Options = cb_wire::sse::Options {
+    redact: false,
+    strict_end: true,
+};
 
 /// How a stream translator labels its OpenAI chunks.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

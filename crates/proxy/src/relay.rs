@@ -24,7 +24,10 @@ use axum::http::{header, HeaderValue};
 use bytes::Bytes;
 use futures::stream::{BoxStream, StreamExt};
 use reqwest::Url;
+use cb_wire::openai::chunk::{self, Data};
+use cb_wire::sse::{Line, Received, SseReader};
 use serde_json::{json, Value};
+use std::borrow::Cow;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -56,20 +59,23 @@ const MAX_LINE: usize = 1024 * 1024;
 /// Lines buffered between the relay task and the client.
 const CHANNEL: usize = 64;
 
-/// One line of an upstream's event stream.
+/// What a line of an upstream's event stream is, read by the one reader
+/// ([`cb_wire::sse`]) and the one reading of a chunk
+/// ([`cb_wire::openai::chunk`]).
 #[derive(Debug, Clone, PartialEq)]
-enum Line {
+enum Kind {
     /// `data: [DONE]`.
     Done,
-    /// A `data:` event that is JSON.
+    /// A `data:` chunk that is JSON, with text content (or none).
     Event(Event),
-    /// A `data:` line that is not JSON.
+    /// A `data:` line that is not JSON, a chunk whose `delta.content` is
+    /// not text, or a line that is not UTF-8.
     Malformed,
     /// A blank line, a comment or another field.
     Other,
 }
 
-/// What an event carries.
+/// What a chunk carries, as the relay reads it.
 #[derive(Debug, Clone, PartialEq)]
 struct Event {
     value: Value,
@@ -86,42 +92,53 @@ impl Event {
     }
 }
 
-fn classify(raw: &[u8]) -> Line {
-    let Ok(text) = std::str::from_utf8(raw) else {
-        return Line::Malformed;
-    };
-    let Some(data) = text.trim_end_matches(['\r', '\n']).strip_prefix("data:") else {
-        return Line::Other;
-    };
-    let data = data.trim();
-    if data == "[DONE]" {
-        return Line::Done;
+/// One line as read: its bytes as the upstream sent them (what the client
+/// gets) and what it is.
+#[derive(Debug, Clone)]
+struct Relayed {
+    raw: Bytes,
+    kind: Kind,
+}
+
+impl Relayed {
+    fn of(received: Received<'_>) -> Self {
+        let kind = match received.line {
+            Ok(Line::Data(data)) => match Data::parse(&data) {
+                Ok(Data::Done) => Kind::Done,
+                Ok(Data::Chunk(chunk)) => Kind::of(chunk),
+                Err(_) => Kind::Malformed,
+            },
+            Ok(_) => Kind::Other,
+            Err(_) => Kind::Malformed,
+        };
+        Relayed {
+            raw: Bytes::copy_from_slice(received.raw),
+            kind,
+        }
     }
-    let Ok(value) = serde_json::from_str::<Value>(data) else {
-        return Line::Malformed;
-    };
-    let delta = value.pointer("/choices/0/delta");
-    let text_of = |key: &str| {
-        delta
-            .and_then(|d| d.get(key))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    };
-    Line::Event(Event {
-        content: text_of("content"),
-        reasoning: !text_of("reasoning_content").is_empty() || !text_of("reasoning").is_empty(),
-        finish: value
-            .pointer("/choices/0/finish_reason")
-            .is_some_and(|f| !f.is_null()),
-        error: value.get("error").is_some(),
-        value,
-    })
+}
+
+impl Kind {
+    fn of(chunk: chunk::Chunk) -> Self {
+        let error = chunk.error().is_some();
+        let content = match chunk.content() {
+            Ok(text) => text.map(Cow::into_owned).unwrap_or_default(),
+            Err(_) if error => String::new(),
+            Err(_) => return Kind::Malformed,
+        };
+        Kind::Event(Event {
+            content,
+            reasoning: chunk.reasoning(),
+            finish: chunk.finish_reason().is_some(),
+            error,
+            value: chunk.into_value(),
+        })
+    }
 }
 
 /// What reading the next line gave.
 enum Read {
-    Line(Vec<u8>),
+    Line(Relayed),
     End,
     Broke,
     Silent,
@@ -131,7 +148,7 @@ enum Read {
 /// An upstream's body, read line by line.
 struct Upstream {
     body: Source,
-    pending: Vec<u8>,
+    reader: SseReader,
     ended: bool,
 }
 
@@ -139,7 +156,7 @@ impl Upstream {
     fn new(body: Source) -> Self {
         Upstream {
             body,
-            pending: Vec::new(),
+            reader: SseReader::default(),
             ended: false,
         }
     }
@@ -148,23 +165,22 @@ impl Upstream {
     /// bytes (then [`Read::Silent`]) and never past `deadline`.
     async fn next_line(&mut self, quiet_until: Option<Instant>, deadline: Instant) -> Read {
         loop {
-            if let Some(end) = memchr::memchr(b'\n', &self.pending) {
-                return Read::Line(self.pending.drain(..=end).collect());
+            if let Some(received) = self.reader.next_line() {
+                return Read::Line(Relayed::of(received));
             }
             if self.ended {
-                return if self.pending.is_empty() {
-                    Read::End
-                } else {
-                    Read::Line(std::mem::take(&mut self.pending))
-                };
+                return Read::End;
             }
-            if self.pending.len() > MAX_LINE {
+            if self.reader.pending() > MAX_LINE {
                 return Read::Broke;
             }
             let limit = quiet_until.map_or(deadline, |q| q.min(deadline));
             match tokio::time::timeout_at(limit, self.body.next()).await {
-                Ok(Some(Ok(bytes))) => self.pending.extend_from_slice(&bytes),
-                Ok(None) => self.ended = true,
+                Ok(Some(Ok(bytes))) => self.reader.feed(&bytes),
+                Ok(None) => {
+                    self.ended = true;
+                    self.reader.end();
+                }
                 Ok(Some(Err(_))) => return Read::Broke,
                 Err(_) if limit >= deadline => return Read::Deadline,
                 Err(_) => return Read::Silent,
@@ -177,7 +193,7 @@ impl Upstream {
 /// the lines read so far, held, and the rest of the body.
 pub struct Opened {
     upstream: Upstream,
-    head: Vec<Bytes>,
+    head: Vec<Relayed>,
     delivered: String,
     finished: bool,
     done: bool,
@@ -220,9 +236,9 @@ pub async fn open(
     let mut finished = false;
     loop {
         match upstream.next_line(first_token_by, deadline).await {
-            Read::Line(raw) => match classify(&raw) {
-                Line::Done => {
-                    head.push(Bytes::from(raw));
+            Read::Line(line) => match &line.kind {
+                Kind::Done => {
+                    head.push(line);
                     return Ok(Opened {
                         upstream,
                         head,
@@ -231,13 +247,14 @@ pub async fn open(
                         done: true,
                     });
                 }
-                Line::Malformed => return Err(NotOpened::Broke),
-                Line::Event(e) if e.error => return Err(NotOpened::Broke),
-                Line::Event(e) => {
-                    head.push(Bytes::from(raw));
+                Kind::Malformed => return Err(NotOpened::Broke),
+                Kind::Event(e) if e.error => return Err(NotOpened::Broke),
+                Kind::Event(e) => {
                     finished |= e.finish;
                     delivered.push_str(&e.content);
-                    if e.token() {
+                    let token = e.token();
+                    head.push(line);
+                    if token {
                         return Ok(Opened {
                             upstream,
                             head,
@@ -247,7 +264,7 @@ pub async fn open(
                         });
                     }
                 }
-                Line::Other => head.push(Bytes::from(raw)),
+                Kind::Other => head.push(line),
             },
             // Finished without a token: an empty answer, let through.
             Read::End if finished => {
@@ -348,28 +365,28 @@ impl Plan {
         } = opened;
         let last_of_head = if done { head.pop() } else { None };
         for line in head {
-            if tx.send(Ok(line)).await.is_err() {
+            if tx.send(Ok(line.raw)).await.is_err() {
                 return (Report::default(), None);
             }
         }
         if done {
-            return (Report::default(), last_of_head.map(Ok));
+            return (Report::default(), last_of_head.map(|line| Ok(line.raw)));
         }
         loop {
             let quiet = stall_timeout.map(|s| Instant::now() + s);
             match upstream.next_line(quiet, deadline).await {
-                Read::Line(raw) => match classify(&raw) {
-                    Line::Done => return (Report::default(), Some(Ok(Bytes::from(raw)))),
-                    Line::Event(e) if !e.error => {
+                Read::Line(line) => match &line.kind {
+                    Kind::Done => return (Report::default(), Some(Ok(line.raw))),
+                    Kind::Event(e) if !e.error => {
                         delivered.push_str(&e.content);
                         finished |= e.finish;
-                        if tx.send(Ok(Bytes::from(raw))).await.is_err() {
+                        if tx.send(Ok(line.raw)).await.is_err() {
                             return (Report::default(), None);
                         }
                     }
-                    Line::Event(_) | Line::Malformed => break,
-                    Line::Other => {
-                        if tx.send(Ok(Bytes::from(raw))).await.is_err() {
+                    Kind::Event(_) | Kind::Malformed => break,
+                    Kind::Other => {
+                        if tx.send(Ok(line.raw)).await.is_err() {
                             return (Report::default(), None);
                         }
                     }
@@ -653,16 +670,15 @@ impl Continuer {
             mut finished,
             ..
         } = opened;
-        let mut queue: std::collections::VecDeque<Vec<u8>> =
-            head.into_iter().map(|b| b.to_vec()).collect();
+        let mut queue: std::collections::VecDeque<Relayed> = head.into();
         loop {
-            let raw = match queue.pop_front() {
-                Some(raw) => raw,
+            let line = match queue.pop_front() {
+                Some(line) => line,
                 None => match upstream
                     .next_line(self.stall_timeout.map(|s| Instant::now() + s), deadline)
                     .await
                 {
-                    Read::Line(raw) => raw,
+                    Read::Line(line) => line,
                     Read::End if finished => {
                         for held in splice.held() {
                             if tx.send(Ok(held)).await.is_err() {
@@ -677,23 +693,23 @@ impl Continuer {
                     Read::Deadline => return (report(how), Some(Err(aborted("deadline")))),
                 },
             };
-            let event = match classify(&raw) {
-                Line::Done => {
+            let event = match line.kind {
+                Kind::Done => {
                     for held in splice.held() {
                         if tx.send(Ok(held)).await.is_err() {
                             return (report(how), None);
                         }
                     }
-                    return (report(how), Some(Ok(Bytes::from(raw))));
+                    return (report(how), Some(Ok(line.raw)));
                 }
-                Line::Other => continue,
-                Line::Malformed => {
+                Kind::Other => continue,
+                Kind::Malformed => {
                     return failed("the fallback's stream broke too".into(), attempts)
                 }
-                Line::Event(e) if e.error => {
+                Kind::Event(e) if e.error => {
                     return failed("the fallback's stream sent an error".into(), attempts)
                 }
-                Line::Event(e) => e,
+                Kind::Event(e) => e,
             };
             finished |= event.finish;
             let mut flushed = Vec::new();
@@ -736,36 +752,64 @@ impl Continuer {
 mod tests {
     use super::*;
 
+    /// What the relay makes of one line of an upstream's stream.
+    fn kind_of(bytes: &[u8]) -> Kind {
+        let mut reader = SseReader::default();
+        reader.feed(bytes);
+        reader.end();
+        let line = Relayed::of(reader.next_line().expect("a line"));
+        assert_eq!(line.raw, bytes, "the bytes are relayed as they came");
+        line.kind
+    }
+
+    fn event_of(bytes: &[u8]) -> Event {
+        match kind_of(bytes) {
+            Kind::Event(e) => e,
+            other => panic!("not an event: {other:?}"),
+        }
+    }
+
     #[test]
-    fn lines_are_classified_as_the_relay_reads_them() {
-        assert_eq!(classify(b"data: [DONE]\n"), Line::Done);
-        assert_eq!(classify(b": keep-alive\n"), Line::Other);
-        assert_eq!(classify(b"\n"), Line::Other);
-        assert_eq!(classify(b"data: {\"choices\": [\n"), Line::Malformed);
-        let Line::Event(e) = classify(b"data: {\"choices\":[{\"delta\":{\"content\":\"hi \"}}]}\n")
-        else {
-            panic!("an event")
-        };
+    fn lines_are_read_as_the_relay_reads_them() {
+        assert_eq!(kind_of(b"data: [DONE]\n"), Kind::Done);
+        assert_eq!(kind_of(b": keep-alive\n"), Kind::Other);
+        assert_eq!(kind_of(b"\n"), Kind::Other);
+        assert_eq!(kind_of(b"data: {\"choices\": [\n"), Kind::Malformed);
+        assert_eq!(kind_of(b"data: \xff\n"), Kind::Malformed);
+        let e = event_of(b"data: {\"choices\":[{\"delta\":{\"content\":\"hi \"}}]}\n");
         assert_eq!(
             (e.content.as_str(), e.token(), e.finish),
             ("hi ", true, false)
         );
-        let Line::Event(e) = classify(
+        let e = event_of(
             b"data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n",
-        ) else {
-            panic!("an event")
-        };
+        );
         assert!(!e.token(), "a role chunk carries no token");
-        let Line::Event(e) =
-            classify(b"data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"hmm\"}}]}\n")
-        else {
-            panic!("an event")
-        };
+        let e = event_of(b"data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"hmm\"}}]}\n");
         assert!(e.token(), "reasoning is a token");
-        let Line::Event(e) = classify(b"data: {\"error\":{\"message\":\"x\"}}\n") else {
-            panic!("an event")
-        };
-        assert!(e.error);
+        assert!(event_of(b"data: {\"error\":{\"message\":\"x\"}}\n").error);
+    }
+
+    /// The edge cases the relay read apart from the driver, now read as
+    /// the driver reads them: content that is not text breaks the stream
+    /// (it used to go on as a chunk without a token, which no client could
+    /// read), text parts are a token (they used to be none), and only a
+    /// string finish reason finishes an answer (any non-null one did).
+    #[test]
+    fn a_chunk_is_read_as_the_driver_reads_it() {
+        assert_eq!(
+            kind_of(b"data: {\"choices\":[{\"delta\":{\"content\":42}}]}\n"),
+            Kind::Malformed
+        );
+        let parts = event_of(
+            b"data: {\"choices\":[{\"delta\":{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}}]}\n",
+        );
+        assert!(parts.token() && parts.content == "hi");
+        let odd = event_of(b"data: {\"choices\":[{\"delta\":{},\"finish_reason\":1}]}\n");
+        assert!(!odd.finish);
+        // An error chunk is an error, whatever its content holds.
+        let error = event_of(b"data: {\"error\":{\"message\":\"x\"},\"choices\":[{\"delta\":{\"content\":7}}]}\n");
+        assert!(error.error);
     }
 
     #[test]

@@ -15,7 +15,7 @@
 
 use cb_wire::content::content_text;
 use super::room::{reserve_large, Room, SMALL_BODY};
-use super::sse::{assemble, SseReader, StreamTrace};
+use super::sse::{assemble, StreamTrace, TraceReader};
 use cb_wire::openai::ChatRequest;
 use cb_proxy::ProxyMode;
 use cb_base::secret::{redact, redact_owned, Secret};
@@ -297,7 +297,7 @@ async fn receive(
         return refused(too_large_reason(cap));
     }
     let streamed = stream && (200..300).contains(&status);
-    let mut reader = streamed.then(SseReader::new);
+    let mut reader = streamed.then(TraceReader::new);
     let announced = response.content_length().unwrap_or(0);
     let mut room = None;
     if announced > SMALL_BODY {

@@ -11,8 +11,8 @@
 use super::finish_of;
 use super::reply::{count, error_message, input_tokens};
 use crate::openai_out::ChunkWriter;
-use crate::sse::{SseError, SseEvent, SseReader};
-use crate::{ChunkOptions, FinishReason, StreamError, StreamTranslator};
+use cb_wire::sse::{Event as SseEvent, SseError, SseReader};
+use crate::{ChunkOptions, FinishReason, StreamError, StreamTranslator, STREAM_READING};
 use cb_wire::openai::Usage;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -48,7 +48,7 @@ impl StreamToOpenAi {
     /// id and model replace `options.id` and `options.model`).
     pub fn new(options: ChunkOptions) -> Self {
         StreamToOpenAi {
-            reader: SseReader::default(),
+            reader: SseReader::new(STREAM_READING),
             writer: ChunkWriter::new(options),
             events: 0,
             started: false,
@@ -202,10 +202,15 @@ impl StreamToOpenAi {
         Ok(())
     }
 
-    fn run(&mut self, events: Vec<SseEvent>) -> Result<String, StreamError> {
+    /// Translates the events the reader has complete; the first error is
+    /// kept and repeated from then on.
+    fn run(&mut self) -> Result<String, StreamError> {
         let mut out = String::new();
-        for e in events {
-            if let Err(err) = self.event(e, &mut out) {
+        while let Some(event) = self.reader.next_event() {
+            let result = event
+                .map_err(|e| self.sse_error(e))
+                .and_then(|e| self.event(e, &mut out));
+            if let Err(err) = result {
                 self.failed = Some(err.clone());
                 return Err(err);
             }
@@ -229,16 +234,16 @@ impl StreamTranslator for StreamToOpenAi {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
-        let events = self.reader.feed(bytes).map_err(|e| self.sse_error(e))?;
-        self.run(events)
+        self.reader.feed(bytes);
+        self.run()
     }
 
     fn finish(&mut self) -> Result<String, StreamError> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
-        let last = self.reader.finish().map_err(|e| self.sse_error(e))?;
-        let out = self.run(last.into_iter().collect())?;
+        self.reader.end();
+        let out = self.run()?;
         if self.done {
             return Ok(out);
         }

@@ -14,9 +14,10 @@
 
 use super::finish_of;
 use crate::openai_out::{completion, ChunkWriter};
-use crate::sse::{SseError, SseReader};
+use cb_wire::sse::{SseError, SseReader};
 use crate::{
     ChunkOptions, FinishReason, ReplyError, StreamError, StreamTranslator, ToolCall,
+    STREAM_READING,
 };
 use cb_wire::openai::Usage;
 use serde_json::Value;
@@ -158,7 +159,7 @@ impl StreamToOpenAi {
     /// `options.model` when it names them).
     pub fn new(options: ChunkOptions) -> Self {
         StreamToOpenAi {
-            reader: SseReader::default(),
+            reader: SseReader::new(STREAM_READING),
             writer: ChunkWriter::new(options),
             chunks: 0,
             finish: None,
@@ -233,20 +234,26 @@ impl StreamToOpenAi {
         }
     }
 
-    fn feed_inner(&mut self, bytes: &[u8]) -> Result<String, StreamError> {
-        let events = self.reader.feed(bytes).map_err(|e| self.sse_error(e))?;
-        let mut out = String::new();
-        for e in events {
-            self.chunk(&e.data, &mut out)?;
+    /// Translates the chunks the reader has complete.
+    fn run(&mut self, out: &mut String) -> Result<(), StreamError> {
+        while let Some(event) = self.reader.next_event() {
+            let event = event.map_err(|e| self.sse_error(e))?;
+            self.chunk(&event.data, out)?;
         }
+        Ok(())
+    }
+
+    fn feed_inner(&mut self, bytes: &[u8]) -> Result<String, StreamError> {
+        self.reader.feed(bytes);
+        let mut out = String::new();
+        self.run(&mut out)?;
         Ok(out)
     }
 
     fn finish_inner(&mut self) -> Result<String, StreamError> {
+        self.reader.end();
         let mut out = String::new();
-        if let Some(e) = self.reader.finish().map_err(|e| self.sse_error(e))? {
-            self.chunk(&e.data, &mut out)?;
-        }
+        self.run(&mut out)?;
         let Some(reason) = self.finish.as_deref() else {
             return Err(StreamError::Cut {
                 events: self.chunks,

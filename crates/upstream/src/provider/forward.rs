@@ -14,7 +14,7 @@ use super::reply::{self, ProviderReply};
 use super::route::{ProviderRoute, Providers};
 use cb_faults::{ErrorKind, ErrorSpec};
 use cb_wire::openai::{approx_tokens, Usage};
-use cb_wire::sse::SseReader;
+use cb_wire::sse::TraceReader;
 use crate::responder::{Answer, Call, LiveAnswer, Responder};
 use axum::http::{header, HeaderValue};
 use futures::future::BoxFuture;
@@ -201,7 +201,7 @@ impl PassThrough {
             )
         };
         let read = if is_stream {
-            let mut reader = SseReader::new();
+            let mut reader = TraceReader::new();
             read_capped(
                 response,
                 self.max_response_bytes,
@@ -373,7 +373,7 @@ impl ReadError {
 pub(super) async fn read_capped(
     mut response: reqwest::Response,
     cap: u64,
-    mut sse: Option<(&mut SseReader, Instant)>,
+    mut sse: Option<(&mut TraceReader, Instant)>,
 ) -> Result<Vec<u8>, ReadError> {
     let mut bytes = Vec::new();
     let mut read = 0u64;

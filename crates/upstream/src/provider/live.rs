@@ -2,163 +2,101 @@
 //! ([`crate::responder::Responder::respond_live`]): the body is
 //! read chunk by chunk under the same size cap and deadline as a buffered
 //! read, each server-sent event becomes a [`Piece`] at once, and a stream
-//! that breaks off, carries an error object, is not JSON or ends without
-//! `data: [DONE]` (or a finish reason) ends the pieces with the reason.
+//! that breaks off, carries an error object, is not JSON, sends a
+//! `delta.content` that is not text or ends without `data: [DONE]` (or a
+//! finish reason) ends the pieces with the reason.
 //!
-//! [`StreamParser`] is the pure part (bytes in, pieces out), read with the
-//! same rules as [`cb_wire::sse::assemble_finished`] and redacted
-//! line by line, so no key a provider echoes reaches a reason or a frame.
+//! [`Pieces`] is the pure part (bytes in, pieces out): the one reader of
+//! server-sent events, redacting line by line so no key a provider echoes
+//! reaches a reason or a frame, and the one reading of a chunk, folded as
+//! [`cb_wire::sse::assemble_finished`] folds a buffered stream.
 
 use super::forward::{failure, read_capped, Limits, ReadError};
 use super::reply;
-use cb_faults::{ErrorKind, ErrorSpec};
-use cb_wire::openai::Usage;
-use cb_base::secret::redact_owned;
 use crate::responder::{Ending, LiveAnswer, Piece};
+use cb_faults::{ErrorKind, ErrorSpec};
+use cb_wire::sse::{ChunkFold, Line, Options, SseReader, Step};
 use futures::StreamExt;
-use serde_json::Value;
 use std::collections::VecDeque;
 
-/// Longest excerpt of a bad chunk kept in a reason.
-const CHUNK_EXCERPT: usize = 120;
-
 /// Reads a provider's server-sent events into pieces, incrementally.
-#[derive(Debug, Default)]
-pub(super) struct StreamParser {
-    /// Bytes of a line not ended yet.
-    pending: Vec<u8>,
-    /// Data events read (`[DONE]` excluded).
-    chunks: usize,
-    /// The last finish reason sent.
-    finish_reason: Option<String>,
-    /// The token counts, if a chunk carried them.
-    usage: Option<Usage>,
-    /// The model the first chunk that names one names.
-    model: Option<String>,
+#[derive(Debug)]
+pub(super) struct Pieces {
+    reader: SseReader,
+    fold: ChunkFold,
 }
 
-impl StreamParser {
+impl Default for Pieces {
+    fn default() -> Self {
+        Pieces {
+            reader: SseReader::new(Options {
+                redact: true,
+                strict_end: false,
+            }),
+            fold: ChunkFold::default(),
+        }
+    }
+}
+
+/// Whether `item` ends the pieces (an end or a reason).
+fn is_last(item: &Result<Piece, String>) -> bool {
+    !matches!(item, Ok(Piece::Text(_)))
+}
+
+impl Pieces {
     /// Feeds the next bytes of the body: the pieces the lines they complete
     /// carry, in order. After a [`Piece::End`] or a reason nothing more is
     /// read; the caller stops there.
     pub(super) fn feed(&mut self, bytes: &[u8]) -> Vec<Result<Piece, String>> {
-        let mut pending = std::mem::take(&mut self.pending);
-        let mut search = pending.len();
-        pending.extend_from_slice(bytes);
-        let mut start = 0;
-        let mut out = Vec::new();
-        while let Some(offset) = memchr::memchr(b'\n', &pending[search..]) {
-            let end = search + offset;
-            let item = self.line(&pending[start..end]);
-            start = end + 1;
-            search = start;
-            if let Some(item) = item {
-                let last = !matches!(item, Ok(Piece::Text(_)));
-                out.push(item);
-                if last {
-                    return out;
-                }
-            }
-        }
-        pending.drain(..start);
-        self.pending = pending;
-        out
+        self.reader.feed(bytes);
+        self.read()
     }
 
     /// The body ended cleanly: a last line without a line break still
     /// counts; the answer is complete after `data: [DONE]` or a finish
     /// reason, as most client SDKs read it.
     pub(super) fn finish(&mut self) -> Vec<Result<Piece, String>> {
-        let rest = std::mem::take(&mut self.pending);
-        let mut out = Vec::new();
-        if let Some(item) = self.line(&rest) {
-            let last = !matches!(item, Ok(Piece::Text(_)));
-            out.push(item);
-            if last {
-                return out;
-            }
+        self.reader.end();
+        let mut out = self.read();
+        if !out.last().is_some_and(is_last) {
+            out.push(self.fold.end(true).map(|()| self.end()));
         }
-        out.push(match self.finish_reason {
-            Some(_) => Ok(self.end()),
-            None => Err(format!(
-                "the stream ended without data: [DONE] after {} chunks",
-                self.chunks
-            )),
-        });
         out
     }
 
     /// The model the provider named so far.
     pub(super) fn model(&self) -> Option<&str> {
-        self.model.as_deref()
+        self.fold.model()
     }
 
     fn end(&self) -> Piece {
         Piece::End(Ending {
-            finish_reason: self
-                .finish_reason
-                .clone()
-                .unwrap_or_else(|| "stop".to_string()),
-            usage: self.usage,
+            finish_reason: self.fold.finish_reason().unwrap_or("stop").to_string(),
+            usage: self.fold.usage(),
         })
     }
 
-    /// One line: a piece for a data event, `None` for anything else.
-    fn line(&mut self, raw: &[u8]) -> Option<Result<Piece, String>> {
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        let Ok(line) = std::str::from_utf8(raw) else {
-            return Some(Err("the stream is not UTF-8".to_string()));
-        };
-        let data = redact_owned(line.strip_prefix("data:")?.trim().to_string());
-        if data == "[DONE]" {
-            return Some(Ok(self.end()));
-        }
-        self.chunks += 1;
-        let n = self.chunks;
-        let chunk: Value = match serde_json::from_str(&data) {
-            Ok(v) => v,
-            Err(e) => {
-                let excerpt: String = data.chars().take(CHUNK_EXCERPT).collect();
-                return Some(Err(format!("malformed stream chunk {n} ({e}): {excerpt}")));
+    /// The pieces of the lines read, up to the first that ends them.
+    fn read(&mut self) -> Vec<Result<Piece, String>> {
+        let mut out = Vec::new();
+        while let Some(received) = self.reader.next_line() {
+            let step = match received.line {
+                Ok(Line::Data(data)) => self.fold.data(&data),
+                Ok(_) => continue,
+                Err(_) => Step::Broken("the stream is not UTF-8".to_string()),
+            };
+            let item = match step {
+                Step::Text(text) => Ok(Piece::Text(text)),
+                Step::Done => Ok(self.end()),
+                Step::Broken(reason) => Err(reason),
+            };
+            let last = is_last(&item);
+            out.push(item);
+            if last {
+                break;
             }
-        };
-        if let Some(error) = chunk.get("error") {
-            let message = error
-                .get("message")
-                .and_then(Value::as_str)
-                .map_or_else(|| error.to_string(), str::to_string);
-            return Some(Err(format!(
-                "error in the stream after {n} chunks: {message}"
-            )));
         }
-        if let Some(reason) = chunk
-            .pointer("/choices/0/finish_reason")
-            .and_then(Value::as_str)
-        {
-            self.finish_reason = Some(reason.to_string());
-        }
-        if self.model.is_none() {
-            self.model = cb_wire::openai::response_model(&chunk);
-        }
-        if let Some(usage) = chunk
-            .get("usage")
-            .filter(|u| u.is_object())
-            .and_then(|u| serde_json::from_value::<Usage>(u.clone()).ok())
-        {
-            self.usage = Some(usage);
-        }
-        let text = match chunk.pointer("/choices/0/delta/content") {
-            None | Some(Value::Null) => String::new(),
-            Some(Value::String(s)) => s.clone(),
-            Some(other) => cb_wire::openai::ChatMessage {
-                role: "assistant".into(),
-                content: other.clone(),
-                tool_calls: None,
-                tool_call_id: None,
-            }
-            .text(),
-        };
-        Some(Ok(Piece::Text(text)))
+        out
     }
 }
 
@@ -176,7 +114,7 @@ fn malformed(host: &str, reason: &str) -> ErrorSpec {
 /// A provider's event stream being read.
 struct Reader {
     response: reqwest::Response,
-    parser: StreamParser,
+    parser: Pieces,
     queue: VecDeque<Result<Piece, ErrorSpec>>,
     /// Nothing more is read: the answer ended, broke off, or overflowed.
     over: bool,
@@ -220,7 +158,7 @@ impl Reader {
 
     fn push(&mut self, items: Vec<Result<Piece, String>>) {
         for item in items {
-            let last = !matches!(item, Ok(Piece::Text(_)));
+            let last = is_last(&item);
             self.queue
                 .push_back(item.map_err(|reason| malformed(&self.limits.host, &reason)));
             if last {
@@ -264,7 +202,7 @@ pub(super) async fn open(
     }
     let mut reader = Reader {
         response,
-        parser: StreamParser::default(),
+        parser: Pieces::default(),
         queue: VecDeque::new(),
         over: false,
         read: 0,
@@ -313,7 +251,7 @@ mod tests {
 
     #[test]
     fn pieces_come_as_their_lines_complete() {
-        let mut p = StreamParser::default();
+        let mut p = Pieces::default();
         let body = format!(
             "{}{}",
             frame("Your sister ", None),
@@ -337,11 +275,11 @@ mod tests {
 
     #[test]
     fn a_finish_reason_ends_a_stream_without_done_but_nothing_else_does() {
-        let mut p = StreamParser::default();
+        let mut p = Pieces::default();
         p.feed(frame("Oriane.", Some("stop")).as_bytes());
         assert!(matches!(p.finish().last(), Some(Ok(Piece::End(_)))));
 
-        let mut cut = StreamParser::default();
+        let mut cut = Pieces::default();
         cut.feed(frame("Ori", None).as_bytes());
         let reason = cut.finish().pop().unwrap().unwrap_err();
         assert!(
@@ -352,7 +290,7 @@ mod tests {
 
     #[test]
     fn unusable_events_end_the_pieces_with_a_reason() {
-        let mut p = StreamParser::default();
+        let mut p = Pieces::default();
         let items = p.feed(
             format!(
                 "{}data: {{\"error\": {{\"message\": \"overloaded\"}}}}\n\n{}",
@@ -365,7 +303,7 @@ mod tests {
         let reason = items.last().unwrap().as_ref().unwrap_err();
         assert!(reason.contains("error in the stream after 2 chunks: overloaded"));
 
-        let mut bad = StreamParser::default();
+        let mut bad = Pieces::default();
         let items = bad.feed(b"data: {\"choices\": [\n\n");
         assert!(items[0]
             .as_ref()
@@ -376,10 +314,27 @@ mod tests {
     #[test]
     fn an_echoed_key_is_redacted_from_reasons() {
         let _key = cb_base::secret::Secret::new("sk-live-echo-DO-NOT-KEEP");
-        let mut p = StreamParser::default();
+        let mut p = Pieces::default();
         let items =
             p.feed(b"data: {\"error\": {\"message\": \"bad key sk-live-echo-DO-NOT-KEEP\"}}\n");
         let reason = items[0].as_ref().unwrap_err();
         assert!(!reason.contains("sk-live-echo"), "{reason}");
+    }
+
+    /// A `delta.content` that is not text ends the pieces with the reason a
+    /// buffered read gives (the live reader used to hand on no text).
+    #[test]
+    fn content_that_is_not_text_is_a_reason_live_as_buffered() {
+        let body = format!(
+            "{}data: {}\n\n",
+            frame("Ori", None),
+            serde_json::json!({"choices": [{"delta": {"content": {"text": "ane"}}}]})
+        );
+        let items = Pieces::default().feed(body.as_bytes());
+        assert_eq!(texts(&items), ["Ori"]);
+        let live = items.last().unwrap().as_ref().unwrap_err().clone();
+        let buffered = reply::stream(&cb_wire::sse::read_all(body.as_bytes())).unwrap_err();
+        assert_eq!(live, buffered);
+        assert!(live.contains("is an object"), "{live}");
     }
 }

@@ -1,115 +1,115 @@
-//! Reading a streamed chat completion as a client does.
-//!
-//! [`SseReader`] is fed the body chunk by chunk as it arrives, with the time
-//! each chunk arrived, and keeps every `data:` event with its arrival time and
-//! every line that is not part of the event stream at all (junk before the
-//! first event, a stray HTML error page), so that time-to-first-token and
-//! junk checks can look at what was really sent. [`assemble`] then turns the
-//! trace into the assistant text, or says why it is not a usable answer (a
-//! malformed chunk, an error object sent mid-stream, no `data: [DONE]`, a
-//! `delta.content` that is not text).
-//!
-//! Every line is redacted ([`cb_base::secret::redact`]) as it is read, so a
-//! header value a gateway echoes into its stream is gone before the trace
-//! keeps it or a reason quotes it. A stream is read only up to the driver's
-//! size cap; this reader holds at most that much.
+//! A chat-completion stream read as an answer, a `data:` line at a time
+//! ([`ChunkFold`]: each line read by [`crate::openai::chunk`], the text
+//! handed on, the finish reason, model and usage kept), and a whole trace
+//! read that way ([`assemble`]): the assistant text, or why it is not a
+//! usable answer (a malformed chunk, an error object sent mid-stream, no
+//! `data: [DONE]`, a `delta.content` that is not text). The driver reads
+//! a trace; the live pass-through relay folds a provider's stream as it
+//! arrives; both read it the same way.
 
-use crate::content::content_text;
-use cb_base::secret::redact_owned;
-use serde_json::Value;
+use super::trace::{read_all, StreamTrace};
+use crate::openai::chunk::{Data, DONE_DATA};
+use crate::openai::Usage;
+use std::borrow::Cow;
 
-/// Longest excerpt of a bad chunk kept in a reason.
-const CHUNK_EXCERPT: usize = 120;
-
-/// One `data:` line of a stream, with when it arrived.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TimedEvent {
-    /// Milliseconds from the request being sent to the arrival of the chunk
-    /// that completed this line.
-    pub at_ms: f64,
-    /// The line's data, trimmed (`[DONE]` included).
-    pub data: String,
+/// What one `data:` line did to the answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// A chunk, carrying this text (empty when it carries none).
+    Text(String),
+    /// `data: [DONE]`: the answer is complete.
+    Done,
+    /// The stream is not a usable answer, for this reason; nothing after
+    /// it counts.
+    Broken(String),
 }
 
-/// Everything a stream sent, as read.
+/// A chat-completion stream read chunk by chunk: what its `data:` lines
+/// said so far.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct StreamTrace {
-    /// Every `data:` line, in order; the `[DONE]` line included.
-    pub events: Vec<TimedEvent>,
-    /// Lines that are not server-sent-events syntax (not `data:`, `event:`,
-    /// `id:`, `retry:`, a `:` comment or blank), in order.
-    pub stray: Vec<String>,
-    /// Whether some line was not UTF-8.
-    pub not_utf8: bool,
+pub struct ChunkFold {
+    /// Chunks read (`[DONE]` excluded).
+    chunks: usize,
+    finish_reason: Option<String>,
+    model: Option<String>,
+    usage: Option<Usage>,
+    has_usage: bool,
 }
 
-/// Incremental reader of a server-sent-events body.
-#[derive(Debug, Default)]
-pub struct SseReader {
-    pending: Vec<u8>,
-    trace: StreamTrace,
-}
-
-impl SseReader {
-    /// A reader that has seen nothing.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Feeds the next chunk of the body, which arrived `at_ms` after the
-    /// request was sent. Linear in the bytes fed: only the new bytes are
-    /// searched for line ends, and the lines read are removed at once.
-    pub fn feed(&mut self, chunk: &[u8], at_ms: f64) {
-        let mut pending = std::mem::take(&mut self.pending);
-        let mut search = pending.len();
-        pending.extend_from_slice(chunk);
-        let mut start = 0;
-        while let Some(offset) = memchr::memchr(b'\n', &pending[search..]) {
-            let end = search + offset;
-            self.line(&pending[start..end], at_ms);
-            start = end + 1;
-            search = start;
-        }
-        pending.drain(..start);
-        self.pending = pending;
-    }
-
-    /// Ends the body (`at_ms` is when it ended) and returns the trace; a
-    /// last line without a line break still counts.
-    pub fn finish(mut self, at_ms: f64) -> StreamTrace {
-        let rest = std::mem::take(&mut self.pending);
-        if !rest.is_empty() {
-            self.line(&rest, at_ms);
-        }
-        self.trace
-    }
-
-    fn line(&mut self, raw: &[u8], at_ms: f64) {
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        let Ok(line) = std::str::from_utf8(raw) else {
-            self.trace.not_utf8 = true;
-            return;
+impl ChunkFold {
+    /// Reads the value of the next `data:` line.
+    pub fn data(&mut self, data: &str) -> Step {
+        let parsed = Data::parse(data);
+        let chunk = match parsed {
+            Ok(Data::Done) => return Step::Done,
+            Ok(Data::Chunk(chunk)) => chunk,
+            Err(malformed) => {
+                self.chunks += 1;
+                return Step::Broken(malformed.reason(self.chunks));
+            }
         };
-        if let Some(data) = line.strip_prefix("data:") {
-            self.trace.events.push(TimedEvent {
-                at_ms,
-                data: redact_owned(data.trim().to_string()),
-            });
-        } else if !is_sse_syntax(line) {
-            self.trace.stray.push(redact_owned(line.to_string()));
+        self.chunks += 1;
+        let n = self.chunks;
+        if let Some(message) = chunk.error() {
+            return Step::Broken(format!("error in the stream after {n} chunks: {message}"));
         }
+        let text = match chunk.content() {
+            Ok(text) => text.map(Cow::into_owned).unwrap_or_default(),
+            Err(not_text) => {
+                return Step::Broken(
+                    not_text.reason(&format!("stream chunk {n}: choices[0].delta.content")),
+                )
+            }
+        };
+        if let Some(reason) = chunk.finish_reason() {
+            self.finish_reason = Some(reason.to_string());
+        }
+        if self.model.is_none() {
+            self.model = chunk.model().map(str::to_string);
+        }
+        self.has_usage |= chunk.has_usage();
+        if let Some(usage) = chunk.usage() {
+            self.usage = Some(usage);
+        }
+        Step::Text(text)
     }
-}
 
-/// Whether `line` is a field or comment of the event-stream format other
-/// than `data:`, or a blank separator.
-fn is_sse_syntax(line: &str) -> bool {
-    line.trim().is_empty()
-        || line.starts_with(':')
-        || ["event:", "id:", "retry:"]
-            .iter()
-            .any(|f| line.starts_with(f))
-        || ["event", "id", "retry", "data"].contains(&line)
+    /// The body ended (cleanly) before `data: [DONE]`: complete when
+    /// `finish_ends` and a finish reason came (as most client SDKs read a
+    /// stream), else the reason it is cut.
+    ///
+    /// # Errors
+    /// The stream ended without `data: [DONE]` (or, with `finish_ends`,
+    /// without a finish reason).
+    pub fn end(&self, finish_ends: bool) -> Result<(), String> {
+        if finish_ends && self.finish_reason.is_some() {
+            return Ok(());
+        }
+        Err(format!(
+            "the stream ended without data: {DONE_DATA} after {} chunks",
+            self.chunks
+        ))
+    }
+
+    /// The last `choices[0].finish_reason` sent, if any.
+    pub fn finish_reason(&self) -> Option<&str> {
+        self.finish_reason.as_deref()
+    }
+
+    /// The `model` the first chunk that names one names.
+    pub fn model(&self) -> Option<&str> {
+        self.model.as_deref()
+    }
+
+    /// The token counts of the last chunk that carried them all.
+    pub fn usage(&self) -> Option<Usage> {
+        self.usage
+    }
+
+    /// Whether a chunk carried a `usage` object.
+    pub fn has_usage(&self) -> bool {
+        self.has_usage
+    }
 }
 
 /// The answer a complete stream carried.
@@ -154,62 +154,33 @@ fn assemble_with(trace: &StreamTrace, finish_ends: bool) -> Result<Assembled, St
     if trace.not_utf8 {
         return Err("the stream is not UTF-8".to_string());
     }
-    let mut out = Assembled {
-        text: String::new(),
-        finish_reason: None,
-        first_content_ms: None,
-        model: None,
-        usage: false,
-    };
-    let mut chunks = 0usize;
+    let mut fold = ChunkFold::default();
+    let mut text = String::new();
+    let mut first_content_ms = None;
     for event in &trace.events {
-        if event.data == "[DONE]" {
-            return Ok(out);
-        }
-        chunks += 1;
-        let chunk: Value = serde_json::from_str(&event.data).map_err(|e| {
-            format!(
-                "malformed stream chunk {chunks} ({e}): {}",
-                event.data.chars().take(CHUNK_EXCERPT).collect::<String>()
-            )
-        })?;
-        if let Some(error) = chunk.get("error") {
-            let message = error
-                .get("message")
-                .and_then(Value::as_str)
-                .map_or_else(|| error.to_string(), str::to_string);
-            return Err(format!(
-                "error in the stream after {chunks} chunks: {message}"
-            ));
-        }
-        if let Some(content) = chunk.pointer("/choices/0/delta/content") {
-            let field = format!("stream chunk {chunks}: choices[0].delta.content");
-            let piece = content_text(content, &field)?.unwrap_or_default();
-            if !piece.is_empty() && out.first_content_ms.is_none() {
-                out.first_content_ms = Some(event.at_ms);
+        match fold.data(&event.data) {
+            Step::Done => return Ok(assembled(&fold, text, first_content_ms)),
+            Step::Text(piece) => {
+                if !piece.is_empty() && first_content_ms.is_none() {
+                    first_content_ms = Some(event.at_ms);
+                }
+                text.push_str(&piece);
             }
-            out.text.push_str(&piece);
+            Step::Broken(reason) => return Err(reason),
         }
-        if let Some(reason) = chunk
-            .pointer("/choices/0/finish_reason")
-            .and_then(Value::as_str)
-        {
-            out.finish_reason = Some(reason.to_string());
-        }
-        if out.model.is_none() {
-            out.model = chunk
-                .get("model")
-                .and_then(Value::as_str)
-                .map(str::to_string);
-        }
-        out.usage |= chunk.get("usage").is_some_and(Value::is_object);
     }
-    if finish_ends && out.finish_reason.is_some() {
-        return Ok(out);
+    fold.end(finish_ends)?;
+    Ok(assembled(&fold, text, first_content_ms))
+}
+
+fn assembled(fold: &ChunkFold, text: String, first_content_ms: Option<f64>) -> Assembled {
+    Assembled {
+        text,
+        finish_reason: fold.finish_reason().map(str::to_string),
+        first_content_ms,
+        model: fold.model().map(str::to_string),
+        usage: fold.has_usage(),
     }
-    Err(format!(
-        "the stream ended without data: [DONE] after {chunks} chunks"
-    ))
 }
 
 /// The assistant text of a whole stream body, or why it is not a usable
@@ -221,16 +192,10 @@ pub fn stream_text(body: &[u8]) -> Result<String, String> {
     assemble(&read_all(body)).map(|a| a.text)
 }
 
-/// Reads a whole body at once (tests, and callers that already hold it).
-pub fn read_all(body: &[u8]) -> StreamTrace {
-    let mut reader = SseReader::new();
-    reader.feed(body, 0.0);
-    reader.finish(0.0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sse::TraceReader;
 
     fn chunk(content: &str) -> String {
         format!(
@@ -292,7 +257,7 @@ mod tests {
             chunk("Hel") + &chunk("lo")
         );
         let bytes = body.as_bytes();
-        let mut reader = SseReader::new();
+        let mut reader = TraceReader::new();
         for (i, piece) in bytes.chunks(7).enumerate() {
             reader.feed(piece, i as f64);
         }
@@ -387,5 +352,46 @@ mod tests {
         );
         let assembled = assemble(&read_all(body.as_bytes())).unwrap();
         assert_eq!(assembled.finish_reason.as_deref(), Some("length"));
+    }
+
+    /// A `data` line without a colon is an empty `data:` line (the SSE
+    /// specification's reading, and the dialect reader's), so it is a
+    /// malformed chunk as `data:` always was: the driver's reader used to
+    /// skip it.
+    #[test]
+    fn a_bare_data_line_is_an_empty_chunk_not_nothing() {
+        let body = format!("{}data\n\ndata: [DONE]\n\n", chunk("a"));
+        let err = text(&body).unwrap_err();
+        assert!(err.starts_with("malformed stream chunk 2"), "{err}");
+    }
+
+    #[test]
+    fn the_fold_reads_a_stream_as_it_comes() {
+        let mut fold = ChunkFold::default();
+        let line = |v: serde_json::Value| v.to_string();
+        assert_eq!(
+            fold.data(&line(serde_json::json!({"model": "m-7", "choices": [{"delta": {"content": "Ori"}}]}))),
+            Step::Text("Ori".into())
+        );
+        assert_eq!(fold.model(), Some("m-7"));
+        assert!(fold.end(true).is_err(), "no finish reason yet");
+        fold.data(&line(serde_json::json!({"choices": [{"delta": {}, "finish_reason": "length"}], "usage": {"prompt_tokens": 2, "completion_tokens": 1, "total_tokens": 3}})));
+        assert_eq!(fold.finish_reason(), Some("length"));
+        assert_eq!(fold.usage(), Some(Usage::new(2, 1)));
+        assert!(fold.end(true).is_ok());
+        assert_eq!(
+            fold.end(false).unwrap_err(),
+            "the stream ended without data: [DONE] after 2 chunks"
+        );
+        assert_eq!(fold.data(" [DONE]"), Step::Done);
+        let Step::Broken(reason) =
+            fold.data(&line(serde_json::json!({"choices": [{"delta": {"content": 42}}]})))
+        else {
+            panic!("content that is not text breaks the stream")
+        };
+        assert!(
+            reason.starts_with("stream chunk 3: choices[0].delta.content is a number (42)"),
+            "{reason}"
+        );
     }
 }

@@ -1,7 +1,10 @@
 //! The slice of the OpenAI chat-completions wire format the harness speaks:
 //! requests, non-streaming responses, streaming chunks and error bodies.
 //! Shared by the simulated upstreams, the reference proxies and the driver so
-//! that all three agree on one shape.
+//! that all three agree on one shape. [`chunk`] reads one chunk of a
+//! stream.
+
+pub mod chunk;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
