@@ -10,7 +10,9 @@
 //!   API's own 400 body, and yielding the conversation as OpenAI
 //!   [`ChatMessage`]s so the simulated model and the conversation index work
 //!   unchanged ([`anthropic::validate`], [`gemini::validate`]);
-//! - the dialect's responses, whole and streamed, from a [`Reply`];
+//! - the dialect's responses, whole and streamed, from a [`Reply`], and
+//!   one entry point that writes an answer or an error in any dialect,
+//!   OpenAI's included ([`frames`]);
 //! - translation of an OpenAI request into the dialect and of the dialect's
 //!   answer back to OpenAI, whole or as a stream fed chunk by chunk
 //!   ([`StreamTranslator`]);
@@ -21,10 +23,10 @@
 
 pub mod anthropic;
 pub mod bridge;
+pub mod frames;
 pub mod gemini;
 mod grouping;
 mod history;
-mod openai_out;
 pub mod survival;
 
 #[cfg(test)]
@@ -32,7 +34,7 @@ mod roundtrip;
 #[cfg(test)]
 mod testgen;
 
-use cb_wire::openai::{ChatMessage, Usage};
+use cb_wire::openai::{ChatMessage, Envelope, FrameWriter, Message, Usage};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
@@ -376,6 +378,48 @@ pub struct ChunkOptions {
     pub id: String,
     /// See `id`.
     pub model: String,
+}
+
+impl ChunkOptions {
+    /// The one OpenAI frame writer ([`FrameWriter`]) labelled with these
+    /// options.
+    pub fn writer(&self) -> FrameWriter {
+        FrameWriter::new(Envelope {
+            id: &self.id,
+            model: &self.model,
+            created: self.created,
+        })
+        .include_usage(self.include_usage)
+    }
+}
+
+impl ToolCall {
+    /// The call as the OpenAI writer takes it.
+    fn openai(&self) -> cb_wire::openai::ToolCall<'_> {
+        cb_wire::openai::ToolCall {
+            id: &self.id,
+            name: &self.name,
+            arguments: &self.arguments,
+        }
+    }
+}
+
+/// A translated whole answer as an OpenAI `chat.completion`: its content
+/// null when it holds tool calls and no text, as OpenAI sends it.
+fn completion(
+    options: &ChunkOptions,
+    text: &str,
+    tool_calls: &[ToolCall],
+    finish: FinishReason,
+    usage: Usage,
+) -> Value {
+    let calls: Vec<_> = tool_calls.iter().map(ToolCall::openai).collect();
+    let message = Message {
+        text,
+        reasoning: None,
+        tool_calls: &calls,
+    };
+    options.writer().completion(message, finish.as_str(), usage)
 }
 
 #[cfg(test)]

@@ -49,7 +49,7 @@ pub fn source_of(response: reqwest::Response) -> Source {
 }
 
 /// The terminator a finished stream gets when its upstream sent none.
-const DONE: &[u8] = b"data: [DONE]\n\n";
+const DONE: &[u8] = cb_wire::openai::frame::DONE.as_bytes();
 
 /// Longest line of an upstream's event stream the relay holds: a stream
 /// sending more without a line break is treated as broken, so a hostile
@@ -419,9 +419,11 @@ fn aborted(why: &str) -> std::io::Error {
 
 /// A clean error event for the client: the stream cannot be completed.
 fn error_event(message: &str) -> Bytes {
-    let body =
-        json!({"error": {"message": message, "type": "proxy_error", "code": "stream_broken"}});
-    Bytes::from(format!("data: {body}\n\n"))
+    Bytes::from(cb_wire::openai::frame::error_event(
+        message,
+        "proxy_error",
+        Some("stream_broken"),
+    ))
 }
 
 /// The fallback request with `text` as an assistant prefill.
@@ -532,7 +534,7 @@ fn rewrite(mut value: Value, content: &str) -> Option<Bytes> {
         .pointer("/choices/0/delta")
         .and_then(Value::as_object)
         .is_none_or(serde_json::Map::is_empty);
-    (!empty_delta || finish || usage).then(|| Bytes::from(format!("data: {value}\n\n")))
+    (!empty_delta || finish || usage).then(|| Bytes::from(cb_wire::openai::frame::data_frame(&value)))
 }
 
 /// The fallback's answer to a continuation request: its status and body.

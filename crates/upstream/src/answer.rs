@@ -10,20 +10,17 @@
 use super::attempt::AttemptGuard;
 use super::identify::Identity;
 use super::latency::JitterKey;
-use super::live_frames::Framer;
 use super::relay::{self, LiveShape};
-use super::render::{
-    completion_json_with, reasoning_frame, stream_frames, Envelope, MALFORMED_EVENT, REASONING_TEXT,
-};
-use super::render_dialect;
+use super::render::{json_response, stream_frames, REASONING_TEXT};
 use super::responder::Call;
 use super::wire::{self, Tail};
 use super::UpstreamContext;
+use axum::response::Response;
+use cb_dialect::frames::{Framer, Whole};
 use cb_dialect::Dialect;
 use cb_faults::degrade::{Degradation, Degraded};
 use cb_faults::{End, Role, Shape};
-use cb_wire::openai::ChatRequest;
-use axum::response::Response;
+use cb_wire::openai::{ChatRequest, Envelope};
 use std::time::Duration;
 
 /// What the attempt log's `answered_by` says of the simulated model.
@@ -173,32 +170,33 @@ pub async fn answer(
         } else {
             Duration::ZERO
         };
+    // The answer's own prompt count labels the frames that carry one
+    // (Anthropic's `message_start`, Gemini's partial usage).
+    let mut framer = Framer::new(dialect, envelope, answer.usage.prompt_tokens, include_usage);
     if !request.stream || json_array {
         wire::pause(answer.ttft + late + answer.output_time(answer.usage.completion_tokens)).await;
         guard.finish(Some(200));
-        let body = match dialect {
-            Dialect::Openai => completion_json_with(envelope, &answer, reasoning),
-            _ => render_dialect::whole_body(dialect, envelope, &answer, json_array),
+        let whole = Whole {
+            text: &answer.text,
+            finish_reason: &answer.finish_reason,
+            usage: answer.usage,
+            reasoning,
         };
+        let body = framer.whole(whole, json_array);
         return match shape.end {
             End::CutAfter(_) => wire::cut_json(&body),
-            End::Complete | End::NoDone | End::StallAfter { .. } => {
-                super::render::json_response(200, body)
-            }
+            End::Complete | End::NoDone | End::StallAfter { .. } => json_response(200, body),
         };
     }
     wire::pause(answer.ttft).await;
-    let mut frames = match dialect {
-        Dialect::Openai => stream_frames(envelope, &answer, include_usage),
-        _ => render_dialect::stream_frames_in(dialect, envelope, &answer),
-    };
+    let mut frames = stream_frames(&mut framer, &answer);
     let mut first_content = 1;
     // Reasoning text is an OpenAI-dialect field (`reasoning_content`).
-    if let Some(text) = reasoning.filter(|_| dialect == Dialect::Openai) {
-        frames.insert(1, (Duration::ZERO, reasoning_frame(envelope, text)));
+    if let Some(frame) = reasoning.and_then(|text| framer.reasoning(text)) {
+        frames.insert(1, (Duration::ZERO, frame));
         first_content += 1;
     }
-    // Headers and the role chunk at once; everything after it late.
+    // Headers and the opening frame at once; everything after it late.
     for (due, _) in frames.iter_mut().skip(1) {
         *due += late;
     }
@@ -220,11 +218,7 @@ pub async fn answer(
     if let Some(after) = shape.malformed_after {
         let at = (first_content + after).min(frames.len());
         let due = frames.get(at.saturating_sub(1)).map_or(late, |(d, _)| *d);
-        let event = match dialect {
-            Dialect::Openai => MALFORMED_EVENT,
-            _ => render_dialect::malformed_event(dialect),
-        };
-        frames.insert(at, (due, event.to_string()));
+        frames.insert(at, (due, framer.malformed().to_string()));
     }
     wire::paced_stream(frames, guard, tail)
 }

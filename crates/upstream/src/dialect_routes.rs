@@ -9,7 +9,7 @@
 //! faults and errors rendered in the dialect.
 
 use super::listen::Socket;
-use super::render_dialect::{error_response_in, rejection_response};
+use super::render::{error_response, rejection_response};
 use super::server::{Received, Shared};
 use super::survived::note_rejection;
 use cb_dialect::{anthropic, gemini, Dialect, Rejection, Validated};
@@ -128,7 +128,7 @@ pub(super) async fn gemini(
             "The requested URL {} was not found on this server.",
             uri.path()
         );
-        return error_response_in(
+        return error_response(
             &ErrorSpec::new(404, ErrorKind::ModelNotFound, message),
             Dialect::Gemini,
         );

@@ -9,9 +9,10 @@
 //!   error status with its body, a body broken off);
 //! - [`responder`]: otherwise the answer, from the simulated [`model`] with
 //!   its [`latency`] profile (or any other [`responder::Responder`]);
-//! - [`render`]: the OpenAI rendering of errors and answers (JSON or SSE);
+//! - [`render`]: errors and answers in the request's dialect (JSON or SSE),
+//!   written by [`cb_dialect::frames`];
 //! - [`relay`]: a real provider's stream relayed piece by piece as it
-//!   arrives, framed by [`live_frames`] as [`render`] frames a whole one;
+//!   arrives, each piece framed at once by the same framer;
 //! - [`provider`]: the pass-through responder in front of a real provider,
 //!   with the same faults, limiter and degradations.
 //!
@@ -24,7 +25,7 @@
 //! Gemini (`POST /v1beta/models/{model}:generateContent` and
 //! `:streamGenerateContent`) requests: validated as strictly as the real
 //! API ([`cb_dialect`]), read as an OpenAI conversation, answered and
-//! faulted the same way, rendered in the dialect ([`render_dialect`]).
+//! faulted the same way, rendered in the dialect ([`render`]).
 //! What survived of the client's request is noted per attempt
 //! ([`survived`]).
 //!
@@ -41,7 +42,6 @@ mod dialect_tests;
 pub mod identify;
 pub mod latency;
 pub mod listen;
-pub mod live_frames;
 pub mod log;
 pub use cb_dataset::model;
 pub mod provider;
@@ -49,7 +49,6 @@ pub mod relay;
 #[cfg(test)]
 mod relay_tests;
 pub mod render;
-pub mod render_dialect;
 pub mod responder;
 pub mod scripted;
 #[cfg(test)]

@@ -13,14 +13,12 @@
 //! ends, whichever way it ends.
 
 use super::attempt::AttemptGuard;
-use super::live_frames::Framer;
-use super::render::json_response;
 use super::responder::{LiveAnswer, Piece};
 use super::wire::{cut_error, Tail, CUT_AFTER};
+use cb_dialect::frames::Framer;
 use cb_faults::{End, ErrorSpec, Shape};
 use cb_wire::openai::{approx_tokens, Usage};
 use axum::body::{Body, Bytes};
-use axum::http::{header, StatusCode};
 use axum::response::Response;
 use futures::stream::BoxStream;
 use futures::StreamExt;
@@ -284,10 +282,5 @@ pub fn relay(
     let body = futures::stream::unfold(relay, |mut r| async move {
         r.next().await.map(|bytes| (bytes, r))
     });
-    Response::builder()
-        .status(StatusCode::OK)
-        .header(header::CONTENT_TYPE, "text/event-stream")
-        .header(header::CACHE_CONTROL, "no-cache")
-        .body(Body::from_stream(body))
-        .unwrap_or_else(|_| json_response(500, String::new()))
+    cb_wire::openai::frame::event_stream(Body::from_stream(body))
 }

@@ -318,12 +318,12 @@ fn row() -> AttemptRecord {
 async fn relayed(shape: &Shape) -> (String, Result<(), String>, AttemptRecord) {
     let log = AttemptLog::new();
     let guard = attempt::AttemptGuard::new(log.clone(), row(), Instant::now());
-    let envelope = render::Envelope {
+    let envelope = cb_wire::openai::Envelope {
         id: "chatcmpl-1",
         model: MODEL,
         created: 0,
     };
-    let framer = live_frames::Framer::new(cb_dialect::Dialect::Openai, envelope, 8, false);
+    let framer = cb_dialect::frames::Framer::new(cb_dialect::Dialect::Openai, envelope, 8, false);
     let pieces = slow_answer()
         .into_iter()
         .map(|(_, p)| p)
@@ -386,7 +386,7 @@ async fn cuts_stalls_and_lost_ends_count_relayed_pieces() {
     assert!(!raw.contains("[DONE]") && raw.contains("finish_reason\":\"stop"));
     assert!(raw.contains("reasoning_content"));
     let malformed = raw
-        .find(render::MALFORMED_EVENT)
+        .find(cb_wire::openai::frame::MALFORMED_EVENT)
         .expect("a malformed event");
     assert!(
         malformed > raw.find("Your sister").unwrap() && malformed < raw.find("is called").unwrap()

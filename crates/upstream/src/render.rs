@@ -1,153 +1,113 @@
-//! The OpenAI chat-completions rendering of what an upstream sends: error
-//! responses from a neutral [`ErrorSpec`], and an [`Answer`] as one JSON body
-//! or as timed server-sent-event frames. Faults and answers stay neutral up
-//! to here; another dialect renders them its own way.
+//! What an upstream sends, in the dialect it was called in, through the
+//! one entry point that writes each dialect ([`cb_dialect::frames`], whose
+//! OpenAI frames are the one OpenAI writer's, [`cb_wire::openai::frame`]):
+//! a neutral [`ErrorSpec`] as the dialect's error response, and an
+//! [`Answer`] laid out as timed frames. Faults and answers stay neutral up
+//! to here, so a fault means the same thing whichever dialect the gateway
+//! speaks.
 
 use super::responder::Answer;
+use axum::response::Response;
+use cb_dialect::frames::{self, Framer};
+use cb_dialect::{Dialect, Rejection};
 use cb_faults::ErrorSpec;
-use cb_wire::openai::{approx_tokens, chunk_body, completion_body, error_body, usage_chunk_body};
-use axum::http::{header, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
-use serde_json::{json, Value};
+use cb_wire::openai::approx_tokens;
 use std::time::Duration;
 
-/// `Retry-After` in whole seconds, rounded up, at least 1.
-pub fn retry_after_secs(d: Duration) -> u64 {
-    (d.as_secs_f64().ceil() as u64).max(1)
-}
-
-/// A JSON response with `status`.
-pub fn json_response(status: u16, body: String) -> Response {
-    let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    (code, [(header::CONTENT_TYPE, "application/json")], body).into_response()
-}
-
-/// The OpenAI error object of `spec`, as JSON text.
-pub fn error_json(spec: &ErrorSpec) -> String {
-    let (kind, code) = spec.kind.openai();
-    error_body(&spec.message, kind, code).to_string()
-}
-
-/// The error response of `spec`: its status, its OpenAI error body, and
-/// `Retry-After` when it has one.
-pub fn error_response(spec: &ErrorSpec) -> Response {
-    let mut response = json_response(spec.status, error_json(spec));
-    if let Some(retry_after) = spec.retry_after {
-        response.headers_mut().insert(
-            header::RETRY_AFTER,
-            HeaderValue::from(retry_after_secs(retry_after)),
-        );
-    }
-    response
-}
-
-/// What identifies one answer on the wire.
-#[derive(Debug, Clone, Copy)]
-pub struct Envelope<'a> {
-    /// The completion id.
-    pub id: &'a str,
-    /// The model id echoed back.
-    pub model: &'a str,
-    /// Unix seconds of creation.
-    pub created: u64,
-}
+pub use cb_wire::openai::frame::{json_response, retry_after_secs};
 
 /// What a thinking model says before its answer when thinking is not
 /// switched off.
 pub const REASONING_TEXT: &str =
     "The user wants a plain answer; let me think it through before I write it.";
 
-/// An event that is not JSON: the start of a chunk, broken off.
-pub const MALFORMED_EVENT: &str =
-    "data: {\"choices\": [{\"index\": 0, \"delta\": {\"content\": \"\n\n";
-
-/// `answer` as one `chat.completion` JSON body.
-pub fn completion_json(envelope: Envelope<'_>, answer: &Answer) -> String {
-    completion_json_with(envelope, answer, None)
+/// The OpenAI error object of `spec`, as JSON text.
+pub fn error_json(spec: &ErrorSpec) -> String {
+    let (kind, code) = spec.kind.openai();
+    cb_wire::openai::error_body(&spec.message, kind, code).to_string()
 }
 
-/// `answer` as one `chat.completion` JSON body, with `reasoning` as the
-/// message's `reasoning_content` when given.
-pub fn completion_json_with(
-    envelope: Envelope<'_>,
-    answer: &Answer,
-    reasoning: Option<&str>,
-) -> String {
-    let mut body = completion_body(
-        envelope.id,
-        envelope.model,
-        envelope.created,
-        &answer.text,
-        &answer.finish_reason,
-        answer.usage,
-    );
-    if let (Some(text), Some(message)) = (reasoning, body.pointer_mut("/choices/0/message")) {
-        message["reasoning_content"] = Value::String(text.to_string());
-    }
-    body.to_string()
+/// The error response of `spec` in `dialect`: its status, the dialect's
+/// error body, and `Retry-After` when it has one.
+pub fn error_response(spec: &ErrorSpec, dialect: Dialect) -> Response {
+    let (kind, code) = spec.kind.openai();
+    let body = frames::error_body(dialect, spec.status, &spec.message, kind, code);
+    cb_wire::openai::frame::error_response(spec.status, &body, spec.retry_after)
 }
 
-/// One stream chunk carrying `text` as `delta.reasoning_content`.
-pub fn reasoning_frame(envelope: Envelope<'_>, text: &str) -> String {
-    let Envelope { id, model, created } = envelope;
-    format!(
-        "data: {}\n\n",
-        chunk_body(id, model, created, json!({"reasoning_content": text}), None)
-    )
+/// A dialect's own 400 (a [`Rejection`]) as a response.
+pub fn rejection_response(rejection: &Rejection) -> Response {
+    json_response(rejection.status, rejection.body.to_string())
 }
 
-/// `answer` as server-sent-event frames, each with its due time as an
-/// offset from the first: the role chunk, one chunk per word (paced at the
-/// answer's output rate, cumulatively, so timer granularity does not add up
-/// over many small chunks), the finish chunk, the usage chunk when asked
-/// for, and `data: [DONE]`.
-pub fn stream_frames(
-    envelope: Envelope<'_>,
-    answer: &Answer,
-    include_usage: bool,
-) -> Vec<(Duration, String)> {
-    let Envelope { id, model, created } = envelope;
-    let frame = |v: Value| format!("data: {v}\n\n");
+/// `answer` as the frames `framer` writes, each with its due time as an
+/// offset from the first: the opening frame, one frame per word (paced at
+/// the answer's output rate, cumulatively, so timer granularity does not
+/// add up over many small frames), and the closing frames, the last of
+/// which ends the stream. A relayed answer gets the same frames one at a
+/// time ([`super::relay`]), so cuts and stalls count content frames alike.
+pub fn stream_frames(framer: &mut Framer, answer: &Answer) -> Vec<(Duration, String)> {
     let mut due = Duration::ZERO;
-    let mut frames: Vec<(Duration, String)> = vec![(
-        due,
-        frame(chunk_body(
-            id,
-            model,
-            created,
-            json!({"role": "assistant", "content": ""}),
-            None,
-        )),
-    )];
+    let mut frames = vec![(due, framer.open())];
     for piece in answer.text.split_inclusive(' ') {
         due += answer.output_time(approx_tokens(piece));
-        frames.push((
-            due,
-            frame(chunk_body(
-                id,
-                model,
-                created,
-                json!({"content": piece}),
-                None,
-            )),
-        ));
+        frames.push((due, framer.text(piece)));
     }
-    frames.push((
-        due,
-        frame(chunk_body(
-            id,
-            model,
-            created,
-            json!({}),
-            Some(&answer.finish_reason),
-        )),
-    ));
-    if include_usage {
-        frames.push((
-            due,
-            frame(usage_chunk_body(id, model, created, answer.usage)),
-        ));
-    }
-    frames.push((due, "data: [DONE]\n\n".to_string()));
+    let close = framer.close(&answer.finish_reason, answer.usage);
+    frames.extend(close.into_iter().map(|frame| (due, frame)));
     frames
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cb_faults::ErrorKind;
+    use cb_wire::openai::{Envelope, Usage};
+
+    fn answer() -> Answer {
+        Answer {
+            text: "Your sister is called Oriane.".into(),
+            finish_reason: "stop".into(),
+            usage: Usage::new(10, 6),
+            ttft: Duration::ZERO,
+            tokens_per_second: 24.0,
+            model: None,
+        }
+    }
+
+    const ENVELOPE: Envelope<'static> = Envelope {
+        id: "chatcmpl-1",
+        model: "sim",
+        created: 0,
+    };
+
+    #[test]
+    fn frames_are_paced_by_the_words_and_end_together() {
+        let a = answer();
+        let mut framer = Framer::new(Dialect::Openai, ENVELOPE, 10, false);
+        let frames = stream_frames(&mut framer, &a);
+        // The role chunk, five words, the finish chunk and [DONE].
+        assert_eq!(frames.len(), 8);
+        assert_eq!(frames[0].0, Duration::ZERO);
+        let dues: Vec<Duration> = frames.iter().map(|(d, _)| *d).collect();
+        assert!(dues.windows(2).all(|w| w[0] <= w[1]), "{dues:?}");
+        let last = dues[5];
+        assert!(last > Duration::ZERO);
+        assert!(dues[6..].iter().all(|d| *d == last), "the end goes with the last word");
+        assert_eq!(frames[7].1, cb_wire::openai::frame::DONE);
+    }
+
+    #[test]
+    fn errors_carry_their_status_body_and_retry_after() {
+        let mut spec = ErrorSpec::new(429, ErrorKind::RateLimit, "slow down");
+        spec.retry_after = Some(Duration::from_millis(2500));
+        for dialect in Dialect::ALL {
+            let response = error_response(&spec, dialect);
+            assert_eq!(response.status(), 429, "{dialect}");
+            assert_eq!(response.headers()["retry-after"], "3", "{dialect}");
+        }
+        let body: serde_json::Value = serde_json::from_str(&error_json(&spec)).unwrap();
+        assert_eq!(body["error"]["message"], "slow down");
+        assert_eq!(body["error"]["code"], "rate_limit_exceeded");
+    }
 }

@@ -196,7 +196,7 @@ async fn models(State(shared): State<Arc<Shared>>) -> Response {
     let st = &shared.state;
     st.ctx.count_model_list(&st.system, st.role);
     if st.ctx.is_expired(&st.system, st.role) {
-        return super::render::error_response(&expired_key());
+        return super::render::error_response(&expired_key(), Dialect::Openai);
     }
     axum::response::IntoResponse::into_response(model_list())
 }
@@ -294,7 +294,7 @@ impl Shared {
             ..self.row(run, start, String::new(), 0, attempt)
         });
         ctx.is_expired(&st.system, st.role)
-            .then(|| super::render_dialect::error_response_in(&expired_key(), dialect))
+            .then(|| super::render::error_response(&expired_key(), dialect))
     }
 
     fn row(

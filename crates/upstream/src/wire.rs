@@ -5,8 +5,7 @@
 
 use super::attempt::AttemptGuard;
 use super::degrade::Completion;
-use super::render::{error_json, json_response, retry_after_secs};
-use super::render_dialect::error_response_in;
+use super::render::{error_json, error_response, json_response, retry_after_secs};
 use super::responder::Answer;
 use cb_dialect::Dialect;
 use cb_faults::degrade::{Degradation, Degraded};
@@ -45,7 +44,7 @@ pub async fn hold(mut guard: AttemptGuard, hold: Duration, dialect: Dialect) -> 
         "simulated TIMEOUT: the upstream held the connection for {} without answering",
         humantime::format_duration(hold)
     );
-    error_response_in(&ErrorSpec::new(504, ErrorKind::Timeout, message), dialect)
+    error_response(&ErrorSpec::new(504, ErrorKind::Timeout, message), dialect)
 }
 
 /// An error status with its body in `dialect` (and `Retry-After` when the
@@ -60,7 +59,7 @@ pub fn error(mut guard: AttemptGuard, spec: &ErrorSpec, dialect: Dialect) -> Res
         guard.set_retry_after(retry_after_secs(retry_after) * 1000);
     }
     guard.finish(Some(spec.status));
-    error_response_in(spec, dialect)
+    error_response(spec, dialect)
 }
 
 /// The real provider's failure, passed on: its status and its (redacted)
@@ -72,7 +71,7 @@ pub fn provider_error(mut guard: AttemptGuard, spec: &ErrorSpec, dialect: Dialec
         guard.set_retry_after(retry_after_secs(retry_after) * 1000);
     }
     guard.finish(Some(spec.status));
-    error_response_in(spec, dialect)
+    error_response(spec, dialect)
 }
 
 /// Applies a drawn degradation to `answer`: a text one changes its text and
@@ -190,12 +189,7 @@ pub fn paced_stream(
             }
         },
     );
-    Response::builder()
-        .status(StatusCode::OK)
-        .header(header::CONTENT_TYPE, "text/event-stream")
-        .header(header::CACHE_CONTROL, "no-cache")
-        .body(Body::from_stream(stream))
-        .unwrap_or_else(|_| json_response(500, String::new()))
+    cb_wire::openai::frame::event_stream(Body::from_stream(stream))
 }
 
 /// A response that sends nothing at all: its body fails before the status

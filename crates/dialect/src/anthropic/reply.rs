@@ -7,8 +7,7 @@
 //! cache reads and writes.
 
 use super::finish_of;
-use crate::openai_out::completion;
-use crate::{ChunkOptions, FinishReason, ReplyError, ToolCall};
+use crate::{completion, ChunkOptions, FinishReason, ReplyError, ToolCall};
 use cb_wire::openai::Usage;
 use serde_json::Value;
 

@@ -75,6 +75,12 @@ impl StreamEncoder {
         }
     }
 
+    /// `reply` as the whole (non-streamed) message this encoder's stream
+    /// would carry ([`message_body`]).
+    pub fn message_body(&self, reply: &Reply) -> Value {
+        message_body(&self.id, &self.model, reply)
+    }
+
     /// `message_start`, the text block's `content_block_start`, and a
     /// `ping`.
     pub fn open(&mut self) -> String {

@@ -10,10 +10,9 @@
 
 use super::finish_of;
 use super::reply::{count, error_message, input_tokens};
-use crate::openai_out::ChunkWriter;
 use cb_wire::sse::{Event as SseEvent, SseError, SseReader};
 use crate::{ChunkOptions, FinishReason, StreamError, StreamTranslator, STREAM_READING};
-use cb_wire::openai::Usage;
+use cb_wire::openai::{FrameWriter, Usage};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -32,7 +31,7 @@ enum Block {
 #[derive(Debug)]
 pub struct StreamToOpenAi {
     reader: SseReader,
-    writer: ChunkWriter,
+    writer: FrameWriter,
     events: usize,
     started: bool,
     done: bool,
@@ -49,7 +48,7 @@ impl StreamToOpenAi {
     pub fn new(options: ChunkOptions) -> Self {
         StreamToOpenAi {
             reader: SseReader::new(STREAM_READING),
-            writer: ChunkWriter::new(options),
+            writer: options.writer(),
             events: 0,
             started: false,
             done: false,
@@ -115,12 +114,11 @@ impl StreamToOpenAi {
                 }
                 self.started = true;
                 let message = data.get("message");
-                let options = &mut self.writer.options;
                 if let Some(id) = message.and_then(|m| m.get("id")).and_then(Value::as_str) {
-                    id.clone_into(&mut options.id);
+                    self.writer.set_id(id);
                 }
                 if let Some(model) = message.and_then(|m| m.get("model")).and_then(Value::as_str) {
-                    model.clone_into(&mut options.model);
+                    self.writer.set_model(model);
                 }
                 let usage = message.and_then(|m| m.get("usage"));
                 self.input_tokens = input_tokens(usage);
@@ -194,7 +192,7 @@ impl StreamToOpenAi {
             "message_stop" => {
                 self.done = true;
                 let usage = Usage::new(self.input_tokens, self.output_tokens);
-                out.push_str(&self.writer.end(self.finish, usage));
+                out.extend(self.writer.close(self.finish.as_str(), usage));
             }
             // New event types may appear; the API says to ignore them.
             _ => {}

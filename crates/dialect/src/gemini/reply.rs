@@ -13,12 +13,12 @@
 //! error, never a finished answer.
 
 use super::finish_of;
-use crate::openai_out::{completion, ChunkWriter};
 use cb_wire::sse::{SseError, SseReader};
 use crate::{
-    ChunkOptions, FinishReason, ReplyError, StreamError, StreamTranslator, ToolCall,
+    completion, ChunkOptions, FinishReason, ReplyError, StreamError, StreamTranslator, ToolCall,
     STREAM_READING,
 };
+use cb_wire::openai::FrameWriter;
 use cb_wire::openai::Usage;
 use serde_json::Value;
 
@@ -144,7 +144,7 @@ pub fn to_openai(body: &[u8], defaults: &ChunkOptions) -> Result<Value, ReplyErr
 #[derive(Debug)]
 pub struct StreamToOpenAi {
     reader: SseReader,
-    writer: ChunkWriter,
+    writer: FrameWriter,
     chunks: usize,
     finish: Option<String>,
     called: bool,
@@ -160,7 +160,7 @@ impl StreamToOpenAi {
     pub fn new(options: ChunkOptions) -> Self {
         StreamToOpenAi {
             reader: SseReader::new(STREAM_READING),
-            writer: ChunkWriter::new(options),
+            writer: options.writer(),
             chunks: 0,
             finish: None,
             called: false,
@@ -184,14 +184,13 @@ impl StreamToOpenAi {
                 message,
             });
         }
-        let p = piece(&body, self.writer.tool_calls).map_err(malformed)?;
+        let p = piece(&body, self.writer.tool_calls()).map_err(malformed)?;
         if self.chunks == 1 {
-            let options = &mut self.writer.options;
             if let Some(id) = body.get("responseId").and_then(Value::as_str) {
-                id.clone_into(&mut options.id);
+                self.writer.set_id(id);
             }
             if let Some(model) = body.get("modelVersion").and_then(Value::as_str) {
-                model.clone_into(&mut options.model);
+                self.writer.set_model(model);
             }
             out.push_str(&self.writer.role());
         }
@@ -262,7 +261,7 @@ impl StreamToOpenAi {
         };
         let finish = finish_of(reason, self.called);
         self.done = true;
-        out.push_str(&self.writer.end(finish, self.usage));
+        out.extend(self.writer.close(finish.as_str(), self.usage));
         Ok(out)
     }
 }

@@ -90,6 +90,12 @@ impl StreamEncoder {
         }
     }
 
+    /// `reply` as the whole `generateContent` answer this encoder's chunks
+    /// would carry ([`generate_body`]).
+    pub fn generate_body(&self, reply: &Reply) -> Value {
+        generate_body(&self.id, &self.model, reply)
+    }
+
     fn partial_usage(&self) -> Value {
         json!({"promptTokenCount": self.prompt_tokens, "totalTokenCount": self.prompt_tokens})
     }

@@ -1,13 +1,20 @@
 //! The slice of the OpenAI chat-completions wire format the harness speaks:
 //! requests, non-streaming responses, streaming chunks and error bodies.
 //! Shared by the simulated upstreams, the reference proxies and the driver so
-//! that all three agree on one shape. [`chunk`] reads one chunk of a
+//! that all three agree on one shape: [`frame`] writes every body, chunk and
+//! error the tool sends in OpenAI's shape, [`chunk`] reads one chunk of a
 //! stream.
 
 pub mod chunk;
+pub mod frame;
+
+pub use frame::{
+    chunk_body, completion_body, error_body, usage_chunk_body, Envelope, FrameWriter, Message,
+    ToolCall,
+};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use std::borrow::Cow;
 
 /// One chat message. `content` is kept as JSON because clients may send a
@@ -112,64 +119,6 @@ pub fn approx_tokens(text: &str) -> u32 {
     }
 }
 
-/// A complete non-streaming response body that ended for `finish_reason`.
-pub fn completion_body(
-    id: &str,
-    model: &str,
-    created: u64,
-    content: &str,
-    finish_reason: &str,
-    usage: Usage,
-) -> Value {
-    json!({
-        "id": id,
-        "object": "chat.completion",
-        "created": created,
-        "model": model,
-        "choices": [{
-            "index": 0,
-            "message": {"role": "assistant", "content": content},
-            "finish_reason": finish_reason
-        }],
-        "usage": usage,
-    })
-}
-
-/// One streaming chunk. `delta` is the choice's delta object; `finish` the
-/// finish reason of the last content chunk.
-pub fn chunk_body(
-    id: &str,
-    model: &str,
-    created: u64,
-    delta: Value,
-    finish: Option<&str>,
-) -> Value {
-    json!({
-        "id": id,
-        "object": "chat.completion.chunk",
-        "created": created,
-        "model": model,
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    })
-}
-
-/// The final usage chunk sent when `stream_options.include_usage` is set.
-pub fn usage_chunk_body(id: &str, model: &str, created: u64, usage: Usage) -> Value {
-    json!({
-        "id": id,
-        "object": "chat.completion.chunk",
-        "created": created,
-        "model": model,
-        "choices": [],
-        "usage": usage,
-    })
-}
-
-/// An OpenAI-style error body: `{"error": {"message", "type", "code"}}`.
-pub fn error_body(message: &str, kind: &str, code: Option<&str>) -> Value {
-    json!({"error": {"message": message, "type": kind, "param": null, "code": code}})
-}
-
 /// The assistant text of a non-streaming response body, if it has one.
 pub fn response_text(body: &Value) -> Option<String> {
     let content = body
@@ -193,6 +142,7 @@ pub fn response_model(body: &Value) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn request_keeps_unknown_fields() {
