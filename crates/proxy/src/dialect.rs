@@ -14,9 +14,9 @@
 
 use super::core::{Reply, ReplyBody};
 use super::relay::Source;
-use cb_dialect::{bridge, ChunkOptions, Dialect, StreamTranslator};
 use axum::http::{HeaderValue, StatusCode};
 use bytes::Bytes;
+use cb_dialect::{bridge, ChunkOptions, Dialect, StreamTranslator};
 use futures::stream::StreamExt;
 use reqwest::Url;
 use serde_json::Value;

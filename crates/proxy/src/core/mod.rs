@@ -40,21 +40,29 @@
 //! - a fallback that fails (timeout, connection error, 5xx, 4xx) is not
 //!   retried: its status and body go to the client, or 504/502 when it sent
 //!   none.
+//!
+//! The primary leg and the decision are here; the fallback leg and the
+//! larger-context route are in `fallback.rs`; sending a request and
+//! reading a reply, in `transport.rs`.
 
-use super::backoff::backoff_delay;
-use cb_wire::retry_after;
+mod fallback;
+mod transport;
+
+pub use transport::UpstreamHealth;
+
 use super::events::{SwitchEvent, REASON_NONE};
-use super::payload::{add_fallback_needs, fallback_body, primary_bytes, ClientRequest};
-use super::relay::{self, Continuer, NotOpened, Plan};
-use super::{Continuation, ProxyConfig, ProxyError};
-use cb_dialect::Dialect;
+use super::payload::{primary_bytes, ClientRequest};
+use super::relay::{self, NotOpened, Plan};
+use super::{ProxyConfig, ProxyError};
 use crate::policy::{classify, same_route_wait, Decision, FailoverReason, Outcome, RetryRules};
 use axum::http::{header, HeaderValue, StatusCode};
 use bytes::Bytes;
+use cb_wire::retry_after;
 use reqwest::Url;
 use serde_json::Value;
 use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
+use transport::{endpoint, read_full, ReadError, Sent};
 
 /// The switch-event reason of a request sent to the larger-context route.
 pub const REASON_CONTEXT: &str = "context_length_exceeded";
@@ -112,20 +120,6 @@ impl Reply {
     }
 }
 
-/// Result of sending one request, up to its response headers.
-enum Sent {
-    Headers(reqwest::Response),
-    Timeout,
-    ConnectError,
-    Deadline,
-}
-
-/// Why a body could not be read.
-enum ReadError {
-    Body,
-    Deadline,
-}
-
 /// What the primary leg ended with.
 enum Primary {
     /// The client's reply (delivered, passed through, or the deadline).
@@ -135,15 +129,6 @@ enum Primary {
     /// The primary's context is too small: try the larger-context route,
     /// else pass this reply through.
     ContextLength(Reply),
-}
-
-/// What one upstream's state is, for `GET /health`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UpstreamHealth {
-    /// Whether it answered `GET /v1/models` with a 2xx.
-    pub ok: bool,
-    /// `ok`, `HTTP 401`, `unreachable` or `no answer in time`.
-    pub detail: String,
 }
 
 /// The failover core: configuration, HTTP client and resolved endpoints.
@@ -347,331 +332,6 @@ impl Core {
             };
         }
     }
-
-    /// How a broken primary stream is continued; `None` when off.
-    fn continuer(&self, client: &ClientRequest) -> Option<Continuer> {
-        let b = &self.config.behaviour;
-        if b.continuation == Continuation::Off {
-            return None;
-        }
-        let body = self
-            .fallback_value(client, self.config.fallback_model.as_deref())
-            .ok()?;
-        Some(Continuer {
-            client: self.client.clone(),
-            url: self.fallback.clone(),
-            base: self.config.fallback_url.clone(),
-            dialect: b.fallback_dialect,
-            body,
-            how: b.continuation,
-            attempt_timeout: self.config.attempt_timeout,
-            first_token_timeout: b.first_token_timeout,
-            stall_timeout: b.stall_timeout,
-        })
-    }
-
-    /// The fallback's request for `client`, with model `model` and what the
-    /// fallback needs.
-    fn fallback_value(
-        &self,
-        client: &ClientRequest,
-        model: Option<&str>,
-    ) -> Result<Value, serde_json::Error> {
-        let cfg = &self.config;
-        let mut body = fallback_body(&client.value()?, cfg.mode, model);
-        add_fallback_needs(
-            &mut body,
-            cfg.behaviour.fallback_max_tokens,
-            &cfg.behaviour.fallback_params,
-        );
-        Ok(body)
-    }
-
-    /// The larger-context route: one attempt with its model id; its answer
-    /// or error goes to the client.
-    async fn context_route(
-        &self,
-        url: &Url,
-        client: &ClientRequest,
-        deadline: Instant,
-        event: &mut SwitchEvent,
-    ) -> Reply {
-        let cfg = &self.config;
-        let b = &cfg.behaviour;
-        let model = b
-            .context_model
-            .clone()
-            .or_else(|| cfg.fallback_model.clone());
-        event.reason = REASON_CONTEXT.to_string();
-        event.provider_fallback = b.context_fallback.clone();
-        event.fallback_attempts = 1;
-        let start = Instant::now();
-        let reply = match self.fallback_value(client, model.as_deref()) {
-            Ok(body) => {
-                let body = Bytes::from(body.to_string());
-                match self.send(url, body, &[], deadline).await {
-                    Sent::Headers(response) => self.answer_of(response, event.stream, start, deadline, "larger-context route", None).await,
-                    Sent::Deadline => Reply::deadline(cfg.deadline),
-                    Sent::Timeout => unanswered(StatusCode::GATEWAY_TIMEOUT, "the larger-context route sent no response headers within the attempt timeout", "context_route_timeout"),
-                    Sent::ConnectError => unanswered(StatusCode::BAD_GATEWAY, "the larger-context route could not be reached", "context_route_unreachable"),
-                }
-            }
-            Err(e) => serialisation(&e),
-        };
-        if reply.status.is_success() {
-            event.model_actual = Some(model.unwrap_or_else(|| event.model_requested.clone()));
-        }
-        event.latency_fallback_ms = Some(ms(start.elapsed()));
-        reply
-    }
-
-    /// An upstream's answer as the client's reply: a stream opened up to
-    /// its first token (limit counted from `sent_at`) and relayed without
-    /// continuation, or a body read in full. `who` names the upstream in
-    /// the proxy's own errors.
-    async fn answer_of(
-        &self,
-        response: reqwest::Response,
-        stream: bool,
-        sent_at: Instant,
-        deadline: Instant,
-        who: &str,
-        translate: Option<&Translate<'_>>,
-    ) -> Reply {
-        let cfg = &self.config;
-        let b = &cfg.behaviour;
-        if stream && response.status().is_success() {
-            let status = response.status();
-            let content_type = response.headers().get(header::CONTENT_TYPE).cloned();
-            let first_token_by = b.first_token_timeout.map(|t| sent_at + t);
-            let (source, content_type) = match translate {
-                Some(t) => (
-                    super::dialect::translate_source(
-                        t.dialect,
-                        relay::source_of(response),
-                        t.client,
-                    ),
-                    Some(HeaderValue::from_static("text/event-stream")),
-                ),
-                None => (relay::source_of(response), content_type),
-            };
-            return match relay::open(source, first_token_by, deadline).await {
-                Ok(opened) => Reply {
-                    status,
-                    content_type,
-                    body: ReplyBody::Relay(Box::new(Plan {
-                        opened,
-                        stall_timeout: b.stall_timeout,
-                        deadline,
-                        continuer: None,
-                    })),
-                },
-                Err(NotOpened::NoFirstToken) => unanswered(
-                    StatusCode::GATEWAY_TIMEOUT,
-                    &format!("the {who}'s stream sent no first token within the time-to-first-token limit"),
-                    "first_token_timeout",
-                ),
-                Err(NotOpened::Broke) => unanswered(
-                    StatusCode::BAD_GATEWAY,
-                    &format!("the {who}'s stream broke before its first token"),
-                    "stream_broken",
-                ),
-                Err(NotOpened::Deadline) => Reply::deadline(cfg.deadline),
-            };
-        }
-        match read_full(response, deadline).await {
-            Ok(reply) => match translate {
-                Some(t) => super::dialect::incoming(t.dialect, reply, t.client, &t.id, t.created),
-                None => reply,
-            },
-            Err(ReadError::Deadline) => Reply::deadline(cfg.deadline),
-            Err(ReadError::Body) => unanswered(
-                StatusCode::BAD_GATEWAY,
-                &format!("the {who}'s response body broke off"),
-                "fallback_body_error",
-            ),
-        }
-    }
-
-    /// The fallback leg: one attempt, plus bounded retries while it answers
-    /// 429 and the backoff fits inside the deadline.
-    async fn fallback(
-        &self,
-        index: u64,
-        client: &ClientRequest,
-        deadline: Instant,
-        event: &mut SwitchEvent,
-    ) -> Reply {
-        let cfg = &self.config;
-        let model = cfg
-            .fallback_model
-            .clone()
-            .unwrap_or_else(|| event.model_requested.clone());
-        let value = match self.fallback_value(client, cfg.fallback_model.as_deref()) {
-            Ok(value) => value,
-            Err(e) => {
-                event.latency_fallback_ms = Some(0.0);
-                return serialisation(&e);
-            }
-        };
-        // A fallback in another dialect (super::dialect): the request in its
-        // dialect, its answer back in OpenAI's.
-        let dialect = cfg.behaviour.fallback_dialect;
-        let (url, body, headers) =
-            match super::dialect::outgoing(dialect, &cfg.fallback_url, &value) {
-                None => (
-                    self.fallback.clone(),
-                    Bytes::from(value.to_string()),
-                    &[][..],
-                ),
-                Some(Ok(out)) => (out.url, out.body, out.headers),
-                Some(Err(e)) => {
-                    event.latency_fallback_ms = Some(0.0);
-                    return Reply::error(
-                        StatusCode::INTERNAL_SERVER_ERROR,
-                        &e.to_string(),
-                        "translation_error",
-                    );
-                }
-            };
-        let created = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        let translate = (dialect != Dialect::Openai).then(|| Translate {
-            dialect,
-            client: &value,
-            id: format!("chatcmpl-proxy-{index}"),
-            created,
-        });
-        let start = Instant::now();
-        let mut rng = cb_base::seed::rng(cfg.seed, "backoff", index);
-        let mut retry = 0u32;
-        let reply = loop {
-            event.fallback_attempts += 1;
-            let sent_at = Instant::now();
-            let response = match self.send(&url, body.clone(), headers, deadline).await {
-                Sent::Headers(r) => r,
-                Sent::Deadline => break Reply::deadline(cfg.deadline),
-                Sent::Timeout => {
-                    break unanswered(
-                        StatusCode::GATEWAY_TIMEOUT,
-                        "the fallback sent no response headers within the attempt timeout",
-                        "fallback_timeout",
-                    )
-                }
-                Sent::ConnectError => {
-                    break unanswered(
-                        StatusCode::BAD_GATEWAY,
-                        "the fallback could not be reached",
-                        "fallback_unreachable",
-                    )
-                }
-            };
-            if response.status() == StatusCode::TOO_MANY_REQUESTS
-                && retry < cfg.fallback_429_retries
-            {
-                let asked = retry_after(response.headers(), SystemTime::now());
-                let wait = backoff_delay(retry, cfg.backoff_base, cfg.backoff_cap, asked, &mut rng);
-                if Instant::now() + wait < deadline {
-                    drop(response);
-                    // Backoff with full jitter before a fallback retry, never shorter than
-                    // Retry-After, within the deadline.
-                    tokio::time::sleep(wait).await;
-                    retry += 1;
-                    continue;
-                }
-            }
-            let reply = self
-                .answer_of(
-                    response,
-                    event.stream,
-                    sent_at,
-                    deadline,
-                    "fallback",
-                    translate.as_ref(),
-                )
-                .await;
-            if reply.status.is_success() {
-                event.model_actual = Some(model);
-            }
-            break reply;
-        };
-        event.latency_fallback_ms = Some(ms(start.elapsed()));
-        reply
-    }
-
-    /// The state of both upstreams, from `GET /v1/models` on each (at most
-    /// the attempt timeout each, side by side).
-    pub async fn health(&self) -> (UpstreamHealth, UpstreamHealth) {
-        futures::join!(
-            self.upstream_health(&self.config.primary_url),
-            self.upstream_health(&self.config.fallback_url)
-        )
-    }
-
-    async fn upstream_health(&self, base: &str) -> UpstreamHealth {
-        let Some(url) = models_endpoint(base) else {
-            return UpstreamHealth {
-                ok: false,
-                detail: "not a URL".into(),
-            };
-        };
-        let request = self.client.get(url).send();
-        match tokio::time::timeout(self.config.attempt_timeout, request).await {
-            Ok(Ok(r)) if r.status().is_success() => UpstreamHealth {
-                ok: true,
-                detail: "ok".into(),
-            },
-            Ok(Ok(r)) => UpstreamHealth {
-                ok: false,
-                detail: format!("HTTP {}", r.status().as_u16()),
-            },
-            Ok(Err(_)) => UpstreamHealth {
-                ok: false,
-                detail: "unreachable".into(),
-            },
-            Err(_) => UpstreamHealth {
-                ok: false,
-                detail: "no answer in time".into(),
-            },
-        }
-    }
-
-    /// Sends the JSON `body` to `url` and waits for response headers, at
-    /// most the attempt timeout and never past `deadline`.
-    async fn send(
-        &self,
-        url: &Url,
-        body: Bytes,
-        headers: &[(&str, &str)],
-        deadline: Instant,
-    ) -> Sent {
-        let now = Instant::now();
-        if now >= deadline {
-            return Sent::Deadline;
-        }
-        let remaining = deadline - now;
-        let limit = self.config.attempt_timeout.min(remaining);
-        let request = self
-            .client
-            .post(url.clone())
-            .header(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            )
-            .body(body);
-        let request = headers
-            .iter()
-            .fold(request, |r, (name, value)| r.header(*name, *value))
-            .send();
-        match tokio::time::timeout(limit, request).await {
-            Ok(Ok(response)) => Sent::Headers(response),
-            Ok(Err(e)) if e.is_timeout() => Sent::Timeout,
-            Ok(Err(_)) => Sent::ConnectError,
-            Err(_) if self.config.attempt_timeout < remaining => Sent::Timeout,
-            Err(_) => Sent::Deadline,
-        }
-    }
 }
 
 /// Completes a relayed stream's event with how the stream ended: a
@@ -709,17 +369,6 @@ fn context_too_long(reply: &Reply) -> bool {
     body.pointer("/error/code").and_then(Value::as_str) == Some(REASON_CONTEXT)
 }
 
-/// What translating a fallback's answer from its dialect needs.
-struct Translate<'a> {
-    dialect: Dialect,
-    /// The OpenAI request the fallback's was translated from.
-    client: &'a Value,
-    /// The id of the translated answer.
-    id: String,
-    /// Its creation time (seconds since the epoch).
-    created: u64,
-}
-
 /// A proxy error reply for an upstream that sent no usable answer.
 fn unanswered(status: StatusCode, message: &str, code: &str) -> Reply {
     Reply::error(status, message, code)
@@ -733,21 +382,6 @@ fn serialisation(e: &serde_json::Error) -> Reply {
     )
 }
 
-/// Reads a response in full before `deadline`.
-async fn read_full(response: reqwest::Response, deadline: Instant) -> Result<Reply, ReadError> {
-    let status = response.status();
-    let content_type = response.headers().get(header::CONTENT_TYPE).cloned();
-    match tokio::time::timeout_at(deadline, response.bytes()).await {
-        Ok(Ok(bytes)) => Ok(Reply {
-            status,
-            content_type,
-            body: ReplyBody::Full(bytes),
-        }),
-        Ok(Err(_)) => Err(ReadError::Body),
-        Err(_) => Err(ReadError::Deadline),
-    }
-}
-
 fn finish(mut event: SwitchEvent, reply: Reply) -> (Reply, SwitchEvent) {
     event.status = reply.status.as_u16();
     (reply, event)
@@ -755,54 +389,4 @@ fn finish(mut event: SwitchEvent, reply: Reply) -> (Reply, SwitchEvent) {
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
-}
-
-/// `BASE/v1` (or `BASE` when it already ends in `/v1`) followed by `tail`.
-fn under_v1(base: &str, tail: &str) -> String {
-    let trimmed = base.trim_end_matches('/');
-    if trimmed.ends_with("/v1") {
-        format!("{trimmed}{tail}")
-    } else {
-        format!("{trimmed}/v1{tail}")
-    }
-}
-
-/// `BASE/v1/chat/completions`, or `BASE/chat/completions` when the base
-/// already ends in `/v1`.
-fn endpoint(flag: &'static str, base: &str) -> Result<Url, ProxyError> {
-    let bad = || ProxyError::BadUrl {
-        flag,
-        url: base.to_string(),
-    };
-    let url = Url::parse(&under_v1(base, "/chat/completions")).map_err(|_| bad())?;
-    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
-        return Err(bad());
-    }
-    Ok(url)
-}
-
-/// `BASE/v1/models`, the route a health check lists.
-fn models_endpoint(base: &str) -> Option<Url> {
-    Url::parse(&under_v1(base, "/models")).ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn endpoints() {
-        let url = |b| endpoint("--primary", b).map(|u| u.to_string());
-        assert_eq!(
-            url("http://127.0.0.1:9001").unwrap(),
-            "http://127.0.0.1:9001/v1/chat/completions"
-        );
-        assert_eq!(
-            url("http://h:1/v1/").unwrap(),
-            "http://h:1/v1/chat/completions"
-        );
-        let err = url("127.0.0.1:9001").unwrap_err().to_string();
-        assert!(err.contains("--primary"), "{err}");
-        assert!(url("ftp://h/").is_err());
-    }
 }

@@ -1,0 +1,177 @@
+//! How the failover core talks to an upstream: one request sent and its
+//! response headers awaited (at most the attempt timeout, never past the
+//! deadline), a reply read in full before the deadline, the health check
+//! of both upstreams, and the URLs the base URLs resolve to.
+
+use super::{Core, Reply, ReplyBody};
+use crate::ProxyError;
+use axum::http::{header, HeaderValue};
+use bytes::Bytes;
+use reqwest::Url;
+use tokio::time::Instant;
+
+/// Result of sending one request, up to its response headers.
+pub(super) enum Sent {
+    Headers(reqwest::Response),
+    Timeout,
+    ConnectError,
+    Deadline,
+}
+
+/// Why a body could not be read.
+pub(super) enum ReadError {
+    Body,
+    Deadline,
+}
+
+/// What one upstream's state is, for `GET /health`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpstreamHealth {
+    /// Whether it answered `GET /v1/models` with a 2xx.
+    pub ok: bool,
+    /// `ok`, `HTTP 401`, `unreachable` or `no answer in time`.
+    pub detail: String,
+}
+
+impl Core {
+    /// The state of both upstreams, from `GET /v1/models` on each (at most
+    /// the attempt timeout each, side by side).
+    pub async fn health(&self) -> (UpstreamHealth, UpstreamHealth) {
+        futures::join!(
+            self.upstream_health(&self.config.primary_url),
+            self.upstream_health(&self.config.fallback_url)
+        )
+    }
+
+    async fn upstream_health(&self, base: &str) -> UpstreamHealth {
+        let Some(url) = models_endpoint(base) else {
+            return UpstreamHealth {
+                ok: false,
+                detail: "not a URL".into(),
+            };
+        };
+        let request = self.client.get(url).send();
+        match tokio::time::timeout(self.config.attempt_timeout, request).await {
+            Ok(Ok(r)) if r.status().is_success() => UpstreamHealth {
+                ok: true,
+                detail: "ok".into(),
+            },
+            Ok(Ok(r)) => UpstreamHealth {
+                ok: false,
+                detail: format!("HTTP {}", r.status().as_u16()),
+            },
+            Ok(Err(_)) => UpstreamHealth {
+                ok: false,
+                detail: "unreachable".into(),
+            },
+            Err(_) => UpstreamHealth {
+                ok: false,
+                detail: "no answer in time".into(),
+            },
+        }
+    }
+
+    /// Sends the JSON `body` to `url` and waits for response headers, at
+    /// most the attempt timeout and never past `deadline`.
+    pub(super) async fn send(
+        &self,
+        url: &Url,
+        body: Bytes,
+        headers: &[(&str, &str)],
+        deadline: Instant,
+    ) -> Sent {
+        let now = Instant::now();
+        if now >= deadline {
+            return Sent::Deadline;
+        }
+        let remaining = deadline - now;
+        let limit = self.config.attempt_timeout.min(remaining);
+        let request = self
+            .client
+            .post(url.clone())
+            .header(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )
+            .body(body);
+        let request = headers
+            .iter()
+            .fold(request, |r, (name, value)| r.header(*name, *value))
+            .send();
+        match tokio::time::timeout(limit, request).await {
+            Ok(Ok(response)) => Sent::Headers(response),
+            Ok(Err(e)) if e.is_timeout() => Sent::Timeout,
+            Ok(Err(_)) => Sent::ConnectError,
+            Err(_) if self.config.attempt_timeout < remaining => Sent::Timeout,
+            Err(_) => Sent::Deadline,
+        }
+    }
+}
+
+/// Reads a response in full before `deadline`.
+pub(super) async fn read_full(
+    response: reqwest::Response,
+    deadline: Instant,
+) -> Result<Reply, ReadError> {
+    let status = response.status();
+    let content_type = response.headers().get(header::CONTENT_TYPE).cloned();
+    match tokio::time::timeout_at(deadline, response.bytes()).await {
+        Ok(Ok(bytes)) => Ok(Reply {
+            status,
+            content_type,
+            body: ReplyBody::Full(bytes),
+        }),
+        Ok(Err(_)) => Err(ReadError::Body),
+        Err(_) => Err(ReadError::Deadline),
+    }
+}
+
+/// `BASE/v1` (or `BASE` when it already ends in `/v1`) followed by `tail`.
+fn under_v1(base: &str, tail: &str) -> String {
+    let trimmed = base.trim_end_matches('/');
+    if trimmed.ends_with("/v1") {
+        format!("{trimmed}{tail}")
+    } else {
+        format!("{trimmed}/v1{tail}")
+    }
+}
+
+/// `BASE/v1/chat/completions`, or `BASE/chat/completions` when the base
+/// already ends in `/v1`.
+pub(super) fn endpoint(flag: &'static str, base: &str) -> Result<Url, ProxyError> {
+    let bad = || ProxyError::BadUrl {
+        flag,
+        url: base.to_string(),
+    };
+    let url = Url::parse(&under_v1(base, "/chat/completions")).map_err(|_| bad())?;
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return Err(bad());
+    }
+    Ok(url)
+}
+
+/// `BASE/v1/models`, the route a health check lists.
+fn models_endpoint(base: &str) -> Option<Url> {
+    Url::parse(&under_v1(base, "/models")).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints() {
+        let url = |b| endpoint("--primary", b).map(|u| u.to_string());
+        assert_eq!(
+            url("http://127.0.0.1:9001").unwrap(),
+            "http://127.0.0.1:9001/v1/chat/completions"
+        );
+        assert_eq!(
+            url("http://h:1/v1/").unwrap(),
+            "http://h:1/v1/chat/completions"
+        );
+        let err = url("127.0.0.1:9001").unwrap_err().to_string();
+        assert!(err.contains("--primary"), "{err}");
+        assert!(url("ftp://h/").is_err());
+    }
+}
