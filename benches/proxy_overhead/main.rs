@@ -52,26 +52,27 @@
 //! request must come back 200 from the primary: the run checks the proxy's
 //! switch events and the upstream attempt log before printing anything.
 //! Percentiles are type 7 ([`continuity_bench::stats::percentile_type7`]).
+//!
+//! The cases and the table are here; the running system and its client
+//! connections are in `system.rs`, the dataset and request bodies in
+//! `dataset.rs`.
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use anyhow::{bail, ensure, Context};
+mod dataset;
+mod system;
+
+use anyhow::Context;
 use bytes::Bytes;
-use continuity_bench::dataset::{Anchor, Category, Conversation, Dataset, Turn, TurnKind};
-use continuity_bench::faults::{FaultPlan, FaultProfile, Role};
-use continuity_bench::openai::{response_text, ChatMessage, ChatRequest};
-use continuity_bench::proxy::events::MEMORY_CAP;
-use continuity_bench::proxy::{ProxyConfig, ProxyMode, ProxyState};
-use continuity_bench::server::ServerHandle;
+use continuity_bench::openai::{response_text, ChatMessage};
 use continuity_bench::stats::percentile_type7;
-use continuity_bench::upstream::{start_pair, ConversationIndex, LatencyProfile, UpstreamContext};
-use http_body_util::{BodyExt, Full};
-use hyper_util::rt::TokioIo;
-use std::net::{Ipv4Addr, SocketAddr};
+use continuity_bench::upstream::LatencyProfile;
+use dataset::{dataset, request_body, scripted_request};
+use std::net::Ipv4Addr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::net::TcpStream;
+use system::Bench;
 use tokio::runtime::Handle;
 
 /// Requests per path before measuring, case (a).
@@ -335,263 +336,6 @@ impl CaseResult {
         let target = self.target_p50?;
         Some(p50 <= target && self.target_p99.is_none_or(|t| p99 <= t))
     }
-}
-
-/// The benchmark's running system: an upstream pair and a proxy in front
-/// of it. Clients open their own [`Paths`].
-struct Bench {
-    ctx: UpstreamContext,
-    _upstreams: continuity_bench::upstream::UpstreamPair,
-    proxy: ServerHandle,
-    proxy_state: ProxyState,
-    direct: SocketAddr,
-}
-
-impl Bench {
-    /// Starts the upstreams on the current runtime and the proxy on
-    /// `proxy_runtime` (which may be the same).
-    async fn start(
-        dataset: &Dataset,
-        latency: LatencyProfile,
-        proxy_runtime: &Handle,
-    ) -> anyhow::Result<Self> {
-        let profile = FaultProfile::parse(NO_FAULT, "benches/proxy_overhead.rs")?;
-        let turns = dataset.conversations.iter().map(Conversation::n_turns);
-        let plan = FaultPlan::new(profile, SEED, turns.collect());
-        let ctx = UpstreamContext::new(
-            plan,
-            ConversationIndex::of_dataset(dataset),
-            latency,
-            SEED,
-            1,
-        );
-        let local = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
-        let upstreams = start_pair("bench", local, local, ctx.clone()).await?;
-        let config = ProxyConfig::new(
-            ProxyMode::History,
-            upstreams.primary.url(),
-            upstreams.fallback.url(),
-        );
-        let (proxy, proxy_state) = proxy_runtime
-            .spawn(continuity_bench::proxy::spawn(local, config))
-            .await??;
-        Ok(Bench {
-            direct: upstreams.primary.addr,
-            ctx,
-            _upstreams: upstreams,
-            proxy,
-            proxy_state,
-        })
-    }
-
-    /// A keep-alive connection to the upstream and one to the proxy.
-    async fn paths(&self) -> anyhow::Result<Paths> {
-        Ok(Paths {
-            direct: Conn::open(self.direct).await?,
-            proxy: Conn::open(self.proxy.addr).await?,
-        })
-    }
-
-    /// Checks that every request was a plain success through the primary:
-    /// `proxied` proxy requests, each with reason `none` (the proxy keeps
-    /// the latest [`MEMORY_CAP`] events in memory), and `total` upstream
-    /// attempts, all at the primary and all `ok`.
-    async fn check_and_stop(self, proxied: usize, total: usize) -> anyhow::Result<()> {
-        let events = self.proxy_state.take_events();
-        let kept = proxied.min(MEMORY_CAP);
-        ensure!(
-            events.len() == kept,
-            "the proxy kept {} events, expected {kept} of {proxied}",
-            events.len()
-        );
-        if let Some(e) = events
-            .iter()
-            .find(|e| e.reason != "none" || e.status != 200)
-        {
-            bail!("a proxied request did not succeed through the primary: {e:?}");
-        }
-        let attempts = self.ctx.log.snapshot();
-        ensure!(
-            attempts.len() == total,
-            "the upstreams logged {} attempts, expected {total}",
-            attempts.len()
-        );
-        if let Some(a) = attempts.iter().find(|a| {
-            a.role != Role::Primary
-                || a.action != continuity_bench::record::AttemptAction::Ok
-                || a.status != Some(200)
-        }) {
-            bail!("an upstream attempt was not a plain primary success: {a:?}");
-        }
-        self.proxy.shutdown().await;
-        Ok(())
-    }
-}
-
-/// One client's two paths: a connection straight to the upstream and one
-/// to the proxy, built the same way.
-struct Paths {
-    direct: Conn,
-    proxy: Conn,
-}
-
-impl Paths {
-    /// Sends `body` on one path; returns the latency (ms) and the body.
-    async fn send(&mut self, via_proxy: bool, body: &Bytes) -> anyhow::Result<(f64, Bytes)> {
-        let conn = if via_proxy {
-            &mut self.proxy
-        } else {
-            &mut self.direct
-        };
-        let start = Instant::now();
-        let (status, bytes) = tokio::time::timeout(REQUEST_TIMEOUT, conn.post(body.clone()))
-            .await
-            .context("no answer within the request deadline")??;
-        let ms = start.elapsed().as_secs_f64() * 1000.0;
-        ensure!(
-            status.is_success(),
-            "{} answered {status}: {}",
-            if via_proxy {
-                "the proxy"
-            } else {
-                "the upstream"
-            },
-            String::from_utf8_lossy(&bytes)
-        );
-        Ok((ms, bytes))
-    }
-}
-
-/// A keep-alive HTTP/1.1 client connection, driven by the task that sends
-/// on it: the client side adds no task hop and no pool, so the measurement
-/// is the servers', and the load it puts on the 2 cores is small.
-struct Conn {
-    sender: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
-    connection: hyper::client::conn::http1::Connection<TokioIo<TcpStream>, Full<Bytes>>,
-    host: String,
-}
-
-impl Conn {
-    async fn open(addr: SocketAddr) -> anyhow::Result<Self> {
-        let stream = TcpStream::connect(addr)
-            .await
-            .with_context(|| format!("cannot connect to {addr}"))?;
-        stream.set_nodelay(true)?;
-        let (sender, connection) =
-            hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
-        Ok(Conn {
-            sender,
-            connection,
-            host: addr.to_string(),
-        })
-    }
-
-    /// POSTs `body` to `/v1/chat/completions`; returns status and body.
-    async fn post(&mut self, body: Bytes) -> anyhow::Result<(hyper::StatusCode, Bytes)> {
-        let request = hyper::Request::post("/v1/chat/completions")
-            .header(hyper::header::HOST, self.host.as_str())
-            .header(hyper::header::CONTENT_TYPE, "application/json")
-            .body(Full::new(body))?;
-        let sender = &mut self.sender;
-        let exchange = async move {
-            sender.ready().await?;
-            let response = sender.send_request(request).await?;
-            let status = response.status();
-            let bytes = response.into_body().collect().await?.to_bytes();
-            anyhow::Ok((status, bytes))
-        };
-        tokio::select! {
-            biased;
-            result = exchange => result,
-            closed = &mut self.connection => {
-                closed?;
-                bail!("the server closed the connection")
-            }
-        }
-    }
-}
-
-/// A small hand-made dataset: `n` ten-turn conversations, each recognisable
-/// by its first user message.
-fn dataset(n: usize) -> Dataset {
-    let conversations = (0..n)
-        .map(|i| {
-            let value = format!("Oriane-{i}");
-            let turns = (1..=TURNS)
-                .map(|t| {
-                    let (kind, user, assistant) = if t == 1 {
-                        (
-                            TurnKind::Anchor,
-                            format!("Conversation {i}: my sister's name is {value}. Please remember it."),
-                            Some("Noted, I will remember your sister's name.".to_string()),
-                        )
-                    } else if t == TURNS {
-                        (TurnKind::Probe, "What is my sister called?".to_string(), None)
-                    } else {
-                        (
-                            TurnKind::Filler,
-                            format!(
-                                "Turn {t}: can you suggest a short recipe with lentils, \
-                                 tomatoes and cumin that takes under thirty minutes?"
-                            ),
-                            Some(
-                                "Simmer red lentils with chopped tomatoes, cumin and garlic \
-                                 for twenty minutes, then season and serve with bread."
-                                    .to_string(),
-                            ),
-                        )
-                    };
-                    Turn {
-                        kind,
-                        user,
-                        assistant,
-                        distractor: None,
-                        tool: None,
-                    }
-                })
-                .collect();
-            Conversation {
-                id: format!("c{i:03}"),
-                anchor: Anchor {
-                    category: Category::PersonName,
-                    subject: "sister's name".to_string(),
-                    variants: vec![value.clone()],
-                    value,
-                },
-                turns,
-                system: Vec::new(),
-                anchor_place: continuity_bench::dataset::AnchorPlace::User,
-            }
-        })
-        .collect();
-    Dataset { conversations }
-}
-
-/// The request of `turn` (from 1) of `conversation` in live replay, with the
-/// scripted replies as history.
-fn scripted_request(conversation: &Conversation, turn: usize) -> anyhow::Result<Bytes> {
-    let mut messages = vec![ChatMessage::new("system", SYSTEM_PROMPT)];
-    for (i, t) in conversation.turns[..turn].iter().enumerate() {
-        messages.push(ChatMessage::new("user", &t.user));
-        if i + 1 < turn {
-            messages.push(ChatMessage::new(
-                "assistant",
-                t.assistant.as_deref().unwrap_or_default(),
-            ));
-        }
-    }
-    request_body(messages)
-}
-
-fn request_body(messages: Vec<ChatMessage>) -> anyhow::Result<Bytes> {
-    let request = ChatRequest {
-        model: "sim-model".to_string(),
-        messages,
-        stream: false,
-        stream_options: None,
-        extra: serde_json::Map::new(),
-    };
-    Ok(Bytes::from(serde_json::to_vec(&request)?))
 }
 
 /// Case (a): one request at a time, `instant` profile. Returns the direct
