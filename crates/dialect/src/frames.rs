@@ -236,7 +236,10 @@ mod tests {
     #[test]
     fn errors_take_the_dialect_shape() {
         let openai = error_body(Dialect::Openai, 503, "down", "server_error", None);
-        assert_eq!(openai, cb_wire::openai::error_body("down", "server_error", None));
+        assert_eq!(
+            openai,
+            cb_wire::openai::error_body("down", "server_error", None)
+        );
         let a = error_body(Dialect::Anthropic, 503, "down", "server_error", None);
         assert_eq!(a["type"], "error");
         assert_eq!(a["error"]["type"], "api_error");
@@ -251,7 +254,11 @@ mod tests {
     fn streams_read_back_and_end_with_their_last_frame() {
         for dialect in Dialect::ALL {
             let frames = streamed(dialect, false);
-            assert_eq!(read_back(dialect, &frames.concat()).unwrap(), TEXT, "{dialect}");
+            assert_eq!(
+                read_back(dialect, &frames.concat()).unwrap(),
+                TEXT,
+                "{dialect}"
+            );
             let cut = &frames[..frames.len() - 1];
             assert!(read_back(dialect, &cut.concat()).is_err(), "{dialect}");
         }
@@ -270,10 +277,11 @@ mod tests {
         for dialect in Dialect::ALL {
             let f = Framer::new(dialect, ENVELOPE, 10, false);
             let body = f.whole(whole(None), false);
-            let completion = match bridge::completion(dialect, body.as_bytes(), &ChunkOptions::default()) {
-                None => serde_json::from_str(&body).unwrap(),
-                Some(c) => c.unwrap(),
-            };
+            let completion =
+                match bridge::completion(dialect, body.as_bytes(), &ChunkOptions::default()) {
+                    None => serde_json::from_str(&body).unwrap(),
+                    Some(c) => c.unwrap(),
+                };
             assert_eq!(
                 cb_wire::openai::response_text(&completion).as_deref(),
                 Some(TEXT),
@@ -300,7 +308,10 @@ mod tests {
                 .find_map(|l| l.strip_prefix("data: "))
                 .unwrap();
             assert!(serde_json::from_str::<Value>(data).is_err(), "{dialect}");
-            assert_eq!(f.reasoning("thinking").is_some(), dialect == Dialect::Openai);
+            assert_eq!(
+                f.reasoning("thinking").is_some(),
+                dialect == Dialect::Openai
+            );
         }
         let reasoning = Framer::new(Dialect::Openai, ENVELOPE, 1, false)
             .reasoning("thinking")

@@ -7,9 +7,9 @@
 
 use super::testgen;
 use super::{anthropic, gemini, survival, Dialect, Translation, Validated};
+use cb_dataset::model;
 use cb_dataset::{Conversation, Dataset};
 use cb_wire::openai::{ChatMessage, ChatRequest};
-use cb_dataset::model;
 use serde_json::{json, Value};
 
 /// Generated requests per dialect.

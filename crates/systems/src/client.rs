@@ -13,13 +13,13 @@
 //! kept or cut into an excerpt, so an echoed header value never gets past
 //! this file.
 
-use cb_wire::content::content_text;
 use super::room::{reserve_large, Room, SMALL_BODY};
 use super::sse::{assemble, StreamTrace, TraceReader};
-use cb_wire::openai::ChatRequest;
-use cb_proxy::ProxyMode;
-use cb_base::secret::{redact, redact_owned, Secret};
 use anyhow::Context as _;
+use cb_base::secret::{redact, redact_owned, Secret};
+use cb_proxy::ProxyMode;
+use cb_wire::content::content_text;
+use cb_wire::openai::ChatRequest;
 use serde_json::Value;
 use std::time::Duration;
 use tokio::time::Instant;

@@ -116,15 +116,15 @@ async fn send(base: &str, dialect: Dialect, turn: usize, stream: bool) -> (u16, 
         let mut tr = bridge::stream_translator(dialect, options).unwrap();
         let mut out = tr.feed(&bytes).unwrap();
         out.push_str(&tr.finish().unwrap());
-        (
-            status,
-            cb_wire::sse::stream_text(out.as_bytes()).unwrap(),
-        )
+        (status, cb_wire::sse::stream_text(out.as_bytes()).unwrap())
     } else {
         let c = bridge::completion(dialect, &bytes, &options)
             .unwrap()
             .unwrap();
-        (status, cb_wire::openai::response_text(&c).unwrap_or_default())
+        (
+            status,
+            cb_wire::openai::response_text(&c).unwrap_or_default(),
+        )
     }
 }
 

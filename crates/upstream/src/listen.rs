@@ -7,10 +7,10 @@
 //! `SO_LINGER` to zero on it makes the kernel answer the close of the
 //! connection with a reset; nothing else about the connection changes.
 
-use cb_wire::server::ServerHandle;
 use axum::extract::connect_info::Connected;
 use axum::serve::IncomingStream;
 use axum::Router;
+use cb_wire::server::ServerHandle;
 use std::net::SocketAddr;
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;

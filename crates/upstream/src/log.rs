@@ -5,8 +5,8 @@
 //! appear in completion order. Attempt numbers are handed out on arrival, per
 //! (run, system, role, conversation, turn), from 1.
 
-use cb_faults::Role;
 use cb_base::record::AttemptRecord;
+use cb_faults::Role;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};

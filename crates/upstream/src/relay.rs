@@ -15,11 +15,11 @@
 use super::attempt::AttemptGuard;
 use super::responder::{LiveAnswer, Piece};
 use super::wire::{cut_error, Tail, CUT_AFTER};
+use axum::body::{Body, Bytes};
+use axum::response::Response;
 use cb_dialect::frames::Framer;
 use cb_faults::{End, ErrorSpec, Shape};
 use cb_wire::openai::{approx_tokens, Usage};
-use axum::body::{Body, Bytes};
-use axum::response::Response;
 use futures::stream::BoxStream;
 use futures::StreamExt;
 use std::collections::VecDeque;

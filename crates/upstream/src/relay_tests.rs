@@ -8,10 +8,10 @@
 use super::relay::{relay, LiveShape};
 use super::responder::{Answer, Call, Ending, LiveAnswer, Piece, Responder};
 use super::*;
+use cb_base::record::{AttemptAction, AttemptRecord};
 use cb_dataset::{Anchor, Category, Conversation, Dataset, Turn, TurnKind};
 use cb_faults::{End, ErrorKind, ErrorSpec, FaultProfile, Shape};
 use cb_wire::openai::{ChatMessage, Usage};
-use cb_base::record::{AttemptAction, AttemptRecord};
 use cb_wire::sse::{assemble, read_all};
 use futures::future::BoxFuture;
 use futures::StreamExt;

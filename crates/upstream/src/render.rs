@@ -93,7 +93,10 @@ mod tests {
         assert!(dues.windows(2).all(|w| w[0] <= w[1]), "{dues:?}");
         let last = dues[5];
         assert!(last > Duration::ZERO);
-        assert!(dues[6..].iter().all(|d| *d == last), "the end goes with the last word");
+        assert!(
+            dues[6..].iter().all(|d| *d == last),
+            "the end goes with the last word"
+        );
         assert_eq!(frames[7].1, cb_wire::openai::frame::DONE);
     }
 

@@ -9,9 +9,9 @@ use super::attempt::AttemptGuard;
 use super::listen::Socket;
 use super::log::AttemptDetail;
 use super::wire;
+use axum::response::Response;
 use cb_faults::script::{ends_with_assistant, thinking_disabled};
 use cb_faults::{Act, CaseScript, End, Facts, HoldEnd, Shape};
-use axum::response::Response;
 
 /// What the script decides for `asked`, carried out.
 pub async fn execute(

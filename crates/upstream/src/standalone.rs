@@ -3,9 +3,9 @@
 
 use super::provider::{PassThrough, Providers};
 use super::{start_pair, ConversationIndex, LatencyProfile, UpstreamContext, UpstreamPair};
+use anyhow::Context;
 use cb_dataset::Dataset;
 use cb_faults::{FaultMode, FaultPlan, FaultProfile};
-use anyhow::Context;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -2,10 +2,10 @@
 //! on the wire, normal and streamed answers, and the attempt log.
 
 use super::*;
+use cb_base::record::{AttemptAction, AttemptRecord};
 use cb_dataset::{Anchor, Category, Conversation, Dataset, Turn, TurnKind};
 use cb_faults::FaultProfile;
 use cb_wire::openai::ChatMessage;
-use cb_base::record::{AttemptAction, AttemptRecord};
 use cb_wire::sse::{assemble, read_all};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
@@ -238,13 +238,7 @@ async fn non_faulted_turns_answer_200() {
     let r = &rows[0];
     assert_eq!(
         (r.action, r.status, r.role, r.attempt, r.messages),
-        (
-            AttemptAction::Ok,
-            Some(200),
-            cb_faults::Role::Primary,
-            1,
-            4
-        )
+        (AttemptAction::Ok, Some(200), cb_faults::Role::Primary, 1, 4)
     );
     assert!(!r.client_gave_up && !r.stream);
     assert_eq!(r.model, "gpt-test");

@@ -7,14 +7,14 @@ use super::attempt::AttemptGuard;
 use super::degrade::Completion;
 use super::render::{error_json, error_response, json_response, retry_after_secs};
 use super::responder::Answer;
+use axum::body::{Body, Bytes};
+use axum::http::{header, StatusCode};
+use axum::response::Response;
+use cb_base::record::AttemptAction;
 use cb_dialect::Dialect;
 use cb_faults::degrade::{Degradation, Degraded};
 use cb_faults::{ErrorKind, ErrorSpec};
 use cb_wire::openai::{approx_tokens, Usage};
-use cb_base::record::AttemptAction;
-use axum::body::{Body, Bytes};
-use axum::http::{header, StatusCode};
-use axum::response::Response;
 use std::time::Duration;
 
 /// How long a cut body waits after its last bytes before breaking off, so

@@ -16,4 +16,3 @@ pub use retry_after::retry_after;
 /// answer, small enough that 100 conversations in flight stay far below a
 /// gigabyte.
 pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 4 * 1024 * 1024;
-

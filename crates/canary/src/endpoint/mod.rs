@@ -32,9 +32,9 @@ mod wire;
 
 pub use routes::{Behaviour, SimRoute, DEFAULT_CONTROL};
 
-use cb_wire::server::ServerHandle;
 use axum::routing::{get, post};
 use axum::Router;
+use cb_wire::server::ServerHandle;
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
 use std::net::SocketAddr;

@@ -9,8 +9,8 @@
 use super::routes::Behaviour;
 use crate::probe::{is_roleplay, language_prompt};
 use cb_contracts::{detect_language, requested_format, Language, RequestedFormat};
-use cb_wire::openai::ChatRequest;
 use cb_degrade::{self as degrade, phrasebook, Completion, DegradationKind, Drift};
+use cb_wire::openai::ChatRequest;
 use rand::seq::SliceRandom;
 use rand::Rng;
 

@@ -56,9 +56,10 @@ pub async fn hold(hold: Duration) -> Response {
 /// `reply` as one `chat.completion` body.
 pub fn completion(envelope: Envelope<'_>, reply: &Completion, prompt_tokens: u32) -> Response {
     let usage = Usage::new(prompt_tokens, approx_tokens(&reply.text));
-    let body = envelope
-        .writer()
-        .completion(Message::text(&reply.text), &reply.finish_reason, usage);
+    let body =
+        envelope
+            .writer()
+            .completion(Message::text(&reply.text), &reply.finish_reason, usage);
     json_response(200, body.to_string())
 }
 

@@ -10,9 +10,9 @@
 
 use super::finish_of;
 use super::reply::{count, error_message, input_tokens};
-use cb_wire::sse::{Event as SseEvent, SseError, SseReader};
 use crate::{ChunkOptions, FinishReason, StreamError, StreamTranslator, STREAM_READING};
 use cb_wire::openai::{FrameWriter, Usage};
+use cb_wire::sse::{Event as SseEvent, SseError, SseReader};
 use serde_json::Value;
 use std::collections::HashMap;
 

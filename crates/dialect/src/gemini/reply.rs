@@ -13,13 +13,13 @@
 //! error, never a finished answer.
 
 use super::finish_of;
-use cb_wire::sse::{SseError, SseReader};
 use crate::{
     completion, ChunkOptions, FinishReason, ReplyError, StreamError, StreamTranslator, ToolCall,
     STREAM_READING,
 };
 use cb_wire::openai::FrameWriter;
 use cb_wire::openai::Usage;
+use cb_wire::sse::{SseError, SseReader};
 use serde_json::Value;
 
 fn tokens(usage: Option<&Value>, key: &str) -> u32 {

@@ -12,11 +12,11 @@
 
 use super::reply::{self, ProviderReply};
 use super::route::{ProviderRoute, Providers};
+use crate::responder::{Answer, Call, LiveAnswer, Responder};
+use axum::http::{header, HeaderValue};
 use cb_faults::{ErrorKind, ErrorSpec};
 use cb_wire::openai::{approx_tokens, Usage};
 use cb_wire::sse::TraceReader;
-use crate::responder::{Answer, Call, LiveAnswer, Responder};
-use axum::http::{header, HeaderValue};
 use futures::future::BoxFuture;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -150,10 +150,8 @@ impl PassThrough {
         }
         if !response.status().is_success() {
             // Seconds or an HTTP date, read as the reference proxies read it.
-            let retry_after = cb_wire::retry_after(
-                response.headers(),
-                std::time::SystemTime::now(),
-            );
+            let retry_after =
+                cb_wire::retry_after(response.headers(), std::time::SystemTime::now());
             let bytes = read_capped(response, MAX_ERROR_BYTES as u64, None)
                 .await
                 .unwrap_or_default();

@@ -6,9 +6,9 @@
 //! a provider that echoes the key back in an error body cannot put it in a
 //! reason, a log row or the client's answer.
 
+use cb_base::secret::redact_owned;
 use cb_faults::ErrorKind;
 use cb_wire::openai::Usage;
-use cb_base::secret::redact_owned;
 use cb_wire::sse::{assemble_finished, StreamTrace};
 use serde_json::Value;
 

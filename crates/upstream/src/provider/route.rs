@@ -3,8 +3,8 @@
 //! report may say about a route (scheme, host, path and model, never the
 //! key or a query string) is [`ResolvedProvider`].
 
-use cb_faults::Role;
 use cb_base::secret::Secret;
+use cb_faults::Role;
 use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
 

@@ -48,7 +48,10 @@ pub struct Malformed {
 impl Malformed {
     /// The reason, naming the chunk by its 1-based number.
     pub fn reason(&self, n: usize) -> String {
-        format!("malformed stream chunk {n} ({}): {}", self.error, self.excerpt)
+        format!(
+            "malformed stream chunk {n} ({}): {}",
+            self.error, self.excerpt
+        )
     }
 }
 
@@ -207,10 +210,14 @@ mod tests {
     fn content_that_is_not_text_is_not_empty_text() {
         let number = chunk(json!({"choices": [{"delta": {"content": 42}}]}));
         let reason = number.content().unwrap_err().reason("delta.content");
-        assert!(reason.starts_with("delta.content is a number (42)"), "{reason}");
+        assert!(
+            reason.starts_with("delta.content is a number (42)"),
+            "{reason}"
+        );
         let object = chunk(json!({"choices": [{"delta": {"content": {"text": "hi"}}}]}));
         assert!(object.content().is_err());
-        let parts = chunk(json!({"choices": [{"delta": {"content": [{"type": "text", "text": "hi"}]}}]}));
+        let parts =
+            chunk(json!({"choices": [{"delta": {"content": [{"type": "text", "text": "hi"}]}}]}));
         assert_eq!(parts.content().unwrap().as_deref(), Some("hi"));
         let odd_finish = chunk(json!({"choices": [{"delta": {}, "finish_reason": 1}]}));
         assert_eq!(odd_finish.finish_reason(), None);

@@ -368,7 +368,9 @@ mod tests {
         assert_eq!(close.len(), 3, "finish, usage, [DONE]");
         assert_eq!(close.last().map(String::as_str), Some(DONE));
         frames.extend(close);
-        assert!(frames.iter().all(|f| f.starts_with("data: ") && f.ends_with("\n\n")));
+        assert!(frames
+            .iter()
+            .all(|f| f.starts_with("data: ") && f.ends_with("\n\n")));
         let read = assemble(&read_all(frames.concat().as_bytes())).unwrap();
         assert_eq!(read.text, "Hello");
         assert_eq!(read.finish_reason.as_deref(), Some("length"));
@@ -377,7 +379,12 @@ mod tests {
         assert!(frames[1].contains("\"reasoning_content\":\"hmm\""));
         assert!(frames[5].contains("\"function\":{\"arguments\":\"{}\"},\"index\":0"));
         // Without the client asking, no usage chunk.
-        assert_eq!(FrameWriter::new(ENVELOPE).close("stop", Usage::default()).len(), 2);
+        assert_eq!(
+            FrameWriter::new(ENVELOPE)
+                .close("stop", Usage::default())
+                .len(),
+            2
+        );
     }
 
     #[test]
@@ -385,7 +392,13 @@ mod tests {
         let w = FrameWriter::new(ENVELOPE);
         assert_eq!(
             w.text("hi"),
-            data_frame(&chunk_body("chatcmpl-1", "m-7", 7, json!({"content": "hi"}), None))
+            data_frame(&chunk_body(
+                "chatcmpl-1",
+                "m-7",
+                7,
+                json!({"content": "hi"}),
+                None
+            ))
         );
         assert_eq!(
             w.text("hi"),
@@ -401,7 +414,10 @@ mod tests {
             plain,
             completion_body("chatcmpl-1", "m-7", 7, "Oriane.", "stop", Usage::new(4, 2))
         );
-        assert_eq!(crate::openai::response_text(&plain).as_deref(), Some("Oriane."));
+        assert_eq!(
+            crate::openai::response_text(&plain).as_deref(),
+            Some("Oriane.")
+        );
         let args = json!({"q": "x"});
         let calls = [ToolCall {
             id: "call_1",
@@ -440,7 +456,10 @@ mod tests {
             "{\"error\":{\"code\":\"upstream_down\",\"message\":\"down\",\"param\":null,\"type\":\"server_error\"}}"
         );
         let event = error_event("broke", "proxy_error", Some("stream_broken"));
-        assert_eq!(event, data_frame(&error_body("broke", "proxy_error", Some("stream_broken"))));
+        assert_eq!(
+            event,
+            data_frame(&error_body("broke", "proxy_error", Some("stream_broken")))
+        );
         let read = assemble(&read_all(event.as_bytes())).unwrap_err();
         assert_eq!(read, "error in the stream after 1 chunks: broke");
         assert_eq!(

@@ -370,7 +370,9 @@ mod tests {
         let mut fold = ChunkFold::default();
         let line = |v: serde_json::Value| v.to_string();
         assert_eq!(
-            fold.data(&line(serde_json::json!({"model": "m-7", "choices": [{"delta": {"content": "Ori"}}]}))),
+            fold.data(&line(
+                serde_json::json!({"model": "m-7", "choices": [{"delta": {"content": "Ori"}}]})
+            )),
             Step::Text("Ori".into())
         );
         assert_eq!(fold.model(), Some("m-7"));
@@ -384,9 +386,9 @@ mod tests {
             "the stream ended without data: [DONE] after 2 chunks"
         );
         assert_eq!(fold.data(" [DONE]"), Step::Done);
-        let Step::Broken(reason) =
-            fold.data(&line(serde_json::json!({"choices": [{"delta": {"content": 42}}]})))
-        else {
+        let Step::Broken(reason) = fold.data(&line(
+            serde_json::json!({"choices": [{"delta": {"content": 42}}]}),
+        )) else {
             panic!("content that is not text breaks the stream")
         };
         assert!(

@@ -194,7 +194,10 @@ impl SseReader {
     /// A line that is not UTF-8, or (strict) a body that ended inside one.
     pub fn next_event(&mut self) -> Option<Result<Event, SseError>> {
         loop {
-            let line = match self.next_line().map(|received| received.line.map(Owned::from)) {
+            let line = match self
+                .next_line()
+                .map(|received| received.line.map(Owned::from))
+            {
                 None if self.ended => return self.dispatch().map(Ok),
                 None => return None,
                 Some(line) => line,
@@ -381,7 +384,10 @@ mod tests {
 
     #[test]
     fn an_event_without_its_blank_line_is_still_read_but_a_cut_line_is_not() {
-        assert_eq!(strict(&[b"data: last\n"]).unwrap(), vec![event(None, "last")]);
+        assert_eq!(
+            strict(&[b"data: last\n"]).unwrap(),
+            vec![event(None, "last")]
+        );
         assert_eq!(
             strict(&[b"data: {\"partial"]),
             Err(SseError::CutLine("data: {\"partial".into()))
@@ -402,7 +408,11 @@ mod tests {
         let lines = raw_lines(&[b"data: a\rdata: b\r\n\r\n"]);
         assert_eq!(
             lines,
-            [b"data: a\r".to_vec(), b"data: b\r\n".to_vec(), b"\r\n".to_vec()]
+            [
+                b"data: a\r".to_vec(),
+                b"data: b\r\n".to_vec(),
+                b"\r\n".to_vec()
+            ]
         );
         assert_eq!(
             strict(&[b"data: a\rdata: b\r\n\r\n"]).unwrap(),
@@ -458,7 +468,10 @@ mod tests {
         reader.feed(body);
         let first = reader.next_line().unwrap();
         assert_eq!(first.line, Ok(Line::Data("key [redacted]".into())));
-        assert_eq!(first.raw, b"data: key sk-reader-planted-12\n", "bytes are as sent");
+        assert_eq!(
+            first.raw, b"data: key sk-reader-planted-12\n",
+            "bytes are as sent"
+        );
         assert_eq!(
             reader.next_line().unwrap().line,
             Ok(Line::Stray("junk [redacted]".into()))
