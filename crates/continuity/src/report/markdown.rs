@@ -233,7 +233,7 @@ fn system_section(out: &mut String, s: &Summary, x: &SystemSummary) {
         } else {
             format!(
                 "no (no event over {} attempts, no retry before its Retry-After)",
-                crate::summary::build::STORM_MAX_ATTEMPTS
+                crate::summary::attempts::STORM_MAX_ATTEMPTS
             )
         }
     );
