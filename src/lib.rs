@@ -8,23 +8,25 @@ pub use cb_continuity as continuity;
 pub use cb_contracts as contracts;
 pub use cb_dataset as dataset;
 pub use cb_degrade as degrade;
-pub use cb_faults as faults;
 pub use cb_dialect as dialect;
+pub use cb_faults as faults;
 pub use cb_proxy as proxy;
 pub use cb_proxy::policy;
 pub use cb_report as report;
 pub use cb_scoring as scoring;
 pub use cb_scoring::judge;
 pub use cb_semantics as semantics;
-pub use cb_upstream as upstream;
 pub use cb_stats as stats;
 pub use cb_systems as systems;
 pub use cb_systems::driver;
+pub use cb_upstream as upstream;
 pub use cb_wire::{openai, server};
 
 pub mod cli;
 pub mod commands;
 pub mod config;
+#[cfg(test)]
+mod layers;
 
 use std::process::ExitCode;
 

@@ -10,17 +10,15 @@
 //! waits, never by wall-clock refill, so verdicts do not depend on load.
 
 pub mod checks;
-pub mod degrade;
 pub mod limiter;
 pub mod plan;
 pub mod profile;
-mod schema;
 pub mod script;
 
 pub use checks::{Reach, TurnReach};
 pub use limiter::{Decision, RetryLimiter, RETRY_AFTER_SLACK};
 pub use plan::{FaultPlan, PlannedEvent, ProfileSchedule, Schedule};
-pub use profile::{FaultError, FaultProfile, TurnSelector};
+pub use profile::{degrade, FaultError, FaultProfile, TurnSelector};
 pub use script::{Act, CaseScript, End, Facts, HoldEnd, Script, Shape, When};
 
 use serde::{Deserialize, Serialize};

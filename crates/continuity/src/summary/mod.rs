@@ -3,10 +3,15 @@
 //! Its JSON form is checked against `schema/summary.schema.json` in a test.
 //!
 //! [`summarize`](build::summarize) builds it from the recorded rows with the
-//! pure functions of [`cb_stats`].
+//! pure functions of [`cb_stats`]; the upstream attempts and retry storms
+//! ([`attempts`]) and CLO ([`clo`]) are built beside it.
 
+pub mod attempts;
 pub mod build;
+pub mod clo;
 pub mod delivery;
+#[cfg(test)]
+mod tests;
 
 pub use build::{summarize, SummaryContext};
 
@@ -173,7 +178,7 @@ pub struct AttemptSummary {
     /// it had just answered.
     pub early_retries: u64,
     /// Whether this looks like a retry storm: an event cost more than
-    /// [`build::STORM_MAX_ATTEMPTS`] upstream attempts, or a retry came
+    /// [`attempts::STORM_MAX_ATTEMPTS`] upstream attempts, or a retry came
     /// before the `Retry-After` asked.
     pub storm: bool,
     /// Why `storm` is set, in plain words; empty when it is not.

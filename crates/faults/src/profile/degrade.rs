@@ -19,8 +19,8 @@
 //! ```
 //! The rates add up to at most 1: an answer gets one degradation or none.
 
-use super::profile::FaultError;
-use super::Role;
+use super::FaultError;
+use crate::Role;
 use cb_degrade::{DegradationKind, Drift, JunkStyle, SchemaBreakStyle};
 use rand::Rng;
 use serde::Deserialize;

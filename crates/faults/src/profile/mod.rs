@@ -11,15 +11,22 @@
 //! the fallback would see, a hold too short to be a timeout and the keys of
 //! the old wall-clock token bucket are refused here, and the checks that
 //! need the dataset or the systems ([`FaultProfile::check_reach`],
-//! [`FaultProfile::check_hold`]) live in [`super::checks`].
+//! [`FaultProfile::check_hold`]) live in [`crate::checks`].
 //!
 //! Parsing goes through serde with `deny_unknown_fields`; before that, a key
 //! check walks the raw TOML so that a typo is reported with the table it is
 //! in and the keys that are allowed there. Every error names the file, the
 //! key and the fix.
+//!
+//! The raw schema and its key check are in `schema`, the `[degrade]` table
+//! in [`degrade`]: parts of the one profile format, which is why they live
+//! inside this module (each reads the others' types).
 
-use super::schema::{check_keys, RawProfile};
-use super::{ErrorKind, ErrorSpec, FaultMode, Role};
+pub mod degrade;
+mod schema;
+
+use crate::{ErrorKind, ErrorSpec, FaultMode, Role};
+use schema::{check_keys, RawProfile};
 use std::path::Path;
 use std::time::Duration;
 
@@ -204,7 +211,7 @@ pub struct RateLimitMode {
 }
 
 /// A deterministic rate limiter in front of the fallback (see
-/// [`super::limiter`]): for each turn, the first `rejections` attempts get a
+/// [`crate::limiter`]): for each turn, the first `rejections` attempts get a
 /// 429 with `Retry-After`, and so does any later attempt that arrives
 /// sooner than the `Retry-After` it was given.
 #[derive(Debug, Clone, PartialEq)]
@@ -254,7 +261,7 @@ pub struct FaultProfile {
     /// An optional deterministic rate limiter in front of the fallback.
     pub rate_limiter: Option<RateLimiterSpec>,
     /// Answers that degrade at HTTP 200, if any.
-    pub degrade: Option<super::degrade::DegradeSpec>,
+    pub degrade: Option<degrade::DegradeSpec>,
     /// `[fallback] context_tokens`: the fallback's context window, in
     /// approximate tokens (characters / 4); a larger request gets the
     /// dialect's 400 (`context_length_exceeded` in OpenAI's shape).
@@ -390,7 +397,8 @@ mod tests {
 
     #[test]
     fn paper_profile_loads() {
-        let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(crate::DEFAULT_PROFILE);
+        let path =
+            Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(crate::DEFAULT_PROFILE);
         let p = FaultProfile::load(&path).unwrap();
         assert_eq!(p.name, "paper");
         assert_eq!(p.upstream, Role::Primary);
@@ -458,7 +466,8 @@ mod tests {
 
     #[test]
     fn storm_profile_limits_the_fallback_once_per_turn() {
-        let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("fault_profiles/storm.toml");
+        let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+            .join("fault_profiles/storm.toml");
         let p = FaultProfile::load(&path).unwrap();
         assert_eq!(
             (p.upstream, &p.turns),

@@ -3,12 +3,12 @@
 //! that names the table of a typo, and one check per value that says what is
 //! allowed instead.
 
-use super::profile::{
+use super::{
     ApiErrorMode, FaultError, FaultProfile, RateLimitMode, RateLimiterSpec, TimeoutMode,
     TurnSelector, DEFAULT_API_ERROR_MESSAGE, DEFAULT_API_ERROR_STATUS, DEFAULT_HOLD,
     DEFAULT_RATE_LIMIT_MESSAGE, DEFAULT_REJECTIONS, DEFAULT_RETRY_AFTER, MAX_REJECTIONS, MIN_HOLD,
 };
-use super::{FaultMode, Role};
+use crate::{FaultMode, Role};
 use serde::Deserialize;
 use std::time::Duration;
 

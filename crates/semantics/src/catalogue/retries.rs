@@ -1,0 +1,109 @@
+//! The retry cases: a `429` with and without `Retry-After`, a `500` once, a
+//! `503` that persists, a reset before the headers and a route that never
+//! answers. They check what the decision tree does not rule on: whether
+//! the primary is retried, how soon, and how often.
+
+use super::build::{case, primary};
+use super::errors::{rate_limited, status_error};
+use crate::case::{Case, Check, CheckId as Id, Ideal, Rule};
+use crate::timing::Timing;
+use cb_faults::{Act, HoldEnd, Script};
+use std::time::Duration;
+
+/// `429-retry-after`, `429-persistent`, `500-once`, `503-persistent`,
+/// `reset-before-headers`, `no-response`.
+pub(super) fn retries(t: &Timing) -> Vec<Case> {
+    let secs = |d: Duration| humantime::format_duration(d).to_string();
+    let no_response_bound = t.no_response_budget + (t.no_response_hold - t.no_response_budget) / 2;
+    vec![
+        case(
+            "429-retry-after",
+            format!(
+                "first attempt 429 with Retry-After {}, later attempts answer",
+                secs(t.retry_after)
+            ),
+            "answered; no second primary attempt before Retry-After (retrying after it is the mature behaviour, failing over at once is partial)",
+            primary(Script::first(
+                1,
+                Act::Error(rate_limited(Some(t.retry_after))),
+                Act::answer(),
+            )),
+            Ideal::Answer,
+            vec![
+                Check::required(
+                    Id::RetryAfterHonoured,
+                    Rule::FirstGapAtLeast(t.retry_after.saturating_sub(t.retry_after_slack)),
+                ),
+                Check::advisory(Id::RetriedSameRoute, Rule::PrimaryAtLeast(2)),
+            ],
+            t.default_bound,
+        ),
+        case(
+            "429-persistent",
+            "429 without Retry-After on every attempt".into(),
+            "at most 4 primary attempts in the first 3 s and 6 in all, then an answer from the fallback or a clean error",
+            primary(Script::always(Act::Error(rate_limited(None)))),
+            Ideal::Answer,
+            vec![
+                Check::required(
+                    Id::NoHammer,
+                    Rule::PrimaryWithin {
+                        window: t.hammer_window,
+                        max: 4,
+                    },
+                ),
+                Check::required(Id::BoundedAttempts, Rule::PrimaryAtMost(6)),
+            ],
+            t.default_bound,
+        ),
+        case(
+            "500-once",
+            "first attempt 500, later attempts answer".into(),
+            "answered; retrying the primary once is the mature behaviour, failing over at once is partial",
+            primary(Script::first(
+                1,
+                Act::Error(status_error(500)),
+                Act::answer(),
+            )),
+            Ideal::Answer,
+            vec![Check::advisory(Id::RetriedSameRoute, Rule::PrimaryAtLeast(2))],
+            t.default_bound,
+        ),
+        case(
+            "503-persistent",
+            "503 on every attempt".into(),
+            "answered by the fallback, at most 6 primary attempts",
+            primary(Script::always(Act::Error(status_error(503)))),
+            Ideal::Answer,
+            vec![Check::required(Id::BoundedAttempts, Rule::PrimaryAtMost(6))],
+            t.default_bound,
+        ),
+        case(
+            "reset-before-headers",
+            "first attempt: the connection is reset (TCP RST) before any byte; later attempts answer".into(),
+            "answered (a retry or a failover)",
+            primary(Script::first(1, Act::Reset, Act::answer())),
+            Ideal::Answer,
+            Vec::new(),
+            t.default_bound,
+        ),
+        case(
+            "no-response",
+            format!(
+                "accepts the request and never answers (closes after {})",
+                secs(t.no_response_hold)
+            ),
+            "the call ends inside the budget; failing over after the first timeout is the mature behaviour, retrying the silent route is noted",
+            primary(Script::always(Act::Hold {
+                hold: t.no_response_hold,
+                then: HoldEnd::Close,
+            })),
+            Ideal::Answer,
+            vec![
+                Check::required(Id::WithinBudget, Rule::WallAtMost(t.no_response_budget)),
+                Check::advisory(Id::SilentRouteNotRetried, Rule::PrimaryAtMost(1)),
+            ],
+            no_response_bound,
+        ),
+    ]
+}

@@ -1,0 +1,125 @@
+//! The streaming cases: a slow first token, a stream cut, stalled or
+//! malformed, one without `[DONE]`, and a cut primary whose fallback
+//! rejects an assistant prefill. They always stream, whatever `--stream`
+//! says.
+
+use super::build::{case, primary};
+use super::{CUT_AT, MALFORMED_AT, STALL_AT};
+use crate::case::{Case, Check, CheckId as Id, Ideal, Rule, Streaming, ANSWER_WORDS};
+use crate::timing::Timing;
+use cb_faults::{Act, CaseScript, End, ErrorKind, ErrorSpec, Script, When};
+use std::time::Duration;
+
+/// The streaming cases.
+pub(super) fn streams(t: &Timing) -> Vec<Case> {
+    let secs = |d: Duration| humantime::format_duration(d).to_string();
+    let prefill_rejected = Act::Error(ErrorSpec::new(
+        400,
+        ErrorKind::InvalidRequest,
+        "This model does not support assistant message prefill: the conversation must end with a user message (simulated 400).",
+    ));
+    vec![
+        Case {
+            streaming: Streaming::Always,
+            contracts_judged_elsewhere: &["ttft"],
+            ..case(
+                "slow-first-token",
+                format!("headers at once, first token after {}", secs(t.slow_first_token)),
+                "answered; failing over on a time-to-first-token limit is the mature behaviour",
+                primary(Script::always(Act::shaped(|s| {
+                    s.first_token_after = Some(t.slow_first_token);
+                }))),
+                Ideal::Answer,
+                vec![Check::advisory(
+                    Id::TtftFailover,
+                    Rule::WallAtMost(t.ttft_failover_bound),
+                )],
+                t.slow_first_token_bound,
+            )
+        },
+        Case {
+            streaming: Streaming::Always,
+            ..case(
+                "stream-cut",
+                format!("the stream dies after {CUT_AT} of {ANSWER_WORDS} chunks, no terminator"),
+                "the whole answer (a failover or a continuation without duplicated or missing text) or a clear error; never a truncated answer as complete",
+                primary(Script::always(Act::shaped(|s| s.end = End::CutAfter(CUT_AT)))),
+                Ideal::Answer,
+                Vec::new(),
+                t.default_bound,
+            )
+        },
+        Case {
+            streaming: Streaming::Always,
+            alive_after: true,
+            ..case(
+                "stream-stall",
+                format!(
+                    "after {STALL_AT} chunks the stream goes silent for {}, then closes",
+                    secs(t.stall_silence)
+                ),
+                "the stall detected inside the bound, then the whole answer or a clean error; healthy afterwards",
+                primary(Script::always(Act::shaped(|s| {
+                    s.end = End::StallAfter {
+                        tokens: STALL_AT,
+                        silent: t.stall_silence,
+                    };
+                }))),
+                Ideal::Answer,
+                vec![
+                    Check::required(Id::StallBounded, Rule::WallAtMost(t.stall_wall_bound)),
+                    Check::required(Id::AliveAfter, Rule::AliveAfter),
+                ],
+                t.stall_bound,
+            )
+        },
+        Case {
+            streaming: Streaming::Always,
+            alive_after: true,
+            ..case(
+                "malformed-chunk",
+                format!("one event that is not JSON after {MALFORMED_AT} chunks; the stream otherwise completes"),
+                "the whole answer, or a clean error; nothing partial as complete; healthy afterwards",
+                primary(Script::always(Act::shaped(|s| {
+                    s.malformed_after = Some(MALFORMED_AT);
+                }))),
+                Ideal::Answer,
+                vec![Check::required(Id::AliveAfter, Rule::AliveAfter)],
+                t.default_bound,
+            )
+        },
+        Case {
+            streaming: Streaming::Always,
+            ..case(
+                "no-done",
+                "a complete stream, ended at the HTTP level, without data: [DONE]".into(),
+                "finalised promptly, with usage",
+                primary(Script::always(Act::shaped(|s| s.end = End::NoDone))),
+                Ideal::Answer,
+                vec![
+                    Check::required(Id::PromptFinalise, Rule::WallAtMost(t.no_done_bound)),
+                    Check::advisory(Id::UsageReported, Rule::UsagePresent),
+                ],
+                t.default_bound,
+            )
+        },
+        Case {
+            streaming: Streaming::Always,
+            ..case(
+                "prefill-rejected",
+                format!(
+                    "the primary's stream dies after {CUT_AT} chunks; the fallback rejects a request ending in an assistant message with a 400"
+                ),
+                "the whole answer (no prefill to this fallback, or a clean restart) or a clean error; never the fallback's prefill 400 as the final error",
+                CaseScript {
+                    primary: Script::always(Act::shaped(|s| s.end = End::CutAfter(CUT_AT))),
+                    fallback: Script::when(When::EndsWithAssistant, prefill_rejected, Act::answer()),
+                    clock: "prefill-rejected".into(),
+                },
+                Ideal::Answer,
+                vec![Check::required(Id::NoPrefillMasking, Rule::NoPrefillMasking)],
+                t.default_bound,
+            )
+        },
+    ]
+}

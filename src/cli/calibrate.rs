@@ -1,0 +1,68 @@
+//! The flags of the calibration tools: `contracts calibrate` and `judge
+//! calibrate`, each measured against a labelled set.
+
+use super::JudgeOptions;
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+
+/// Arguments of `contracts`.
+#[derive(Debug, Args)]
+pub struct ContractsArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: ContractsCommand,
+}
+
+/// Subcommands of `contracts`.
+#[derive(Debug, Subcommand)]
+pub enum ContractsCommand {
+    /// Run every contract on the labelled replies and print, per contract,
+    /// the cases it applies to, its agreement with the labels, its
+    /// false-positive rate on clean replies, and what it left undetermined.
+    /// Exits 1 when a contract misses its goals (no false positive,
+    /// agreement of at least 95 % on what it decides).
+    Calibrate(ContractsCalibrateArgs),
+}
+
+/// Arguments of `contracts calibrate`.
+#[derive(Debug, Args)]
+pub struct ContractsCalibrateArgs {
+    /// Labelled replies (JSONL). Default: the built-in
+    /// datasets/contracts-calibration.jsonl.
+    #[arg(long)]
+    pub cases: Option<PathBuf>,
+}
+
+/// Arguments of `judge`.
+#[derive(Debug, Args)]
+pub struct JudgeArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: JudgeCommand,
+}
+
+/// Subcommands of `judge`.
+#[derive(Debug, Subcommand)]
+pub enum JudgeCommand {
+    /// Score the labelled calibration set with the fast path alone and with
+    /// fast path plus judge; print agreement, Cohen's kappa and confusion
+    /// matrices. Exits 1 if the fast path decided any case wrongly.
+    Calibrate(CalibrateArgs),
+}
+
+/// Arguments of `judge calibrate`.
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// The judge to calibrate (none: fast path only).
+    #[command(flatten)]
+    pub judge: JudgeOptions,
+    /// Labelled cases (JSONL).
+    #[arg(long, default_value = crate::judge::calibrate::DEFAULT_CASES)]
+    pub cases: PathBuf,
+    /// Master seed of the judge's retry backoff jitter.
+    #[arg(long, default_value_t = crate::seed::DEFAULT_SEED)]
+    pub seed: u64,
+    /// Judge requests in flight at once.
+    #[arg(long, default_value_t = 8)]
+    pub concurrency: usize,
+}

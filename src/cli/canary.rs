@@ -1,0 +1,134 @@
+//! The flags of `canary` (the probe rounds) and `canary release ROUTE`.
+
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+
+/// Arguments of `canary`.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct CanaryArgs {
+    /// A manual action instead of probe rounds.
+    #[command(subcommand)]
+    pub action: Option<CanaryAction>,
+    /// The probe rounds.
+    #[command(flatten)]
+    pub run: CanaryRunArgs,
+}
+
+/// Manual actions of `canary`.
+#[derive(Debug, Subcommand)]
+pub enum CanaryAction {
+    /// Lift a route's quarantine by hand (its escalation history stays),
+    /// and log the release.
+    Release(CanaryReleaseArgs),
+}
+
+/// Arguments of `canary release`.
+#[derive(Debug, Args)]
+pub struct CanaryReleaseArgs {
+    /// The route to release, as the summary names it.
+    pub route: String,
+    /// The canary state file holding the quarantine.
+    #[arg(long)]
+    pub state: PathBuf,
+    /// Append the release as a JSON line to this decision log.
+    #[arg(long)]
+    pub log: Option<PathBuf>,
+}
+
+/// Arguments of the `canary` probe rounds.
+#[derive(Debug, Args)]
+pub struct CanaryRunArgs {
+    /// An OpenRouter-compatible API base URL, e.g.
+    /// https://openrouter.ai/api/v1 (routes are listed from
+    /// {URL}/models/{author}/{slug}/endpoints, probes go to
+    /// {URL}/chat/completions). Without it, a built-in simulated endpoint
+    /// with seeded routes is served on 127.0.0.1 and no key is needed.
+    #[arg(long, value_name = "URL")]
+    pub endpoint: Option<String>,
+    /// The model whose routes are probed, as author/slug.
+    #[arg(long, default_value = crate::canary::config::CANARY_MODEL)]
+    pub model: String,
+    /// Name of the environment variable holding the API key (sent as a
+    /// Bearer token, never printed). Required with --endpoint.
+    #[arg(long, value_name = "VAR", default_value = "OPENROUTER_API_KEY")]
+    pub key_env: String,
+    /// The routes to probe, comma-separated (endpoint tags or provider
+    /// names), instead of listing them from the endpoint.
+    #[arg(long, value_name = "A,B,C", value_delimiter = ',')]
+    pub routes: Vec<String>,
+    /// Rounds to run, then stop. Without it the canary runs until Ctrl-C.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub rounds: Option<u64>,
+    /// Time between the starts of two rounds, e.g. 30m or 1h.
+    #[arg(long, default_value = "30m", value_parser = humantime::parse_duration)]
+    pub interval: std::time::Duration,
+    /// Run rounds back to back, advancing the state machine's clock by
+    /// --interval per round (from 2025-01-01T00:00:00Z, or from the state
+    /// file's last round), so two weeks replay in seconds and a rerun
+    /// decides the same. Without it the clock is the wall clock.
+    #[arg(long)]
+    pub no_wait: bool,
+    /// Apply the decisions: active quarantines enter the ignore list. By
+    /// default the canary only observes and logs what it would do.
+    #[arg(long)]
+    pub enforce: bool,
+    /// A route known to filter the roleplay probe (the positive control):
+    /// never scored; when it passes, the probe is marked weak and its passes
+    /// count for no route. Default offline: the simulated filtering route,
+    /// harbor; against a real endpoint: none.
+    #[arg(long, value_name = "ROUTE")]
+    pub control: Option<String>,
+    /// The reviewed ignore list (one route per line, or JSON), replacing
+    /// the built-in one (empty).
+    #[arg(long, value_name = "FILE")]
+    pub reviewed: Option<PathBuf>,
+    /// A runtime ignore list a person edits while the canary runs; re-read
+    /// every round.
+    #[arg(long, value_name = "FILE")]
+    pub runtime: Option<PathBuf>,
+    /// Where to write the merged ignore list, {"provider": {"ignore":
+    /// [...]}}, after every round. Default: ignore.json in --out.
+    #[arg(long, value_name = "FILE")]
+    pub ignore_out: Option<PathBuf>,
+    /// Decision log: one JSON line per decision and state change, appended.
+    /// Default: decisions.jsonl in --out.
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// State file (JSON, written atomically after every round); a run with
+    /// the same file continues where the last stopped. Default: state.json
+    /// in --out.
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
+    /// Report directory (report.md, summary.json). Default:
+    /// reports/canary-<UTC timestamp>, made unique with a suffix; an
+    /// existing directory must be empty.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Master seed of the simulated endpoint.
+    #[arg(long, default_value_t = crate::seed::DEFAULT_SEED)]
+    pub seed: u64,
+    /// The ttft contract fails a stream whose first content token comes
+    /// later than this. Default: 10s against --endpoint; 1s offline,
+    /// where the simulated slow route sends its first token at twice the
+    /// limit and the healthy ones at once.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub ttft_limit: Option<std::time::Duration>,
+    /// Deadline of one probe request. Default: 60s against --endpoint
+    /// (well above the ttft limit, so a slow first token is judged, not
+    /// timed out); offline four times the ttft limit, at least 2s (4s).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub probe_timeout: Option<std::time::Duration>,
+    /// Routes probed at once.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub concurrency: u64,
+    /// Offline only: share of requests (0 to 1) the simulated endpoint
+    /// answers with a transport error (429, 5xx or a held connection) on
+    /// every route, to watch the canary not count them.
+    #[arg(long, value_name = "RATE")]
+    pub transient_rate: Option<f64>,
+    /// Largest reply read from the endpoint, in bytes (default 4 MiB).
+    #[arg(long, value_name = "BYTES", default_value_t = crate::systems::DEFAULT_MAX_RESPONSE_BYTES,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_response_bytes: u64,
+}

@@ -1,0 +1,85 @@
+//! Command-line types (clap derive) and nothing else. Values are validated
+//! into typed configurations by `config`; no clap type goes past it.
+//!
+//! The command line and its subcommands are here; each command's flags sit
+//! in a file of their own (`run`, `semantics`, `canary`, `serve` for the
+//! smaller commands, `calibrate` for the calibration tools), and the groups
+//! of flags several commands flatten into theirs in `options`.
+
+mod calibrate;
+mod canary;
+mod options;
+mod run;
+mod semantics;
+mod serve;
+
+pub use calibrate::{
+    CalibrateArgs, ContractsArgs, ContractsCalibrateArgs, ContractsCommand, JudgeArgs, JudgeCommand,
+};
+pub use canary::{CanaryAction, CanaryArgs, CanaryReleaseArgs, CanaryRunArgs};
+pub use options::{ContractOptions, JudgeOptions, LatencyArg, ProviderOptions, SystemOptions};
+pub use run::{ReportArgs, RunArgs};
+pub use semantics::SemanticsArgs;
+pub use serve::{ContinuationArg, GenerateArgs, ProxyArgs, ProxyModeArg, UpstreamsArgs};
+
+use clap::{Parser, Subcommand};
+
+/// Measures whether an LLM gateway keeps a conversation alive when its
+/// primary provider fails.
+#[derive(Debug, Parser)]
+#[command(name = "continuity-bench", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+// Parsed once at start; the size difference between variants costs nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Replay the dataset through the systems under test while their primary
+    /// provider fails, score the answers and write a report.
+    Run(RunArgs),
+    /// Write a seeded synthetic dataset as JSONL, one conversation a line.
+    Generate(GenerateArgs),
+    /// Serve a pair of simulated upstreams (primary and fallback) for use
+    /// with any gateway, until Ctrl-C.
+    Upstreams(UpstreamsArgs),
+    /// Serve a reference gateway (stateless or history) until Ctrl-C.
+    Proxy(ProxyArgs),
+    /// Run the failover-semantics catalogue through every system, on the
+    /// wire: error statuses, resets, silent routes, slow, cut, stalled and
+    /// malformed streams, context length, content filter, prefill
+    /// rejection, a flapping primary, both upstreams failing, model ids,
+    /// required parameters and fallback health. Prints a table and a
+    /// scorecard per system; exits 1 when a scored case fails.
+    Semantics(SemanticsArgs),
+    /// Re-render summary.json, summary.md and the plots of a report directory
+    /// from its CSV files.
+    Report(ReportArgs),
+    /// LLM judge tools: measure how far the fast-path scorer and a judge
+    /// agree with hand labels.
+    Judge(JudgeArgs),
+    /// Answer-contract tools: measure each contract against a labelled
+    /// calibration set.
+    Contracts(ContractsArgs),
+    /// Probe every route of a model pinned (fallbacks off), check each reply
+    /// against the answer contracts, and quarantine routes that degrade
+    /// (observe only unless --enforce). Offline by default, against a
+    /// built-in simulated endpoint; `canary release ROUTE` lifts a
+    /// quarantine by hand.
+    Canary(CanaryArgs),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

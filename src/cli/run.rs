@@ -1,0 +1,105 @@
+//! The flags of `run` and of `report DIR`, which re-renders what a run
+//! wrote.
+
+use super::{ContractOptions, JudgeOptions, LatencyArg, ProviderOptions, SystemOptions};
+use clap::Args;
+use std::path::PathBuf;
+
+/// Arguments of `run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Number of runs; each replays every conversation through every system
+    /// under a fault schedule of its own.
+    #[arg(long, default_value_t = 1)]
+    pub runs: u32,
+    /// Conversations in flight at once, across all systems.
+    #[arg(long, default_value_t = 100)]
+    pub concurrency: usize,
+    /// Most requests in flight at once, across all systems; a conversation
+    /// whose next request finds no room waits for it. Default: what the
+    /// open-file limit and 64 MiB of this process's memory allow (a request
+    /// costs about 160 KiB here for the built-in systems and 64 KiB for each
+    /// external gateway, summed over the run's systems); the open-file
+    /// limit caps it either way.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_in_flight: Option<u64>,
+    /// Dataset (JSONL). Default: the built-in datasets/continuity-150.jsonl
+    /// (150 conversations, seed 42).
+    #[arg(long)]
+    pub dataset: Option<PathBuf>,
+    /// Fault profile (TOML): a file, or the name of a built-in one (paper,
+    /// storm). Default: the built-in paper profile.
+    #[arg(long)]
+    pub faults: Option<PathBuf>,
+    /// Master seed of the fault schedule, latency jitter, backoff and bootstrap.
+    #[arg(long, default_value_t = crate::seed::DEFAULT_SEED)]
+    pub seed: u64,
+    /// Latency model of the simulated upstreams.
+    #[arg(long, value_enum, default_value_t = LatencyArg::Fast)]
+    pub latency: LatencyArg,
+    /// Send only the final turn, with the dataset's scripted history, instead
+    /// of replaying every turn live.
+    #[arg(long)]
+    pub fast_forward: bool,
+    /// Ask every system for streamed answers (server-sent events), read to
+    /// `data: [DONE]`; a stream cut short, a malformed chunk or an error
+    /// chunk is an error with its reason.
+    #[arg(long)]
+    pub stream: bool,
+    /// Per-attempt timeout of the built-in proxies: how long they wait for an
+    /// upstream's response headers before failing over (default 1s, 5s
+    /// with --latency realistic, whose answers take over a second, and 20s
+    /// with a --provider, which is also the deadline of each request to it).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub attempt_timeout: Option<std::time::Duration>,
+    /// Deadline of every request the driver sends.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    pub request_timeout: std::time::Duration,
+    /// Report directory. Default: reports/<UTC timestamp>, made unique with
+    /// a suffix when it exists. An existing directory that is not empty is
+    /// refused unless --force.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Write into an existing, non-empty --out directory (its report files
+    /// are replaced).
+    #[arg(long)]
+    pub force: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Exit with status 1 when the CPR of `--fail-system` is below this
+    /// percentage (0-100).
+    #[arg(long)]
+    pub fail_under_cpr: Option<f64>,
+    /// The system `--fail-under-cpr` checks (default: history).
+    #[arg(long)]
+    pub fail_system: Option<String>,
+    /// Which systems are under test.
+    #[command(flatten)]
+    pub systems: SystemOptions,
+    /// A real provider behind the upstreams (pass-through with faults).
+    #[command(flatten)]
+    pub providers: ProviderOptions,
+    /// With a --provider that is not on this machine: a run whose estimated
+    /// tokens (input and output, printed before the run) exceed this does
+    /// not start without --yes.
+    #[arg(long, value_name = "N", default_value_t = crate::continuity::cost::DEFAULT_COST_LIMIT_TOKENS)]
+    pub cost_limit_tokens: u64,
+    /// Start a run against a paid --provider even when its estimate is above
+    /// --cost-limit-tokens.
+    #[arg(long)]
+    pub yes: bool,
+    /// The LLM judge for answers the fast path cannot decide.
+    #[command(flatten)]
+    pub judge: JudgeOptions,
+    /// The answer contracts.
+    #[command(flatten)]
+    pub contracts: ContractOptions,
+}
+
+/// Arguments of `report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A report directory written by `run`.
+    pub dir: PathBuf,
+}
