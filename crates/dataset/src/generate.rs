@@ -225,7 +225,11 @@ impl Source {
                 .map(|(si, s)| {
                     let capacity = s.pool.and_then(Pool::capacity).unwrap_or(0);
                     let mut order: Vec<usize> = (0..capacity).collect();
-                    order.shuffle(&mut cb_base::seed::rng(seed, "dataset-pool-order", si as u64));
+                    order.shuffle(&mut cb_base::seed::rng(
+                        seed,
+                        "dataset-pool-order",
+                        si as u64,
+                    ));
                     order
                 })
                 .collect(),
@@ -423,7 +427,10 @@ mod tests {
     use crate::lexicon::{contains_words, tokens};
     use crate::TurnKind;
 
-    const COMMITTED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../datasets/continuity-150.jsonl");
+    const COMMITTED: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../datasets/continuity-150.jsonl"
+    );
 
     fn opts(seed: u64) -> GenerateOptions {
         GenerateOptions {

@@ -491,7 +491,6 @@ pub const HEDGES: &[&str] = &[
     "hmm",
 ];
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,8 +17,8 @@
 //! so a check costs the same at 100,000 anchors as at 1,000.
 
 use super::lexicon::{self, contains_words, tokens};
-use super::pools::Drawn;
 use super::lexicon::{HEDGES, NEGATIONS};
+use super::pools::Drawn;
 use std::collections::{HashMap, HashSet};
 
 /// Gram length of the containment index, in bytes.

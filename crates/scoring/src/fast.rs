@@ -19,7 +19,6 @@ const MIN_BLEED_CHARS: usize = 3;
 
 use cb_dataset::lexicon::{HEDGES, NEGATIONS};
 
-
 /// Phrases that say the assistant does not have the fact.
 const REFUSALS: &[&str] = &[
     "i do not know",

@@ -636,7 +636,8 @@ mod tests {
                 assert_eq!(parse_written_date(v), Some(ymd), "{v}");
             }
 
-            let word = cb_dataset::compose::Compose::Word(&cb_dataset::syllables::FEMININE).draw(&mut rng);
+            let word =
+                cb_dataset::compose::Compose::Word(&cb_dataset::syllables::FEMININE).draw(&mut rng);
             assert_eq!(word.variants, vec![word.value.clone()]);
         }
     }

@@ -5,8 +5,8 @@
 
 use super::kappa::{agreement, cohens_kappa};
 use super::{score_with, FastPath};
-use cb_dataset::{Anchor, Category, Conversation, Dataset, Turn, TurnKind};
 use crate::{AnchorIndex, Judge, Scored, Verdict, VerdictMethod};
+use cb_dataset::{Anchor, Category, Conversation, Dataset, Turn, TurnKind};
 use futures::StreamExt;
 use serde::Deserialize;
 use std::collections::HashSet;

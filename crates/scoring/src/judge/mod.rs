@@ -25,8 +25,8 @@ pub use cache::VerdictCache;
 pub use client::{JudgeSettings, JudgeStats, LlmJudge};
 pub use prompt::PROMPT_VERSION;
 
-use cb_dataset::Conversation;
 use crate::{AnchorIndex, Judge, Scored, Verdict};
+use cb_dataset::Conversation;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;

@@ -5,8 +5,8 @@
 use super::calibrate::{calibrate, load_cases, parse_cases, CalibrationCase, CalibrationError};
 use super::sim::{self, Behaviour};
 use super::*;
-use cb_dataset::Dataset;
 use crate::VerdictMethod;
+use cb_dataset::Dataset;
 use std::path::Path;
 use std::time::Duration;
 use tokio::time::Instant;
