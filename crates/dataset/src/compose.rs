@@ -11,6 +11,7 @@
 
 use super::pools::{looks_guessable, Drawn, MONTHS};
 use super::syllables::Shape;
+use cb_base::number::thousands;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
@@ -62,7 +63,7 @@ impl Compose {
                     }
                 };
                 let value = n.to_string();
-                let grouped = group_thousands(n);
+                let grouped = thousands(n);
                 Drawn {
                     written: grouped.clone(),
                     variants: vec![value.clone(), grouped],
@@ -105,19 +106,6 @@ impl Compose {
     }
 }
 
-/// "148173" -> "148,173".
-pub fn group_thousands(n: u32) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// The English ordinal suffix of a day ("st", "nd", "rd", "th").
 fn ordinal_suffix(day: u32) -> &'static str {
     match (day % 10, day % 100) {
@@ -146,14 +134,6 @@ fn days_in_month(year: i32, month: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn thousands_are_grouped() {
-        assert_eq!(group_thousands(148_173), "148,173");
-        assert_eq!(group_thousands(48_173), "48,173");
-        assert_eq!(group_thousands(1_048_173), "1,048,173");
-        assert_eq!(group_thousands(173), "173");
-    }
 
     #[test]
     fn calendar_arithmetic() {
