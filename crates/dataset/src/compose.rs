@@ -9,7 +9,8 @@
 //! 1653" or "March 4, 1653", never "4 March 1653", which would sit inside
 //! "14 March 1653".
 
-use super::pools::{looks_guessable, Drawn, MONTHS};
+use super::lexicon::MONTHS;
+use super::pools::{looks_guessable, Drawn};
 use super::syllables::Shape;
 use cb_base::number::thousands;
 use rand::Rng;

@@ -7,6 +7,7 @@
 //! Values are chosen to be hard to guess (no "blue", no two-digit numbers) and
 //! easy to recognise in an answer (no value is an ordinary English word).
 
+use super::lexicon::{MONTHS, ONES, TENS};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use unicode_normalization::UnicodeNormalization;
@@ -136,22 +137,6 @@ impl Pool {
     }
 }
 
-/// Month names, January first.
-pub const MONTHS: [&str; 12] = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-];
-
 /// True for digit strings a person might guess: runs like 12345, or one
 /// digit repeated.
 pub(super) fn looks_guessable(digits: &str) -> bool {
@@ -161,34 +146,6 @@ pub(super) fn looks_guessable(digits: &str) -> bool {
     let descending = bytes.windows(2).all(|w| w[0] == w[1] + 1);
     all_same || ascending || descending
 }
-
-/// English words for 0..=19, shared with the scorer.
-pub const ONES: [&str; 20] = [
-    "zero",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-    "thirteen",
-    "fourteen",
-    "fifteen",
-    "sixteen",
-    "seventeen",
-    "eighteen",
-    "nineteen",
-];
-/// English words for the tens, by tens digit (empty below twenty).
-pub const TENS: [&str; 10] = [
-    "", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
-];
 
 /// English words for 100..=999: "three hundred and forty-seven" (British,
 /// with "and") or "three hundred forty-seven".
