@@ -218,11 +218,7 @@ mod tests {
     use cb_faults::FaultProfile;
 
     fn committed() -> Dataset {
-        Dataset::load(std::path::Path::new(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../datasets/continuity-150.jsonl"
-        )))
-        .unwrap()
+        Dataset::builtin_default()
     }
 
     fn plan(dataset: &Dataset, profile: &str) -> FaultPlan {
