@@ -9,8 +9,8 @@
 //! 1653" or "March 4, 1653", never "4 March 1653", which would sit inside
 //! "14 March 1653".
 
-use super::lexicon::MONTHS;
-use super::pools::{looks_guessable, Drawn};
+use super::lexicon::{ordinal_suffix, MONTHS};
+use super::pools::{draw_code, looks_guessable, Drawn};
 use super::syllables::Shape;
 use cb_base::number::thousands;
 use rand::Rng;
@@ -34,28 +34,8 @@ impl Compose {
     /// Draws a candidate value; the caller checks it is free.
     pub fn draw(self, rng: &mut ChaCha8Rng) -> Drawn {
         match self {
-            Compose::Word(shape) => {
-                let value = shape.draw(rng);
-                Drawn {
-                    written: value.clone(),
-                    variants: vec![value.clone()],
-                    value,
-                }
-            }
-            Compose::Code(digits) => {
-                let (low, high) = (10u64.pow(digits - 1), 10u64.pow(digits));
-                let value = loop {
-                    let n = rng.random_range(low..high).to_string();
-                    if !looks_guessable(&n) {
-                        break n;
-                    }
-                };
-                Drawn {
-                    written: value.clone(),
-                    variants: vec![value.clone()],
-                    value,
-                }
-            }
+            Compose::Word(shape) => Drawn::plain(shape.draw(rng)),
+            Compose::Code(digits) => draw_code(rng, digits),
             Compose::Count(low, high) => {
                 let n = loop {
                     let n = rng.random_range(low..=high);
@@ -107,16 +87,6 @@ impl Compose {
     }
 }
 
-/// The English ordinal suffix of a day ("st", "nd", "rd", "th").
-fn ordinal_suffix(day: u32) -> &'static str {
-    match (day % 10, day % 100) {
-        (1, n) if n != 11 => "st",
-        (2, n) if n != 12 => "nd",
-        (3, n) if n != 13 => "rd",
-        _ => "th",
-    }
-}
-
 /// Whether `year` is a leap year of the (proleptic) Gregorian calendar.
 fn is_leap(year: i32) -> bool {
     (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
@@ -143,10 +113,6 @@ mod tests {
         assert_eq!(days_in_month(1704, 2), 29);
         assert_eq!(days_in_month(1987, 9), 30);
         assert_eq!(Compose::Date(1999, 2000).space(), 365 + 366);
-        assert_eq!(ordinal_suffix(1), "st");
-        assert_eq!(ordinal_suffix(12), "th");
-        assert_eq!(ordinal_suffix(22), "nd");
-        assert_eq!(ordinal_suffix(31), "st");
     }
 
     #[test]

@@ -19,7 +19,7 @@ use aho_corasick::AhoCorasick;
 use memchr::memmem;
 use std::collections::HashMap;
 use std::sync::LazyLock;
-pub use words::{month_number, MONTHS, MONTHS_SHORT, ONES, SCALES, TENS, WEEKDAYS};
+pub use words::{month_number, ordinal_suffix, MONTHS, MONTHS_SHORT, ONES, SCALES, TENS, WEEKDAYS};
 
 /// Placeholder of the anchor value in statements and answers.
 pub const VALUE: &str = "{v}";

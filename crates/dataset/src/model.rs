@@ -118,26 +118,25 @@ fn fresh_reply(messages: &[ChatMessage]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::messages::client_messages;
     use crate::{Conversation, Dataset, TurnKind};
 
     const SYSTEM: &str = "You are a helpful assistant.";
 
-    /// System prompt, then every turn up to `upto` (exclusive) with its
-    /// scripted reply, then turn `upto`'s user message, skipping `drop`.
+    /// The request for turn `upto` (from 0) as a client sends it, with the
+    /// scripted replies, and turn `drop` (before `upto`) left out.
     fn history(c: &Conversation, upto: usize, drop: Option<usize>) -> Vec<ChatMessage> {
-        let mut m = vec![ChatMessage::new("system", SYSTEM)];
-        for (i, t) in c.turns[..upto].iter().enumerate() {
-            if Some(i) == drop {
-                continue;
+        let mut c = c.clone();
+        let upto = match drop {
+            Some(turn) => {
+                c.turns.remove(turn);
+                upto - 1
             }
-            m.push(ChatMessage::new("user", &t.user));
-            m.push(ChatMessage::new(
-                "assistant",
-                t.assistant.as_deref().unwrap_or(""),
-            ));
-        }
-        m.push(ChatMessage::new("user", &c.turns[upto].user));
-        m
+            None => upto,
+        };
+        client_messages(&c, SYSTEM, upto, |k| {
+            c.turns[k].assistant.as_deref().unwrap_or("")
+        })
     }
 
     fn contains_any(text: &str, values: &[String]) -> bool {

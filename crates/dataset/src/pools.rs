@@ -39,6 +39,30 @@ pub struct Drawn {
     pub variants: Vec<String>,
 }
 
+impl Drawn {
+    /// A value written as it is and accepted in that one spelling.
+    pub fn plain(value: String) -> Drawn {
+        Drawn {
+            written: value.clone(),
+            variants: vec![value.clone()],
+            value,
+        }
+    }
+}
+
+/// A numeric code of exactly `digits` digits (first digit not zero) that
+/// does not look guessable ([`looks_guessable`]), accepted as written.
+pub(super) fn draw_code(rng: &mut ChaCha8Rng, digits: u32) -> Drawn {
+    let (low, high) = (10u64.pow(digits - 1), 10u64.pow(digits));
+    let value = loop {
+        let n = rng.random_range(low..high).to_string();
+        if !looks_guessable(&n) {
+            break n;
+        }
+    };
+    Drawn::plain(value)
+}
+
 impl Pool {
     /// Number of distinct values a list offers; `None` for generated pools,
     /// which are effectively unbounded.
@@ -66,21 +90,7 @@ impl Pool {
                     variants,
                 }
             }
-            Pool::Code(digits) => {
-                let low = 10u64.pow(digits - 1);
-                let high = 10u64.pow(digits);
-                let value = loop {
-                    let n = rng.random_range(low..high).to_string();
-                    if !looks_guessable(&n) {
-                        break n;
-                    }
-                };
-                Drawn {
-                    written: value.clone(),
-                    variants: vec![value.clone()],
-                    value,
-                }
-            }
+            Pool::Code(digits) => draw_code(rng, digits),
             Pool::Quantity => {
                 let n = loop {
                     let n: u32 = rng.random_range(120..1000);
@@ -126,12 +136,7 @@ impl Pool {
                 let first = INVENTED_FIRST[rng.random_range(0..INVENTED_FIRST.len())];
                 let middle = INVENTED_MIDDLE[rng.random_range(0..INVENTED_MIDDLE.len())];
                 let last = INVENTED_LAST[rng.random_range(0..INVENTED_LAST.len())];
-                let value = format!("{first}{middle}{last}");
-                Drawn {
-                    written: value.clone(),
-                    variants: vec![value.clone()],
-                    value,
-                }
+                Drawn::plain(format!("{first}{middle}{last}"))
             }
         }
     }

@@ -9,7 +9,7 @@
 //! numeric date whose day and month could be swapped), which only stop the
 //! scorer from concluding the value is absent.
 
-use cb_dataset::lexicon::{month_number, MONTHS, MONTHS_SHORT, ONES, TENS};
+use cb_dataset::lexicon::{month_number, ordinal_suffix, MONTHS, MONTHS_SHORT, ONES, TENS};
 use unicode_normalization::char::is_combining_mark;
 use unicode_normalization::UnicodeNormalization;
 
@@ -279,16 +279,6 @@ pub fn parse_number_words(text: &str) -> Option<u64> {
     seen.then_some(total + current)
 }
 
-/// The English ordinal suffix of a day ("st", "nd", "rd", "th").
-fn ordinal_suffix(d: u32) -> &'static str {
-    match (d % 10, d % 100) {
-        (1, n) if n != 11 => "st",
-        (2, n) if n != 12 => "nd",
-        (3, n) if n != 13 => "rd",
-        _ => "th",
-    }
-}
-
 /// Spellings of one value, as normalised word sequences.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Spellings {
@@ -531,10 +521,6 @@ mod tests {
         assert!(!s.strong.contains(&t("04/03/2031")));
         assert!(s.weak.contains(&t("04/03/2031")));
         assert!(s.strong.contains(&t("4th March 2031")));
-        assert_eq!(ordinal_suffix(1), "st");
-        assert_eq!(ordinal_suffix(11), "th");
-        assert_eq!(ordinal_suffix(22), "nd");
-        assert_eq!(ordinal_suffix(23), "rd");
     }
 
     #[test]

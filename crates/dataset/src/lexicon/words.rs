@@ -1,5 +1,5 @@
 //! The words numbers and dates are written in: English number words, month
-//! names and weekdays. One table for both ends: the generator spells
+//! names, weekdays and the ordinal suffixes of days. One table for both ends: the generator spells
 //! quantities and dates with it, the scorer reads answers with it, and a
 //! composed value may never be one of its words (the scorer would read it
 //! as a number or a date).
@@ -86,6 +86,17 @@ pub fn month_number(word: &str) -> Option<u32> {
     u32::try_from(index + 1).ok()
 }
 
+/// The English ordinal suffix of a day: "st", "nd", "rd" or "th" ("1st",
+/// "12th", "22nd", "31st").
+pub fn ordinal_suffix(day: u32) -> &'static str {
+    match (day % 10, day % 100) {
+        (1, n) if n != 11 => "st",
+        (2, n) if n != 12 => "nd",
+        (3, n) if n != 13 => "rd",
+        _ => "th",
+    }
+}
+
 /// Every word of the table: number words, scale words, month names (full
 /// and short) and weekdays.
 pub fn all() -> impl Iterator<Item = &'static str> {
@@ -112,6 +123,18 @@ mod tests {
         assert_eq!(month_number("dec"), Some(12));
         assert_eq!(month_number("marchy"), None);
         assert_eq!(month_number("monday"), None);
+    }
+
+    #[test]
+    fn ordinal_suffixes() {
+        let suffixes: Vec<&str> = [1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 31]
+            .into_iter()
+            .map(ordinal_suffix)
+            .collect();
+        assert_eq!(
+            suffixes,
+            ["st", "nd", "rd", "th", "th", "th", "th", "st", "nd", "rd", "st"]
+        );
     }
 
     #[test]
