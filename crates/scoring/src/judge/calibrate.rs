@@ -260,6 +260,19 @@ fn render_tally(out: &mut String, t: &Tally, who: &str) {
     out.push_str(&t.table(&format!("label \\ {who}")).indented("  ").render());
 }
 
+/// One case a scorer (`who`) decided against its label: id, label, verdict
+/// and the scorer's reason.
+fn render_case(out: &mut String, o: &CaseOutcome, who: &str, scored: &Scored) {
+    let _ = writeln!(
+        out,
+        "    {}: label {}, {who} {} ({})",
+        o.id,
+        o.label.name(),
+        scored.verdict.as_str(),
+        scored.reason
+    );
+}
+
 impl Calibration {
     /// Cases the fast path decided against the label.
     pub fn fast_wrong(&self) -> Vec<&CaseOutcome> {
@@ -291,14 +304,7 @@ impl Calibration {
                 wrong.len()
             );
             for o in wrong {
-                let _ = writeln!(
-                    out,
-                    "    {}: label {}, fast path {} ({})",
-                    o.id,
-                    o.label.name(),
-                    o.fast.verdict.as_str(),
-                    o.fast.reason
-                );
+                render_case(&mut out, o, "fast path", &o.fast);
             }
         }
         let (Some(t), Some(judge)) = (&self.combined, &self.judge) else {
@@ -347,14 +353,7 @@ impl Calibration {
         if !disagreements.is_empty() {
             let _ = writeln!(out, "  judge disagrees with the label on:");
             for o in disagreements {
-                let _ = writeln!(
-                    out,
-                    "    {}: label {}, judge {} ({})",
-                    o.id,
-                    o.label.name(),
-                    o.combined.verdict.as_str(),
-                    o.combined.reason
-                );
+                render_case(&mut out, o, "judge", &o.combined);
             }
         }
         if let Some(o) = self.outcomes.iter().find(|o| {
