@@ -59,16 +59,7 @@ impl Compose {
                 let iso = format!("{year:04}-{month:02}-{day:02}");
                 let british = format!("the {day}{} of {name} {year}", ordinal_suffix(day));
                 let american = format!("{name} {day}, {year}");
-                let written = if rng.random_bool(0.5) {
-                    british.clone()
-                } else {
-                    american.clone()
-                };
-                Drawn {
-                    written,
-                    variants: vec![iso.clone(), british, american],
-                    value: iso,
-                }
+                Drawn::date(rng, iso, british, american)
             }
         }
     }

@@ -48,6 +48,26 @@ impl Drawn {
             value,
         }
     }
+
+    /// A date stored as `iso`, accepted in its British and American
+    /// spellings, and written in one of the two, drawn evenly.
+    pub(super) fn date(
+        rng: &mut ChaCha8Rng,
+        iso: String,
+        british: String,
+        american: String,
+    ) -> Drawn {
+        let written = if rng.random_bool(0.5) {
+            british.clone()
+        } else {
+            american.clone()
+        };
+        Drawn {
+            written,
+            variants: vec![iso.clone(), british, american],
+            value: iso,
+        }
+    }
 }
 
 /// A numeric code of exactly `digits` digits (first digit not zero) that
@@ -121,16 +141,7 @@ impl Pool {
                 let iso = format!("{year:04}-{month:02}-{day:02}");
                 let british = format!("{day} {name} {year}");
                 let american = format!("{name} {day}, {year}");
-                let written = if rng.random_bool(0.5) {
-                    british.clone()
-                } else {
-                    american.clone()
-                };
-                Drawn {
-                    written,
-                    variants: vec![iso.clone(), british, american],
-                    value: iso,
-                }
+                Drawn::date(rng, iso, british, american)
             }
             Pool::Invented => {
                 let first = INVENTED_FIRST[rng.random_range(0..INVENTED_FIRST.len())];
