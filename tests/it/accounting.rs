@@ -5,26 +5,16 @@
 //! beside it and warned about.
 
 use crate::common::gateways::{start_on_free_ports, Misbehaviour};
-use crate::common::quick_run;
-use continuity_bench::config::GatewaySpec;
+use crate::common::{execute, gateway_spec, quick_run, system};
 use continuity_bench::continuity::record::Stage;
 use continuity_bench::continuity::{self, report::render_table};
-use tokio_util::sync::CancellationToken;
 
 async fn run_beside(kind: Misbehaviour) -> (tempfile::TempDir, continuity::RunOutcome) {
     let (gateway, primary, fallback) = start_on_free_ports(kind).await;
     let dir = tempfile::tempdir().unwrap();
     let mut config = quick_run(dir.path(), 1);
-    config.systems.gateways = vec![GatewaySpec {
-        name: "control".into(),
-        url: gateway.url(),
-        primary_port: primary,
-        fallback_port: fallback,
-        headers: Vec::new(),
-    }];
-    let outcome = continuity::execute(&config, CancellationToken::new(), std::time::Instant::now())
-        .await
-        .unwrap();
+    config.systems.gateways = vec![gateway_spec("control", gateway.url(), primary, fallback)];
+    let outcome = execute(&config).await;
     drop(gateway);
     (dir, outcome)
 }
@@ -33,12 +23,7 @@ async fn run_beside(kind: Misbehaviour) -> (tempfile::TempDir, continuity::RunOu
 async fn conversations_that_break_before_the_fault_are_not_failover_events() {
     let (_dir, outcome) = run_beside(Misbehaviour::DropsFirstTurns).await;
     let data = outcome.data.as_ref().unwrap();
-    let control = data
-        .summary
-        .systems
-        .iter()
-        .find(|s| s.name == "control")
-        .unwrap();
+    let control = system(&outcome, "control");
     let st = control.stages;
     assert_eq!(st.total(), 150);
     // About a fifth of the first turns are dropped.
@@ -78,12 +63,7 @@ async fn conversations_that_break_before_the_fault_are_not_failover_events() {
     assert!(table.contains("WARNING control: only"), "{table}");
     // The reference systems reach every fault and get no warning.
     for name in ["stateless", "history"] {
-        let s = data
-            .summary
-            .systems
-            .iter()
-            .find(|s| s.name == name)
-            .unwrap();
+        let s = system(&outcome, name);
         assert_eq!(
             (s.stages.failover, s.warning.as_deref()),
             (150, None),
@@ -96,12 +76,7 @@ async fn conversations_that_break_before_the_fault_are_not_failover_events() {
 async fn a_gateway_that_never_calls_its_upstreams_has_no_cpr() {
     let (_dir, outcome) = run_beside(Misbehaviour::AnswersItself).await;
     let data = outcome.data.as_ref().unwrap();
-    let control = data
-        .summary
-        .systems
-        .iter()
-        .find(|s| s.name == "control")
-        .unwrap();
+    let control = system(&outcome, "control");
     assert_eq!(control.stages.not_exercised, 150, "{:?}", control.stages);
     assert_eq!((control.events, control.cpr.rate), (0, None));
     assert_eq!(control.cpr_clustered, None);

@@ -37,7 +37,8 @@ fn config_with_env(line: &[&str], env: &dyn Fn(&str) -> Option<String>) -> Canar
     let Command::Canary(args) = Cli::try_parse_from(argv).unwrap().command else {
         unreachable!()
     };
-    continuity_bench::config::canary_config(&args.run, env, time::OffsetDateTime::now_utc()).unwrap()
+    continuity_bench::config::canary_config(&args.run, env, time::OffsetDateTime::now_utc())
+        .unwrap()
 }
 
 fn config(line: &[&str]) -> CanaryConfig {

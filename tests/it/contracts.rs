@@ -6,13 +6,12 @@
 //! fires on the reference systems, fails the test.
 
 use crate::common::gateways::{start_on_free_ports, Misbehaviour, STALL};
-use crate::common::{quick_run, small_dataset};
+use crate::common::{execute, gateway_spec, quick_run, small_dataset};
 use continuity_bench::config::GatewaySpec;
-use continuity_bench::continuity::{self, summary::SystemSummary};
+use continuity_bench::continuity::summary::SystemSummary;
 use continuity_bench::contracts::{ContractName, ContractSettings, Contracts};
 use continuity_bench::server::ServerHandle;
 use std::time::Duration;
-use tokio_util::sync::CancellationToken;
 
 /// The control gateways and the contract each must trip.
 const CONTROLS: [(Misbehaviour, &str, ContractName); 5] = [
@@ -39,13 +38,7 @@ async fn gateways(kinds: &[(Misbehaviour, &str)]) -> (Vec<ServerHandle>, Vec<Gat
     let mut specs = Vec::new();
     for (kind, name) in kinds {
         let (gateway, primary, fallback) = start_on_free_ports(*kind).await;
-        specs.push(GatewaySpec {
-            name: (*name).to_string(),
-            url: gateway.url(),
-            primary_port: primary,
-            fallback_port: fallback,
-            headers: Vec::new(),
-        });
+        specs.push(gateway_spec(name, gateway.url(), primary, fallback));
         handles.push(gateway);
     }
     (handles, specs)
@@ -81,9 +74,7 @@ async fn each_contract_catches_its_gateway_and_spares_the_reference_systems() {
     let mut config = quick_run(dir.path(), 1);
     config.replay = continuity_bench::config::Replay::FastForward;
     config.systems.gateways = specs;
-    let outcome = continuity::execute(&config, CancellationToken::new(), std::time::Instant::now())
-        .await
-        .unwrap();
+    let outcome = execute(&config).await;
     let summary = &outcome.data.as_ref().unwrap().summary;
     let system = |name: &str| summary.systems.iter().find(|s| s.name == name).unwrap();
     assert_clean(system("history"));
@@ -146,9 +137,7 @@ async fn a_stalled_first_token_breaks_ttft_in_a_stream() {
         })
         .unwrap(),
     );
-    let outcome = continuity::execute(&config, CancellationToken::new(), std::time::Instant::now())
-        .await
-        .unwrap();
+    let outcome = execute(&config).await;
     let summary = &outcome.data.as_ref().unwrap().summary;
     let system = |name: &str| summary.systems.iter().find(|s| s.name == name).unwrap();
     let n = STALLED as u64;
@@ -168,9 +157,7 @@ async fn degraded_answers_break_exactly_their_contract() {
     let mut config = quick_run(dir.path(), 1);
     config.faults =
         continuity_bench::source::Source::File(crate::common::repo("fault_profiles/degraded.toml"));
-    let outcome = continuity::execute(&config, CancellationToken::new(), std::time::Instant::now())
-        .await
-        .unwrap();
+    let outcome = execute(&config).await;
     let data = outcome.data.as_ref().unwrap();
     let degradation: std::collections::HashMap<(&str, &str, u32), &str> = data
         .attempts

@@ -5,13 +5,12 @@
 //! must trip none of them.
 
 use crate::common::gateways::{start_on_free_ports, Misbehaviour};
-use crate::common::{quick_run, repo, system};
+use crate::common::{execute, gateway_spec, quick_run, repo, system};
 use continuity_bench::config::{GatewaySpec, Replay, RunConfig};
-use continuity_bench::continuity::{self, RunOutcome};
+use continuity_bench::continuity::RunOutcome;
 use continuity_bench::judge::{sim, JudgeConfig};
 use continuity_bench::secret::Secret;
 use std::time::Duration;
-use tokio_util::sync::CancellationToken;
 
 /// A header value sent to the control gateway; it must appear in no report file.
 const SECRET_HEADER_VALUE: &str = "Bearer control-gateway-secret-4711";
@@ -38,16 +37,11 @@ async fn run_with_control_tuned(
     config.faults = continuity_bench::source::Source::File(repo(profile));
     config.judge = judge;
     config.systems.gateways = vec![GatewaySpec {
-        name: "control".into(),
-        url: gateway.url(),
-        primary_port: primary,
-        fallback_port: fallback,
         headers: vec![("Authorization".into(), Secret::new(SECRET_HEADER_VALUE))],
+        ..gateway_spec("control", gateway.url(), primary, fallback)
     }];
     tune(&mut config);
-    let outcome = continuity::execute(&config, CancellationToken::new(), std::time::Instant::now())
-        .await
-        .unwrap();
+    let outcome = execute(&config).await;
     (dir, outcome)
 }
 

@@ -13,15 +13,14 @@
 //! short.
 
 use crate::common::dialect_gateways::{start_on_free_ports, DialectFault};
-use crate::common::{quick_run, repo, system};
-use continuity_bench::config::{GatewaySpec, Replay};
+use crate::common::{execute, gateway_spec, quick_run, repo, system};
+use continuity_bench::config::Replay;
 use continuity_bench::continuity::summary::delivery::Delivery;
-use continuity_bench::continuity::{self, RunOutcome};
+use continuity_bench::continuity::RunOutcome;
 use continuity_bench::dialect::Dialect;
 use continuity_bench::server::ServerHandle;
 use continuity_bench::source::Source;
 use std::path::Path;
-use tokio_util::sync::CancellationToken;
 
 /// Conversations of the rich dataset each run replays.
 const CONVERSATIONS: usize = 30;
@@ -81,18 +80,13 @@ async fn run(
     let mut handles = Vec::new();
     for (name, fault) in controls {
         let (gateway, primary, fallback) = start_on_free_ports(*fault, dialect).await;
-        config.systems.gateways.push(GatewaySpec {
-            name: (*name).into(),
-            url: gateway.url(),
-            primary_port: primary,
-            fallback_port: fallback,
-            headers: Vec::new(),
-        });
+        config
+            .systems
+            .gateways
+            .push(gateway_spec(name, gateway.url(), primary, fallback));
         handles.push(gateway);
     }
-    let outcome = continuity::execute(&config, CancellationToken::new(), std::time::Instant::now())
-        .await
-        .unwrap();
+    let outcome = execute(&config).await;
     (dir, handles, outcome)
 }
 

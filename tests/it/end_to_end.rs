@@ -2,8 +2,7 @@
 //! its reproducibility, and a clean stop on Ctrl-C.
 
 use crate::common::gateways::{free_port, start_counted_on_free_ports, Misbehaviour};
-use crate::common::{csv_rows, quick_run, repo, small_dataset};
-use continuity_bench::config::GatewaySpec;
+use crate::common::{csv_rows, execute, gateway_spec, quick_run, repo, small_dataset};
 use continuity_bench::continuity;
 use continuity_bench::record::AttemptAction;
 use continuity_bench::scoring::Verdict;
@@ -13,13 +12,7 @@ use tokio_util::sync::CancellationToken;
 #[tokio::test(start_paused = true)]
 async fn reference_systems_separate_cleanly() {
     let dir = tempfile::tempdir().unwrap();
-    let outcome = continuity::execute(
-        &quick_run(dir.path(), 2),
-        CancellationToken::new(),
-        std::time::Instant::now(),
-    )
-    .await
-    .unwrap();
+    let outcome = execute(&quick_run(dir.path(), 2)).await;
     let summary = &outcome.data.as_ref().unwrap().summary;
     let by_name = |n: &str| summary.systems.iter().find(|s| s.name == n).unwrap();
     let (stateless, history) = (by_name("stateless"), by_name("history"));
@@ -97,13 +90,7 @@ async fn reference_systems_separate_cleanly() {
 async fn same_seed_same_verdicts() {
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     for dir in [&a, &b] {
-        continuity::execute(
-            &quick_run(dir.path(), 1),
-            CancellationToken::new(),
-            std::time::Instant::now(),
-        )
-        .await
-        .unwrap();
+        execute(&quick_run(dir.path(), 1)).await;
     }
     let strip = |rows: Vec<Vec<String>>| -> Vec<Vec<String>> {
         let header = rows[0].clone();
@@ -130,13 +117,7 @@ async fn ctrl_c_still_writes_the_report() {
     config.latency = continuity_bench::upstream::LatencyProfile::REALISTIC;
     config.concurrency = 20;
     config.systems.builtin = false;
-    config.systems.gateways = vec![GatewaySpec {
-        name: "control".into(),
-        url: gateway.url(),
-        primary_port: primary,
-        fallback_port: fallback,
-        headers: Vec::new(),
-    }];
+    config.systems.gateways = vec![gateway_spec("control", gateway.url(), primary, fallback)];
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
     tokio::spawn(async move {
@@ -265,9 +246,7 @@ async fn report_re_renders_the_same_summary_from_the_csv_files() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = quick_run(dir.path(), 1);
     config.replay = continuity_bench::config::Replay::FastForward;
-    continuity::execute(&config, CancellationToken::new(), std::time::Instant::now())
-        .await
-        .unwrap();
+    execute(&config).await;
     let read = |p: &std::path::Path| -> serde_json::Value {
         serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
     };
@@ -426,9 +405,7 @@ async fn a_cap_on_requests_in_flight_holds_them_back_and_is_reported() {
     .unwrap();
     config.faults = continuity_bench::source::Source::File(profile);
     config.max_in_flight = Some(3);
-    let outcome = continuity::execute(&config, CancellationToken::new(), std::time::Instant::now())
-        .await
-        .unwrap();
+    let outcome = execute(&config).await;
     let data = outcome.data.as_ref().unwrap();
     let flight = data.config.requests_in_flight;
     assert_eq!(flight.cap, Some(3));

@@ -5,6 +5,7 @@
 //! covered by at least one control (`every_case_has_a_control`). All on
 //! the fast profile; a control runs only the cases it is about.
 
+use crate::common::gateway_spec;
 use crate::common::gateways::{start_on_free_ports, Misbehaviour, COOLDOWN};
 use continuity_bench::config::{GatewaySpec, SemanticsConfig, SystemsConfig};
 use continuity_bench::semantics::catalogue::catalogue;
@@ -203,13 +204,7 @@ async fn run_control(
     cooldown_wait: Duration,
 ) -> SemanticsReport {
     let (gateway, primary, fallback) = start_on_free_ports(kind).await;
-    let spec = GatewaySpec {
-        name: "control".into(),
-        url: gateway.url(),
-        primary_port: primary,
-        fallback_port: fallback,
-        headers: Vec::new(),
-    };
+    let spec = gateway_spec("control", gateway.url(), primary, fallback);
     let config = config(false, vec![spec], Some(cases), stream, cooldown_wait);
     semantics::execute(&config).await.unwrap()
 }

@@ -19,16 +19,14 @@
 //! move with two busy loops beside it.)
 
 use crate::common::gateways::{start_on_free_ports, Misbehaviour};
-use crate::common::{quick_run, repo, small_dataset};
-use continuity_bench::config::GatewaySpec;
-use continuity_bench::continuity::{self, RunOutcome};
+use crate::common::{execute, gateway_spec, quick_run, repo, small_dataset, system};
+use continuity_bench::continuity::RunOutcome;
 use continuity_bench::record::AttemptAction;
 use continuity_bench::scoring::Verdict;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use tokio_util::sync::CancellationToken;
 
 /// Busy-loop threads that keep every core loaded until dropped.
 struct CpuLoad {
@@ -100,16 +98,8 @@ async fn storm_run() -> (tempfile::TempDir, RunOutcome) {
     config.dataset =
         continuity_bench::source::Source::File(small_dataset(dir.path(), CONVERSATIONS));
     config.faults = continuity_bench::source::Source::File(repo("fault_profiles/storm.toml"));
-    config.systems.gateways = vec![GatewaySpec {
-        name: "control".into(),
-        url: gateway.url(),
-        primary_port: primary,
-        fallback_port: fallback,
-        headers: Vec::new(),
-    }];
-    let outcome = continuity::execute(&config, CancellationToken::new(), std::time::Instant::now())
-        .await
-        .unwrap();
+    config.systems.gateways = vec![gateway_spec("control", gateway.url(), primary, fallback)];
+    let outcome = execute(&config).await;
     (dir, outcome)
 }
 
@@ -240,15 +230,7 @@ async fn storm_verdicts_do_not_depend_on_machine_load() {
         "{refused} of {CONVERSATIONS} refused"
     );
     control_follows_its_wire(&loaded, "loaded");
-    let history = quiet
-        .data
-        .as_ref()
-        .unwrap()
-        .summary
-        .systems
-        .iter()
-        .find(|s| s.name == "history")
-        .unwrap();
+    let history = system(&quiet, "history");
     assert!(
         history.cpr.rate.unwrap() >= 0.99,
         "history CPR {:?}",

@@ -2,10 +2,12 @@
 //! Named sub-seeds of the one master seed ([`seed`]), the one secret type
 //! whose `Debug` and `Display` redact ([`secret`]), built-in inputs and the
 //! paths that override them ([`source`]), the languages the product knows
-//! ([`language`]), which upstream an attempt went to ([`role`]), and the
-//! rows every suite records ([`record`]).
+//! ([`language`]), which upstream an attempt went to ([`role`]), the rows
+//! every suite records ([`record`]), and how a whole number is written with
+//! thousands separators ([`number`]).
 
 pub mod language;
+pub mod number;
 pub mod record;
 pub mod role;
 pub mod secret;

@@ -209,18 +209,8 @@ impl TurnCosts {
     }
 }
 
-/// `1234567` as `1,234,567`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+/// `1234567` as `1,234,567`: the one grouping of the tool.
+pub use cb_base::number::thousands;
 
 #[cfg(test)]
 mod tests {
@@ -228,11 +218,7 @@ mod tests {
     use cb_faults::FaultProfile;
 
     fn committed() -> Dataset {
-        Dataset::load(std::path::Path::new(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../datasets/continuity-150.jsonl"
-        )))
-        .unwrap()
+        Dataset::builtin_default()
     }
 
     fn plan(dataset: &Dataset, profile: &str) -> FaultPlan {

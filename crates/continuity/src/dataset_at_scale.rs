@@ -26,11 +26,7 @@ const LARGE: usize = 1_500;
 const SYSTEM: &str = "You are a helpful assistant.";
 
 fn committed() -> Dataset {
-    Dataset::load(std::path::Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../datasets/continuity-150.jsonl"
-    )))
-    .unwrap()
+    Dataset::builtin_default()
 }
 
 fn composed(seed: u64, n: usize) -> Dataset {

@@ -7,14 +7,21 @@
 //! contract: cases applicable, agreement with the labels on the cases it
 //! decided, its false-positive rate on replies labelled clean (goal 0),
 //! false negatives, how many it left undetermined, and every disagreement.
+//! The loader, the confusion matrix and the table are the one calibration
+//! piece of [`cb_report::calibration`]; this file holds the cases and what
+//! a contract's figures are.
 
 use super::{ContractInput, ContractName, Contracts, Language, Outcome};
+use cb_base::source::{BuiltIn, Source};
+pub use cb_report::calibration::CalibrationError;
+use cb_report::calibration::{self, percent, Binary, Confusion, LabelledCase, UNDETERMINED};
+use cb_report::Table;
 use cb_wire::openai::{ChatMessage, ChatRequest};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 /// Path of the committed calibration set, relative to the repository root.
@@ -129,43 +136,35 @@ impl CalibrationCase {
     }
 }
 
-/// Why a calibration set could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum CalibrationError {
-    /// The file could not be read.
-    #[error("cannot read contract calibration set {path}: {source}; pass an existing JSONL file")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
-    },
-    /// A line is not a valid case.
-    #[error("{file}:{line}: not a contract calibration case: {source}; fix the line (fields: id, language, origin, request, expected_language, reply, labels, note)")]
-    Parse {
-        /// The file.
-        file: String,
-        /// 1-based line number.
-        line: usize,
-        /// The cause.
-        source: serde_json::Error,
-    },
-    /// A case is well-formed JSON but inconsistent.
-    #[error("{file}:{line}: case {id}: {problem}")]
-    Invalid {
-        /// The file.
-        file: String,
-        /// 1-based line number.
-        line: usize,
-        /// The case id.
-        id: String,
-        /// What is wrong and how to fix it.
-        problem: String,
-    },
-    /// The file holds no case.
-    #[error("contract calibration set {0} holds no case; add one JSON case per line")]
-    Empty(String),
+impl LabelledCase for CalibrationCase {
+    const SET: &'static str = "contract calibration";
+    const FIELDS: &'static str =
+        "id, language, origin, request, expected_language, reply, labels, note";
+
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn problem(&self) -> Option<&'static str> {
+        if self.labels.is_empty() {
+            Some("`labels` is empty; label every contract that applies")
+        } else if self.note.trim().is_empty() {
+            Some("`note` must say why the labels are right")
+        } else if self.reply.ttft_ms.is_some() && !self.request.stream {
+            Some("`ttft_ms` is set but the request is not streamed; set `stream` or drop `ttft_ms`")
+        } else if !self.request.messages.iter().any(|m| m.role == "user") {
+            Some("the request has no user message")
+        } else {
+            None
+        }
+    }
 }
+
+/// The committed calibration set, as a built-in input.
+static BUILT_IN: BuiltIn = BuiltIn {
+    path: DEFAULT_CASES_PATH,
+    text: DEFAULT_CASES,
+};
 
 /// Loads the calibration set at `path`, or the built-in one when `None`.
 /// Returns the name of the source (the path, or the default path marked
@@ -174,74 +173,22 @@ pub enum CalibrationError {
 /// # Errors
 /// [`CalibrationError`] naming the file and line to fix.
 pub fn load_cases(path: Option<&Path>) -> Result<(String, Vec<CalibrationCase>), CalibrationError> {
-    match path {
-        None => {
-            let name = format!("{DEFAULT_CASES_PATH} (built in)");
-            let cases = parse_cases(DEFAULT_CASES, &name)?;
-            Ok((name, cases))
-        }
-        Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|source| CalibrationError::Io {
-                path: path.to_path_buf(),
-                source,
-            })?;
-            let name = path.display().to_string();
-            let cases = parse_cases(&text, &name)?;
-            Ok((name, cases))
-        }
-    }
+    let source = path.map_or(Source::BuiltIn(&BUILT_IN), |p| {
+        Source::File(p.to_path_buf())
+    });
+    let cases = calibration::load(&source)?;
+    Ok((source.label(), cases))
 }
 
-/// Parses and checks calibration cases from JSONL `text`; `file` names it
-/// in errors. Blank lines are skipped.
-///
-/// # Errors
-/// [`CalibrationError`] with the line to fix.
-pub fn parse_cases(text: &str, file: &str) -> Result<Vec<CalibrationCase>, CalibrationError> {
-    let mut cases = Vec::new();
-    let mut ids = HashSet::new();
-    for (i, raw) in text.lines().enumerate() {
-        let line = i + 1;
-        if raw.trim().is_empty() {
-            continue;
+impl Binary for Label {
+    const BOTH: [Self; 2] = [Label::Pass, Label::Fail];
+
+    fn name(self) -> &'static str {
+        match self {
+            Label::Pass => "pass",
+            Label::Fail => "fail",
         }
-        let case: CalibrationCase =
-            serde_json::from_str(raw).map_err(|source| CalibrationError::Parse {
-                file: file.to_string(),
-                line,
-                source,
-            })?;
-        let invalid = |problem: &str| CalibrationError::Invalid {
-            file: file.to_string(),
-            line,
-            id: case.id.clone(),
-            problem: problem.to_string(),
-        };
-        if !ids.insert(case.id.clone()) {
-            return Err(invalid("duplicate id; give every case its own id"));
-        }
-        if case.labels.is_empty() {
-            return Err(invalid(
-                "`labels` is empty; label every contract that applies",
-            ));
-        }
-        if case.note.trim().is_empty() {
-            return Err(invalid("`note` must say why the labels are right"));
-        }
-        if case.reply.ttft_ms.is_some() && !case.request.stream {
-            return Err(invalid(
-                "`ttft_ms` is set but the request is not streamed; set `stream` or drop `ttft_ms`",
-            ));
-        }
-        if !case.request.messages.iter().any(|m| m.role == "user") {
-            return Err(invalid("the request has no user message"));
-        }
-        cases.push(case);
     }
-    if cases.is_empty() {
-        return Err(CalibrationError::Empty(file.to_string()));
-    }
-    Ok(cases)
 }
 
 /// One contract's agreement with the labels.
@@ -251,18 +198,9 @@ pub struct ContractCalibration {
     pub name: ContractName,
     /// Cases the contract applied to (gave an outcome).
     pub applicable: usize,
-    /// Labelled pass, judged pass.
-    pub true_pass: usize,
-    /// Labelled fail, judged fail.
-    pub true_fail: usize,
-    /// Labelled pass, judged fail.
-    pub false_positive: usize,
-    /// Labelled fail, judged pass.
-    pub false_negative: usize,
-    /// Labelled pass, undetermined.
-    pub undetermined_pass: usize,
-    /// Labelled fail, undetermined.
-    pub undetermined_fail: usize,
+    /// Labels against outcomes, on the cases that have both (a contract
+    /// that says `fail` on a reply labelled `pass` is a false positive).
+    pub confusion: Confusion<Label>,
     /// Cases where one of label and outcome is missing (the contract
     /// applied to an unlabelled case, or did not apply to a labelled one).
     pub applicability_mismatch: usize,
@@ -274,54 +212,47 @@ impl ContractCalibration {
         ContractCalibration {
             name,
             applicable: 0,
-            true_pass: 0,
-            true_fail: 0,
-            false_positive: 0,
-            false_negative: 0,
-            undetermined_pass: 0,
-            undetermined_fail: 0,
+            confusion: Confusion::default(),
             applicability_mismatch: 0,
         }
     }
 
+    /// Labelled pass, judged fail.
+    pub fn false_positives(&self) -> u64 {
+        self.confusion.count(Label::Pass, Some(Label::Fail))
+    }
+
+    /// Labelled fail, judged pass.
+    pub fn false_negatives(&self) -> u64 {
+        self.confusion.count(Label::Fail, Some(Label::Pass))
+    }
+
     /// Cases labelled pass with an outcome.
-    pub fn labelled_pass(&self) -> usize {
-        self.true_pass + self.false_positive + self.undetermined_pass
+    pub fn labelled_pass(&self) -> u64 {
+        self.confusion.labelled(Label::Pass)
     }
 
     /// Cases labelled fail with an outcome.
-    pub fn labelled_fail(&self) -> usize {
-        self.true_fail + self.false_negative + self.undetermined_fail
-    }
-
-    /// Cases decided (pass or fail).
-    pub fn decided(&self) -> usize {
-        self.true_pass + self.true_fail + self.false_positive + self.false_negative
-    }
-
-    /// Cases left undetermined.
-    pub fn undetermined(&self) -> usize {
-        self.undetermined_pass + self.undetermined_fail
+    pub fn labelled_fail(&self) -> u64 {
+        self.confusion.labelled(Label::Fail)
     }
 
     /// Agreement with the labels over decided cases; `None` when none was
     /// decided.
     pub fn agreement(&self) -> Option<f64> {
-        let decided = self.decided();
-        (decided > 0).then(|| (self.true_pass + self.true_fail) as f64 / decided as f64)
+        self.confusion.agreement()
     }
 
     /// False positives over decided clean (labelled pass) cases; `None`
     /// when none was decided.
     pub fn false_positive_rate(&self) -> Option<f64> {
-        let clean = self.true_pass + self.false_positive;
-        (clean > 0).then(|| self.false_positive as f64 / clean as f64)
+        self.confusion.wrong_rate(Label::Pass)
     }
 
     /// Whether this contract meets the goals: no false positive, agreement
     /// at least [`AGREEMENT_GOAL`], and no applicability mismatch.
     pub fn meets_goals(&self) -> bool {
-        self.false_positive == 0
+        self.false_positives() == 0
             && self.applicability_mismatch == 0
             && self.agreement().is_none_or(|a| a >= AGREEMENT_GOAL)
     }
@@ -388,29 +319,17 @@ pub fn calibrate(
                     tally.applicability_mismatch += 1;
                     true
                 }
-                (Some(Label::Pass), Some(Outcome::Pass)) => {
-                    tally.true_pass += 1;
-                    false
-                }
-                (Some(Label::Fail), Some(Outcome::Fail { .. })) => {
-                    tally.true_fail += 1;
-                    false
-                }
-                (Some(Label::Pass), Some(Outcome::Fail { .. })) => {
-                    tally.false_positive += 1;
-                    true
-                }
-                (Some(Label::Fail), Some(Outcome::Pass)) => {
-                    tally.false_negative += 1;
-                    true
-                }
-                (Some(l), Some(Outcome::Undetermined { reason })) => {
-                    match l {
-                        Label::Pass => tally.undetermined_pass += 1,
-                        Label::Fail => tally.undetermined_fail += 1,
-                    }
-                    undetermined.push((case.id.clone(), result.name, reason.clone()));
-                    false
+                (Some(label), Some(outcome)) => {
+                    let said = match outcome {
+                        Outcome::Pass => Some(Label::Pass),
+                        Outcome::Fail { .. } => Some(Label::Fail),
+                        Outcome::Undetermined { reason } => {
+                            undetermined.push((case.id.clone(), result.name, reason.clone()));
+                            None
+                        }
+                    };
+                    tally.confusion.add(label, said);
+                    said.is_some_and(|said| said != label)
                 }
             };
             if disagree {
@@ -438,15 +357,43 @@ pub fn calibrate(
     }
 }
 
-fn percent(rate: Option<f64>) -> String {
-    rate.map_or_else(|| "n/a".to_string(), |r| format!("{:.1} %", r * 100.0))
-}
-
 impl CalibrationReport {
     /// Whether every contract meets the goals (no false positive, agreement
     /// at least [`AGREEMENT_GOAL`] on decided cases).
     pub fn meets_goals(&self) -> bool {
         self.contracts.iter().all(ContractCalibration::meets_goals)
+    }
+
+    /// The per-contract figures as a table.
+    pub fn table(&self) -> Table {
+        let mut table = Table::new([
+            "contract",
+            "applicable",
+            "labels p/f",
+            "agreement (decided)",
+            "FPR (clean)",
+            "FN",
+            UNDETERMINED,
+        ])
+        .right_aligned_from(1);
+        for c in &self.contracts {
+            let m = &c.confusion;
+            table.push([
+                c.name.as_str().to_string(),
+                c.applicable.to_string(),
+                format!("{}/{}", c.labelled_pass(), c.labelled_fail()),
+                format!("{}/{} {}", m.correct(), m.decided(), percent(c.agreement())),
+                format!(
+                    "{}/{} {}",
+                    c.false_positives(),
+                    m.decided_of(Label::Pass),
+                    percent(c.false_positive_rate())
+                ),
+                c.false_negatives().to_string(),
+                m.undetermined().to_string(),
+            ]);
+        }
+        table
     }
 
     /// The report as plain text: a table, then the disagreements and the
@@ -468,43 +415,7 @@ impl CalibrationReport {
             langs.join(", ")
         );
         let _ = writeln!(out);
-        let _ = writeln!(
-            out,
-            "{:<12} {:>10} {:>11} {:>19} {:>16} {:>4} {:>12}",
-            "contract",
-            "applicable",
-            "labels p/f",
-            "agreement (decided)",
-            "FPR (clean)",
-            "FN",
-            "undetermined"
-        );
-        for c in &self.contracts {
-            let name = c.name.as_str();
-            let agree = format!(
-                "{}/{} {}",
-                c.true_pass + c.true_fail,
-                c.decided(),
-                percent(c.agreement())
-            );
-            let fpr = format!(
-                "{}/{} {}",
-                c.false_positive,
-                c.true_pass + c.false_positive,
-                percent(c.false_positive_rate())
-            );
-            let _ = writeln!(
-                out,
-                "{:<12} {:>10} {:>11} {:>19} {:>16} {:>4} {:>12}",
-                name,
-                c.applicable,
-                format!("{}/{}", c.labelled_pass(), c.labelled_fail()),
-                agree,
-                fpr,
-                c.false_negative,
-                c.undetermined()
-            );
-        }
+        out.push_str(&self.table().render());
         let _ = writeln!(out);
         let _ = writeln!(
             out,
@@ -515,10 +426,7 @@ impl CalibrationReport {
         let _ = writeln!(out);
         let _ = writeln!(out, "Disagreements ({}):", self.disagreements.len());
         for d in &self.disagreements {
-            let label = d.label.map_or("unlabelled", |l| match l {
-                Label::Pass => "pass",
-                Label::Fail => "fail",
-            });
+            let label = d.label.map_or("unlabelled", Label::name);
             let outcome = d
                 .outcome
                 .as_ref()
@@ -551,7 +459,7 @@ mod tests {
         for c in &report.contracts {
             let name = c.name;
             assert_eq!(
-                c.false_positive,
+                c.false_positives(),
                 0,
                 "{name}: false positives\n{}",
                 report.render()
@@ -580,21 +488,40 @@ mod tests {
         assert!(text.contains("junk_prefix") && text.contains("Disagreements"));
     }
 
+    fn parse(text: &str) -> Result<Vec<CalibrationCase>, CalibrationError> {
+        calibration::parse(text, "x.jsonl")
+    }
+
     #[test]
-    fn errors_name_the_file_and_line() {
+    fn errors_name_the_file_the_line_and_the_fix() {
         let good = DEFAULT_CASES.lines().next().unwrap();
-        let err = parse_cases(&format!("{good}\n{{nope\n"), "x.jsonl").unwrap_err();
-        assert!(err.to_string().starts_with("x.jsonl:2:"), "{err}");
-        let err = parse_cases(&format!("{good}\n\n{good}\n"), "x.jsonl").unwrap_err();
+        let err = parse(&format!("{good}\n{{nope\n")).unwrap_err().to_string();
         assert!(
-            err.to_string().contains("x.jsonl:3: case") && err.to_string().contains("duplicate")
+            err.starts_with("x.jsonl:2: not a contract calibration case:"),
+            "{err}"
         );
-        assert!(matches!(
-            parse_cases("\n", "x.jsonl"),
-            Err(CalibrationError::Empty(_))
-        ));
-        let missing = load_cases(Some(Path::new("/no/such/file.jsonl"))).unwrap_err();
-        assert!(missing.to_string().contains("/no/such/file.jsonl"));
+        let err = parse(&format!("{good}\n\n{good}\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("x.jsonl:3: case") && err.contains("duplicate"),
+            "{err}"
+        );
+        let mut case: Value = serde_json::from_str(good).unwrap();
+        case["note"] = Value::from(" ");
+        let err = parse(&case.to_string()).unwrap_err().to_string();
+        assert!(
+            err.ends_with("`note` must say why the labels are right"),
+            "{err}"
+        );
+        assert!(matches!(parse("\n"), Err(CalibrationError::Empty { .. })));
+        let missing = load_cases(Some(Path::new("/no/such/file.jsonl")))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            missing.starts_with("cannot read contract calibration set /no/such/file.jsonl"),
+            "{missing}"
+        );
     }
 
     #[test]

@@ -323,8 +323,8 @@ impl LanguageContract {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tests::{input_for, request};
     use crate::phrasebook::sentences;
+    use crate::tests::{input_for, request};
 
     fn judge(user: &str, reply: &str, expected: Option<Language>) -> Outcome {
         let r = request(&[("user", user)]);

@@ -27,11 +27,11 @@ mod text;
 mod truncated;
 mod ttft;
 
+pub use cb_base::language::Language;
 pub use detect::detect_language;
 pub use empty::Empty;
 pub use junk_prefix::JunkPrefix;
 pub use language::LanguageContract;
-pub use cb_base::language::Language;
 pub use refusal::Refusal;
 pub use schema::{requested_format, RequestedFormat, Schema};
 pub use truncated::Truncated;

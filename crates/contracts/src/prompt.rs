@@ -487,20 +487,7 @@ fn contains_at_word_start(haystack: &str, needle: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cb_wire::openai::ChatMessage;
-
-    fn req(messages: &[(&str, &str)]) -> ChatRequest {
-        ChatRequest {
-            model: "m".into(),
-            messages: messages
-                .iter()
-                .map(|(r, t)| ChatMessage::new(r, t))
-                .collect(),
-            stream: false,
-            stream_options: None,
-            extra: Default::default(),
-        }
-    }
+    use crate::tests::request as req;
 
     #[test]
     fn continuation_is_asked_possible_or_not() {

@@ -9,8 +9,10 @@
 //! 1653" or "March 4, 1653", never "4 March 1653", which would sit inside
 //! "14 March 1653".
 
-use super::pools::{looks_guessable, Drawn, MONTHS};
+use super::lexicon::{ordinal_suffix, MONTHS};
+use super::pools::{draw_code, looks_guessable, Drawn};
 use super::syllables::Shape;
+use cb_base::number::thousands;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
@@ -32,28 +34,8 @@ impl Compose {
     /// Draws a candidate value; the caller checks it is free.
     pub fn draw(self, rng: &mut ChaCha8Rng) -> Drawn {
         match self {
-            Compose::Word(shape) => {
-                let value = shape.draw(rng);
-                Drawn {
-                    written: value.clone(),
-                    variants: vec![value.clone()],
-                    value,
-                }
-            }
-            Compose::Code(digits) => {
-                let (low, high) = (10u64.pow(digits - 1), 10u64.pow(digits));
-                let value = loop {
-                    let n = rng.random_range(low..high).to_string();
-                    if !looks_guessable(&n) {
-                        break n;
-                    }
-                };
-                Drawn {
-                    written: value.clone(),
-                    variants: vec![value.clone()],
-                    value,
-                }
-            }
+            Compose::Word(shape) => Drawn::plain(shape.draw(rng)),
+            Compose::Code(digits) => draw_code(rng, digits),
             Compose::Count(low, high) => {
                 let n = loop {
                     let n = rng.random_range(low..=high);
@@ -62,7 +44,7 @@ impl Compose {
                     }
                 };
                 let value = n.to_string();
-                let grouped = group_thousands(n);
+                let grouped = thousands(n);
                 Drawn {
                     written: grouped.clone(),
                     variants: vec![value.clone(), grouped],
@@ -77,16 +59,7 @@ impl Compose {
                 let iso = format!("{year:04}-{month:02}-{day:02}");
                 let british = format!("the {day}{} of {name} {year}", ordinal_suffix(day));
                 let american = format!("{name} {day}, {year}");
-                let written = if rng.random_bool(0.5) {
-                    british.clone()
-                } else {
-                    american.clone()
-                };
-                Drawn {
-                    written,
-                    variants: vec![iso.clone(), british, american],
-                    value: iso,
-                }
+                Drawn::date(rng, iso, british, american)
             }
         }
     }
@@ -102,29 +75,6 @@ impl Compose {
                 .map(|y| if is_leap(y) { 366 } else { 365 })
                 .sum(),
         }
-    }
-}
-
-/// "148173" -> "148,173".
-pub fn group_thousands(n: u32) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// The English ordinal suffix of a day ("st", "nd", "rd", "th").
-fn ordinal_suffix(day: u32) -> &'static str {
-    match (day % 10, day % 100) {
-        (1, n) if n != 11 => "st",
-        (2, n) if n != 12 => "nd",
-        (3, n) if n != 13 => "rd",
-        _ => "th",
     }
 }
 
@@ -148,24 +98,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn thousands_are_grouped() {
-        assert_eq!(group_thousands(148_173), "148,173");
-        assert_eq!(group_thousands(48_173), "48,173");
-        assert_eq!(group_thousands(1_048_173), "1,048,173");
-        assert_eq!(group_thousands(173), "173");
-    }
-
-    #[test]
     fn calendar_arithmetic() {
         assert!(is_leap(2000) && is_leap(1704) && !is_leap(1900) && !is_leap(1701));
         assert_eq!(days_in_month(1700, 2), 28);
         assert_eq!(days_in_month(1704, 2), 29);
         assert_eq!(days_in_month(1987, 9), 30);
         assert_eq!(Compose::Date(1999, 2000).space(), 365 + 366);
-        assert_eq!(ordinal_suffix(1), "st");
-        assert_eq!(ordinal_suffix(12), "th");
-        assert_eq!(ordinal_suffix(22), "nd");
-        assert_eq!(ordinal_suffix(31), "st");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! on load so that a broken file fails with its name and line number instead
 //! of producing a run with nonsense in it.
 
-use super::{Conversation, Dataset, TurnKind};
+use super::{Conversation, Dataset, TurnKind, BUILTIN_DATASETS};
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -117,6 +117,19 @@ impl Dataset {
         Dataset::parse(&text, &path)
     }
 
+    /// The built-in default dataset ([`DEFAULT_DATASET`](crate::DEFAULT_DATASET), compiled in as
+    /// the first of [`BUILTIN_DATASETS`]): what a run replays without
+    /// `--dataset`, and the committed 150 conversations tests load.
+    ///
+    /// # Panics
+    /// If the compiled-in file does not parse, which this crate's tests
+    /// rule out.
+    pub fn builtin_default() -> Dataset {
+        let builtin = &BUILTIN_DATASETS[0];
+        Dataset::parse(builtin.text, Path::new(builtin.path))
+            .expect("the built-in default dataset parses")
+    }
+
     /// Parses JSONL text; `path` only names the source in errors.
     ///
     /// # Errors
@@ -218,6 +231,13 @@ mod tests {
 
     fn parse(text: &str) -> Result<Dataset, DatasetError> {
         Dataset::parse(text, Path::new("data.jsonl"))
+    }
+
+    #[test]
+    fn the_builtin_default_is_the_committed_150() {
+        let d = Dataset::builtin_default();
+        assert_eq!(d.conversations.len(), 150);
+        assert_eq!(d.to_jsonl(), BUILTIN_DATASETS[0].text);
     }
 
     #[test]

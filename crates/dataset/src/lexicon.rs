@@ -6,6 +6,12 @@
 //! sentences from these templates; the simulated model parses messages with
 //! the same templates, so a statement it can read is exactly a statement the
 //! generator can write, and a distractor never parses as a statement.
+//!
+//! The words numbers and dates are written in ([`words`]) are the lexicon's
+//! too: the generator spells values with them and the scorer reads answers
+//! with them.
+
+pub mod words;
 
 use super::filler;
 pub use super::subjects::{Subject, SUBJECTS};
@@ -13,6 +19,7 @@ use aho_corasick::AhoCorasick;
 use memchr::memmem;
 use std::collections::HashMap;
 use std::sync::LazyLock;
+pub use words::{month_number, ordinal_suffix, MONTHS, MONTHS_SHORT, ONES, SCALES, TENS, WEEKDAYS};
 
 /// Placeholder of the anchor value in statements and answers.
 pub const VALUE: &str = "{v}";
@@ -490,7 +497,6 @@ pub const HEDGES: &[&str] = &[
     "forget",
     "hmm",
 ];
-
 
 #[cfg(test)]
 mod tests {

@@ -26,7 +26,6 @@ pub mod subjects_composed;
 pub mod syllables;
 pub mod taken;
 
-
 use serde::{Deserialize, Serialize};
 
 pub use generate::{generate, generate_in, try_generate, GenerateError, GenerateOptions, Mode};

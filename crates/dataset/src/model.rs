@@ -118,34 +118,25 @@ fn fresh_reply(messages: &[ChatMessage]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::messages::client_messages;
     use crate::{Conversation, Dataset, TurnKind};
 
     const SYSTEM: &str = "You are a helpful assistant.";
 
-    fn committed() -> Dataset {
-        Dataset::load(std::path::Path::new(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../datasets/continuity-150.jsonl"
-        )))
-        .unwrap()
-    }
-
-    /// System prompt, then every turn up to `upto` (exclusive) with its
-    /// scripted reply, then turn `upto`'s user message, skipping `drop`.
+    /// The request for turn `upto` (from 0) as a client sends it, with the
+    /// scripted replies, and turn `drop` (before `upto`) left out.
     fn history(c: &Conversation, upto: usize, drop: Option<usize>) -> Vec<ChatMessage> {
-        let mut m = vec![ChatMessage::new("system", SYSTEM)];
-        for (i, t) in c.turns[..upto].iter().enumerate() {
-            if Some(i) == drop {
-                continue;
+        let mut c = c.clone();
+        let upto = match drop {
+            Some(turn) => {
+                c.turns.remove(turn);
+                upto - 1
             }
-            m.push(ChatMessage::new("user", &t.user));
-            m.push(ChatMessage::new(
-                "assistant",
-                t.assistant.as_deref().unwrap_or(""),
-            ));
-        }
-        m.push(ChatMessage::new("user", &c.turns[upto].user));
-        m
+            None => upto,
+        };
+        client_messages(&c, SYSTEM, upto, |k| {
+            c.turns[k].assistant.as_deref().unwrap_or("")
+        })
     }
 
     fn contains_any(text: &str, values: &[String]) -> bool {
@@ -155,7 +146,7 @@ mod tests {
 
     #[test]
     fn answers_every_probe_from_full_history() {
-        for c in &committed().conversations {
+        for c in &Dataset::builtin_default().conversations {
             let answer = reply(&history(c, c.n_turns() - 1, None));
             assert!(
                 contains_any(&answer, &c.anchor.variants),
@@ -169,7 +160,7 @@ mod tests {
 
     #[test]
     fn refuses_when_only_the_probe_arrives() {
-        for c in &committed().conversations {
+        for c in &Dataset::builtin_default().conversations {
             let messages = vec![
                 ChatMessage::new("system", SYSTEM),
                 ChatMessage::new("user", c.probe()),
@@ -182,7 +173,7 @@ mod tests {
 
     #[test]
     fn never_answers_with_a_distractor_when_the_anchor_is_missing() {
-        let dataset = committed();
+        let dataset = Dataset::builtin_default();
         let mut checked = 0;
         for c in &dataset.conversations {
             let answer = reply(&history(c, c.n_turns() - 1, Some(0)));
@@ -201,7 +192,7 @@ mod tests {
 
     #[test]
     fn live_replies_match_the_scripted_ones_and_never_leak_the_anchor() {
-        for c in &committed().conversations {
+        for c in &Dataset::builtin_default().conversations {
             for (i, t) in c.turns.iter().enumerate() {
                 if t.kind == TurnKind::Probe {
                     continue;

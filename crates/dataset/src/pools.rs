@@ -7,6 +7,7 @@
 //! Values are chosen to be hard to guess (no "blue", no two-digit numbers) and
 //! easy to recognise in an answer (no value is an ordinary English word).
 
+use super::lexicon::{MONTHS, ONES, TENS};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use unicode_normalization::UnicodeNormalization;
@@ -38,6 +39,50 @@ pub struct Drawn {
     pub variants: Vec<String>,
 }
 
+impl Drawn {
+    /// A value written as it is and accepted in that one spelling.
+    pub fn plain(value: String) -> Drawn {
+        Drawn {
+            written: value.clone(),
+            variants: vec![value.clone()],
+            value,
+        }
+    }
+
+    /// A date stored as `iso`, accepted in its British and American
+    /// spellings, and written in one of the two, drawn evenly.
+    pub(super) fn date(
+        rng: &mut ChaCha8Rng,
+        iso: String,
+        british: String,
+        american: String,
+    ) -> Drawn {
+        let written = if rng.random_bool(0.5) {
+            british.clone()
+        } else {
+            american.clone()
+        };
+        Drawn {
+            written,
+            variants: vec![iso.clone(), british, american],
+            value: iso,
+        }
+    }
+}
+
+/// A numeric code of exactly `digits` digits (first digit not zero) that
+/// does not look guessable ([`looks_guessable`]), accepted as written.
+pub(super) fn draw_code(rng: &mut ChaCha8Rng, digits: u32) -> Drawn {
+    let (low, high) = (10u64.pow(digits - 1), 10u64.pow(digits));
+    let value = loop {
+        let n = rng.random_range(low..high).to_string();
+        if !looks_guessable(&n) {
+            break n;
+        }
+    };
+    Drawn::plain(value)
+}
+
 impl Pool {
     /// Number of distinct values a list offers; `None` for generated pools,
     /// which are effectively unbounded.
@@ -65,21 +110,7 @@ impl Pool {
                     variants,
                 }
             }
-            Pool::Code(digits) => {
-                let low = 10u64.pow(digits - 1);
-                let high = 10u64.pow(digits);
-                let value = loop {
-                    let n = rng.random_range(low..high).to_string();
-                    if !looks_guessable(&n) {
-                        break n;
-                    }
-                };
-                Drawn {
-                    written: value.clone(),
-                    variants: vec![value.clone()],
-                    value,
-                }
-            }
+            Pool::Code(digits) => draw_code(rng, digits),
             Pool::Quantity => {
                 let n = loop {
                     let n: u32 = rng.random_range(120..1000);
@@ -110,47 +141,17 @@ impl Pool {
                 let iso = format!("{year:04}-{month:02}-{day:02}");
                 let british = format!("{day} {name} {year}");
                 let american = format!("{name} {day}, {year}");
-                let written = if rng.random_bool(0.5) {
-                    british.clone()
-                } else {
-                    american.clone()
-                };
-                Drawn {
-                    written,
-                    variants: vec![iso.clone(), british, american],
-                    value: iso,
-                }
+                Drawn::date(rng, iso, british, american)
             }
             Pool::Invented => {
                 let first = INVENTED_FIRST[rng.random_range(0..INVENTED_FIRST.len())];
                 let middle = INVENTED_MIDDLE[rng.random_range(0..INVENTED_MIDDLE.len())];
                 let last = INVENTED_LAST[rng.random_range(0..INVENTED_LAST.len())];
-                let value = format!("{first}{middle}{last}");
-                Drawn {
-                    written: value.clone(),
-                    variants: vec![value.clone()],
-                    value,
-                }
+                Drawn::plain(format!("{first}{middle}{last}"))
             }
         }
     }
 }
-
-/// Month names, January first.
-pub const MONTHS: [&str; 12] = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-];
 
 /// True for digit strings a person might guess: runs like 12345, or one
 /// digit repeated.
@@ -161,34 +162,6 @@ pub(super) fn looks_guessable(digits: &str) -> bool {
     let descending = bytes.windows(2).all(|w| w[0] == w[1] + 1);
     all_same || ascending || descending
 }
-
-/// English words for 0..=19, shared with the scorer.
-pub const ONES: [&str; 20] = [
-    "zero",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-    "thirteen",
-    "fourteen",
-    "fifteen",
-    "sixteen",
-    "seventeen",
-    "eighteen",
-    "nineteen",
-];
-/// English words for the tens, by tens digit (empty below twenty).
-pub const TENS: [&str; 10] = [
-    "", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
-];
 
 /// English words for 100..=999: "three hundred and forty-seven" (British,
 /// with "and") or "three hundred forty-seven".

@@ -191,7 +191,10 @@ mod tests {
             "regenerate with `generate --rich --out {path} --force`"
         );
         // Without --rich the default stays what it was.
-        let default = concat!(env!("CARGO_MANIFEST_DIR"), "/../../datasets/continuity-150.jsonl");
+        let default = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../datasets/continuity-150.jsonl"
+        );
         assert_eq!(
             std::fs::read_to_string(default).unwrap(),
             generate(&opts).to_jsonl()

@@ -17,8 +17,8 @@
 //! so a check costs the same at 100,000 anchors as at 1,000.
 
 use super::lexicon::{self, contains_words, tokens};
-use super::pools::Drawn;
 use super::lexicon::{HEDGES, NEGATIONS};
+use super::pools::Drawn;
 use std::collections::{HashMap, HashSet};
 
 /// Gram length of the containment index, in bytes.
@@ -28,77 +28,11 @@ const GRAM: usize = 6;
 /// checked by scanning the lexicon.
 const MAX_PHRASE_WORDS: usize = 8;
 
-/// Words a composed value must never be: the scorer reads them as number
-/// words, months, weekdays, refusal or doubt; with the scorer's own
+/// Words of refusal a composed value must never be; with the lexicon's
+/// number and calendar words ([`lexicon::words`]) and the scorer's own
 /// negations and hedges ([`NEGATIONS`], [`HEDGES`]), added in
 /// [`Taken::new_strict`].
-const RESERVED: &[&str] = &[
-    "zero",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-    "thirteen",
-    "fourteen",
-    "fifteen",
-    "sixteen",
-    "seventeen",
-    "eighteen",
-    "nineteen",
-    "twenty",
-    "thirty",
-    "forty",
-    "fifty",
-    "sixty",
-    "seventy",
-    "eighty",
-    "ninety",
-    "hundred",
-    "thousand",
-    "million",
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-    "jan",
-    "feb",
-    "mar",
-    "apr",
-    "jun",
-    "jul",
-    "aug",
-    "sep",
-    "sept",
-    "oct",
-    "nov",
-    "dec",
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
-    "remember",
-    "idea",
-    "know",
-];
+const REFUSAL_WORDS: &[&str] = &["remember", "idea", "know"];
 
 /// Which lexicon word runs a spelling must not be.
 #[derive(Debug, Clone, Default)]
@@ -163,7 +97,8 @@ impl Taken {
     /// as a number, month or doubt (for composed values).
     pub fn new_strict() -> Self {
         let mut texts = lexicon::fixed_texts();
-        texts.extend(RESERVED);
+        texts.extend(lexicon::words::all());
+        texts.extend(REFUSAL_WORDS);
         texts.extend(NEGATIONS);
         texts.extend(HEDGES);
         Taken {

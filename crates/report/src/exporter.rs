@@ -120,7 +120,8 @@ impl<W: Write> Redacting<W> {
     fn pass(&mut self) -> std::io::Result<()> {
         let line = std::mem::take(&mut self.line);
         if std::str::from_utf8(&line).is_ok() {
-            self.inner.write_all(&cb_base::secret::redact_bytes(&line))?;
+            self.inner
+                .write_all(&cb_base::secret::redact_bytes(&line))?;
         } else {
             self.inner.write_all(&line)?;
         }

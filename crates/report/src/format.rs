@@ -2,6 +2,7 @@
 //! figure reads the same everywhere: percentages with two decimals
 //! ("99.20 %"), counts as "744/750", milliseconds with thousands separators.
 
+use cb_base::number::thousands;
 use cb_stats::Interval;
 use cb_stats::Rate;
 
@@ -82,19 +83,7 @@ pub fn ms_number(value: f64, signed: bool) -> String {
     } else {
         ""
     };
-    format!("{sign}{}{fraction}", group_thousands(&whole))
-}
-
-/// "13614" -> "13,614".
-fn group_thousands(digits: &str) -> String {
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    format!("{sign}{}{fraction}", thousands(whole))
 }
 
 /// A mean count with three decimals, so a few extra attempts in 750

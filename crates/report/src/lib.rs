@@ -1,11 +1,14 @@
 //! The report machinery every suite's result goes through: one exporter
 //! trait and the manager that owns the files ([`exporter`]), one
 //! fixed-width table renderer ([`table`]), the number formats ([`format`]),
-//! CSV and JSON helpers, and chart rendering to SVG and PNG ([`plot`]).
+//! CSV and JSON helpers, chart rendering to SVG and PNG ([`plot`]), and
+//! the one calibration piece: labelled sets, confusion matrices, agreement
+//! and kappa ([`calibration`]).
 //!
 //! A suite defines what its report holds and one exporter per file; this
 //! module never knows which suite it is writing for.
 
+pub mod calibration;
 pub mod csv;
 pub mod dir;
 pub mod exporter;

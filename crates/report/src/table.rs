@@ -1,7 +1,8 @@
 //! The one fixed-width table renderer of the tool: every table printed on
-//! stdout (the `run` summary, the `semantics` results) goes through it, so
-//! they all read alike: a header line, a rule, one line per row, columns
-//! two spaces apart, trailing blanks trimmed.
+//! stdout (the `run` summary, the `semantics` results, the calibrations)
+//! goes through it, so they all read alike: a header line, a rule, one line
+//! per row, columns two spaces apart, trailing blanks trimmed; a table
+//! nested under a heading is indented as a whole.
 
 /// Gap between columns.
 const COLUMN_GAP: &str = "  ";
@@ -21,6 +22,7 @@ pub struct Table {
     headers: Vec<String>,
     align: Vec<Align>,
     rows: Vec<Vec<String>>,
+    indent: String,
 }
 
 impl Table {
@@ -31,7 +33,16 @@ impl Table {
             align: vec![Align::Left; headers.len()],
             headers,
             rows: Vec::new(),
+            indent: String::new(),
         }
+    }
+
+    /// Starts every rendered line with `prefix` (a table nested under a
+    /// heading).
+    #[must_use]
+    pub fn indented(mut self, prefix: &str) -> Self {
+        self.indent = prefix.to_string();
+        self
     }
 
     /// Right-aligns every column from `column` (from 0) on.
@@ -91,7 +102,7 @@ impl Table {
                 Align::Right => format!("{cell:>width$}"),
             })
             .collect();
-        format!("{}\n", padded.join(COLUMN_GAP).trim_end())
+        format!("{}{}\n", self.indent, padded.join(COLUMN_GAP).trim_end())
     }
 }
 
@@ -110,6 +121,13 @@ mod tests {
                         stateless      12     x\n";
         assert_eq!(t.render(), expected);
         assert_eq!(t.len(), 2);
+    }
+
+    #[test]
+    fn an_indented_table_indents_every_line() {
+        let mut t = Table::new(["a", "b"]).indented("  ");
+        t.push(["x", ""]);
+        assert_eq!(t.render(), "  a  b\n  -  -\n  x\n");
     }
 
     #[test]

@@ -19,7 +19,6 @@ const MIN_BLEED_CHARS: usize = 3;
 
 use cb_dataset::lexicon::{HEDGES, NEGATIONS};
 
-
 /// Phrases that say the assistant does not have the fact.
 const REFUSALS: &[&str] = &[
     "i do not know",
@@ -358,6 +357,7 @@ fn find_hits(conversation: &Conversation, words: &[String], index: &AnchorIndex)
 mod tests {
     use super::*;
     use cb_dataset::{Anchor, Category, Turn, TurnKind};
+    use cb_testkit::conversation as kit;
 
     fn conv(
         id: &str,
@@ -368,43 +368,36 @@ mod tests {
     ) -> Conversation {
         let mut all: Vec<String> = vec![value.to_string()];
         all.extend(variants.iter().map(|v| v.to_string()));
-        Conversation {
-            id: id.into(),
-            anchor: Anchor {
-                category,
-                subject: "the thing".into(),
-                value: value.into(),
-                variants: all,
-            },
-            turns: vec![
+        let anchor = Anchor {
+            category,
+            subject: "the thing".into(),
+            value: value.into(),
+            variants: all,
+        };
+        let filler = match distractor {
+            Some(d) => format!("Unrelated, but my colleague mentioned {d} today."),
+            None => "How do I descale a kettle?".into(),
+        };
+        kit::conversation(
+            id,
+            anchor,
+            vec![
+                kit::turn(
+                    TurnKind::Anchor,
+                    format!("Please remember: the thing is {value}."),
+                    Some("Noted."),
+                ),
                 Turn {
-                    kind: TurnKind::Anchor,
-                    user: format!("Please remember: the thing is {value}."),
-                    assistant: Some("Noted.".into()),
-                    distractor: None,
-                    tool: None,
-                },
-                Turn {
-                    kind: TurnKind::Filler,
-                    user: match distractor {
-                        Some(d) => format!("Unrelated, but my colleague mentioned {d} today."),
-                        None => "How do I descale a kettle?".into(),
-                    },
-                    assistant: Some("Use vinegar and rinse well.".into()),
                     distractor: distractor.map(String::from),
-                    tool: None,
+                    ..kit::turn(
+                        TurnKind::Filler,
+                        filler,
+                        Some("Use vinegar and rinse well."),
+                    )
                 },
-                Turn {
-                    kind: TurnKind::Probe,
-                    user: "What was the thing again?".into(),
-                    assistant: None,
-                    distractor: None,
-                    tool: None,
-                },
+                kit::turn(TurnKind::Probe, "What was the thing again?", None),
             ],
-            anchor_place: cb_dataset::AnchorPlace::User,
-            system: Vec::new(),
-        }
+        )
     }
 
     fn dataset() -> Dataset {

@@ -9,6 +9,7 @@
 //! numeric date whose day and month could be swapped), which only stop the
 //! scorer from concluding the value is absent.
 
+use cb_dataset::lexicon::{month_number, ordinal_suffix, MONTHS, MONTHS_SHORT, ONES, TENS};
 use unicode_normalization::char::is_combining_mark;
 use unicode_normalization::UnicodeNormalization;
 
@@ -144,8 +145,6 @@ pub fn find_phrase(haystack: &[String], phrase: &[String]) -> Vec<usize> {
         .collect()
 }
 
-use cb_dataset::pools::{ONES, TENS};
-
 /// Words for 0..=99 ("forty eight").
 fn below_hundred(n: u64) -> Vec<&'static str> {
     let n = n as usize;
@@ -212,24 +211,6 @@ pub fn number_words(n: u64) -> Vec<String> {
     forms
 }
 
-const MONTHS: [&str; 12] = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-];
-const MONTHS_SHORT: [&str; 12] = [
-    "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
-];
-
 /// Parses a `YYYY-MM-DD` date into (year, month, day).
 pub fn parse_iso_date(text: &str) -> Option<(u32, u32, u32)> {
     let text = text.trim();
@@ -256,14 +237,7 @@ pub fn parse_written_date(text: &str) -> Option<(u32, u32, u32)> {
     let [a, b, c] = words.as_slice() else {
         return None;
     };
-    let month = |w: &str| {
-        MONTHS
-            .iter()
-            .position(|m| *m == w)
-            .or_else(|| MONTHS_SHORT.iter().position(|m| *m == w))
-            .or_else(|| (w == "sept").then_some(8))
-    };
-    let (m, day) = match (month(a), month(b)) {
+    let (m, day) = match (month_number(a), month_number(b)) {
         (Some(m), None) => (m, b),
         (None, Some(m)) => (m, a),
         _ => return None,
@@ -274,7 +248,7 @@ pub fn parse_written_date(text: &str) -> Option<(u32, u32, u32)> {
     }
     let d: u32 = day.parse().ok()?;
     let y: u32 = c.parse().ok()?;
-    (1..=31).contains(&d).then_some((y, m as u32 + 1, d))
+    (1..=31).contains(&d).then_some((y, m, d))
 }
 
 /// Parses an English cardinal in words ("three hundred and twelve",
@@ -303,16 +277,6 @@ pub fn parse_number_words(text: &str) -> Option<u64> {
         seen = true;
     }
     seen.then_some(total + current)
-}
-
-/// The English ordinal suffix of a day ("st", "nd", "rd", "th").
-fn ordinal_suffix(d: u32) -> &'static str {
-    match (d % 10, d % 100) {
-        (1, n) if n != 11 => "st",
-        (2, n) if n != 12 => "nd",
-        (3, n) if n != 13 => "rd",
-        _ => "th",
-    }
 }
 
 /// Spellings of one value, as normalised word sequences.
@@ -557,10 +521,6 @@ mod tests {
         assert!(!s.strong.contains(&t("04/03/2031")));
         assert!(s.weak.contains(&t("04/03/2031")));
         assert!(s.strong.contains(&t("4th March 2031")));
-        assert_eq!(ordinal_suffix(1), "st");
-        assert_eq!(ordinal_suffix(11), "th");
-        assert_eq!(ordinal_suffix(22), "nd");
-        assert_eq!(ordinal_suffix(23), "rd");
     }
 
     #[test]
@@ -636,7 +596,8 @@ mod tests {
                 assert_eq!(parse_written_date(v), Some(ymd), "{v}");
             }
 
-            let word = cb_dataset::compose::Compose::Word(&cb_dataset::syllables::FEMININE).draw(&mut rng);
+            let word =
+                cb_dataset::compose::Compose::Word(&cb_dataset::syllables::FEMININE).draw(&mut rng);
             assert_eq!(word.variants, vec![word.value.clone()]);
         }
     }

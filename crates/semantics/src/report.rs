@@ -309,6 +309,7 @@ pub(crate) mod tests {
     use super::super::case::{CheckId, Severity};
     use super::super::observe::{AttemptView, ClientView};
     use super::*;
+    use cb_testkit::Schema;
 
     pub(crate) fn fixture() -> SemanticsReport {
         let sent = Sent {
@@ -389,15 +390,12 @@ pub(crate) mod tests {
         }
     }
 
+    fn schema() -> Schema {
+        Schema::new(include_str!("../../../schema/semantics.schema.json"))
+    }
+
     fn errors(instance: &serde_json::Value) -> Vec<String> {
-        let schema: serde_json::Value =
-            serde_json::from_str(include_str!("../../../schema/semantics.schema.json")).unwrap();
-        assert!(jsonschema::draft202012::meta::is_valid(&schema));
-        let validator = jsonschema::draft202012::new(&schema).unwrap();
-        validator
-            .iter_errors(instance)
-            .map(|e| format!("{} at {}", e, e.instance_path))
-            .collect()
+        schema().errors(instance)
     }
 
     #[test]
@@ -424,9 +422,8 @@ pub(crate) mod tests {
     fn every_check_of_the_catalogue_is_named_in_the_schema() {
         use super::super::catalogue::catalogue;
         use super::super::timing::{GiveUpBounds, Timing};
-        let schema: serde_json::Value =
-            serde_json::from_str(include_str!("../../../schema/semantics.schema.json")).unwrap();
-        let names = &schema["$defs"]["check"]["properties"]["check"]["enum"];
+        let schema = schema();
+        let names = &schema.json()["$defs"]["check"]["properties"]["check"]["enum"];
         for case in catalogue(&Timing::fast(), &GiveUpBounds::default(), true) {
             for check in case.checks {
                 let name = serde_json::to_value(check.id).unwrap();

@@ -51,6 +51,8 @@ mod tests {
         unique.sort_unstable();
         unique.dedup();
         assert_eq!(unique.len(), ports.len());
-        assert!(ports.iter().all(|p| u32::from(*p) >= FIRST && u32::from(*p) < END));
+        assert!(ports
+            .iter()
+            .all(|p| u32::from(*p) >= FIRST && u32::from(*p) < END));
     }
 }

@@ -5,10 +5,11 @@
 
 use super::survived::ClientView;
 use super::*;
-use cb_dataset::{messages::client_messages, Anchor, AnchorPlace, Category, Conversation};
-use cb_dataset::{Dataset, ToolExchange, Turn, TurnKind};
+use cb_dataset::{messages::client_messages, AnchorPlace, Conversation};
+use cb_dataset::{Dataset, Turn, TurnKind};
 use cb_dialect::{bridge, ChunkOptions, Dialect};
 use cb_faults::FaultProfile;
+use cb_testkit::conversation as kit;
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -16,44 +17,31 @@ use std::time::Duration;
 const SYSTEM: &str = "You are helpful.";
 
 fn conversation() -> Conversation {
-    let turn = |kind, user: &str, tool: Option<ToolExchange>| Turn {
-        kind,
-        user: user.into(),
-        assistant: Some("Noted.".into()),
-        distractor: None,
-        tool,
-    };
+    let turn = |kind, user: &str| kit::turn(kind, user, Some("Noted."));
     Conversation {
-        id: "c001".into(),
-        anchor: Anchor {
-            category: Category::PersonName,
-            subject: "sister's name".into(),
-            value: "Oriane".into(),
-            variants: vec!["Oriane".into()],
-        },
-        turns: vec![
-            turn(
-                TurnKind::Anchor,
-                "Hi! Could you open the note I saved about my family?",
-                Some(ToolExchange {
-                    id: "call_1".into(),
-                    name: "read_note".into(),
-                    arguments: "{\"title\": \"family\"}".into(),
-                    result: "Note written by the user: My sister's name is Oriane.".into(),
-                }),
-            ),
-            turn(
-                TurnKind::Filler,
-                "What is a good tea for the evening?",
-                None,
-            ),
-            turn(TurnKind::Probe, "What's my sister's name?", None),
-        ],
         system: vec![
             "Answer in British English.".into(),
             "The user is on the mobile app.".into(),
         ],
         anchor_place: AnchorPlace::ToolResult,
+        ..kit::conversation(
+            "c001",
+            kit::sister("Oriane"),
+            vec![
+                Turn {
+                    tool: Some(kit::read_note(
+                        "{\"title\": \"family\"}",
+                        "Note written by the user: My sister's name is Oriane.",
+                    )),
+                    ..turn(
+                        TurnKind::Anchor,
+                        "Hi! Could you open the note I saved about my family?",
+                    )
+                },
+                turn(TurnKind::Filler, "What is a good tea for the evening?"),
+                turn(TurnKind::Probe, "What's my sister's name?"),
+            ],
+        )
     }
 }
 

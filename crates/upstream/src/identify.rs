@@ -152,11 +152,7 @@ mod tests {
     use super::*;
 
     fn committed() -> Dataset {
-        Dataset::load(std::path::Path::new(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../datasets/continuity-150.jsonl"
-        )))
-        .unwrap()
+        Dataset::builtin_default()
     }
 
     #[test]

@@ -9,8 +9,9 @@ use super::relay::{relay, LiveShape};
 use super::responder::{Answer, Call, Ending, LiveAnswer, Piece, Responder};
 use super::*;
 use cb_base::record::{AttemptAction, AttemptRecord};
-use cb_dataset::{Anchor, Category, Conversation, Dataset, Turn, TurnKind};
+use cb_dataset::{Dataset, TurnKind};
 use cb_faults::{End, ErrorKind, ErrorSpec, FaultProfile, Shape};
+use cb_testkit::conversation as kit;
 use cb_wire::openai::{ChatMessage, Usage};
 use cb_wire::sse::{assemble, read_all};
 use futures::future::BoxFuture;
@@ -115,30 +116,17 @@ fn slow_answer() -> Vec<(Duration, Result<Piece, ErrorSpec>)> {
 }
 
 fn dataset() -> Dataset {
-    let turn = |kind, user: &str| Turn {
-        kind,
-        user: user.into(),
-        assistant: Some("Noted.".into()),
-        distractor: None,
-        tool: None,
-    };
+    let turn = |kind, user: &str| kit::turn(kind, user, Some("Noted."));
     Dataset {
-        conversations: vec![Conversation {
-            id: "c000".into(),
-            anchor: Anchor {
-                category: Category::PersonName,
-                subject: "sister's name".into(),
-                value: "Oriane".into(),
-                variants: vec!["Oriane".into()],
-            },
-            turns: vec![
+        conversations: vec![kit::conversation(
+            "c000",
+            kit::sister("Oriane"),
+            vec![
                 turn(TurnKind::Anchor, "My sister's name is Oriane."),
                 turn(TurnKind::Filler, "What is a good tea?"),
                 turn(TurnKind::Probe, "What is my sister called?"),
             ],
-            anchor_place: cb_dataset::AnchorPlace::User,
-            system: Vec::new(),
-        }],
+        )],
     }
 }
 

@@ -3,8 +3,9 @@
 
 use super::*;
 use cb_base::record::{AttemptAction, AttemptRecord};
-use cb_dataset::{Anchor, Category, Conversation, Dataset, Turn, TurnKind};
+use cb_dataset::{Conversation, Dataset, TurnKind};
 use cb_faults::FaultProfile;
+use cb_testkit::conversation as kit;
 use cb_wire::openai::ChatMessage;
 use cb_wire::sse::{assemble, read_all};
 use serde_json::{json, Value};
@@ -14,37 +15,20 @@ use std::time::Duration;
 const TURNS: usize = 3;
 
 fn conversation(i: usize) -> Conversation {
-    let turn = |kind, user: String, assistant: Option<&str>| Turn {
-        kind,
-        user,
-        assistant: assistant.map(str::to_string),
-        distractor: None,
-        tool: None,
-    };
-    Conversation {
-        id: format!("c{i:03}"),
-        anchor: Anchor {
-            category: Category::PersonName,
-            subject: "sister's name".into(),
-            value: format!("Name{i}"),
-            variants: vec![format!("Name{i}")],
-        },
-        turns: vec![
-            turn(
+    let name = format!("Name{i}");
+    kit::conversation(
+        format!("c{i:03}"),
+        kit::sister(&name),
+        vec![
+            kit::turn(
                 TurnKind::Anchor,
-                format!("My sister's name is Name{i}."),
+                format!("My sister's name is {name}."),
                 Some("Noted."),
             ),
-            turn(
-                TurnKind::Filler,
-                "What is a good tea?".into(),
-                Some("Oolong."),
-            ),
-            turn(TurnKind::Probe, "What is my sister called?".into(), None),
+            kit::turn(TurnKind::Filler, "What is a good tea?", Some("Oolong.")),
+            kit::turn(TurnKind::Probe, "What is my sister called?", None),
         ],
-        anchor_place: cb_dataset::AnchorPlace::User,
-        system: Vec::new(),
-    }
+    )
 }
 
 fn dataset() -> Dataset {

@@ -260,18 +260,23 @@ async fn call_raw(
     Some((status, response.bytes().await.ok()?))
 }
 
-/// The primary's 2xx stream as it arrived, ended with `data: [DONE]` if it
-/// broke off; `None` when the primary did not answer 2xx.
-async fn read_masking_cuts(g: &Gateway, body: &Value) -> Option<bytes::Bytes> {
+/// `body` sent to the primary, its response unread; `None` when it could
+/// not be sent within [`PRIMARY_TIMEOUT`].
+async fn post_to_primary(g: &Gateway, body: &Value) -> Option<reqwest::Response> {
     let url = format!("{}/v1/chat/completions", g.primary);
-    let mut response = g
-        .client
+    g.client
         .post(url)
         .json(body)
         .timeout(PRIMARY_TIMEOUT)
         .send()
         .await
-        .ok()?;
+        .ok()
+}
+
+/// The primary's 2xx stream as it arrived, ended with `data: [DONE]` if it
+/// broke off; `None` when the primary did not answer 2xx.
+async fn read_masking_cuts(g: &Gateway, body: &Value) -> Option<bytes::Bytes> {
+    let mut response = post_to_primary(g, body).await?;
     if !response.status().is_success() {
         return None;
     }
@@ -298,15 +303,7 @@ async fn read_masking_cuts(g: &Gateway, body: &Value) -> Option<bytes::Bytes> {
 /// The primary's stream read to its end: the bytes, and whether it broke
 /// off or ended without `data: [DONE]`.
 async fn read_stream(g: &Gateway, body: &Value) -> Option<(u16, Vec<u8>, bool)> {
-    let url = format!("{}/v1/chat/completions", g.primary);
-    let mut response = g
-        .client
-        .post(url)
-        .json(body)
-        .timeout(PRIMARY_TIMEOUT)
-        .send()
-        .await
-        .ok()?;
+    let mut response = post_to_primary(g, body).await?;
     let status = response.status().as_u16();
     let mut read = Vec::new();
     let mut broke = false;

@@ -1,5 +1,6 @@
-//! Shared helpers of the integration tests: paths into the repository and a
-//! quick run configuration.
+//! Shared helpers of the integration tests: paths into the repository, a
+//! quick run configuration, the gateway under test beside the reference
+//! systems, and running a configuration to its end.
 
 pub mod dialect_gateways;
 pub mod gateways;
@@ -7,7 +8,8 @@ pub mod hostile;
 pub mod openrouter;
 pub mod standin;
 
-use continuity_bench::config::{OutDir, Replay, RunConfig, SystemsConfig};
+use continuity_bench::config::{GatewaySpec, OutDir, Replay, RunConfig, SystemsConfig};
+use continuity_bench::continuity::{self, RunOutcome};
 use continuity_bench::source::Source;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -70,6 +72,29 @@ pub fn quick_run(out: &Path, runs: u32) -> RunConfig {
         cost_limit_tokens: continuity_bench::continuity::cost::DEFAULT_COST_LIMIT_TOKENS,
         yes: false,
     }
+}
+
+/// Gateway `name` under test at `url`, whose simulated upstreams the
+/// harness starts on `primary` and `fallback`; no extra headers.
+pub fn gateway_spec(name: &str, url: String, primary: u16, fallback: u16) -> GatewaySpec {
+    GatewaySpec {
+        name: name.into(),
+        url,
+        primary_port: primary,
+        fallback_port: fallback,
+        headers: Vec::new(),
+    }
+}
+
+/// Runs `config` to its end (nothing cancels it), as `run` does.
+pub async fn execute(config: &RunConfig) -> RunOutcome {
+    continuity::execute(
+        config,
+        tokio_util::sync::CancellationToken::new(),
+        std::time::Instant::now(),
+    )
+    .await
+    .unwrap()
 }
 
 /// Reads a CSV file into rows of strings, header first.

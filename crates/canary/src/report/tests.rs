@@ -104,14 +104,7 @@ fn fixture() -> CanaryReport {
 }
 
 fn errors(instance: &serde_json::Value) -> Vec<String> {
-    let schema: serde_json::Value =
-        serde_json::from_str(include_str!("../../../../schema/canary.schema.json")).unwrap();
-    assert!(jsonschema::draft202012::meta::is_valid(&schema));
-    let validator = jsonschema::draft202012::new(&schema).unwrap();
-    validator
-        .iter_errors(instance)
-        .map(|e| format!("{} at {}", e, e.instance_path))
-        .collect()
+    cb_testkit::Schema::new(include_str!("../../../../schema/canary.schema.json")).errors(instance)
 }
 
 #[test]

@@ -93,10 +93,10 @@ mod tests {
     use super::super::fixture::report_data;
     use super::*;
     use crate::summary::Summary;
+    use cb_testkit::Schema;
 
-    fn schema() -> serde_json::Value {
-        let text = include_str!("../../../../schema/summary.schema.json");
-        serde_json::from_str(text).unwrap()
+    fn schema() -> Schema {
+        Schema::new(include_str!("../../../../schema/summary.schema.json"))
     }
 
     fn fixture_json() -> serde_json::Value {
@@ -104,16 +104,13 @@ mod tests {
     }
 
     fn errors(instance: &serde_json::Value) -> Vec<String> {
-        let validator = jsonschema::draft202012::new(&schema()).unwrap();
-        validator
-            .iter_errors(instance)
-            .map(|e| format!("{} at {}", e, e.instance_path))
-            .collect()
+        schema().errors(instance)
     }
 
     #[test]
     fn schema_is_valid_draft_2020_12() {
-        assert!(jsonschema::draft202012::meta::is_valid(&schema()));
+        // Schema::new checks it against the draft 2020-12 meta-schema.
+        schema();
     }
 
     #[test]

@@ -1,15 +1,18 @@
 //! Calibration: how far the scorers can be trusted, measured on hand-labelled
 //! answers (`datasets/judge-calibration.jsonl`). The fast path must never
 //! decide a case wrongly; the judge is measured by agreement and Cohen's
-//! kappa with the labels.
+//! kappa with the labels. The loader, the confusion matrix, kappa and the
+//! tables are the one calibration piece of [`cb_report::calibration`]; this
+//! file holds the cases and what the scorers' figures are.
 
-use super::kappa::{agreement, cohens_kappa};
 use super::{score_with, FastPath};
-use cb_dataset::{Anchor, Category, Conversation, Dataset, Turn, TurnKind};
 use crate::{AnchorIndex, Judge, Scored, Verdict, VerdictMethod};
+use cb_base::source::Source;
+use cb_dataset::{Anchor, Category, Conversation, Dataset, Turn, TurnKind};
+pub use cb_report::calibration::CalibrationError;
+use cb_report::calibration::{self, percent, Binary, Confusion, LabelledCase};
 use futures::StreamExt;
 use serde::Deserialize;
-use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -100,42 +103,28 @@ impl CalibrationCase {
     }
 }
 
-/// Why the calibration set could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum CalibrationError {
-    /// The file could not be read.
-    #[error("cannot read calibration set {path}: {source}; pass an existing file with --cases")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
-    },
-    /// A line is not a valid case.
-    #[error("{path}:{line}: not a calibration case: {source}; fix the line (fields: id, category, subject, value, variants, distractors, probe, answer, label, note)")]
-    Parse {
-        /// The file.
-        path: PathBuf,
-        /// 1-based line number.
-        line: usize,
-        /// The cause.
-        source: serde_json::Error,
-    },
-    /// A case is well-formed JSON but inconsistent.
-    #[error("{path}:{line}: case {id}: {problem}")]
-    Invalid {
-        /// The file.
-        path: PathBuf,
-        /// 1-based line number.
-        line: usize,
-        /// The case id.
-        id: String,
-        /// What is wrong and how to fix it.
-        problem: String,
-    },
-    /// The file holds no case.
-    #[error("calibration set {0} holds no case; add one JSON case per line")]
-    Empty(PathBuf),
+impl LabelledCase for CalibrationCase {
+    const SET: &'static str = "judge calibration";
+    const FIELDS: &'static str =
+        "id, category, subject, value, variants, distractors, probe, answer, label, note";
+
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn problem(&self) -> Option<&'static str> {
+        if !self.variants.contains(&self.value) {
+            Some("`variants` must include `value` itself")
+        } else if self.answer.trim().is_empty() || self.probe.trim().is_empty() {
+            Some("`probe` and `answer` must not be empty")
+        } else if self.note.trim().is_empty() {
+            Some("`note` must say why the label is right")
+        } else if self.distractors.iter().any(|d| self.variants.contains(d)) {
+            Some("a distractor equals an accepted variant")
+        } else {
+            None
+        }
+    }
 }
 
 /// Loads and checks a calibration set.
@@ -143,129 +132,31 @@ pub enum CalibrationError {
 /// # Errors
 /// [`CalibrationError`] with the file and line to fix.
 pub fn load_cases(path: &Path) -> Result<Vec<CalibrationCase>, CalibrationError> {
-    let text = std::fs::read_to_string(path).map_err(|source| CalibrationError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    parse_cases(&text, path)
+    calibration::load(&Source::File(path.to_path_buf()))
 }
 
-/// Parses and checks calibration cases from JSONL `text` (`path` names it in
-/// errors). Blank lines are skipped.
-///
-/// # Errors
-/// [`CalibrationError`] with the line to fix.
-pub fn parse_cases(text: &str, path: &Path) -> Result<Vec<CalibrationCase>, CalibrationError> {
-    let mut cases = Vec::new();
-    let mut ids = HashSet::new();
-    for (i, raw) in text.lines().enumerate() {
-        let line = i + 1;
-        if raw.trim().is_empty() {
-            continue;
+impl Binary for Label {
+    const BOTH: [Self; 2] = [Label::Preserved, Label::Lost];
+
+    fn name(self) -> &'static str {
+        match self {
+            Label::Preserved => "preserved",
+            Label::Lost => "lost",
         }
-        let case: CalibrationCase =
-            serde_json::from_str(raw).map_err(|source| CalibrationError::Parse {
-                path: path.to_path_buf(),
-                line,
-                source,
-            })?;
-        let invalid = |problem: &str| CalibrationError::Invalid {
-            path: path.to_path_buf(),
-            line,
-            id: case.id.clone(),
-            problem: problem.to_string(),
-        };
-        if !ids.insert(case.id.clone()) {
-            return Err(invalid("duplicate id; give every case its own id"));
-        }
-        if !case.variants.contains(&case.value) {
-            return Err(invalid("`variants` must include `value` itself"));
-        }
-        if case.answer.trim().is_empty() || case.probe.trim().is_empty() {
-            return Err(invalid("`probe` and `answer` must not be empty"));
-        }
-        if case.note.trim().is_empty() {
-            return Err(invalid("`note` must say why the label is right"));
-        }
-        if case.distractors.iter().any(|d| case.variants.contains(d)) {
-            return Err(invalid("a distractor equals an accepted variant"));
-        }
-        cases.push(case);
     }
-    if cases.is_empty() {
-        return Err(CalibrationError::Empty(path.to_path_buf()));
-    }
-    Ok(cases)
 }
 
-/// Columns of a confusion matrix: what the scorer said.
-pub const PREDICTED: [&str; 3] = ["preserved", "lost", "undetermined"];
+/// A confusion matrix of the hand labels against a scorer's verdicts
+/// ([`said`]).
+pub type Tally = Confusion<Label>;
 
-/// A confusion matrix: rows are the labels (preserved, lost), columns what
-/// the scorer said (preserved, lost, undetermined). An `error` verdict counts
-/// as lost, as it does in CPR.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Tally {
-    /// `matrix[label][predicted]`.
-    pub matrix: [[u64; 3]; 2],
-}
-
-impl Tally {
-    /// Counts one case.
-    pub fn add(&mut self, label: Label, verdict: Verdict) {
-        let row = match label {
-            Label::Preserved => 0,
-            Label::Lost => 1,
-        };
-        let col = match verdict {
-            Verdict::Preserved => 0,
-            Verdict::Lost | Verdict::Error => 1,
-            Verdict::Undetermined => 2,
-        };
-        self.matrix[row][col] += 1;
-    }
-
-    /// The 2×2 matrix of decided cases.
-    pub fn decided_matrix(&self) -> [[u64; 2]; 2] {
-        [
-            [self.matrix[0][0], self.matrix[0][1]],
-            [self.matrix[1][0], self.matrix[1][1]],
-        ]
-    }
-
-    /// All cases.
-    pub fn total(&self) -> u64 {
-        self.matrix.iter().flatten().sum()
-    }
-
-    /// Cases left undetermined.
-    pub fn undetermined(&self) -> u64 {
-        self.matrix[0][2] + self.matrix[1][2]
-    }
-
-    /// Cases decided.
-    pub fn decided(&self) -> u64 {
-        self.total() - self.undetermined()
-    }
-
-    /// Decided cases whose verdict matches the label.
-    pub fn correct(&self) -> u64 {
-        self.matrix[0][0] + self.matrix[1][1]
-    }
-
-    /// Decided cases whose verdict contradicts the label.
-    pub fn wrong(&self) -> u64 {
-        self.matrix[0][1] + self.matrix[1][0]
-    }
-
-    /// Agreement over decided cases.
-    pub fn agreement(&self) -> Option<f64> {
-        agreement(&self.decided_matrix())
-    }
-
-    /// Cohen's kappa over decided cases.
-    pub fn kappa(&self) -> Option<f64> {
-        cohens_kappa(&self.decided_matrix())
+/// The label a verdict gives a case, `None` for undetermined. An `error`
+/// verdict counts as lost, as it does in CPR.
+pub fn said(verdict: Verdict) -> Option<Label> {
+    match verdict {
+        Verdict::Preserved => Some(Label::Preserved),
+        Verdict::Lost | Verdict::Error => Some(Label::Lost),
+        Verdict::Undetermined => None,
     }
 }
 
@@ -331,8 +222,8 @@ pub async fn calibrate(
     let mut fast_tally = Tally::default();
     let mut combined_tally = Tally::default();
     for o in &outcomes {
-        fast_tally.add(o.label, o.fast.verdict);
-        combined_tally.add(o.label, o.combined.verdict);
+        fast_tally.add(o.label, said(o.fast.verdict));
+        combined_tally.add(o.label, said(o.combined.verdict));
     }
     Calibration {
         outcomes,
@@ -342,22 +233,8 @@ pub async fn calibrate(
     }
 }
 
-fn label_str(label: Label) -> &'static str {
-    match label {
-        Label::Preserved => "preserved",
-        Label::Lost => "lost",
-    }
-}
-
 fn matches(label: Label, verdict: Verdict) -> bool {
-    matches!(
-        (label, verdict),
-        (Label::Preserved, Verdict::Preserved) | (Label::Lost, Verdict::Lost | Verdict::Error)
-    )
-}
-
-fn pct(x: Option<f64>) -> String {
-    x.map_or("n/a".into(), |v| format!("{:.1} %", v * 100.0))
+    said(verdict) == Some(label)
 }
 
 fn kappa_str(x: Option<f64>) -> String {
@@ -375,23 +252,25 @@ fn render_tally(out: &mut String, t: &Tally, who: &str) {
     let _ = writeln!(
         out,
         "  agreement on decided cases: {} ({}/{}), Cohen's kappa: {}",
-        pct(t.agreement()),
+        percent(t.agreement()),
         t.correct(),
         t.decided(),
         kappa_str(t.kappa())
     );
+    out.push_str(&t.table(&format!("label \\ {who}")).indented("  ").render());
+}
+
+/// One case a scorer (`who`) decided against its label: id, label, verdict
+/// and the scorer's reason.
+fn render_case(out: &mut String, o: &CaseOutcome, who: &str, scored: &Scored) {
     let _ = writeln!(
         out,
-        "  {:<18}{:>11}{:>8}{:>14}",
-        format!("label \\ {who}"),
-        PREDICTED[0],
-        PREDICTED[1],
-        PREDICTED[2]
+        "    {}: label {}, {who} {} ({})",
+        o.id,
+        o.label.name(),
+        scored.verdict.as_str(),
+        scored.reason
     );
-    for (row, name) in ["preserved", "lost"].iter().enumerate() {
-        let m = t.matrix[row];
-        let _ = writeln!(out, "  {name:<18}{:>11}{:>8}{:>14}", m[0], m[1], m[2]);
-    }
 }
 
 impl Calibration {
@@ -425,14 +304,7 @@ impl Calibration {
                 wrong.len()
             );
             for o in wrong {
-                let _ = writeln!(
-                    out,
-                    "    {}: label {}, fast path {} ({})",
-                    o.id,
-                    label_str(o.label),
-                    o.fast.verdict.as_str(),
-                    o.fast.reason
-                );
+                render_case(&mut out, o, "fast path", &o.fast);
             }
         }
         let (Some(t), Some(judge)) = (&self.combined, &self.judge) else {
@@ -467,7 +339,7 @@ impl Calibration {
         let _ = writeln!(
             out,
             "  agreement over all cases (undetermined counts as disagreement): {}",
-            pct((t.total() > 0).then(|| t.correct() as f64 / t.total() as f64))
+            percent((t.total() > 0).then(|| t.correct() as f64 / t.total() as f64))
         );
         let disagreements: Vec<&CaseOutcome> = self
             .outcomes
@@ -481,14 +353,7 @@ impl Calibration {
         if !disagreements.is_empty() {
             let _ = writeln!(out, "  judge disagrees with the label on:");
             for o in disagreements {
-                let _ = writeln!(
-                    out,
-                    "    {}: label {}, judge {} ({})",
-                    o.id,
-                    label_str(o.label),
-                    o.combined.verdict.as_str(),
-                    o.combined.reason
-                );
+                render_case(&mut out, o, "judge", &o.combined);
             }
         }
         if let Some(o) = self.outcomes.iter().find(|o| {

@@ -15,9 +15,9 @@
 use super::cache::{cache_key, VerdictCache};
 use super::parse::{parse_reply, JudgeReply};
 use super::prompt::{build_messages, JudgeCase};
-use cb_dataset::Conversation;
 use crate::{Judge, Scored, Verdict, VerdictMethod};
 use cb_base::secret::Secret;
+use cb_dataset::Conversation;
 use rand::Rng;
 use serde_json::{json, Value};
 use std::future::Future;

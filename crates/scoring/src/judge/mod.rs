@@ -7,7 +7,8 @@
 //!   jittered retries that never fails a run;
 //! - [`cache`]: the on-disk verdict cache;
 //! - [`sim`]: a simulated judge server for tests and `--judge sim`;
-//! - [`calibrate`] and [`kappa`]: agreement with hand labels.
+//! - [`calibrate`]: agreement with hand labels (Cohen's kappa and the
+//!   confusion matrix are [`cb_report::calibration`]'s).
 //!
 //! Scoring with a judge is [`score_with`]: the fast path first, the judge
 //! only on what it leaves. `run` applies it to every undetermined event
@@ -16,7 +17,6 @@
 pub mod cache;
 pub mod calibrate;
 pub mod client;
-pub mod kappa;
 pub mod parse;
 pub mod prompt;
 pub mod sim;
@@ -25,8 +25,8 @@ pub use cache::VerdictCache;
 pub use client::{JudgeSettings, JudgeStats, LlmJudge};
 pub use prompt::PROMPT_VERSION;
 
-use cb_dataset::Conversation;
 use crate::{AnchorIndex, Judge, Scored, Verdict};
+use cb_dataset::Conversation;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;

@@ -21,13 +21,13 @@
 
 use super::parse::JudgeReply;
 use super::prompt::{JudgeCase, CASE_PREAMBLE};
-use cb_wire::openai::{completion_body, error_body, ChatRequest, Usage};
-use cb_wire::server::{serve, ServerHandle};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
+use cb_wire::openai::{completion_body, error_body, ChatRequest, Usage};
+use cb_wire::server::{serve, ServerHandle};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

@@ -2,11 +2,11 @@
 //! network), and of the calibration on the committed set. Until the real
 //! fast path lands, a conservative test-only stand-in plays its part.
 
-use super::calibrate::{calibrate, load_cases, parse_cases, CalibrationCase, CalibrationError};
+use super::calibrate::{calibrate, load_cases, CalibrationCase, CalibrationError};
 use super::sim::{self, Behaviour};
 use super::*;
-use cb_dataset::Dataset;
 use crate::VerdictMethod;
+use cb_dataset::Dataset;
 use std::path::Path;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -372,23 +372,29 @@ async fn failing_judges_give_undetermined_and_a_finished_report() {
 
 #[test]
 fn case_file_errors_name_the_line() {
-    let p = Path::new("cases.jsonl");
+    let parse = |text: &str| cb_report::calibration::parse::<CalibrationCase>(text, "cases.jsonl");
     let good = std::fs::read_to_string(cases_path()).unwrap();
     let first = good.lines().next().unwrap();
-    let err = parse_cases(&format!("{first}\n\n{{nope\n"), p).unwrap_err();
+    let err = parse(&format!("{first}\n\n{{nope\n")).unwrap_err();
     assert!(
         matches!(err, CalibrationError::Parse { line: 3, .. }),
         "{err}"
     );
-    assert!(err.to_string().starts_with("cases.jsonl:3:"));
-    let err = parse_cases(&format!("{first}\n{first}\n"), p).unwrap_err();
+    assert!(err
+        .to_string()
+        .starts_with("cases.jsonl:3: not a judge calibration case:"));
+    let err = parse(&format!("{first}\n{first}\n")).unwrap_err();
     assert!(err.to_string().contains("duplicate id"), "{err}");
     let bad_label = first.replace("\"label\": \"preserved\"", "\"label\": \"maybe\"");
-    assert!(parse_cases(&bad_label, p).is_err());
-    assert!(matches!(
-        parse_cases("\n", p),
-        Err(CalibrationError::Empty(_))
-    ));
+    assert!(parse(&bad_label).is_err());
+    let mut case: serde_json::Value = serde_json::from_str(first).unwrap();
+    case["variants"] = serde_json::json!(["someone else"]);
+    let err = parse(&case.to_string()).unwrap_err().to_string();
+    assert!(
+        err.ends_with("`variants` must include `value` itself"),
+        "{err}"
+    );
+    assert!(matches!(parse("\n"), Err(CalibrationError::Empty { .. })));
     assert!(load_cases(Path::new("/nonexistent/cases.jsonl"))
         .unwrap_err()
         .to_string()
