@@ -15,22 +15,23 @@ mod systems;
 mod tests;
 
 pub use crate::canary::config::{CanaryConfig, CanaryEndpoint, CanaryReleaseConfig};
-pub use canary::{canary_config, canary_release_config};
-pub use error::ConfigError;
-pub use judge::{calibrate_config, judge_config};
-pub use provider::{provider_config, ProviderConfigError};
 pub use crate::continuity::config::{
     RequestsInFlight, ResolvedConfig, ResolvedGateway, RunConfig, BOOTSTRAP_RESAMPLES,
     DEFAULT_JUDGE_CACHE_NAME,
 };
 pub use crate::report::dir::{default_report_dir, OutDir};
-pub use run::run_config;
 pub use crate::semantics::config::SemanticsConfig;
+pub use crate::systems::{
+    EnvLookup, GatewaySpec, Replay, SystemsConfig, DRIVER_MODEL, FALLBACK_MODEL,
+};
+pub use canary::{canary_config, canary_release_config};
+pub use error::ConfigError;
+pub use judge::{calibrate_config, judge_config};
+pub use provider::{provider_config, ProviderConfigError};
+pub use run::run_config;
 pub use semantics::{semantics_config, SemanticsConfigError};
 pub use serve::{
     contracts_config, dataset_source, generate_options, latency_profile, profile_source,
     proxy_config, upstreams_config,
 };
-pub use crate::systems::{EnvLookup, GatewaySpec, Replay, SystemsConfig, DRIVER_MODEL, FALLBACK_MODEL};
 pub use systems::{parse_gateways, systems_config};
-

@@ -1,9 +1,9 @@
 //! The validated configuration of `semantics`.
 
 use super::ConfigError;
-use crate::semantics::config::SemanticsConfig;
 use crate::cli::SemanticsArgs;
 use crate::report::dir::{claim_given, DirError};
+use crate::semantics::config::SemanticsConfig;
 use crate::semantics::timing::{GiveUpBounds, Timing};
 use std::path::Path;
 

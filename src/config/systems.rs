@@ -157,9 +157,9 @@ fn check_ports(gateways: &[GatewaySpec]) -> Result<(), ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
     use crate::cli::{Cli, Command};
     use clap::Parser;
+    use std::time::Duration;
 
     fn systems(argv: &[&str]) -> Result<SystemsConfig, clap::Error> {
         let options = match Cli::try_parse_from(argv)?.command {

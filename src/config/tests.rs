@@ -89,8 +89,7 @@ fn gateway_mistakes_are_named() {
     )
     .unwrap_err();
     assert!(matches!(err, ConfigError::UpstreamPorts(_)));
-    let err = run_config(&args(&["--no-builtin"]), time::OffsetDateTime::UNIX_EPOCH)
-        .unwrap_err();
+    let err = run_config(&args(&["--no-builtin"]), time::OffsetDateTime::UNIX_EPOCH).unwrap_err();
     assert!(matches!(err, ConfigError::NoSystems));
 }
 

@@ -29,11 +29,11 @@ use super::report::{
 use super::state::{self, StateError};
 use super::summary::summarise;
 use crate::config::{CanaryConfig, CanaryEndpoint, CanaryReleaseConfig};
-use cb_report::dir::OutDir;
+use cb_base::secret::Secret;
 use cb_contracts::ContractSettings;
+use cb_report::dir::OutDir;
 use cb_report::dir::{claim_given, claim_unique, DirError};
 use cb_report::ReportError;
-use cb_base::secret::Secret;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

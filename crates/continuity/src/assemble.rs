@@ -7,9 +7,9 @@ use super::report::{self, ReportData};
 use super::summary::summarize;
 use super::EXCERPT_CHARS;
 use crate::config::ResolvedConfig;
+use cb_base::record::{AttemptRecord, TurnRecord};
 use cb_dataset::Dataset;
 use cb_faults::{FaultPlan, Role};
-use cb_base::record::{AttemptRecord, TurnRecord};
 use std::collections::HashMap;
 
 /// Builds the report data: turn rows, one event per planned failover
@@ -268,7 +268,9 @@ pub fn run_notes(config: &ResolvedConfig) -> Vec<String> {
     if let Some(cap) = flight.cap {
         let bound = flight.bound.map_or("the open-file limit", |b| b.describe());
         let files = match (flight.bound, flight.open_file_limit) {
-            (None | Some(cb_systems::driver::Bound::OpenFiles), Some(limit)) => format!(" ({limit})"),
+            (None | Some(cb_systems::driver::Bound::OpenFiles), Some(limit)) => {
+                format!(" ({limit})")
+            }
             _ => String::new(),
         };
         notes.push(format!(

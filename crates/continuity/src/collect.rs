@@ -3,11 +3,11 @@
 //! the progress bar.
 
 use crate::config::RunConfig;
+use cb_base::record::TurnRecord;
 use cb_dataset::Dataset;
+use cb_scoring::{bleed_in, score_fast, AnchorIndex, Judge, Scored, Verdict, VerdictMethod};
 use cb_systems::driver::replay::INTERRUPTED;
 use cb_systems::driver::ConversationOutcome;
-use cb_base::record::TurnRecord;
-use cb_scoring::{bleed_in, score_fast, AnchorIndex, Judge, Scored, Verdict, VerdictMethod};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::Arc;

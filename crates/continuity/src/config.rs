@@ -2,10 +2,10 @@
 //! the command line, and the resolved form written to `config.json` in
 //! every report and read back by `report DIR`.
 
-use cb_report::dir::OutDir;
-use cb_systems::{Replay, SystemsConfig};
 use cb_base::source::Source;
+use cb_report::dir::OutDir;
 use cb_stats::CONFIDENCE;
+use cb_systems::{Replay, SystemsConfig};
 use cb_upstream::provider::{Providers, ResolvedProviders};
 use cb_upstream::LatencyProfile;
 use serde::{Deserialize, Serialize};
@@ -91,7 +91,10 @@ impl RunConfig {
             max_response_bytes: self.systems.max_response_bytes,
             fallback_dialect: self.systems.fallback_dialect,
             systems,
-            judge: self.judge.as_ref().map(cb_scoring::judge::JudgeConfig::describe),
+            judge: self
+                .judge
+                .as_ref()
+                .map(cb_scoring::judge::JudgeConfig::describe),
             interrupted: false,
             requests_in_flight: RequestsInFlight::default(),
             model: self.systems.model.clone(),

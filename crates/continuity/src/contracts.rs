@@ -5,10 +5,10 @@
 //! the turn's `contracts`, `contract_violations` and `contract_reasons`.
 
 use super::collect::Collected;
-use cb_systems::Replay;
 use cb_contracts::{columns, detect_language, ContractInput, Contracts};
 use cb_dataset::Dataset;
 use cb_systems::driver::replay::{first_sent, request_messages};
+use cb_systems::Replay;
 use cb_wire::openai::ChatRequest;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;

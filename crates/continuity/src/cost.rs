@@ -16,9 +16,9 @@
 //! costs more, both in output and in the history later turns carry; the
 //! judge, when asked for, is not counted.
 
-use cb_systems::Replay;
 use cb_dataset::{Conversation, Dataset};
 use cb_faults::{FaultAction, FaultPlan, Role};
+use cb_systems::Replay;
 use cb_wire::openai::approx_tokens;
 
 /// Default of `--cost-limit-tokens`: above two million estimated tokens a

@@ -10,10 +10,10 @@
 
 use cb_dataset::lexicon::{self, tokens};
 use cb_dataset::{Category, Conversation, Dataset, GenerateOptions, Mode, TurnKind};
-use cb_wire::openai::ChatMessage;
 use cb_scoring::{score_fast, AnchorIndex, Verdict};
 use cb_upstream::model;
 use cb_upstream::ConversationIndex;
+use cb_wire::openai::ChatMessage;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Conversations of the large composed dataset.
@@ -313,7 +313,10 @@ fn model_and_scorer_agree_on_every_conversation_of_a_large_composed_dataset() {
 
 #[test]
 fn the_shortest_and_longest_conversations_keep_every_invariant() {
-    let (min, max) = (cb_dataset::generate::MIN_TURNS, cb_dataset::generate::MAX_TURNS);
+    let (min, max) = (
+        cb_dataset::generate::MIN_TURNS,
+        cb_dataset::generate::MAX_TURNS,
+    );
     let d = composed_with_turns(3, 2 * (max - min + 1), min, max);
     check_invariants(&d, min, max);
     check_model_and_scorer(&d);

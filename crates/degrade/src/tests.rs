@@ -4,9 +4,9 @@
 
 use super::*;
 use cb_contracts::{violations, ContractInput, ContractName, Contracts};
+use cb_dataset::model;
 use cb_dataset::Dataset;
 use cb_wire::openai::{ChatMessage, ChatRequest};
-use cb_dataset::model;
 use serde_json::json;
 
 /// A request of `messages`, with `response_format` when given.

@@ -347,8 +347,8 @@ mod tests {
     use std::time::Duration;
 
     fn paper() -> FaultProfile {
-        let path =
-            std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(crate::DEFAULT_PROFILE);
+        let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+            .join(crate::DEFAULT_PROFILE);
         FaultProfile::load(&path).unwrap()
     }
 

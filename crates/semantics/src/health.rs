@@ -6,8 +6,8 @@
 //! the system sent to the fallback by itself meanwhile (its own health
 //! checks) are counted too.
 
-use cb_faults::Role;
 use cb_base::secret::redact;
+use cb_faults::Role;
 use cb_systems::Target;
 use serde::Serialize;
 use std::time::Duration;

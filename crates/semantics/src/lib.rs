@@ -21,9 +21,9 @@
 //! side by side.
 
 pub mod case;
-pub mod config;
 pub mod catalogue;
 pub mod checks;
+pub mod config;
 pub mod health;
 pub mod observe;
 pub mod report;
@@ -34,12 +34,12 @@ pub mod verdict;
 pub use report::{CaseResult, SemanticsJson, SemanticsReport, SystemResult};
 
 use crate::config::SemanticsConfig;
+use case::{Case, Shape, CONTEXT_MODEL};
 use cb_faults::{CaseScript, FaultPlan, Role};
-use cb_wire::openai::{ChatMessage, ChatRequest, StreamOptions};
 use cb_proxy::ProxyBehaviour;
 use cb_systems::{driver_client, BuiltinProxyOptions, Systems, SystemsSpec, SYSTEM_PROMPT};
 use cb_upstream::{ConversationIndex, IndexEntry, LatencyProfile, UpstreamContext};
-use case::{Case, Shape, CONTEXT_MODEL};
+use cb_wire::openai::{ChatMessage, ChatRequest, StreamOptions};
 use checks::{measure, Outcome};
 use observe::{now_ms, send_one, Destination, Sent};
 use report::Scorecard;

@@ -7,11 +7,11 @@
 use crate::config::SemanticsConfig;
 use cb_contracts::{ContractInput, Language};
 use cb_faults::Role;
-use cb_wire::openai::ChatRequest;
 use cb_systems::sse::assemble_finished;
 use cb_systems::{send, Exchange, Target};
 use cb_upstream::log::TurnKey;
 use cb_upstream::{SimulatedModel, UpstreamContext};
+use cb_wire::openai::ChatRequest;
 use serde::Serialize;
 use std::time::Duration;
 

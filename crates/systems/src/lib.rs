@@ -19,10 +19,10 @@ pub use client::{
     driver_client, send, Exchange, SendOptions, SystemKind, Target, DEFAULT_MAX_RESPONSE_BYTES,
 };
 
-use cb_proxy::{self, ProxyBehaviour, ProxyConfig, ProxyMode};
-use cb_wire::server::ServerHandle;
-use cb_upstream::{self, UpstreamContext, UpstreamPair};
 use anyhow::Context;
+use cb_proxy::{self, ProxyBehaviour, ProxyConfig, ProxyMode};
+use cb_upstream::{self, UpstreamContext, UpstreamPair};
+use cb_wire::server::ServerHandle;
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::time::Instant;

@@ -5,8 +5,8 @@
 use crate::evidence::ProbeKind;
 use crate::probe;
 use cb_contracts::{ContractInput, ContractName, Contracts, Language, Outcome};
-use cb_wire::openai::ChatRequest;
 use cb_systems::Exchange;
+use cb_wire::openai::ChatRequest;
 use std::time::Duration;
 
 fn millis(ms: f64) -> Duration {

@@ -22,13 +22,11 @@ use super::discover::Route;
 use super::evidence::{ProbeEvidence, ProbeKind, RouteEvidence, TransportError};
 use super::language;
 use super::probe::{self, PROBES};
-use cb_contracts::{
-    ContractName, ContractSettings, Contracts, Language, Outcome, SettingsError,
-};
-use cb_wire::openai::ChatRequest;
 use cb_base::secret::Secret;
+use cb_contracts::{ContractName, ContractSettings, Contracts, Language, Outcome, SettingsError};
 use cb_systems::client::send_to;
 use cb_systems::{Exchange, SendOptions};
+use cb_wire::openai::ChatRequest;
 use futures::StreamExt as _;
 use std::sync::Arc;
 use std::time::Duration;

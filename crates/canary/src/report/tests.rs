@@ -6,9 +6,7 @@
 use super::*;
 use crate::clock::Timestamp;
 use crate::discover::Route;
-use crate::evidence::{
-    ProbeEvidence, ProbeKind, RouteEvidence, TransportError, TransportKind,
-};
+use crate::evidence::{ProbeEvidence, ProbeKind, RouteEvidence, TransportError, TransportKind};
 use crate::machine::Machine;
 use crate::prober::RouteProbe;
 use cb_contracts::Outcome;

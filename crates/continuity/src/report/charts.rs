@@ -221,10 +221,7 @@ fn draw_clo<DB: DrawingBackend>(
                 vec![(value, 0.0), (value, 1.0)],
                 colour.stroke_width(2),
             )))?
-            .label(format!(
-                "{name} {}",
-                cb_report::format::signed_ms(value)
-            ))
+            .label(format!("{name} {}", cb_report::format::signed_ms(value)))
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 16, y)], colour.stroke_width(2))
             });

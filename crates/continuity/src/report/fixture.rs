@@ -9,9 +9,9 @@ use crate::summary::{
     AttemptSummary, BleedExample, BleedSummary, CloByLength, CloSummary, ContractRate, GroupRate,
     StageCounts, Summary, SystemSummary, VerdictCounts,
 };
+use cb_base::record::{AttemptAction, AttemptRecord, TurnRecord};
 use cb_contracts::ContractName;
 use cb_faults::{FaultMode, Role};
-use cb_base::record::{AttemptAction, AttemptRecord, TurnRecord};
 use cb_scoring::{Verdict, VerdictMethod};
 use cb_stats::{Distribution, Interval};
 use rand::Rng;

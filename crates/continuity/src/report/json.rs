@@ -60,10 +60,8 @@ pub fn restore_delivery(
     if !path.is_file() {
         return Ok(());
     }
-    let mut by_system: std::collections::BTreeMap<
-        String,
-        crate::summary::delivery::Delivery,
-    > = cb_report::json::read(&path)?;
+    let mut by_system: std::collections::BTreeMap<String, crate::summary::delivery::Delivery> =
+        cb_report::json::read(&path)?;
     for s in systems {
         s.fallback_delivery = by_system.remove(&s.name);
     }

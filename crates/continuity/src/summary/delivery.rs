@@ -7,9 +7,9 @@
 //! share below 100 % gets a diagnosis line saying what a gateway did.
 
 use super::SystemSummary;
+use cb_base::record::{AttemptAction, AttemptRecord};
 use cb_dialect::{Dialect, Share};
 use cb_faults::Role;
-use cb_base::record::{AttemptAction, AttemptRecord};
 use cb_upstream::log::{RejectionRow, SurvivalRow};
 use serde::{Deserialize, Serialize};
 

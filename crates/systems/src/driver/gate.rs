@@ -324,10 +324,7 @@ mod tests {
     #[test]
     fn a_run_that_does_not_fit_is_capped_by_the_sum_over_its_systems() {
         // Both built-in systems: each one's pools can reach the cap.
-        let both = [
-            BUILTIN,
-            SystemKind::Builtin(cb_proxy::ProxyMode::Stateless),
-        ];
+        let both = [BUILTIN, SystemKind::Builtin(cb_proxy::ProxyMode::Stateless)];
         let plan = GatePlan::new(10_000, &both, Some(20_000), Some(5_000)).unwrap();
         assert_eq!(plan.cap, Some(17_744 / 12));
         let line = plan.describe(10_000).unwrap();
@@ -374,10 +371,7 @@ mod tests {
     #[test]
     fn the_memory_budget_caps_by_the_sum_over_the_systems() {
         let builtin = (MEMORY_BUDGET / MEMORY_PER_BUILTIN_REQUEST) as usize;
-        let both = [
-            BUILTIN,
-            SystemKind::Builtin(cb_proxy::ProxyMode::Stateless),
-        ];
+        let both = [BUILTIN, SystemKind::Builtin(cb_proxy::ProxyMode::Stateless)];
         let plan = GatePlan::new(10_000, &both, None, None).unwrap();
         assert_eq!((plan.cap, plan.bound), (Some(builtin), Some(Bound::Memory)));
         assert_eq!(builtin, 409);

@@ -15,9 +15,9 @@ pub use gate::{Bound, GatePlan, RequestGate};
 pub use replay::replay_conversation;
 
 use crate::spec::Replay;
-use cb_dataset::Dataset;
-use cb_base::record::TurnRecord;
 use crate::Target;
+use cb_base::record::TurnRecord;
+use cb_dataset::Dataset;
 use rand::seq::SliceRandom;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

@@ -14,10 +14,10 @@
 
 use super::DriverOptions;
 use crate::spec::Replay;
+use crate::{send, SendOptions, Target};
+use cb_base::record::TurnRecord;
 use cb_dataset::Conversation;
 use cb_wire::openai::{ChatMessage, ChatRequest};
-use cb_base::record::TurnRecord;
-use crate::{send, SendOptions, Target};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
