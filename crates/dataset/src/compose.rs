@@ -9,9 +9,9 @@
 //! 1653" or "March 4, 1653", never "4 March 1653", which would sit inside
 //! "14 March 1653".
 
-use super::lexicon::{ordinal_suffix, MONTHS};
 use super::pools::{draw_code, looks_guessable, Drawn};
 use super::syllables::Shape;
+use super::words::{ordinal_suffix, MONTHS};
 use cb_base::number::thousands;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;

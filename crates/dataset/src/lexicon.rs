@@ -11,15 +11,17 @@
 //! too: the generator spells values with them and the scorer reads answers
 //! with them.
 
-pub mod words;
+pub use crate::words;
 
 use super::filler;
 pub use super::subjects::{Subject, SUBJECTS};
+pub use crate::words::{
+    month_number, ordinal_suffix, MONTHS, MONTHS_SHORT, ONES, SCALES, TENS, WEEKDAYS,
+};
 use aho_corasick::AhoCorasick;
 use memchr::memmem;
 use std::collections::HashMap;
 use std::sync::LazyLock;
-pub use words::{month_number, ordinal_suffix, MONTHS, MONTHS_SHORT, ONES, SCALES, TENS, WEEKDAYS};
 
 /// Placeholder of the anchor value in statements and answers.
 pub const VALUE: &str = "{v}";

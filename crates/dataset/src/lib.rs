@@ -25,6 +25,7 @@ pub mod subjects;
 pub mod subjects_composed;
 pub mod syllables;
 pub mod taken;
+pub mod words;
 
 use serde::{Deserialize, Serialize};
 

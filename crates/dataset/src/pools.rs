@@ -7,7 +7,7 @@
 //! Values are chosen to be hard to guess (no "blue", no two-digit numbers) and
 //! easy to recognise in an answer (no value is an ordinary English word).
 
-use super::lexicon::{MONTHS, ONES, TENS};
+use super::words::{MONTHS, ONES, TENS};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use unicode_normalization::UnicodeNormalization;
