@@ -28,6 +28,7 @@ pub mod gemini;
 mod grouping;
 mod history;
 pub mod survival;
+mod tools;
 
 #[cfg(test)]
 mod roundtrip;

@@ -26,6 +26,7 @@
 
 use super::blocks::is_tool_id;
 use crate::history::{Item, Plan, Side};
+use crate::tools::function_tools;
 use crate::{Note, TranslateError, Translation};
 use serde_json::{json, Map, Value};
 
@@ -242,24 +243,10 @@ fn parameters(top: &Map<String, Value>, body: &mut Map<String, Value>, notes: &m
 
 fn tools(top: &Map<String, Value>, body: &mut Map<String, Value>, notes: &mut Vec<Note>) {
     let mut defs = Vec::new();
-    for (i, tool) in top
-        .get("tools")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let function = tool
-            .get("function")
-            .filter(|_| tool.get("type").and_then(Value::as_str) == Some("function"));
-        let Some(name) = function.and_then(|f| f.get("name")).and_then(Value::as_str) else {
-            notes.push(Note::DroppedParameter {
-                name: format!("tools[{i}] (not a function tool)"),
-            });
-            continue;
-        };
-        let mut schema = function
-            .and_then(|f| f.get("parameters"))
+    for tool in function_tools(top, notes) {
+        let i = tool.index;
+        let mut schema = tool
+            .parameters
             .filter(|p| p.is_object())
             .cloned()
             .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
@@ -270,11 +257,8 @@ fn tools(top: &Map<String, Value>, body: &mut Map<String, Value>, notes: &mut Ve
             });
             schema["type"] = json!("object");
         }
-        let mut def = json!({"name": tool_id(name), "input_schema": schema});
-        if let Some(d) = function
-            .and_then(|f| f.get("description"))
-            .and_then(Value::as_str)
-        {
+        let mut def = json!({"name": tool_id(tool.name), "input_schema": schema});
+        if let Some(d) = tool.description {
             def["description"] = json!(d);
         }
         defs.push(def);

@@ -30,6 +30,7 @@
 
 use super::schema;
 use crate::history::{Item, Plan, Side};
+use crate::tools::function_tools;
 use crate::{Note, TranslateError, Translation};
 use serde_json::{json, Map, Value};
 
@@ -243,37 +244,19 @@ fn generation_config(top: &Map<String, Value>, notes: &mut Vec<Note>) -> Map<Str
 
 fn tools(top: &Map<String, Value>, body: &mut Map<String, Value>, notes: &mut Vec<Note>) {
     let mut decls = Vec::new();
-    for (i, tool) in top
-        .get("tools")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let function = tool
-            .get("function")
-            .filter(|_| tool.get("type").and_then(Value::as_str) == Some("function"));
-        let Some(name) = function.and_then(|f| f.get("name")).and_then(Value::as_str) else {
-            notes.push(Note::DroppedParameter {
-                name: format!("tools[{i}] (not a function tool)"),
-            });
-            continue;
-        };
-        let mut decl = json!({"name": function_name(name)});
-        if let Some(d) = function
-            .and_then(|f| f.get("description"))
-            .and_then(Value::as_str)
-        {
+    for tool in function_tools(top, notes) {
+        let mut decl = json!({"name": function_name(tool.name)});
+        if let Some(d) = tool.description {
             decl["description"] = json!(d);
         }
-        let params = function.and_then(|f| f.get("parameters"));
-        let has_properties = params
+        let has_properties = tool
+            .parameters
             .and_then(|p| p.get("properties"))
             .and_then(Value::as_object)
             .is_some_and(|p| !p.is_empty());
-        if let (Some(p), true) = (params, has_properties) {
-            decl["parameters"] =
-                schema::from_json_schema(p, &format!("tools[{i}].parameters"), notes);
+        if let (Some(p), true) = (tool.parameters, has_properties) {
+            let at = format!("tools[{}].parameters", tool.index);
+            decl["parameters"] = schema::from_json_schema(p, &at, notes);
         }
         decls.push(decl);
     }
