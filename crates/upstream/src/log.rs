@@ -495,56 +495,18 @@ mod tests {
     #[test]
     fn attempts_count_per_key() {
         let log = AttemptLog::new();
-        assert_eq!(
-            log.next_attempt(TurnKey {
-                run: 1,
-                system: "s",
-                role: Role::Primary,
-                conversation: "c1",
-                turn: 3
-            }),
-            1
-        );
-        assert_eq!(
-            log.next_attempt(TurnKey {
-                run: 1,
-                system: "s",
-                role: Role::Primary,
-                conversation: "c1",
-                turn: 3
-            }),
-            2
-        );
-        assert_eq!(
-            log.next_attempt(TurnKey {
-                run: 1,
-                system: "s",
-                role: Role::Fallback,
-                conversation: "c1",
-                turn: 3
-            }),
-            1
-        );
-        assert_eq!(
-            log.next_attempt(TurnKey {
-                run: 2,
-                system: "s",
-                role: Role::Primary,
-                conversation: "c1",
-                turn: 3
-            }),
-            1
-        );
-        assert_eq!(
-            log.next_attempt(TurnKey {
-                run: 1,
-                system: "s",
-                role: Role::Primary,
-                conversation: "c1",
-                turn: 4
-            }),
-            1
-        );
+        let at = |run, role, turn| TurnKey {
+            run,
+            system: "s",
+            role,
+            conversation: "c1",
+            turn,
+        };
+        assert_eq!(log.next_attempt(at(1, Role::Primary, 3)), 1);
+        assert_eq!(log.next_attempt(at(1, Role::Primary, 3)), 2);
+        assert_eq!(log.next_attempt(at(1, Role::Fallback, 3)), 1);
+        assert_eq!(log.next_attempt(at(2, Role::Primary, 3)), 1);
+        assert_eq!(log.next_attempt(at(1, Role::Primary, 4)), 1);
         let key = |system, conversation| TurnKey {
             run: 1,
             system,

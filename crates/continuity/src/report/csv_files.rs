@@ -122,41 +122,27 @@ pub struct EventsCsv;
 #[derive(Debug, Clone, Copy)]
 pub struct AttemptsCsv;
 
-impl Exporter<ReportData> for TurnsCsv {
-    fn file_name(&self) -> &'static str {
-        TURNS_FILE
-    }
-    fn render(&self, data: &ReportData) -> Result<Vec<u8>, ReportError> {
-        csv::write(TURNS_FILE, &TURN_COLUMNS, &data.turns)
-    }
-    fn write_to(&self, data: &ReportData, out: &mut dyn Write) -> Result<(), ReportError> {
-        csv::write_to(out, TURNS_FILE, &TURN_COLUMNS, &data.turns)
-    }
+/// A CSV exporter of one of [`ReportData`]'s row lists, under its file
+/// name and columns.
+macro_rules! csv_exporter {
+    ($exporter:ty, $file:expr, $columns:expr, $rows:ident) => {
+        impl Exporter<ReportData> for $exporter {
+            fn file_name(&self) -> &'static str {
+                $file
+            }
+            fn render(&self, data: &ReportData) -> Result<Vec<u8>, ReportError> {
+                csv::write($file, &$columns, &data.$rows)
+            }
+            fn write_to(&self, data: &ReportData, out: &mut dyn Write) -> Result<(), ReportError> {
+                csv::write_to(out, $file, &$columns, &data.$rows)
+            }
+        }
+    };
 }
 
-impl Exporter<ReportData> for EventsCsv {
-    fn file_name(&self) -> &'static str {
-        EVENTS_FILE
-    }
-    fn render(&self, data: &ReportData) -> Result<Vec<u8>, ReportError> {
-        csv::write(EVENTS_FILE, &EVENT_COLUMNS, &data.events)
-    }
-    fn write_to(&self, data: &ReportData, out: &mut dyn Write) -> Result<(), ReportError> {
-        csv::write_to(out, EVENTS_FILE, &EVENT_COLUMNS, &data.events)
-    }
-}
-
-impl Exporter<ReportData> for AttemptsCsv {
-    fn file_name(&self) -> &'static str {
-        ATTEMPTS_FILE
-    }
-    fn render(&self, data: &ReportData) -> Result<Vec<u8>, ReportError> {
-        csv::write(ATTEMPTS_FILE, &ATTEMPT_COLUMNS, &data.attempts)
-    }
-    fn write_to(&self, data: &ReportData, out: &mut dyn Write) -> Result<(), ReportError> {
-        csv::write_to(out, ATTEMPTS_FILE, &ATTEMPT_COLUMNS, &data.attempts)
-    }
-}
+csv_exporter!(TurnsCsv, TURNS_FILE, TURN_COLUMNS, turns);
+csv_exporter!(EventsCsv, EVENTS_FILE, EVENT_COLUMNS, events);
+csv_exporter!(AttemptsCsv, ATTEMPTS_FILE, ATTEMPT_COLUMNS, attempts);
 
 /// Reads turns.csv of a report directory.
 ///
