@@ -162,7 +162,8 @@ fn check_storm_flags(outcome: &RunOutcome, label: &str) {
 
 /// The control's events follow its wire: preserved exactly when the last
 /// fallback attempt of the event turn was let through, an error when it
-/// got a 429. Returns how many events ended refused.
+/// got a 429, and never preserved when it reached no fallback. Returns how
+/// many events ended refused.
 fn control_follows_its_wire(outcome: &RunOutcome, label: &str) -> usize {
     let data = outcome.data.as_ref().unwrap();
     let mut refused = 0;
@@ -176,8 +177,14 @@ fn control_follows_its_wire(outcome: &RunOutcome, label: &str) -> usize {
                     && a.conversation == e.conversation
                     && a.turn == e.turn
             })
-            .max_by(|a, b| a.arrived_ms.total_cmp(&b.arrived_ms))
-            .unwrap_or_else(|| panic!("{label}: {} reached no fallback", e.conversation));
+            .max_by(|a, b| a.arrived_ms.total_cmp(&b.arrived_ms));
+        // On a loaded machine the control's own client can spend the event
+        // turn's deadline before it calls the fallback at all: then nothing
+        // was delivered, and the event must not be counted as preserved.
+        let Some(last) = last else {
+            assert_ne!(e.verdict, Verdict::Preserved, "{label}: {e:?}");
+            continue;
+        };
         match last.action {
             AttemptAction::Ok => assert_eq!(e.verdict, Verdict::Preserved, "{label}: {e:?}"),
             AttemptAction::RateLimited => {
