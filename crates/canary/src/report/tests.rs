@@ -43,6 +43,7 @@ fn fixture() -> CanaryReport {
         let now = t0.plus(std::time::Duration::from_secs(1800) * i);
         let mut round: Vec<RouteEvidence> =
             names.iter().map(|n| evidence(n, *n == "bad")).collect();
+        round[3].probes.clear();
         round[3].transport_error = Some(TransportError {
             kind: TransportKind::RateLimited,
             detail: "HTTP 429".into(),
@@ -52,6 +53,7 @@ fn fixture() -> CanaryReport {
             .map(|e| RouteProbe {
                 evidence: e.clone(),
                 requests: 3,
+                key_refused: None,
             })
             .collect();
         let d = machine.round(now, &round, &policy);
