@@ -199,16 +199,21 @@ impl RouteEvidence {
     /// One verdict per contract checked, over all probes. A probe in `weak`
     /// (or not `trusted`) contributes its failures but not its passes. Order of precedence: any
     /// failure, then any undetermined outcome, then any weak pass, then pass.
-    /// A contract that a frozen probe (see [`RouteEvidence::frozen_probes`])
-    /// also checks keeps only a failure seen on another probe: a pass there
-    /// is not the whole round's verdict, so the contract is frozen (absent).
     pub fn verdicts(&self, weak: &[ProbeKind]) -> BTreeMap<ContractName, ContractVerdict> {
+        self.merged(weak)
+    }
+
+    /// [`RouteEvidence::verdicts`] where `frozen` are the contracts of the
+    /// probes that got a transport error (see
+    /// [`RouteEvidence::frozen_probes`]): such a contract keeps only a
+    /// failure seen on another probe; a pass there is not the whole round's
+    /// verdict, so the contract is frozen (absent).
+    pub fn verdicts_frozen(
+        &self,
+        weak: &[ProbeKind],
+        frozen: &[ContractName],
+    ) -> BTreeMap<ContractName, ContractVerdict> {
         let mut out = self.merged(weak);
-        let frozen: Vec<ContractName> = self
-            .frozen_probes
-            .iter()
-            .flat_map(|p| crate::probe::contracts_of(*p).iter().copied())
-            .collect();
         out.retain(|c, v| !frozen.contains(c) || matches!(v, ContractVerdict::Fail { .. }));
         out
     }

@@ -44,7 +44,7 @@ use super::evidence::{ContractName, ContractVerdict, FreezeReason, ProbeKind, Ro
 use super::language::{next_language, Language};
 use super::policy::{Mode, Policy};
 use super::record::{LogRecord, RecordKind};
-use super::state::{MachineState, Quarantine, RouteState, RouteStreak};
+use super::state::{ClockKind, IgnoreOutputs, MachineState, Quarantine, RouteState, RouteStreak};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -147,6 +147,13 @@ impl Machine {
     /// The state, to save after a round.
     pub fn state(&self) -> &MachineState {
         &self.state
+    }
+
+    /// Records the clock the rounds run on and the ignore list the canary
+    /// writes, so that `canary release` reads them from the state.
+    pub fn set_context(&mut self, clock: ClockKind, outputs: IgnoreOutputs) {
+        self.state.clock = Some(clock);
+        self.state.outputs = Some(outputs);
     }
 
     /// One route's state.
@@ -507,7 +514,12 @@ fn score(
     if out.frozen.is_some() {
         return out;
     }
-    out.verdicts = evidence.verdicts(weak);
+    let frozen: Vec<ContractName> = evidence
+        .frozen_probes
+        .iter()
+        .flat_map(|p| super::probe::contracts_of(*p).iter().copied())
+        .collect();
+    out.verdicts = evidence.verdicts_frozen(weak, &frozen);
     let keep = policy.failing_rounds() as usize;
     for (contract, verdict) in &out.verdicts {
         match verdict {

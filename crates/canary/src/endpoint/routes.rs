@@ -55,6 +55,12 @@ pub struct SimRoute {
     pub provider_name: String,
     /// How it answers.
     pub behaviour: Behaviour,
+    /// The rounds (first, last, inclusive) in which the endpoint lists the
+    /// route and lets it answer; `None`: every round. A route outside them
+    /// is gone from the listing and answers 404, as a host taken out of
+    /// service does.
+    #[serde(default)]
+    pub listed: Option<(u64, u64)>,
 }
 
 impl SimRoute {
@@ -64,7 +70,14 @@ impl SimRoute {
             tag: tag.to_string(),
             provider_name: provider_name.to_string(),
             behaviour,
+            listed: None,
         }
+    }
+
+    /// Whether the route is listed (and answers) in `round`.
+    pub fn listed_in(&self, round: u64) -> bool {
+        self.listed
+            .is_none_or(|(first, last)| (first..=last).contains(&round))
     }
 }
 
