@@ -241,6 +241,7 @@ fn answer(
     if request.stream {
         let delay = match route.behaviour {
             Behaviour::SlowFirstToken => config.slow_first_token,
+            Behaviour::HungStream => config.timeout_hold,
             _ => Duration::ZERO,
         };
         wire::stream(envelope, &reply, delay)

@@ -28,6 +28,9 @@ pub enum Behaviour {
     /// Streams send their headers and role chunk at once and the first
     /// content token after the endpoint's `slow_first_token`.
     SlowFirstToken,
+    /// Streams send their headers and role chunk at once and no content
+    /// until the endpoint's `timeout_hold`: a hung stream.
+    HungStream,
     /// Structured output that breaks its schema, at this share.
     SchemaBreak {
         /// Share of structured-output replies degraded (0 to 1).

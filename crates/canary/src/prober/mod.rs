@@ -17,6 +17,7 @@
 
 mod classify;
 mod judge;
+mod stream;
 
 pub use classify::{classify, served_by_other};
 pub use judge::judge;
@@ -206,7 +207,33 @@ impl Prober {
         language: Language,
     ) -> (ProbeKind, u32, Reply) {
         let request = probe::request(kind, &self.target.model, &route.id, language);
-        let exchange = self.send(&request).await;
+        let exchange = if request.stream {
+            match stream::send_stream(
+                &self.client,
+                &self.target.chat_url,
+                &self.target.headers,
+                &request,
+                self.settings.deadline,
+                self.settings.max_response_bytes,
+            )
+            .await
+            {
+                stream::Streamed::Exchange(exchange) => exchange,
+                // An open stream with no text: a ttft failure, not a
+                // transport error; nothing else of the probe can be judged.
+                stream::Streamed::Hung { ttfb_ms } => {
+                    let reason = format!(
+                        "the stream opened after {ttfb_ms:.0} ms and sent no text within the \
+                         probe deadline of {} ms (hung)",
+                        self.settings.deadline.as_millis()
+                    );
+                    let results = vec![(ContractName::Ttft, Outcome::fail(reason))];
+                    return (kind, 1, Reply::Judged(results, None));
+                }
+            }
+        } else {
+            self.send(&request).await
+        };
         if let Err(error) = classify(&exchange) {
             return (kind, 1, Reply::Transport(error, exchange.status));
         }
