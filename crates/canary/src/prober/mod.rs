@@ -218,7 +218,7 @@ impl Prober {
             )
             .await
             {
-                stream::Streamed::Exchange(exchange) => exchange,
+                stream::Streamed::Exchange(exchange) => *exchange,
                 // An open stream with no text: a ttft failure, not a
                 // transport error; nothing else of the probe can be judged.
                 stream::Streamed::Hung { ttfb_ms } => {

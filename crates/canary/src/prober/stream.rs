@@ -28,7 +28,7 @@ const EXCERPT: usize = 200;
 pub enum Streamed {
     /// A reply to judge, a refusal, or a transport error (as an
     /// [`Exchange`] for [`super::classify`]).
-    Exchange(Exchange),
+    Exchange(Box<Exchange>),
     /// The stream opened (2xx headers) and no text came before the
     /// deadline: a hung stream, a ttft failure.
     Hung {
@@ -91,14 +91,14 @@ pub async fn send_stream(
         }
     }
     let mut response = match tokio::time::timeout_at(give_up, builder.send()).await {
-        Err(_) => return Streamed::Exchange(failed(None, timeout(), started)),
+        Err(_) => return Streamed::Exchange(Box::new(failed(None, timeout(), started))),
         Ok(Err(e)) => {
             let kind = if e.is_connect() {
                 "connection failed"
             } else {
                 "request failed"
             };
-            return Streamed::Exchange(failed(None, kind.to_string(), started));
+            return Streamed::Exchange(Box::new(failed(None, kind.to_string(), started)));
         }
         Ok(Ok(r)) => r,
     };
@@ -113,14 +113,14 @@ pub async fn send_stream(
             Err(_) if ok => {
                 let trace = reader.finish(since(started));
                 if has_text(&trace.events) {
-                    return Streamed::Exchange(failed(None, timeout(), started));
+                    return Streamed::Exchange(Box::new(failed(None, timeout(), started)));
                 }
                 return Streamed::Hung { ttfb_ms };
             }
-            Err(_) => return Streamed::Exchange(failed(None, timeout(), started)),
+            Err(_) => return Streamed::Exchange(Box::new(failed(None, timeout(), started))),
             Ok(Err(_)) => {
                 let error = "response body broken off".to_string();
-                return Streamed::Exchange(failed(ok.then_some(status), error, started));
+                return Streamed::Exchange(Box::new(failed(ok.then_some(status), error, started)));
             }
             Ok(Ok(None)) => break,
             Ok(Ok(Some(chunk))) => chunk,
@@ -128,7 +128,7 @@ pub async fn send_stream(
         read = read.saturating_add(chunk.len() as u64);
         if read > cap {
             let error = format!("response larger than {cap} bytes; stopped reading it");
-            return Streamed::Exchange(failed(Some(status), error, started));
+            return Streamed::Exchange(Box::new(failed(Some(status), error, started)));
         }
         if ok {
             reader.feed(&chunk, since(started));
@@ -143,10 +143,10 @@ pub async fn send_stream(
             .collect();
         let mut e = failed(Some(status), format!("HTTP {status}: {text}"), started);
         e.ttfb_ms = Some(ttfb_ms);
-        return Streamed::Exchange(e);
+        return Streamed::Exchange(Box::new(e));
     }
     let trace = reader.finish(since(started));
-    Streamed::Exchange(judged_exchange(status, ttfb_ms, trace, started))
+    Streamed::Exchange(Box::new(judged_exchange(status, ttfb_ms, trace, started)))
 }
 
 /// The exchange of a complete stream.
