@@ -129,6 +129,18 @@ pub struct CanaryRunArgs {
     /// every route, to watch the canary not count them.
     #[arg(long, value_name = "RATE")]
     pub transient_rate: Option<f64>,
+    /// A probe-set file (TOML, or JSON when it ends in .json) replacing the
+    /// built-in roleplay and schema probes: `version`, `[roleplay]` with
+    /// `system` and `user`, `[schema]` with `user` and `schema` (an object
+    /// JSON schema). Checked before the first probe; its version goes into
+    /// every report. Default: the built-in set, canary-probes/1.
+    #[arg(long, value_name = "FILE")]
+    pub probes: Option<PathBuf>,
+    /// The language probe's rotation, as ISO 639-1 codes, comma-separated
+    /// (e.g. en,fr,tr), in the order the rounds ask them. Default: the
+    /// built-in rotation.
+    #[arg(long, value_name = "CODES", value_delimiter = ',')]
+    pub languages: Vec<String>,
     /// A shell command run (with `sh -c`) on every quarantine, release,
     /// alert, weak probe and mode change, with the event as one JSON line
     /// on its standard input; killed after 10 s. A failing command is

@@ -226,6 +226,29 @@ pub fn canary_config(
     if let Some(path) = &args.runtime {
         ignore::read_list(path, ListKind::Runtime)?;
     }
+    let probes = match &args.probes {
+        Some(path) => crate::canary::probe::ProbeSet::load(path)?,
+        None => crate::canary::probe::ProbeSet::builtin(),
+    };
+    let known = crate::canary::language::Language::ALL;
+    let mut languages = Vec::new();
+    for code in args.languages.iter().map(|c| c.trim().to_ascii_lowercase()) {
+        let language = known
+            .iter()
+            .find(|l| l.code() == code)
+            .copied()
+            .ok_or_else(|| {
+                ConfigError::CanaryLanguage(
+                    code.clone(),
+                    known
+                        .iter()
+                        .map(|l| l.code())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                )
+            })?;
+        languages.push(language);
+    }
     let webhook = match &args.webhook {
         Some(url) => {
             let url = url.trim().to_string();
@@ -278,6 +301,8 @@ pub fn canary_config(
         concurrency: usize::try_from(args.concurrency).unwrap_or(4),
         max_response_bytes: args.max_response_bytes,
         notify: args.notify.clone().filter(|c| !c.trim().is_empty()),
+        probes,
+        languages,
         webhook,
     })
 }
@@ -386,6 +411,12 @@ mod tests {
             (&["--state", "/no/such/dir/state.json"], "--state"),
             (&["--reviewed", "/no/such/list.txt"], "--reviewed"),
             (&["--endpoint", "ftp://x"], "--endpoint"),
+            (
+                &["--probes", "/no/such/probes.toml"],
+                "/no/such/probes.toml",
+            ),
+            (&["--languages", "en,xx"], "--languages"),
+            (&["--webhook", "ftp://hooks"], "--webhook"),
         ];
         for (line, named) in cases {
             let err = config(line).unwrap_err().to_string();

@@ -434,3 +434,45 @@ async fn credentials_in_the_endpoint_url_reach_no_file_and_no_output() {
     }
     sim.shutdown().await;
 }
+
+/// The design: "probe sets ... compiled into the binary; a path on the
+/// command line overrides them". A replaced probe set is what is sent, and
+/// its version is what the report records.
+#[tokio::test]
+async fn a_probe_set_file_replaces_the_built_in_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let probes = dir.path().join("probes.toml");
+    std::fs::write(
+        &probes,
+        "version = \"support-traffic/2\"\n[roleplay]\nsystem = \"You are Sam, a patient support agent.\"\n\
+         user = \"Hello! My parcel has not arrived yet. Could you help me?\"\n[schema]\n\
+         user = \"Describe the city of Porto as a JSON object.\"\n\
+         schema = { type = \"object\", required = [\"city\"], properties = { city = { type = \"string\" } } }\n",
+    )
+    .unwrap();
+    let c = config(&[
+        "--rounds",
+        "1",
+        "--no-wait",
+        "--routes",
+        "atlas/bf16,cirrus",
+        "--control",
+        "cirrus",
+        "--probes",
+        probes.to_str().unwrap(),
+        "--out",
+        dir.path().join("r").to_str().unwrap(),
+    ]);
+    assert_eq!(c.probes.version, "support-traffic/2");
+    let (outcome, _) = run(&c).await.unwrap();
+    assert_eq!(outcome.report.probe_set_version, "support-traffic/2");
+    let atlas = outcome
+        .report
+        .routes
+        .iter()
+        .find(|r| r.route == "atlas/bf16")
+        .unwrap();
+    assert_eq!(atlas.rounds_scored, 1);
+    let md = std::fs::read_to_string(dir.path().join("r/report.md")).unwrap();
+    assert!(md.contains("support-traffic/2"));
+}

@@ -126,6 +126,10 @@ pub struct CanaryConfig {
     pub concurrency: usize,
     /// Largest reply read.
     pub max_response_bytes: u64,
+    /// The language rotation (`--languages`; empty: the built-in one).
+    pub languages: Vec<crate::language::Language>,
+    /// The probe set (`--probes FILE`, else the built-in one).
+    pub probes: crate::probe::ProbeSet,
     /// `--notify`: a shell command run with each event on its stdin.
     pub notify: Option<String>,
     /// `--webhook`: a URL each event is POSTed to.

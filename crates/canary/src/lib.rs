@@ -39,6 +39,7 @@ pub mod record;
 pub mod report;
 pub mod requests;
 pub mod runner;
+pub mod score;
 pub mod state;
 pub mod summary;
 

@@ -40,10 +40,12 @@
 
 use super::clock::{human_span, Timestamp};
 use super::control::{self, ControlCheck};
-use super::evidence::{ContractName, ContractVerdict, FreezeReason, ProbeKind, RouteEvidence};
+use super::evidence::{FreezeReason, ProbeKind, RouteEvidence};
 use super::language::{next_language, Language};
 use super::policy::{Mode, Policy};
 use super::record::{LogRecord, RecordKind};
+pub use super::score::RouteRound;
+use super::score::{candidate, score, Candidate};
 use super::state::{ClockKind, IgnoreOutputs, MachineState, Quarantine, RouteState, RouteStreak};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -85,21 +87,6 @@ impl RoundDecisions {
     }
 }
 
-/// One route's scoring in one round.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RouteRound {
-    /// The route.
-    pub route: String,
-    /// Whether this is the positive control (never scored).
-    pub control: bool,
-    /// Why nothing was scored, if nothing was.
-    pub frozen: Option<FreezeReason>,
-    /// One verdict per contract checked (empty when frozen).
-    pub verdicts: BTreeMap<ContractName, ContractVerdict>,
-    /// Whether every contract checked passed on a trusted probe.
-    pub clean: bool,
-}
-
 /// Why a manual release was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReleaseError {
@@ -109,28 +96,6 @@ pub enum ReleaseError {
     /// The route is not quarantined.
     #[error("route `{0}` is not quarantined; there is nothing to release")]
     NotQuarantined(String),
-}
-
-/// A quarantine the rules call for this round.
-struct Candidate {
-    route: String,
-    /// The first contract failed this round.
-    contract: ContractName,
-    /// Every contract failed during the run.
-    contracts: Vec<ContractName>,
-    /// The run's length.
-    rounds: u32,
-    evidence: String,
-}
-
-impl Candidate {
-    fn contracts_text(&self) -> String {
-        self.contracts
-            .iter()
-            .map(|c| c.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
 }
 
 impl Machine {
@@ -171,6 +136,25 @@ impl Machine {
             .map(|r| r.language.clone())
             .unwrap_or_default();
         next_language(self.state.rounds + 1, &memory)
+    }
+
+    /// [`Machine::language_for`] on the rotation `rotation` (`--languages`;
+    /// empty: the built-in rotation): a re-check first, else round `n`
+    /// asks `rotation[n % len]`.
+    pub fn language_in(&self, route: &str, rotation: &[Language]) -> Language {
+        let recheck = self
+            .state
+            .routes
+            .get(route)
+            .and_then(|r| r.language.recheck);
+        match (recheck, rotation.len()) {
+            (Some(language), _) => language,
+            (None, 0) => self.language_for(route),
+            (None, len) => {
+                let round = self.state.rounds + 1;
+                rotation[usize::try_from(round % len as u64).unwrap_or(0)]
+            }
+        }
     }
 
     /// Quarantines still running at `now`, tracked in either mode, by route.
@@ -495,140 +479,4 @@ fn lift(state: &mut RouteState) {
     state.failing.clear();
     state.streak = RouteStreak::default();
     state.clean_rounds = 0;
-}
-
-/// Scores one route's evidence into its state (nothing when frozen).
-fn score(
-    state: &mut RouteState,
-    evidence: &RouteEvidence,
-    weak: &[ProbeKind],
-    policy: &Policy,
-) -> RouteRound {
-    let mut out = RouteRound {
-        route: evidence.route.clone(),
-        control: false,
-        frozen: evidence.freeze_reason(),
-        verdicts: BTreeMap::new(),
-        clean: false,
-    };
-    if out.frozen.is_some() {
-        return out;
-    }
-    let frozen: Vec<ContractName> = evidence
-        .frozen_probes
-        .iter()
-        .flat_map(|p| super::probe::contracts_of(*p).iter().copied())
-        .collect();
-    out.verdicts = evidence.verdicts_frozen(weak, &frozen);
-    let keep = policy.failing_rounds() as usize;
-    for (contract, verdict) in &out.verdicts {
-        match verdict {
-            ContractVerdict::Fail { evidence } => {
-                let streak = state.failing.entry(*contract).or_default();
-                streak.rounds += 1;
-                streak.evidence.push(evidence.clone());
-                let excess = streak.evidence.len().saturating_sub(keep);
-                streak.evidence.drain(..excess);
-            }
-            ContractVerdict::Pass => {
-                state.failing.remove(contract);
-            }
-            ContractVerdict::WeakPass | ContractVerdict::Undetermined => {}
-        }
-    }
-    score_route_streak(state, &out.verdicts, keep);
-    if let Some(language) = evidence.language {
-        match out.verdicts.get(&ContractName::Language) {
-            Some(ContractVerdict::Fail { .. }) => state.language.recheck = Some(language),
-            Some(ContractVerdict::Pass) => state.language.recheck = None,
-            _ => {}
-        }
-    }
-    // Nothing checked at all says nothing: the clean run is left as it was;
-    // nor does a round in which a frozen probe hid some contracts, unless
-    // what was checked failed.
-    let failed = out
-        .verdicts
-        .values()
-        .any(|v| matches!(v, ContractVerdict::Fail { .. }));
-    out.clean = !out.verdicts.is_empty()
-        && !evidence.partly_frozen()
-        && out.verdicts.values().all(|v| *v == ContractVerdict::Pass);
-    if out.clean {
-        state.clean_rounds += 1;
-    } else if failed || (!out.verdicts.is_empty() && !evidence.partly_frozen()) {
-        state.clean_rounds = 0;
-    }
-    out
-}
-
-/// The route's failing run: a round that failed any contract extends it; a
-/// round that failed nothing ends it when a contract of the run passed on a
-/// trusted probe, and leaves it otherwise (undetermined, weak, frozen).
-fn score_route_streak(
-    state: &mut RouteState,
-    verdicts: &BTreeMap<ContractName, ContractVerdict>,
-    keep: usize,
-) {
-    let failed: Vec<(ContractName, &str)> = verdicts
-        .iter()
-        .filter_map(|(c, v)| match v {
-            ContractVerdict::Fail { evidence } => Some((*c, evidence.as_str())),
-            _ => None,
-        })
-        .collect();
-    let streak = &mut state.streak;
-    if failed.is_empty() {
-        let cleared = streak
-            .contracts
-            .iter()
-            .any(|c| verdicts.get(c) == Some(&ContractVerdict::Pass));
-        if cleared {
-            *streak = RouteStreak::default();
-        }
-        return;
-    }
-    streak.rounds += 1;
-    for (c, _) in &failed {
-        if !streak.contracts.contains(c) {
-            streak.contracts.push(*c);
-        }
-    }
-    streak.contracts.sort();
-    streak.evidence.push(
-        failed
-            .iter()
-            .map(|(_, e)| *e)
-            .collect::<Vec<_>>()
-            .join(", "),
-    );
-    let excess = streak.evidence.len().saturating_sub(keep);
-    streak.evidence.drain(..excess);
-}
-
-/// The quarantine this round's scoring calls for on a healthy route, if
-/// any: the route failed some contract this round and its failing run (any
-/// contract, per route) reached the threshold.
-fn candidate(
-    name: &str,
-    state: &RouteState,
-    scored: &RouteRound,
-    policy: &Policy,
-) -> Option<Candidate> {
-    let contract = scored
-        .verdicts
-        .iter()
-        .find(|(_, v)| matches!(v, ContractVerdict::Fail { .. }))
-        .map(|(c, _)| *c)?;
-    let streak = &state.streak;
-    if streak.rounds < policy.failing_rounds() {
-        return None;
-    }
-    Some(Candidate {
-        route: name.to_string(),
-        contract,
-        contracts: streak.contracts.clone(),
-        rounds: streak.rounds,
-        evidence: streak.evidence.join("; "),
-    })
 }

@@ -29,7 +29,6 @@ use super::lock::{LockError, StateLock};
 use super::machine::Machine;
 use super::notify::Notifier;
 use super::output::render_round;
-use super::probe::PROBE_SET_VERSION;
 use super::prober::{ProbeTarget, Prober, ProberSettings};
 use super::record::{LogRecord, RecordKind};
 use super::report::{
@@ -275,6 +274,7 @@ pub async fn execute(
             chat_url: format!("{base}/chat/completions"),
             headers: headers.clone(),
             model: config.model.clone(),
+            probes: config.probes.clone(),
         },
         &contracts,
         ProberSettings {
@@ -357,7 +357,7 @@ pub async fn execute(
         }
         let asked: Vec<(Route, Language)> = routes
             .iter()
-            .map(|r| (r.clone(), machine.language_for(&r.id)))
+            .map(|r| (r.clone(), machine.language_in(&r.id, &config.languages)))
             .collect();
         let probes = tokio::select! {
             _ = cancel.cancelled() => {
@@ -427,7 +427,7 @@ pub async fn execute(
     let report = CanaryReport {
         tool: cb_base::TOOL.to_string(),
         version: cb_base::VERSION.to_string(),
-        probe_set_version: PROBE_SET_VERSION.to_string(),
+        probe_set_version: config.probes.version.clone(),
         endpoint: match &config.endpoint {
             CanaryEndpoint::Simulated(sim) => EndpointInfo {
                 kind: EndpointKind::Simulated,

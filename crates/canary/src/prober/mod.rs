@@ -44,6 +44,8 @@ pub struct ProbeTarget {
     pub headers: Vec<(String, Secret)>,
     /// The model probed (`author/slug`).
     pub model: String,
+    /// What the roleplay and schema probes send.
+    pub probes: super::probe::ProbeSet,
 }
 
 /// How probing is bounded.
@@ -206,7 +208,13 @@ impl Prober {
         kind: ProbeKind,
         language: Language,
     ) -> (ProbeKind, u32, Reply) {
-        let request = probe::request(kind, &self.target.model, &route.id, language);
+        let request = probe::request_with(
+            &self.target.probes,
+            kind,
+            &self.target.model,
+            &route.id,
+            language,
+        );
         let exchange = if request.stream {
             match stream::send_stream(
                 &self.client,

@@ -33,6 +33,7 @@ async fn setup() -> (SimEndpoint, Prober) {
             chat_url: format!("{}/chat/completions", sim.url()),
             headers: Vec::new(),
             model: "meta-llama/llama-3.3-70b-instruct".into(),
+            probes: crate::probe::ProbeSet::builtin(),
         },
         &contracts,
         ProberSettings {

@@ -182,3 +182,31 @@ fn a_route_gone_from_the_listing_is_marked_absent_and_kept() {
         "consecutive scored rounds of the route"
     );
 }
+
+/// The rotation is configurable (`--languages`): round `n` asks
+/// `rotation[n % len]`, and a failed language is still asked again first.
+#[test]
+fn the_language_rotation_is_the_one_configured() {
+    let rotation = [Language::Tr, Language::Fr];
+    let mut sim = Sim::new(enforce());
+    let asked: Vec<Language> = (0..4)
+        .map(|_| {
+            let l = sim.machine.language_in("a", &rotation);
+            sim.round(&[pass("a"), pass("b"), pass("c")]);
+            l
+        })
+        .collect();
+    assert_eq!(
+        asked,
+        [Language::Fr, Language::Tr, Language::Fr, Language::Tr]
+    );
+    let mut failing = fail("a", ContractName::Language);
+    failing.language = Some(Language::Tr);
+    sim.round(&[failing, pass("b"), pass("c")]);
+    assert_eq!(sim.machine.language_in("a", &rotation), Language::Tr);
+    assert_eq!(
+        sim.machine.language_in("b", &[]),
+        sim.machine.language_for("b"),
+        "empty: the built-in rotation"
+    );
+}
