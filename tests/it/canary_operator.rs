@@ -256,3 +256,37 @@ fn an_endpoint_answering_401_to_everything_exits_2_naming_the_key_variable() {
         assert!(!err.contains("sk-revoked-planted"), "{err}");
     }
 }
+
+#[test]
+fn a_run_whose_rounds_scored_nothing_exits_non_zero_with_the_alert() {
+    let f = files();
+    let out = Command::new(BIN)
+        .args([
+            "canary",
+            "--rounds",
+            "2",
+            "--no-wait",
+            "--transient-rate",
+            "1",
+            "--routes",
+            "atlas/bf16,cirrus",
+            "--ttft-limit",
+            "100ms",
+            "--probe-timeout",
+            "300ms",
+            "--out",
+        ])
+        .arg(&f.out)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert_eq!(
+        said.lines()
+            .filter(|l| l.starts_with("alert: no route scored"))
+            .count(),
+        2,
+        "{said}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no round scored any route"));
+}
