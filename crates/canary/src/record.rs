@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RecordKind {
-    /// The route failed one contract in enough consecutive rounds and was
+    /// The route failed some contract in enough consecutive rounds and was
     /// quarantined (observe: would be).
     Quarantine,
     /// Enough consecutive clean rounds lifted a quarantine early.

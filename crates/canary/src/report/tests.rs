@@ -157,10 +157,10 @@ fn the_markdown_states_the_rules_the_routes_and_what_is_not_judged() {
     for needle in [
         "Probe set `canary-probes/1`",
         "**enforce** mode",
-        "failing one contract in 2 consecutive scored rounds",
+        "failing any contract in 2 consecutive scored rounds",
         "2 consecutive fully passing rounds",
         "1d, 3d, then 7d, and 14d",
-        "fewer than 2 healthy routes",
+        "fewer than 2 routes in production",
         "| bad | quarantined (junk_prefix) | 23h 30m | 3 | 3 | 0 | 0 | 0 | 1 | 0 | 9 |",
         "| flaky | healthy | - | 3 | 0 | 0 | 3 | 0 | 0 | 0 | 9 |",
         "**quarantine** `bad` (junk_prefix)",
