@@ -12,8 +12,9 @@
 //! sleeps 2 s before its own, which load can only make later. Where the
 //! slow route is not the point (200 rounds, the restart, the control) it
 //! is left out, so that rounds do not wait for it, and the 200-round run
-//! gives up on a probe (a transport error: frozen, never failed) long
-//! before the ttft limit, so no ttft verdict can fail there at all.
+//! (on tokio's paused clock) gives up on a probe (a transport error:
+//! frozen, never failed) long before the ttft limit, so no ttft verdict can
+//! fail there at all.
 
 use crate::common::openrouter;
 use clap::Parser;
