@@ -19,7 +19,9 @@ pub struct CanaryArgs {
 #[derive(Debug, Subcommand)]
 pub enum CanaryAction {
     /// Lift a route's quarantine by hand (its escalation history stays),
-    /// and log the release.
+    /// log the release and rewrite the ignore list at once. With a canary
+    /// running on the same state, the release is handed to it and takes
+    /// effect at the end of its round in progress.
     Release(CanaryReleaseArgs),
 }
 
@@ -127,6 +129,29 @@ pub struct CanaryRunArgs {
     /// every route, to watch the canary not count them.
     #[arg(long, value_name = "RATE")]
     pub transient_rate: Option<f64>,
+    /// A probe-set file (TOML, or JSON when it ends in .json) replacing the
+    /// built-in roleplay and schema probes: `version`, `[roleplay]` with
+    /// `system` and `user`, `[schema]` with `user` and `schema` (an object
+    /// JSON schema). Checked before the first probe; its version goes into
+    /// every report. Default: the built-in set, canary-probes/1.
+    #[arg(long, value_name = "FILE")]
+    pub probes: Option<PathBuf>,
+    /// The language probe's rotation, as ISO 639-1 codes, comma-separated
+    /// (e.g. en,fr,tr), in the order the rounds ask them. Default: the
+    /// built-in rotation.
+    #[arg(long, value_name = "CODES", value_delimiter = ',')]
+    pub languages: Vec<String>,
+    /// A shell command run (with `sh -c`) on every quarantine, release,
+    /// alert, weak probe and mode change, with the event as one JSON line
+    /// on its standard input; killed after 10 s. A failing command is
+    /// reported and the canary goes on.
+    #[arg(long, value_name = "CMD")]
+    pub notify: Option<String>,
+    /// A URL each event (as for --notify) is POSTed to as JSON: 5 s per
+    /// attempt, 3 attempts at most, redirects not followed. A failing
+    /// webhook is reported and the canary goes on.
+    #[arg(long, value_name = "URL")]
+    pub webhook: Option<String>,
     /// Largest reply read from the endpoint, in bytes (default 4 MiB).
     #[arg(long, value_name = "BYTES", default_value_t = crate::systems::DEFAULT_MAX_RESPONSE_BYTES,
           value_parser = clap::value_parser!(u64).range(1..))]

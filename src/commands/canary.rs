@@ -12,8 +12,10 @@ use tokio_util::sync::CancellationToken;
 pub async fn canary(args: &CanaryArgs) -> anyhow::Result<ExitCode> {
     if let Some(CanaryAction::Release(release)) = &args.action {
         let config = crate::config::canary_release_config(release)?;
-        let (_, line) = runner::release(&config, runner::wall_now())?;
-        crate::secret::println!("{line}");
+        let released = crate::canary::operator::release(&config, runner::wall_now())?;
+        for line in released.lines {
+            crate::secret::println!("{line}");
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let config = crate::config::canary_config(
@@ -38,9 +40,14 @@ pub async fn canary(args: &CanaryArgs) -> anyhow::Result<ExitCode> {
         outcome.files.log.display(),
         outcome.files.ignore.display()
     );
-    Ok(if outcome.interrupted {
-        ExitCode::from(super::run::EXIT_INTERRUPTED)
-    } else {
-        ExitCode::SUCCESS
-    })
+    if outcome.interrupted {
+        return Ok(ExitCode::from(super::run::EXIT_INTERRUPTED));
+    }
+    if outcome.rounds_scored == 0 {
+        crate::secret::eprintln!(
+            "error: no round scored any route (see the alerts above): the canary checked nothing"
+        );
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -9,7 +9,8 @@
 use super::semantics::check_writable_file;
 use super::{ConfigError, EnvLookup, OutDir};
 use crate::canary::config::{
-    CanaryConfig, CanaryEndpoint, CanaryReleaseConfig, REMOTE_PROBE_TIMEOUT, SIM_PROBE_TIMEOUT,
+    redact_url, url_credentials, CanaryConfig, CanaryEndpoint, CanaryReleaseConfig,
+    REMOTE_PROBE_TIMEOUT, SIM_PROBE_TIMEOUT,
 };
 use crate::canary::endpoint::{SimConfig, DEFAULT_CONTROL, SIM_TTFT_LIMIT};
 use crate::canary::ignore::{self, ListKind};
@@ -34,6 +35,14 @@ pub fn canary_release_config(args: &CanaryReleaseArgs) -> Result<CanaryReleaseCo
         state: args.state.clone(),
         log: args.log.clone(),
     })
+}
+
+fn is_http_url(url: &str) -> bool {
+    let host = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+        .unwrap_or("");
+    !host.is_empty() && !host.chars().any(char::is_whitespace)
 }
 
 fn is_route_name(name: &str) -> bool {
@@ -144,12 +153,13 @@ pub fn canary_config(
                 return Err(ConfigError::TransientWithEndpoint);
             }
             let url = url.trim().trim_end_matches('/').to_string();
-            let host = url
-                .strip_prefix("https://")
-                .or_else(|| url.strip_prefix("http://"))
-                .unwrap_or("");
-            if host.is_empty() || host.chars().any(char::is_whitespace) {
-                return Err(ConfigError::CanaryEndpoint(url));
+            // A password in the URL is a secret from here on: every
+            // redacting print and file writer hides it.
+            if let Some(credentials) = url_credentials(&url) {
+                let _registered = Secret::new(credentials);
+            }
+            if !is_http_url(&url) {
+                return Err(ConfigError::CanaryEndpoint(redact_url(&url)));
             }
             let key = env(&args.key_env)
                 .map(|k| k.trim().to_string())
@@ -216,6 +226,42 @@ pub fn canary_config(
     if let Some(path) = &args.runtime {
         ignore::read_list(path, ListKind::Runtime)?;
     }
+    let probes = match &args.probes {
+        Some(path) => crate::canary::probe::ProbeSet::load(path)?,
+        None => crate::canary::probe::ProbeSet::builtin(),
+    };
+    let known = crate::canary::language::Language::ALL;
+    let mut languages = Vec::new();
+    for code in args.languages.iter().map(|c| c.trim().to_ascii_lowercase()) {
+        let language = known
+            .iter()
+            .find(|l| l.code() == code)
+            .copied()
+            .ok_or_else(|| {
+                ConfigError::CanaryLanguage(
+                    code.clone(),
+                    known
+                        .iter()
+                        .map(|l| l.code())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                )
+            })?;
+        languages.push(language);
+    }
+    let webhook = match &args.webhook {
+        Some(url) => {
+            let url = url.trim().to_string();
+            if let Some(credentials) = url_credentials(&url) {
+                let _registered = Secret::new(credentials);
+            }
+            if !is_http_url(&url) {
+                return Err(ConfigError::CanaryWebhook(redact_url(&url)));
+            }
+            Some(url)
+        }
+        None => None,
+    };
     let out = match &args.out {
         Some(path) => OutDir::Given {
             path: path.clone(),
@@ -254,6 +300,10 @@ pub fn canary_config(
         probe_timeout,
         concurrency: usize::try_from(args.concurrency).unwrap_or(4),
         max_response_bytes: args.max_response_bytes,
+        notify: args.notify.clone().filter(|c| !c.trim().is_empty()),
+        probes,
+        languages,
+        webhook,
     })
 }
 
@@ -361,6 +411,12 @@ mod tests {
             (&["--state", "/no/such/dir/state.json"], "--state"),
             (&["--reviewed", "/no/such/list.txt"], "--reviewed"),
             (&["--endpoint", "ftp://x"], "--endpoint"),
+            (
+                &["--probes", "/no/such/probes.toml"],
+                "/no/such/probes.toml",
+            ),
+            (&["--languages", "en,xx"], "--languages"),
+            (&["--webhook", "ftp://hooks"], "--webhook"),
         ];
         for (line, named) in cases {
             let err = config(line).unwrap_err().to_string();

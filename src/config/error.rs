@@ -127,6 +127,17 @@ pub enum ConfigError {
     /// `canary --endpoint` that is not an HTTP URL.
     #[error("--endpoint expects an http:// or https:// base URL, e.g. https://openrouter.ai/api/v1 (got {0:?})")]
     CanaryEndpoint(String),
+    /// `canary --probes` file that cannot be used.
+    #[error(transparent)]
+    CanaryProbes(#[from] crate::canary::probe::set::ProbeSetError),
+    /// `canary --languages` with an unknown code.
+    #[error(
+        "--languages: {0:?} is not a language the canary knows; give ISO 639-1 codes among {1}"
+    )]
+    CanaryLanguage(String, String),
+    /// `canary --webhook` that is not an HTTP URL.
+    #[error("--webhook expects an http:// or https:// URL, e.g. https://hooks.example.com/canary (got {0:?})")]
+    CanaryWebhook(String),
     /// `canary --endpoint` without a key in the environment.
     #[error("--endpoint needs an API key, and the environment variable {var} (named by --key-env) is not set or is empty; export it, or drop --endpoint to run offline against the simulated endpoint")]
     MissingKey {

@@ -12,8 +12,9 @@
 //! sleeps 2 s before its own, which load can only make later. Where the
 //! slow route is not the point (200 rounds, the restart, the control) it
 //! is left out, so that rounds do not wait for it, and the 200-round run
-//! gives up on a probe (a transport error: frozen, never failed) long
-//! before the ttft limit, so no ttft verdict can fail there at all.
+//! (on tokio's paused clock) gives up on a probe (a transport error:
+//! frozen, never failed) long before the ttft limit, so no ttft verdict can
+//! fail there at all.
 
 use crate::common::openrouter;
 use clap::Parser;
@@ -182,7 +183,11 @@ async fn four_rounds_offline_quarantine_exactly_the_degraded_routes_after_two_fa
     assert!(md.contains("canary-probes/1") && md.contains("does not judge"));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+/// On tokio's paused clock: the held connections and the probe deadline
+/// are virtual time, so the 200 rounds take no wall time waiting, and no
+/// verdict depends on the machine's speed (the judging runs on the
+/// blocking pool, which holds the clock while it works).
+#[tokio::test(start_paused = true)]
 async fn two_hundred_rounds_with_ten_percent_transport_errors_raise_no_false_positive() {
     let dir = tempfile::tempdir().unwrap();
     let started = Instant::now();
@@ -479,16 +484,11 @@ async fn against_a_test_endpoint_the_same_results_pinning_checked_and_the_key_ne
         .find(|r| r.route == "juliet")
         .unwrap();
     assert_eq!(juliet.rounds_frozen, 4);
-    assert!(
-        outcome
-            .report
-            .routes
-            .iter()
-            .find(|r| r.route == "india")
-            .unwrap()
-            .rounds_frozen
-            > 0
-    );
+    // india's transport errors freeze the probes they hit (each probe is
+    // scored on its own outcome): logged, never failed.
+    assert!(records
+        .iter()
+        .any(|r| r.route == "india" && r.kind == RecordKind::Frozen));
     assert_eq!(outcome.report.weak_probe_rounds, 0);
     // The ignore list is valid JSON of the documented shape.
     let ignore: serde_json::Value =

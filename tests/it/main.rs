@@ -27,6 +27,8 @@
 
 mod accounting;
 mod canary;
+mod canary_design;
+mod canary_operator;
 mod common;
 mod contracts;
 mod controls;

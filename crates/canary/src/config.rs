@@ -44,6 +44,47 @@ impl CanaryEndpoint {
     }
 }
 
+/// `url` with any credentials in it (`https://user:password@host`)
+/// replaced by `[redacted]`, for everything a person or a file sees.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    match authority.rsplit_once('@') {
+        Some((_, host)) => format!("{scheme}://[redacted]@{host}{path}"),
+        None => url.to_string(),
+    }
+}
+
+/// The password (or lone user) of `url`'s credentials, if it has some.
+pub fn url_credentials(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (userinfo, _) = rest[..end].rsplit_once('@')?;
+    let secret = userinfo.split_once(':').map_or(userinfo, |(_, p)| p);
+    (!secret.is_empty()).then(|| secret.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_in_a_url_are_redacted_and_found() {
+        let url = "https://bob:hunter2-secret@api.example.com/v1?x=1";
+        assert_eq!(redact_url(url), "https://[redacted]@api.example.com/v1?x=1");
+        assert_eq!(url_credentials(url).as_deref(), Some("hunter2-secret"));
+        assert_eq!(redact_url("http://h:1/a@b"), "http://h:1/a@b");
+        assert_eq!(url_credentials("http://h:1/a@b"), None);
+        assert_eq!(
+            url_credentials("https://token@h/").as_deref(),
+            Some("token")
+        );
+    }
+}
+
 /// A validated `canary` run.
 #[derive(Debug, Clone)]
 pub struct CanaryConfig {
@@ -85,6 +126,14 @@ pub struct CanaryConfig {
     pub concurrency: usize,
     /// Largest reply read.
     pub max_response_bytes: u64,
+    /// The language rotation (`--languages`; empty: the built-in one).
+    pub languages: Vec<crate::language::Language>,
+    /// The probe set (`--probes FILE`, else the built-in one).
+    pub probes: crate::probe::ProbeSet,
+    /// `--notify`: a shell command run with each event on its stdin.
+    pub notify: Option<String>,
+    /// `--webhook`: a URL each event is POSTed to.
+    pub webhook: Option<String>,
 }
 
 /// A validated `canary release`.

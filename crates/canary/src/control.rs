@@ -1,5 +1,9 @@
 //! The positive control: a route known to filter the roleplay probe. Each
-//! round its reply tells whether that probe still trips a filter. When the
+//! round its reply tells whether that probe still trips a filter, read by
+//! every filtering signal: the refusal patterns, an empty reply, a
+//! truncated one, and a `finish_reason` that says a filter stopped it
+//! (`content_filter`, or its equivalents in other dialects). The control
+//! passes only if none of them fired. When the
 //! control passes, the probe has gone weak (a prompt grown too tame, a
 //! checker that no longer sees a refusal): its passes prove nothing about any
 //! route that round. When the control cannot be read (no reply, a transport
@@ -14,7 +18,29 @@ use serde::{Deserialize, Serialize};
 pub const FILTER_PROBE: ProbeKind = ProbeKind::Roleplay;
 
 /// The contracts through which filtering shows on the filter probe.
-pub const FILTER_CONTRACTS: [ContractName; 2] = [ContractName::Refusal, ContractName::Empty];
+pub const FILTER_CONTRACTS: [ContractName; 3] = [
+    ContractName::Refusal,
+    ContractName::Empty,
+    ContractName::Truncated,
+];
+
+/// `finish_reason` values that mean a filter stopped the reply: OpenAI's
+/// and OpenRouter's `content_filter`, Gemini's `SAFETY`, `RECITATION` and
+/// `PROHIBITED_CONTENT`, Anthropic's `refusal`, compared ignoring case.
+pub const FILTER_FINISH_REASONS: [&str; 5] = [
+    "content_filter",
+    "safety",
+    "recitation",
+    "prohibited_content",
+    "refusal",
+];
+
+/// Whether `finish_reason` says a filter stopped the reply.
+pub fn is_filter_finish(finish_reason: &str) -> bool {
+    FILTER_FINISH_REASONS
+        .iter()
+        .any(|f| f.eq_ignore_ascii_case(finish_reason.trim()))
+}
 
 /// What the control said this round.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,6 +94,29 @@ fn judge(evidence: Option<&RouteEvidence>) -> (ControlVerdict, String) {
     };
     if let Some(reason) = evidence.freeze_reason() {
         return (ControlVerdict::Inconclusive, format!("control {reason}"));
+    }
+    if let (true, Some(e)) = (
+        evidence.frozen_probes.contains(&FILTER_PROBE),
+        &evidence.transport_error,
+    ) {
+        return (
+            ControlVerdict::Inconclusive,
+            format!(
+                "the control's {FILTER_PROBE} probe got a transport error ({}): {}",
+                e.kind, e.detail
+            ),
+        );
+    }
+    let filtered_finish = evidence
+        .probes
+        .iter()
+        .filter(|p| p.probe == FILTER_PROBE)
+        .find_map(|p| p.finish_reason.as_deref().filter(|f| is_filter_finish(f)));
+    if let Some(finish) = filtered_finish {
+        return (
+            ControlVerdict::Tripped,
+            format!("the control's reply ended with finish_reason {finish:?}, as expected"),
+        );
     }
     let outcomes: Vec<(ContractName, &Outcome)> = evidence
         .probes
@@ -146,6 +195,42 @@ mod tests {
         assert!(c.probe_is_weak());
     }
 
+    /// The design: the control is "judged by every filtering signal
+    /// (refusal, empty, `content_filter` finish, truncation)".
+    #[test]
+    fn the_control_is_judged_by_every_filtering_signal() {
+        // A filter that says so only in its finish reason, with wording the
+        // refusal patterns do not know.
+        let mut e = control(&[
+            (ContractName::Refusal, Outcome::Pass),
+            (ContractName::Empty, Outcome::Pass),
+            (ContractName::Truncated, Outcome::Pass),
+        ]);
+        e.probes[0].finish_reason = Some("content_filter".into());
+        let c = check("ctl", Some(&e));
+        assert_eq!(c.verdict, ControlVerdict::Tripped, "{}", c.evidence);
+        e.probes[0].finish_reason = Some("SAFETY".into());
+        assert_eq!(check("ctl", Some(&e)).verdict, ControlVerdict::Tripped);
+        // A filter that cuts the reply short.
+        let e = control(&[
+            (ContractName::Refusal, Outcome::Pass),
+            (ContractName::Empty, Outcome::Pass),
+            (
+                ContractName::Truncated,
+                Outcome::fail("finish_reason length"),
+            ),
+        ]);
+        assert_eq!(check("ctl", Some(&e)).verdict, ControlVerdict::Tripped);
+        // None fired, and the reply ended normally: passed.
+        let mut e = control(&[
+            (ContractName::Refusal, Outcome::Pass),
+            (ContractName::Empty, Outcome::Pass),
+            (ContractName::Truncated, Outcome::Pass),
+        ]);
+        e.probes[0].finish_reason = Some("stop".into());
+        assert_eq!(check("ctl", Some(&e)).verdict, ControlVerdict::Passed);
+    }
+
     #[test]
     fn an_unreadable_control_leaves_the_probe_unverified() {
         assert_eq!(check("ctl", None).verdict, ControlVerdict::Inconclusive);
@@ -154,6 +239,18 @@ mod tests {
             kind: TransportKind::RateLimited,
             detail: "429".into(),
         });
+        e.probes.clear();
+        assert_eq!(check("ctl", Some(&e)).verdict, ControlVerdict::Inconclusive);
+        // Only the filter probe frozen, another probe answered: still unread.
+        let mut e = control(&[]);
+        e.probes[0].probe = ProbeKind::Schema;
+        e.freeze_probe(
+            ProbeKind::Roleplay,
+            TransportError {
+                kind: TransportKind::RateLimited,
+                detail: "429".into(),
+            },
+        );
         assert_eq!(check("ctl", Some(&e)).verdict, ControlVerdict::Inconclusive);
         let e = control(&[(ContractName::Refusal, Outcome::undetermined("short"))]);
         assert_eq!(check("ctl", Some(&e)).verdict, ControlVerdict::Inconclusive);

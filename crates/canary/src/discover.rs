@@ -91,6 +91,32 @@ pub enum DiscoverError {
     },
 }
 
+impl DiscoverError {
+    /// The error with its URL passed through `redact` (credentials in the
+    /// endpoint URL never reach a message).
+    pub fn redacted(self, redact: impl Fn(&str) -> String) -> Self {
+        match self {
+            DiscoverError::Request { url, reason } => DiscoverError::Request {
+                url: redact(&url),
+                reason,
+            },
+            DiscoverError::Status { url, status, body } => DiscoverError::Status {
+                url: redact(&url),
+                status,
+                body,
+            },
+            DiscoverError::Shape { url, reason } => DiscoverError::Shape {
+                url: redact(&url),
+                reason,
+            },
+            DiscoverError::NoRoutes { model, url } => DiscoverError::NoRoutes {
+                model,
+                url: redact(&url),
+            },
+        }
+    }
+}
+
 /// Longest excerpt of an error body quoted.
 const EXCERPT: usize = 200;
 

@@ -61,6 +61,10 @@ pub struct ProbeEvidence {
     /// evidence of health, its failures still count.
     #[serde(default = "trusted_by_default")]
     pub trusted: bool,
+    /// The reply's `finish_reason`, when it carried one (the positive
+    /// control reads `content_filter` here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
 }
 
 fn trusted_by_default() -> bool {
@@ -80,6 +84,7 @@ impl ProbeEvidence {
                 .map(|(contract, outcome)| ContractResult { contract, outcome })
                 .collect(),
             trusted: true,
+            finish_reason: None,
         }
     }
 }
@@ -131,10 +136,16 @@ pub struct RouteEvidence {
     pub route: String,
     /// The probes that got a reply, with their contract outcomes.
     pub probes: Vec<ProbeEvidence>,
-    /// Set when any probe of the route hit a timeout, 429 or 5xx: the route is
-    /// frozen this round (no step toward quarantine, none toward release, no
-    /// reset).
+    /// The first transport error (timeout, 429, 5xx, ...) any probe of the
+    /// route hit this round. It freezes the contracts of the probes in
+    /// [`RouteEvidence::frozen_probes`] only; when no probe got a reply the
+    /// whole route is frozen (no step toward quarantine, none toward
+    /// release, no reset).
     pub transport_error: Option<TransportError>,
+    /// The probes that got a transport error instead of a reply: their
+    /// contracts are frozen this round, the other probes still count.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub frozen_probes: Vec<ProbeKind>,
     /// Set when a reply named another route as its provider: pinning was not
     /// honoured, so nothing is scored against this route this round.
     pub served_by_other: Option<String>,
@@ -149,9 +160,25 @@ impl RouteEvidence {
             route: route.into(),
             probes: Vec::new(),
             transport_error: None,
+            frozen_probes: Vec::new(),
             served_by_other: None,
             language: None,
         }
+    }
+
+    /// Records that `probe` got `error` instead of a reply.
+    pub fn freeze_probe(&mut self, probe: ProbeKind, error: TransportError) {
+        self.transport_error.get_or_insert(error);
+        if !self.frozen_probes.contains(&probe) {
+            self.frozen_probes.push(probe);
+        }
+    }
+
+    /// Whether some probes were frozen by a transport error while others
+    /// got a reply: those replies are scored, the frozen probes' contracts
+    /// are not.
+    pub fn partly_frozen(&self) -> bool {
+        self.transport_error.is_some() && !self.probes.is_empty()
     }
 
     /// Why this round says nothing about the route, if it does not.
@@ -161,8 +188,11 @@ impl RouteEvidence {
                 served_by: other.clone(),
             });
         }
+        // Each probe is scored on its own outcome: a transport error
+        // freezes the whole route only when no probe got a reply.
         self.transport_error
             .as_ref()
+            .filter(|_| self.probes.is_empty())
             .map(|e| FreezeReason::Transport(e.clone()))
     }
 
@@ -170,6 +200,25 @@ impl RouteEvidence {
     /// (or not `trusted`) contributes its failures but not its passes. Order of precedence: any
     /// failure, then any undetermined outcome, then any weak pass, then pass.
     pub fn verdicts(&self, weak: &[ProbeKind]) -> BTreeMap<ContractName, ContractVerdict> {
+        self.merged(weak)
+    }
+
+    /// [`RouteEvidence::verdicts`] where `frozen` are the contracts of the
+    /// probes that got a transport error (see
+    /// [`RouteEvidence::frozen_probes`]): such a contract keeps only a
+    /// failure seen on another probe; a pass there is not the whole round's
+    /// verdict, so the contract is frozen (absent).
+    pub fn verdicts_frozen(
+        &self,
+        weak: &[ProbeKind],
+        frozen: &[ContractName],
+    ) -> BTreeMap<ContractName, ContractVerdict> {
+        let mut out = self.merged(weak);
+        out.retain(|c, v| !frozen.contains(c) || matches!(v, ContractVerdict::Fail { .. }));
+        out
+    }
+
+    fn merged(&self, weak: &[ProbeKind]) -> BTreeMap<ContractName, ContractVerdict> {
         let mut out: BTreeMap<ContractName, ContractVerdict> = BTreeMap::new();
         for probe in &self.probes {
             let is_weak = !probe.trusted || weak.contains(&probe.probe);

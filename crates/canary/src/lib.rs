@@ -11,12 +11,13 @@
 //! the records to the log, save the state and write the ignore list.
 //!
 //! The rules (numbers are [`Policy`] fields with these defaults): 2
-//! consecutive scored rounds failing the same contract quarantine a route;
+//! consecutive scored rounds in which a route failed any contract
+//! quarantine it;
 //! 2 consecutive fully passing rounds lift it early; quarantines last 1 d,
 //! 3 d, then 7 d, and 14 days after the last one began the history resets;
-//! a quarantine that would leave fewer than 2 healthy routes is not applied
-//! and raises an alert; transport errors and replies from another route
-//! freeze a round; observe mode (the default) tracks and logs every decision
+//! a quarantine that would leave fewer than 2 routes in production is not
+//! applied and raises an alert; a transport error freezes its probe's
+//! contracts and a reply from another route freezes the round; observe mode (the default) tracks and logs every decision
 //! as "would ..." and enforces nothing.
 
 pub mod clock;
@@ -27,14 +28,19 @@ pub mod endpoint;
 pub mod evidence;
 pub mod ignore;
 pub mod language;
+pub mod lock;
 pub mod machine;
+pub mod notify;
+pub mod operator;
 pub mod output;
 pub mod policy;
 pub mod probe;
 pub mod prober;
 pub mod record;
 pub mod report;
+pub mod requests;
 pub mod runner;
+pub mod score;
 pub mod state;
 pub mod summary;
 

@@ -8,19 +8,26 @@
 //! 2. quarantines whose time is up end; a route whose last quarantine began
 //!    `history_reset` ago (and is not quarantined) starts escalation over;
 //! 3. the positive control, if any, says whether the filtering probe is weak;
-//! 4. each route's evidence is scored: a frozen round (transport error,
-//!    pinning not honoured) changes nothing; a contract failed extends that
-//!    contract's run, a contract passed ends it, an undetermined or weak
-//!    outcome leaves it as it was; a fully passing round extends the clean
-//!    run, anything else not fully passing ends it; enough clean rounds lift a
+//! 4. each route's evidence is scored, each probe on its own outcome: a
+//!    route frozen as a whole (no probe got a reply, or pinning not
+//!    honoured) changes nothing; a probe that got a transport error freezes
+//!    only its own contracts. A round in which the route failed any contract
+//!    extends the route's failing run (the per-contract runs are kept for
+//!    the log); a round that failed nothing ends it when a contract of the
+//!    run passed on a trusted probe, and leaves it as it was otherwise
+//!    (undetermined, weak or frozen). A fully passing round extends the
+//!    clean run, a round with a failure ends it; enough clean rounds lift a
 //!    quarantine early;
-//! 5. a route (not quarantined) whose run on one contract reached
-//!    `failing_rounds` this round is quarantined, in route-name order, unless
-//!    that would leave fewer than `min_healthy` healthy routes: then it stays
-//!    healthy and an alert names it, the contract and the routes left. The
-//!    healthy routes are this round's routes (the control excepted) that are
-//!    not quarantined; a frozen route counts, a route missing from the
-//!    round's evidence does not.
+//! 5. a route (not quarantined) whose failing run reached `failing_rounds`
+//!    this round is quarantined, worst evidence first (most contracts failed
+//!    during the run, then the longest run, then the route name), unless
+//!    that would leave fewer than `min_healthy` routes in production: then
+//!    it stays healthy and an alert names it, the contracts and the routes
+//!    left. The routes in production are this round's routes (the routes
+//!    listed this round; the control excepted) that are neither excluded
+//!    by the reviewed or runtime lists nor quarantined; a frozen route
+//!    counts, a route missing from the round's evidence does not (it is
+//!    marked absent in the state).
 //!
 //! The control route is never scored (it is known to fail), and any release
 //! clears the failing runs, as Envoy clears its consecutive-error counters on
@@ -33,11 +40,13 @@
 
 use super::clock::{human_span, Timestamp};
 use super::control::{self, ControlCheck};
-use super::evidence::{ContractName, ContractVerdict, FreezeReason, ProbeKind, RouteEvidence};
+use super::evidence::{FreezeReason, ProbeKind, RouteEvidence};
 use super::language::{next_language, Language};
 use super::policy::{Mode, Policy};
 use super::record::{LogRecord, RecordKind};
-use super::state::{MachineState, Quarantine, RouteState};
+pub use super::score::RouteRound;
+use super::score::{candidate, score, Candidate};
+use super::state::{ClockKind, IgnoreOutputs, MachineState, Quarantine, RouteState, RouteStreak};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -78,21 +87,6 @@ impl RoundDecisions {
     }
 }
 
-/// One route's scoring in one round.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RouteRound {
-    /// The route.
-    pub route: String,
-    /// Whether this is the positive control (never scored).
-    pub control: bool,
-    /// Why nothing was scored, if nothing was.
-    pub frozen: Option<FreezeReason>,
-    /// One verdict per contract checked (empty when frozen).
-    pub verdicts: BTreeMap<ContractName, ContractVerdict>,
-    /// Whether every contract checked passed on a trusted probe.
-    pub clean: bool,
-}
-
 /// Why a manual release was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReleaseError {
@@ -102,13 +96,6 @@ pub enum ReleaseError {
     /// The route is not quarantined.
     #[error("route `{0}` is not quarantined; there is nothing to release")]
     NotQuarantined(String),
-}
-
-/// A quarantine the rules call for this round.
-struct Candidate {
-    route: String,
-    contract: ContractName,
-    evidence: String,
 }
 
 impl Machine {
@@ -127,6 +114,13 @@ impl Machine {
         &self.state
     }
 
+    /// Records the clock the rounds run on and the ignore list the canary
+    /// writes, so that `canary release` reads them from the state.
+    pub fn set_context(&mut self, clock: ClockKind, outputs: IgnoreOutputs) {
+        self.state.clock = Some(clock);
+        self.state.outputs = Some(outputs);
+    }
+
     /// One route's state.
     pub fn route(&self, route: &str) -> Option<&RouteState> {
         self.state.routes.get(route)
@@ -142,6 +136,25 @@ impl Machine {
             .map(|r| r.language.clone())
             .unwrap_or_default();
         next_language(self.state.rounds + 1, &memory)
+    }
+
+    /// [`Machine::language_for`] on the rotation `rotation` (`--languages`;
+    /// empty: the built-in rotation): a re-check first, else round `n`
+    /// asks `rotation[n % len]`.
+    pub fn language_in(&self, route: &str, rotation: &[Language]) -> Language {
+        let recheck = self
+            .state
+            .routes
+            .get(route)
+            .and_then(|r| r.language.recheck);
+        match (recheck, rotation.len()) {
+            (Some(language), _) => language,
+            (None, 0) => self.language_for(route),
+            (None, len) => {
+                let round = self.state.rounds + 1;
+                rotation[usize::try_from(round % len as u64).unwrap_or(0)]
+            }
+        }
     }
 
     /// Quarantines still running at `now`, tracked in either mode, by route.
@@ -188,12 +201,25 @@ impl Machine {
     }
 
     /// Runs one round at `now` on `evidence` (one entry per probed route; a
-    /// later duplicate of a route is ignored).
+    /// later duplicate of a route is ignored), with no route excluded.
     pub fn round(
         &mut self,
         now: Timestamp,
         evidence: &[RouteEvidence],
         policy: &Policy,
+    ) -> RoundDecisions {
+        self.round_excluding(now, evidence, policy, &BTreeSet::new())
+    }
+
+    /// [`Machine::round`] with `excluded` the routes the reviewed and
+    /// runtime lists keep out of production this round: still probed and
+    /// scored, but never counted by the capacity floor.
+    pub fn round_excluding(
+        &mut self,
+        now: Timestamp,
+        evidence: &[RouteEvidence],
+        policy: &Policy,
+        excluded: &BTreeSet<String>,
     ) -> RoundDecisions {
         let mode = policy.mode();
         self.state.rounds += 1;
@@ -218,6 +244,9 @@ impl Machine {
         let mut by_route: BTreeMap<&str, &RouteEvidence> = BTreeMap::new();
         for e in evidence {
             by_route.entry(e.route.as_str()).or_insert(e);
+        }
+        for (name, state) in self.state.routes.iter_mut() {
+            state.absent = !by_route.contains_key(name.as_str());
         }
 
         if let Some(name) = &policy.control {
@@ -251,6 +280,21 @@ impl Machine {
                     FreezeReason::PinningNotHonoured { .. } => RecordKind::PinningNotHonoured,
                 };
                 out.records.push(record(name, kind, reason.to_string()));
+            } else if let (true, Some(error)) = (e.partly_frozen(), &e.transport_error) {
+                let probes: Vec<String> = e.frozen_probes.iter().map(|p| p.to_string()).collect();
+                let mut r = record(
+                    name,
+                    RecordKind::Frozen,
+                    format!(
+                        "transport error ({}) on the {} probe(s): {}; only their contracts are \
+                         frozen, the other probes were scored",
+                        error.kind,
+                        probes.join(", "),
+                        error.detail
+                    ),
+                );
+                r.probe = e.frozen_probes.first().copied();
+                out.records.push(r);
             }
             if state.quarantine.is_some() && state.clean_rounds >= policy.clean_rounds() {
                 let contract = state.quarantine.as_ref().map(|q| q.contract);
@@ -269,7 +313,9 @@ impl Machine {
             out.routes.push(scored);
         }
 
-        self.decide(now, candidates, &by_route, policy, &mut out, &record);
+        self.decide(
+            now, candidates, &by_route, excluded, policy, &mut out, &record,
+        );
         out
     }
 
@@ -332,19 +378,31 @@ impl Machine {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn decide(
         &mut self,
         now: Timestamp,
-        candidates: Vec<Candidate>,
+        mut candidates: Vec<Candidate>,
         by_route: &BTreeMap<&str, &RouteEvidence>,
+        excluded: &BTreeSet<String>,
         policy: &Policy,
         out: &mut RoundDecisions,
         record: &impl Fn(&str, RecordKind, String) -> LogRecord,
     ) {
+        // Worst evidence first: most contracts failed during the run, then
+        // the longest run, then the route name (for a stable order).
+        candidates.sort_by(|a, b| {
+            b.contracts
+                .len()
+                .cmp(&a.contracts.len())
+                .then(b.rounds.cmp(&a.rounds))
+                .then(a.route.cmp(&b.route))
+        });
         let mut healthy: BTreeSet<&str> = by_route
             .keys()
             .copied()
             .filter(|name| !policy.is_control(name))
+            .filter(|name| !excluded.contains(*name))
             .filter(|name| {
                 self.state
                     .routes
@@ -358,14 +416,16 @@ impl Machine {
                 .filter(|n| **n != c.route)
                 .map(|n| n.to_string())
                 .collect();
-            if left.len() < policy.min_healthy {
+            // A route already out of production (excluded) takes no capacity.
+            let in_production = healthy.contains(c.route.as_str());
+            if in_production && left.len() < policy.min_healthy {
                 let mut r = record(
                     &c.route,
                     RecordKind::CapacityAlert,
                     format!(
-                        "quarantining it for {} would leave {} healthy route(s), below the floor \
-                         of {}; not applied, a person must decide. Evidence: {}",
-                        c.contract,
+                        "quarantining it for {} would leave {} route(s) in production, below the \
+                         floor of {}; not applied, a person must decide. Evidence: {}",
+                        c.contracts_text(),
                         left.len(),
                         policy.min_healthy,
                         c.evidence
@@ -384,6 +444,7 @@ impl Machine {
             let until = now.plus(length);
             state.quarantine = Some(Quarantine {
                 contract: c.contract,
+                contracts: c.contracts.clone(),
                 since: now,
                 until,
                 step,
@@ -399,8 +460,8 @@ impl Machine {
                 RecordKind::Quarantine,
                 format!(
                     "failed {} in {} consecutive rounds ({}); quarantine step {step} for {}",
-                    c.contract,
-                    policy.failing_rounds(),
+                    c.contracts_text(),
+                    c.rounds,
                     c.evidence,
                     human_span(length)
                 ),
@@ -416,79 +477,6 @@ impl Machine {
 fn lift(state: &mut RouteState) {
     state.quarantine = None;
     state.failing.clear();
+    state.streak = RouteStreak::default();
     state.clean_rounds = 0;
-}
-
-/// Scores one route's evidence into its state (nothing when frozen).
-fn score(
-    state: &mut RouteState,
-    evidence: &RouteEvidence,
-    weak: &[ProbeKind],
-    policy: &Policy,
-) -> RouteRound {
-    let mut out = RouteRound {
-        route: evidence.route.clone(),
-        control: false,
-        frozen: evidence.freeze_reason(),
-        verdicts: BTreeMap::new(),
-        clean: false,
-    };
-    if out.frozen.is_some() {
-        return out;
-    }
-    out.verdicts = evidence.verdicts(weak);
-    let keep = policy.failing_rounds() as usize;
-    for (contract, verdict) in &out.verdicts {
-        match verdict {
-            ContractVerdict::Fail { evidence } => {
-                let streak = state.failing.entry(*contract).or_default();
-                streak.rounds += 1;
-                streak.evidence.push(evidence.clone());
-                let excess = streak.evidence.len().saturating_sub(keep);
-                streak.evidence.drain(..excess);
-            }
-            ContractVerdict::Pass => {
-                state.failing.remove(contract);
-            }
-            ContractVerdict::WeakPass | ContractVerdict::Undetermined => {}
-        }
-    }
-    if let Some(language) = evidence.language {
-        match out.verdicts.get(&ContractName::Language) {
-            Some(ContractVerdict::Fail { .. }) => state.language.recheck = Some(language),
-            Some(ContractVerdict::Pass) => state.language.recheck = None,
-            _ => {}
-        }
-    }
-    // Nothing checked at all says nothing: the clean run is left as it was.
-    out.clean =
-        !out.verdicts.is_empty() && out.verdicts.values().all(|v| *v == ContractVerdict::Pass);
-    if out.clean {
-        state.clean_rounds += 1;
-    } else if !out.verdicts.is_empty() {
-        state.clean_rounds = 0;
-    }
-    out
-}
-
-/// The quarantine this round's scoring calls for on a healthy route, if any:
-/// the first contract (in [`ContractName::ALL`] order) failed this round
-/// whose run reached the threshold.
-fn candidate(
-    name: &str,
-    state: &RouteState,
-    scored: &RouteRound,
-    policy: &Policy,
-) -> Option<Candidate> {
-    let (contract, streak) = scored
-        .verdicts
-        .iter()
-        .filter(|(_, v)| matches!(v, ContractVerdict::Fail { .. }))
-        .filter_map(|(c, _)| state.failing.get(c).map(|s| (*c, s)))
-        .find(|(_, s)| s.rounds >= policy.failing_rounds())?;
-    Some(Candidate {
-        route: name.to_string(),
-        contract,
-        evidence: streak.evidence.join("; "),
-    })
 }

@@ -70,8 +70,8 @@ impl Default for QuarantineDurations {
 pub struct Policy {
     /// Apply decisions (`--enforce`); default observe only.
     pub enforce: bool,
-    /// Consecutive scored rounds failing the same contract that quarantine a
-    /// route (default 2; 0 is read as 1).
+    /// Consecutive scored rounds in which a route failed any contract that
+    /// quarantine it (default 2; 0 is read as 1).
     pub failing_rounds: u32,
     /// Consecutive fully passing rounds that lift a quarantine early
     /// (default 2; 0 is read as 1).
@@ -82,8 +82,8 @@ pub struct Policy {
     /// history resets to the first step (default 14 days).
     #[serde(with = "secs")]
     pub history_reset: Duration,
-    /// A quarantine that would leave fewer healthy routes than this is not
-    /// applied; an alert is raised instead (default 2).
+    /// A quarantine that would leave fewer routes in production than this
+    /// is not applied; an alert is raised instead (default 2).
     pub min_healthy: usize,
     /// The positive-control route (`--control ROUTE`): known to filter, never
     /// scored, used to check that the filtering probe still trips.

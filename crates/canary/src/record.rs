@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RecordKind {
-    /// The route failed one contract in enough consecutive rounds and was
+    /// The route failed some contract in enough consecutive rounds and was
     /// quarantined (observe: would be).
     Quarantine,
     /// Enough consecutive clean rounds lifted a quarantine early.
@@ -36,6 +36,10 @@ pub enum RecordKind {
     /// The mode changed while the route was quarantined: the quarantine is
     /// now enforced, or no longer.
     ModeChange,
+    /// No route could be scored this round (every probe got a transport
+    /// error, or no route was listed): an alert with the reason. `route`
+    /// is `*`.
+    NoRouteScored,
 }
 
 impl RecordKind {
@@ -57,6 +61,7 @@ impl RecordKind {
             RecordKind::Frozen => "frozen",
             RecordKind::PinningNotHonoured => "pinning not honoured",
             RecordKind::ModeChange => "mode change",
+            RecordKind::NoRouteScored => "alert: no route scored",
         }
     }
 }

@@ -1,11 +1,18 @@
 //! The `canary` command's work, in the library so tests run it in process:
-//! claim the report directory, start the simulated endpoint (offline) or
-//! address the real one, discover the routes, check the control, then run
-//! rounds. Each round: ask the machine which language each route gets,
-//! probe every route, run the quarantine rules, append the decisions to the
-//! log, save the state atomically, write the merged ignore list, and print
-//! the round's summary. At the end (the rounds asked for, or Ctrl-C, which
-//! abandons the round in progress), the report of what finished.
+//! take the state lock (one canary per state file: a second one stops at
+//! once naming the holder), claim the report directory, start the simulated
+//! endpoint (offline) or address the real one, discover the routes, check
+//! the control, then run rounds. Each round: list the routes again (unless
+//! `--routes` fixed them), re-read the runtime list, ask the machine which
+//! language each route gets, probe every route, run the quarantine rules
+//! (the reviewed and runtime lists' routes are out of production for the
+//! floor), apply the operators' pending requests, append the decisions to
+//! the log, save the state atomically, write the merged ignore list, notify,
+//! and print the round's summary. A round in which no route could be scored
+//! is an alert; a 401 or 403 from the endpoint stops the run at once (a bad
+//! key is not a provider fault). At the end (the rounds asked for, or
+//! Ctrl-C, which abandons the round in progress), the report of what
+//! finished.
 //!
 //! The clock: under `--no-wait` rounds run back to back and the machine's
 //! clock advances by `--interval` per round from [`NO_WAIT_START`] (or from
@@ -18,17 +25,19 @@ use super::discover::{self, DiscoverError, Route};
 use super::endpoint::SimEndpoint;
 use super::ignore::{self, IgnoreError, IgnoreList, ListKind};
 use super::language::Language;
+use super::lock::{LockError, StateLock};
 use super::machine::Machine;
-use super::output::{decision_line, render_round};
-use super::probe::PROBE_SET_VERSION;
+use super::notify::Notifier;
+use super::output::render_round;
 use super::prober::{ProbeTarget, Prober, ProberSettings};
-use super::record::LogRecord;
+use super::record::{LogRecord, RecordKind};
 use super::report::{
     exporters, CanaryReport, ClockInfo, EndpointInfo, EndpointKind, FilesInfo, RoundsInfo, Tally,
 };
-use super::state::{self, StateError};
+use super::requests::apply_requests;
+use super::state::{self, ClockKind, IgnoreOutputs, StateError};
 use super::summary::summarise;
-use crate::config::{CanaryConfig, CanaryEndpoint, CanaryReleaseConfig};
+use crate::config::{redact_url, CanaryConfig, CanaryEndpoint};
 use cb_base::secret::Secret;
 use cb_contracts::ContractSettings;
 use cb_report::dir::OutDir;
@@ -89,6 +98,22 @@ pub enum CanaryError {
     /// A manual release was refused.
     #[error(transparent)]
     Release(#[from] super::machine::ReleaseError),
+    /// Another canary holds the state, or the lock cannot be used.
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    /// The operator request folder cannot be used.
+    #[error(transparent)]
+    Request(super::requests::RequestError),
+    /// The endpoint refused the key.
+    #[error("the endpoint answered HTTP {status} to the key in the environment variable {var} ({detail}): a refused key is not a provider fault, so the canary stops; put a valid key in {var} (or name another variable with --key-env)")]
+    KeyRefused {
+        /// 401 or 403.
+        status: u16,
+        /// The key's variable.
+        var: String,
+        /// What the endpoint said, redacted.
+        detail: String,
+    },
     /// The report could not be written.
     #[error(transparent)]
     Report(#[from] ReportError),
@@ -129,6 +154,9 @@ pub struct CanaryOutcome {
     pub files: OutputFiles,
     /// Whether Ctrl-C stopped it.
     pub interrupted: bool,
+    /// Rounds in which at least one route (the control excepted) was
+    /// scored; a run whose every round scored nothing exits non-zero.
+    pub rounds_scored: u64,
 }
 
 /// The wall clock as a [`Timestamp`] (the clock of a run that waits).
@@ -144,7 +172,7 @@ fn no_wait_start() -> Timestamp {
 }
 
 /// Appends `records` to the log, one JSON line each, redacted.
-fn append_log(path: &Path, records: &[LogRecord]) -> Result<(), CanaryError> {
+pub(crate) fn append_log(path: &Path, records: &[LogRecord]) -> Result<(), CanaryError> {
     if records.is_empty() {
         return Ok(());
     }
@@ -180,12 +208,25 @@ pub async fn execute(
     cancel: CancellationToken,
     print: &mut (dyn FnMut(&str) + Send),
 ) -> Result<CanaryOutcome, CanaryError> {
+    let started_at = wall_now().to_string();
+    // With --state given, the lock comes first: a second canary stops at
+    // once, before it claims a report directory.
+    let early = match &config.state {
+        Some(path) => Some(StateLock::acquire(path, &started_at)?),
+        None => None,
+    };
     let dir = match &config.out {
         OutDir::Default(path) => claim_unique(path)?,
         OutDir::Given { path, force } => claim_given(path, *force)?,
     };
     let files = OutputFiles::resolve(config, &dir);
+    let _lock = match early {
+        Some(lock) => lock,
+        None => StateLock::acquire(&files.state, &started_at)?,
+    };
     let mut machine = Machine::from_state(state::load_or_default(&files.state)?);
+    let notifier = Notifier::new(config.notify.clone(), config.webhook.clone())
+        .map_err(CanaryError::Client)?;
 
     let client = cb_systems::driver_client().map_err(|e| CanaryError::Client(e.to_string()))?;
     let (sim, base, headers) = match &config.endpoint {
@@ -204,7 +245,13 @@ pub async fn execute(
             vec![("Authorization".to_string(), authorization.clone())],
         ),
     };
-    let routes = resolve_routes(config, &client, &base, &headers, sim.as_ref()).await?;
+    if let Some(sim) = &sim {
+        // The first listing is the first round's.
+        sim.begin_round(machine.state().rounds + 1);
+    }
+    let mut routes = resolve_routes(config, &client, &base, &headers, sim.as_ref())
+        .await
+        .map_err(|e| key_refused(config, e))?;
     if let Some(control) = &config.policy.control {
         if !routes.iter().any(|r| &r.id == control) {
             return Err(CanaryError::Control {
@@ -222,11 +269,12 @@ pub async fn execute(
         ..ContractSettings::default()
     };
     let prober = Prober::new(
-        client,
+        client.clone(),
         ProbeTarget {
             chat_url: format!("{base}/chat/completions"),
-            headers,
+            headers: headers.clone(),
             model: config.model.clone(),
+            probes: config.probes.clone(),
         },
         &contracts,
         ProberSettings {
@@ -249,9 +297,22 @@ pub async fn execute(
         Some(path) => ignore::read_list(path, ListKind::Runtime)?,
         None => Vec::new(),
     };
+    machine.set_context(
+        if config.no_wait {
+            ClockKind::Simulated
+        } else {
+            ClockKind::Wall
+        },
+        IgnoreOutputs {
+            ignore_out: files.ignore.clone(),
+            reviewed: config.reviewed.clone(),
+            runtime: config.runtime.clone(),
+        },
+    );
     let mut tally = Tally::new(&routes, config.policy.control.as_deref());
     let mut ignore_list = IgnoreList::merged(&config.reviewed, &runtime, &machine, start, mode);
     let mut interrupted = false;
+    let mut rounds_scored = 0u64;
     loop {
         if config.rounds.is_some_and(|n| tally.completed >= n) {
             break;
@@ -271,9 +332,32 @@ pub async fn execute(
         if let Some(sim) = &sim {
             sim.begin_round(number);
         }
+        // Routes are discovered every round: a new route is probed from its
+        // first round, a route gone from the listing leaves the round (and
+        // the floor). A listing that fails after the first keeps the last.
+        if config.routes.is_none() && tally.completed > 0 {
+            match resolve_routes(config, &client, &base, &headers, sim.as_ref()).await {
+                Ok(listed) => routes = listed,
+                Err(e) => {
+                    let e = key_refused(config, e);
+                    if matches!(e, CanaryError::KeyRefused { .. }) {
+                        return Err(e);
+                    }
+                    print(&format!("warning: {e}; probing the routes listed before\n"));
+                }
+            }
+        }
+        if let Some(path) = &config.runtime {
+            match ignore::read_list(path, ListKind::Runtime) {
+                Ok(list) => runtime = list,
+                Err(e) => print(&format!(
+                    "warning: {e}; keeping the runtime list read before\n"
+                )),
+            }
+        }
         let asked: Vec<(Route, Language)> = routes
             .iter()
-            .map(|r| (r.clone(), machine.language_for(&r.id)))
+            .map(|r| (r.clone(), machine.language_in(&r.id, &config.languages)))
             .collect();
         let probes = tokio::select! {
             _ = cancel.cancelled() => {
@@ -283,23 +367,51 @@ pub async fn execute(
             }
             probes = prober.round(&asked) => probes,
         };
-        let evidence: Vec<_> = probes.iter().map(|p| p.evidence.clone()).collect();
-        let decisions = machine.round(now, &evidence, &config.policy);
-        append_log(&files.log, &decisions.records)?;
-        state::save(&files.state, machine.state())?;
-        if let Some(path) = &config.runtime {
-            match ignore::read_list(path, ListKind::Runtime) {
-                Ok(list) => runtime = list,
-                Err(e) => print(&format!(
-                    "warning: {e}; keeping the runtime list read before\n"
-                )),
+        if let CanaryEndpoint::Remote { key_env, .. } = &config.endpoint {
+            if let Some((status, detail)) = probes.iter().find_map(|p| p.key_refused.clone()) {
+                return Err(CanaryError::KeyRefused {
+                    status,
+                    var: key_env.clone(),
+                    detail,
+                });
             }
         }
+        let evidence: Vec<_> = probes.iter().map(|p| p.evidence.clone()).collect();
+        let excluded = config.reviewed.iter().chain(&runtime).cloned().collect();
+        let mut decisions = machine.round_excluding(now, &evidence, &config.policy, &excluded);
+        match no_route_scored(&decisions) {
+            Some(reason) => {
+                let text = format!("no route scored: {reason}");
+                print(&format!("alert: {text}\n"));
+                let record = LogRecord::new(
+                    now,
+                    decisions.round,
+                    "*",
+                    RecordKind::NoRouteScored,
+                    mode,
+                    text,
+                );
+                decisions.records.push(record);
+            }
+            None => rounds_scored += 1,
+        }
+        // Operators' requests, after the round and before anything is
+        // written: what this round saves keeps them.
+        let (released, problems) = apply_requests(&files.state, &mut machine, now);
+        decisions.records.extend(released);
+        for problem in problems {
+            print(&format!("warning: {problem}\n"));
+        }
+        append_log(&files.log, &decisions.records)?;
+        state::save(&files.state, machine.state())?;
         ignore_list = IgnoreList::merged(&config.reviewed, &runtime, &machine, now, mode);
         ignore_list.write(&files.ignore)?;
         tally.add(&probes, &decisions);
         let summary = summarise(&machine, &decisions);
         print(&render_round(&summary, &decisions));
+        for failure in notifier.send_all(&decisions.records).await {
+            print(&format!("warning: {failure}; the canary goes on\n"));
+        }
         let more = config.rounds.is_none_or(|n| tally.completed < n);
         if !config.no_wait && more {
             tokio::select! {
@@ -315,7 +427,7 @@ pub async fn execute(
     let report = CanaryReport {
         tool: cb_base::TOOL.to_string(),
         version: cb_base::VERSION.to_string(),
-        probe_set_version: PROBE_SET_VERSION.to_string(),
+        probe_set_version: config.probes.version.clone(),
         endpoint: match &config.endpoint {
             CanaryEndpoint::Simulated(sim) => EndpointInfo {
                 kind: EndpointKind::Simulated,
@@ -324,7 +436,7 @@ pub async fn execute(
             },
             CanaryEndpoint::Remote { url, .. } => EndpointInfo {
                 kind: EndpointKind::Remote,
-                url: Some(url.clone()),
+                url: Some(redact_url(url)),
                 transient_rate: None,
             },
         },
@@ -368,6 +480,49 @@ pub async fn execute(
         report,
         files,
         interrupted,
+        rounds_scored,
+    })
+}
+
+/// A discovery error that is the endpoint refusing the key, as
+/// [`CanaryError::KeyRefused`]; any other error as it is.
+fn key_refused(config: &CanaryConfig, error: DiscoverError) -> CanaryError {
+    match (&error, &config.endpoint) {
+        (
+            DiscoverError::Status {
+                status: status @ (401 | 403),
+                body,
+                ..
+            },
+            CanaryEndpoint::Remote { key_env, .. },
+        ) => CanaryError::KeyRefused {
+            status: *status,
+            var: key_env.clone(),
+            detail: body.clone(),
+        },
+        _ => CanaryError::Discover(error),
+    }
+}
+
+/// Why no route (the control excepted) was scored this round, if none was.
+fn no_route_scored(decisions: &super::machine::RoundDecisions) -> Option<String> {
+    let routes: Vec<_> = decisions.routes.iter().filter(|r| !r.control).collect();
+    if routes.is_empty() {
+        return Some("no route was probed (none listed)".to_string());
+    }
+    if routes.iter().any(|r| r.frozen.is_none()) {
+        return None;
+    }
+    let mut reasons: Vec<String> = routes
+        .iter()
+        .filter_map(|r| r.frozen.as_ref().map(|f| f.to_string()))
+        .collect();
+    reasons.sort();
+    reasons.dedup();
+    let first = reasons.first().cloned().unwrap_or_default();
+    Some(match reasons.len() {
+        1 => format!("every route: {first}"),
+        n => format!("every route frozen, {n} distinct reasons, first: {first}"),
     })
 }
 
@@ -383,7 +538,7 @@ async fn resolve_routes(
     base: &str,
     headers: &[(String, Secret)],
     sim: Option<&SimEndpoint>,
-) -> Result<Vec<Route>, CanaryError> {
+) -> Result<Vec<Route>, DiscoverError> {
     if let Some(names) = &config.routes {
         return Ok(names
             .iter()
@@ -395,7 +550,7 @@ async fn resolve_routes(
             })
             .collect());
     }
-    Ok(discover::discover(
+    discover::discover(
         client,
         base,
         &config.model,
@@ -403,30 +558,6 @@ async fn resolve_routes(
         DISCOVERY_TIMEOUT.min(config.probe_timeout.saturating_mul(4)),
         config.max_response_bytes,
     )
-    .await?)
-}
-
-/// `canary release`: lifts `config.route`'s quarantine in the state file at
-/// `now`, saves the state and appends the release to the log. Returns the
-/// record and its line for a person.
-///
-/// # Errors
-/// The state file cannot be read or written, the route is unknown or not
-/// quarantined, or the log cannot be appended to.
-pub fn release(
-    config: &CanaryReleaseConfig,
-    now: Timestamp,
-) -> Result<(LogRecord, String), CanaryError> {
-    let mut machine = Machine::from_state(state::load(&config.state)?);
-    let now = machine
-        .state()
-        .last_round_at
-        .map_or(now, |last| last.max(now));
-    let record = machine.release(&config.route, now)?;
-    state::save(&config.state, machine.state())?;
-    if let Some(log) = &config.log {
-        append_log(log, std::slice::from_ref(&record))?;
-    }
-    let line = decision_line(&record);
-    Ok((record, line))
+    .await
+    .map_err(|e| e.redacted(redact_url))
 }

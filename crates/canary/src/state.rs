@@ -27,8 +27,38 @@ pub struct MachineState {
     pub last_round_at: Option<Timestamp>,
     /// The mode of the last round (a manual release is logged in it).
     pub mode: Mode,
+    /// The clock the rounds ran on (`None` in a state written before it
+    /// was recorded): a manual release computes the time left on it.
+    #[serde(default)]
+    pub clock: Option<ClockKind>,
+    /// Where the running canary writes its ignore list and what it merges
+    /// into it, so that `canary release` rewrites the same file at once.
+    #[serde(default)]
+    pub outputs: Option<IgnoreOutputs>,
     /// Per route, by name.
     pub routes: BTreeMap<String, RouteState>,
+}
+
+/// Which clock a canary's rounds run on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClockKind {
+    /// The wall clock (rounds `--interval` apart in real time).
+    Wall,
+    /// The simulated clock of `--no-wait`: it advances by the interval per
+    /// round, and "now" is the last round's time.
+    Simulated,
+}
+
+/// The ignore list a canary writes, as recorded in its state.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IgnoreOutputs {
+    /// The ignore list written (`--ignore-out`).
+    pub ignore_out: PathBuf,
+    /// The reviewed list's routes, as read.
+    pub reviewed: Vec<String>,
+    /// The runtime list's file, re-read on every write.
+    pub runtime: Option<PathBuf>,
 }
 
 impl Default for MachineState {
@@ -38,6 +68,8 @@ impl Default for MachineState {
             rounds: 0,
             last_round_at: None,
             mode: Mode::Observe,
+            clock: None,
+            outputs: None,
             routes: BTreeMap::new(),
         }
     }
@@ -49,8 +81,17 @@ pub struct RouteState {
     /// The active quarantine, tracked in both modes (in observe mode it is
     /// the quarantine that would be in force).
     pub quarantine: Option<Quarantine>,
-    /// Per contract, the consecutive scored rounds it failed.
+    /// Per contract, the consecutive scored rounds it failed (the log's
+    /// per-contract detail; the quarantine rule reads [`RouteState::streak`]).
     pub failing: BTreeMap<ContractName, FailStreak>,
+    /// The consecutive scored rounds in which the route failed any
+    /// contract: the run the quarantine rule counts.
+    #[serde(default)]
+    pub streak: RouteStreak,
+    /// Whether the route was missing from the last round (gone from the
+    /// listing): its state is kept, and it counts for no floor.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub absent: bool,
     /// Consecutive fully passing rounds.
     pub clean_rounds: u32,
     /// Quarantines since the last history reset (the escalation step).
@@ -64,8 +105,12 @@ pub struct RouteState {
 /// A quarantine in force (or, in observe mode, that would be).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Quarantine {
-    /// The contract that failed.
+    /// The contract that failed in the round that decided it (the first
+    /// in [`ContractName::ALL`] order).
     pub contract: ContractName,
+    /// Every contract failed during the run that led to it.
+    #[serde(default)]
+    pub contracts: Vec<ContractName>,
     /// When it began.
     pub since: Timestamp,
     /// When it ends unless lifted earlier.
@@ -76,6 +121,19 @@ pub struct Quarantine {
     pub decided_in: Mode,
     /// The evidence it was decided on.
     pub evidence: String,
+}
+
+/// A run of consecutive scored rounds in which a route failed some
+/// contract (not necessarily the same one each round).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RouteStreak {
+    /// How many rounds in a row.
+    pub rounds: u32,
+    /// Every contract failed during the run, in [`ContractName::ALL`] order.
+    pub contracts: Vec<ContractName>,
+    /// The evidence of the most recent failing rounds, oldest first (as many
+    /// as the quarantine rule needs).
+    pub evidence: Vec<String>,
 }
 
 /// A run of consecutive scored rounds failing one contract.
@@ -234,6 +292,7 @@ mod tests {
         let mut r = RouteState {
             quarantine: Some(Quarantine {
                 contract: ContractName::Schema,
+                contracts: vec![ContractName::Schema],
                 since: Timestamp::from_unix(1_000).unwrap(),
                 until: Timestamp::from_unix(87_400).unwrap(),
                 step: 1,

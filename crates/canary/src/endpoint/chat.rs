@@ -197,6 +197,11 @@ pub async fn completions(State(state): State<Arc<SimState>>, body: Bytes) -> Res
         Ok(routes) => routes,
         Err(message) => return wire::error(404, &message, None),
     };
+    let round = state.round();
+    let routes: Vec<&SimRoute> = routes.into_iter().filter(|r| r.listed_in(round)).collect();
+    if routes.is_empty() {
+        return wire::error(404, "this endpoint is no longer listed for the model", None);
+    }
     let key = request_key(&request);
     let mut failed = None;
     for route in routes {
@@ -236,6 +241,7 @@ fn answer(
     if request.stream {
         let delay = match route.behaviour {
             Behaviour::SlowFirstToken => config.slow_first_token,
+            Behaviour::HungStream => config.timeout_hold,
             _ => Duration::ZERO,
         };
         wire::stream(envelope, &reply, delay)

@@ -17,6 +17,7 @@ pub fn listing(state: &SimState, author: &str, slug: &str) -> Value {
         .config()
         .routes
         .iter()
+        .filter(|r| r.listed_in(state.round()))
         .map(|r| {
             let quantization = r.tag.split_once('/').map_or("unknown", |(_, q)| q);
             json!({

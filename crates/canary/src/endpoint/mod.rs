@@ -112,6 +112,11 @@ impl SimState {
         &self.config
     }
 
+    /// The round the endpoint is in.
+    pub fn round(&self) -> u64 {
+        self.round.load(Ordering::SeqCst)
+    }
+
     /// Starts round `round`: every route's request count starts again.
     pub fn begin_round(&self, round: u64) {
         self.round.store(round, Ordering::SeqCst);

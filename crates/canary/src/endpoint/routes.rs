@@ -28,6 +28,9 @@ pub enum Behaviour {
     /// Streams send their headers and role chunk at once and the first
     /// content token after the endpoint's `slow_first_token`.
     SlowFirstToken,
+    /// Streams send their headers and role chunk at once and no content
+    /// until the endpoint's `timeout_hold`: a hung stream.
+    HungStream,
     /// Structured output that breaks its schema, at this share.
     SchemaBreak {
         /// Share of structured-output replies degraded (0 to 1).
@@ -55,6 +58,12 @@ pub struct SimRoute {
     pub provider_name: String,
     /// How it answers.
     pub behaviour: Behaviour,
+    /// The rounds (first, last, inclusive) in which the endpoint lists the
+    /// route and lets it answer; `None`: every round. A route outside them
+    /// is gone from the listing and answers 404, as a host taken out of
+    /// service does.
+    #[serde(default)]
+    pub listed: Option<(u64, u64)>,
 }
 
 impl SimRoute {
@@ -64,7 +73,14 @@ impl SimRoute {
             tag: tag.to_string(),
             provider_name: provider_name.to_string(),
             behaviour,
+            listed: None,
         }
+    }
+
+    /// Whether the route is listed (and answers) in `round`.
+    pub fn listed_in(&self, round: u64) -> bool {
+        self.listed
+            .is_none_or(|(first, last)| (first..=last).contains(&round))
     }
 }
 

@@ -19,8 +19,10 @@
 //! that starts with a stray comma is then junk, not a continuation.
 
 mod prompts;
+pub mod set;
 
 pub use prompts::language_prompt;
+pub use set::ProbeSet;
 
 use super::evidence::ProbeKind;
 use cb_contracts::{ContractName, Language};
@@ -108,16 +110,28 @@ pub fn pinned(route: &str) -> Value {
 }
 
 /// The request of `probe` for `model`, pinned to `route`; `language` is the
-/// rotation's language (used by the language probe only).
+/// rotation's language (used by the language probe only). The built-in
+/// probe set.
 pub fn request(probe: ProbeKind, model: &str, route: &str, language: Language) -> ChatRequest {
+    request_with(&ProbeSet::builtin(), probe, model, route, language)
+}
+
+/// [`request`] from the probe set `set`.
+pub fn request_with(
+    set: &ProbeSet,
+    probe: ProbeKind,
+    model: &str,
+    route: &str,
+    language: Language,
+) -> ChatRequest {
     let mut extra = Map::new();
     extra.insert("provider".into(), pinned(route));
     extra.insert("max_tokens".into(), json!(MAX_TOKENS));
     let (messages, stream) = match probe {
         ProbeKind::Roleplay => (
             vec![
-                ChatMessage::new("system", ROLEPLAY_SYSTEM),
-                ChatMessage::new("user", ROLEPLAY_USER),
+                ChatMessage::new("system", set.roleplay.system.as_str()),
+                ChatMessage::new("user", set.roleplay.user.as_str()),
             ],
             true,
         ),
@@ -126,10 +140,13 @@ pub fn request(probe: ProbeKind, model: &str, route: &str, language: Language) -
                 "response_format".into(),
                 json!({
                     "type": "json_schema",
-                    "json_schema": {"name": "canary_city", "strict": true, "schema": city_schema()}
+                    "json_schema": {"name": "canary_city", "strict": true, "schema": set.schema.schema.clone()}
                 }),
             );
-            (vec![ChatMessage::new("user", SCHEMA_USER)], false)
+            (
+                vec![ChatMessage::new("user", set.schema.user.as_str())],
+                false,
+            )
         }
         ProbeKind::Language => (
             vec![ChatMessage::new("user", language_prompt(language))],

@@ -3,9 +3,12 @@
 //! concurrently, a few at a time; each route's replies become one
 //! [`RouteEvidence`] for the state machine.
 //!
-//! Per route, the three probes go at once. A transport error on any of them
-//! (a timeout, a 429, a 5xx, another 4xx, a broken body) freezes the route
-//! for the round. A reply whose `provider` names another route freezes it
+//! Per route, the three probes go at once. A transport error on one of
+//! them (a timeout before the headers, a 429, a 5xx, another 4xx, a broken
+//! body) freezes that probe's contracts for the round; the other probes are
+//! scored on their own replies. A 401 or 403 is the key's doing, not the
+//! route's: it is reported in [`RouteProbe::key_refused`] and the command
+//! stops. A reply whose `provider` names another route freezes it
 //! the same way, recorded as "pinning not honoured" and never scored. A
 //! language anomaly is confirmed at once by two more identical requests
 //! (sent together), a majority of three deciding
@@ -14,6 +17,7 @@
 
 mod classify;
 mod judge;
+mod stream;
 
 pub use classify::{classify, served_by_other};
 pub use judge::judge;
@@ -40,6 +44,8 @@ pub struct ProbeTarget {
     pub headers: Vec<(String, Secret)>,
     /// The model probed (`author/slug`).
     pub model: String,
+    /// What the roleplay and schema probes send.
+    pub probes: super::probe::ProbeSet,
 }
 
 /// How probing is bounded.
@@ -60,6 +66,9 @@ pub struct RouteProbe {
     pub evidence: RouteEvidence,
     /// Requests sent: 3, or 5 with the language confirmations.
     pub requests: u32,
+    /// The status and reason of a 401 or 403, when the endpoint refused the
+    /// key on some probe.
+    pub key_refused: Option<(u16, String)>,
 }
 
 /// Sends the probe set and judges the replies.
@@ -106,10 +115,11 @@ impl ProbeContracts {
 
 /// What one probe got.
 enum Reply {
-    /// A reply from the route, judged.
-    Judged(Vec<(ContractName, Outcome)>),
-    /// A transport error: the route is frozen this round.
-    Transport(TransportError),
+    /// A reply from the route, judged, with its finish reason.
+    Judged(Vec<(ContractName, Outcome)>, Option<String>),
+    /// A transport error: the probe is frozen this round (with the status
+    /// when one came).
+    Transport(TransportError, Option<u16>),
     /// A reply from another route: pinning not honoured.
     OtherRoute(String),
 }
@@ -161,24 +171,34 @@ impl Prober {
         .await;
         let mut evidence = RouteEvidence::new(&route.id);
         let mut requests = 0;
+        let mut key_refused = None;
         for (kind, sent, reply) in done {
             requests += sent;
             match reply {
-                Reply::Transport(error) => {
-                    evidence.transport_error.get_or_insert(error);
+                Reply::Transport(error, status) => {
+                    if let Some(status @ (401 | 403)) = status {
+                        key_refused.get_or_insert((status, error.detail.clone()));
+                    }
+                    evidence.freeze_probe(kind, error);
                 }
                 Reply::OtherRoute(provider) => {
                     evidence.served_by_other.get_or_insert(provider);
                 }
-                Reply::Judged(results) => {
+                Reply::Judged(results, finish_reason) => {
                     if kind == ProbeKind::Language {
                         evidence.language = Some(language);
                     }
-                    evidence.probes.push(ProbeEvidence::new(kind, results));
+                    let mut probe = ProbeEvidence::new(kind, results);
+                    probe.finish_reason = finish_reason;
+                    evidence.probes.push(probe);
                 }
             }
         }
-        RouteProbe { evidence, requests }
+        RouteProbe {
+            evidence,
+            requests,
+            key_refused,
+        }
     }
 
     /// One probe of `route`: the requests it cost and what came of it.
@@ -188,15 +208,48 @@ impl Prober {
         kind: ProbeKind,
         language: Language,
     ) -> (ProbeKind, u32, Reply) {
-        let request = probe::request(kind, &self.target.model, &route.id, language);
-        let exchange = self.send(&request).await;
+        let request = probe::request_with(
+            &self.target.probes,
+            kind,
+            &self.target.model,
+            &route.id,
+            language,
+        );
+        let exchange = if request.stream {
+            match stream::send_stream(
+                &self.client,
+                &self.target.chat_url,
+                &self.target.headers,
+                &request,
+                self.settings.deadline,
+                self.settings.max_response_bytes,
+            )
+            .await
+            {
+                stream::Streamed::Exchange(exchange) => *exchange,
+                // An open stream with no text: a ttft failure, not a
+                // transport error; nothing else of the probe can be judged.
+                stream::Streamed::Hung { ttfb_ms } => {
+                    let reason = format!(
+                        "the stream opened after {ttfb_ms:.0} ms and sent no text within the \
+                         probe deadline of {} ms (hung)",
+                        self.settings.deadline.as_millis()
+                    );
+                    let results = vec![(ContractName::Ttft, Outcome::fail(reason))];
+                    return (kind, 1, Reply::Judged(results, None));
+                }
+            }
+        } else {
+            self.send(&request).await
+        };
         if let Err(error) = classify(&exchange) {
-            return (kind, 1, Reply::Transport(error));
+            return (kind, 1, Reply::Transport(error, exchange.status));
         }
         if let Some(other) = served_by_other(route, exchange.provider.as_deref()) {
             return (kind, 1, Reply::OtherRoute(other));
         }
         let expected = probe::expected_language(kind, language);
+        let finish_reason = exchange.finish_reason.clone();
         let mut results = self.judged(kind, &request, exchange, expected).await;
         let mut sent = 1;
         if kind == ProbeKind::Language {
@@ -204,7 +257,7 @@ impl Prober {
                 .confirm_language(route, &request, expected, &mut results)
                 .await;
         }
-        (kind, sent, Reply::Judged(results))
+        (kind, sent, Reply::Judged(results, finish_reason))
     }
 
     /// When the language outcome in `results` is an anomaly, sends the

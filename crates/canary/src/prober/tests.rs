@@ -33,6 +33,7 @@ async fn setup() -> (SimEndpoint, Prober) {
             chat_url: format!("{}/chat/completions", sim.url()),
             headers: Vec::new(),
             model: "meta-llama/llama-3.3-70b-instruct".into(),
+            probes: crate::probe::ProbeSet::builtin(),
         },
         &contracts,
         ProberSettings {
@@ -204,4 +205,44 @@ async fn the_slow_route_fails_ttft_only_and_a_healthy_one_in_the_same_round_pass
     };
     assert!(reason.contains("the limit is 1.0 s"), "{reason}");
     assert_eq!(failed(&probes[1]), []);
+}
+
+/// The design: "an open stream with no text within the ttft limit is a
+/// ttft failure, not a transport error". A stream that opens and sends no
+/// text before the probe deadline fails ttft; the route's other probes are
+/// judged as usual.
+#[tokio::test(start_paused = true)]
+async fn an_open_stream_with_no_text_fails_ttft_and_is_no_transport_error() {
+    let mut config = SimConfig::new(3, LIMIT, DEADLINE);
+    config.routes = vec![crate::endpoint::SimRoute::new(
+        "hung/fp8",
+        "Hung",
+        Behaviour::HungStream,
+    )];
+    let sim = SimEndpoint::start(config).await.unwrap();
+    let (_other, mut prober) = setup().await;
+    prober.target.chat_url = format!("{}/chat/completions", sim.url());
+    let probes = prober
+        .round(&[(
+            Route {
+                id: "hung/fp8".into(),
+                provider_name: Some("Hung".into()),
+            },
+            Language::En,
+        )])
+        .await;
+    let e = &probes[0].evidence;
+    assert_eq!(e.transport_error, None, "{e:?}");
+    let roleplay = e
+        .probes
+        .iter()
+        .find(|p| p.probe == ProbeKind::Roleplay)
+        .unwrap();
+    assert_eq!(roleplay.results.len(), 1);
+    assert_eq!(roleplay.results[0].contract, ContractName::Ttft);
+    let Outcome::Fail { reason } = &roleplay.results[0].outcome else {
+        panic!("{roleplay:?}")
+    };
+    assert!(reason.contains("(hung)"), "{reason}");
+    assert_eq!(e.probes.len(), 3, "the other probes were judged");
 }

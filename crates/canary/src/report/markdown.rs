@@ -86,7 +86,7 @@ pub fn render(r: &CanaryReport) -> String {
     };
     let _ = writeln!(
         out,
-        "Rules: a route failing one contract in {} consecutive scored rounds is quarantined; {} consecutive fully passing rounds lift it early; quarantines last {}, {}, then {}, and {} without a new one start that over; a quarantine that would leave fewer than {} healthy routes is not applied and raises an alert for a person; transport errors (timeouts, 429, 5xx) and replies from another route freeze a round and never count. {control}\n",
+        "Rules: a route failing any contract in {} consecutive scored rounds is quarantined (the evidence names the contracts); {} consecutive fully passing rounds lift it early; quarantines last {}, {}, then {}, and {} without a new one start that over; a quarantine that would leave fewer than {} routes in production (listed this round, not excluded by the reviewed or runtime lists, not quarantined) is not applied and raises an alert for a person, the worst evidence going first; a transport error (timeout before the headers, 429, 5xx) freezes the contracts of its probe only, and a reply from another route freezes the route, never counting; an open stream with no text fails ttft. {control}\n",
         p.failing_rounds,
         p.clean_rounds,
         human_span(p.durations.first),

@@ -43,6 +43,7 @@ fn fixture() -> CanaryReport {
         let now = t0.plus(std::time::Duration::from_secs(1800) * i);
         let mut round: Vec<RouteEvidence> =
             names.iter().map(|n| evidence(n, *n == "bad")).collect();
+        round[3].probes.clear();
         round[3].transport_error = Some(TransportError {
             kind: TransportKind::RateLimited,
             detail: "HTTP 429".into(),
@@ -52,6 +53,7 @@ fn fixture() -> CanaryReport {
             .map(|e| RouteProbe {
                 evidence: e.clone(),
                 requests: 3,
+                key_refused: None,
             })
             .collect();
         let d = machine.round(now, &round, &policy);
@@ -155,10 +157,10 @@ fn the_markdown_states_the_rules_the_routes_and_what_is_not_judged() {
     for needle in [
         "Probe set `canary-probes/1`",
         "**enforce** mode",
-        "failing one contract in 2 consecutive scored rounds",
+        "failing any contract in 2 consecutive scored rounds",
         "2 consecutive fully passing rounds",
         "1d, 3d, then 7d, and 14d",
-        "fewer than 2 healthy routes",
+        "fewer than 2 routes in production",
         "| bad | quarantined (junk_prefix) | 23h 30m | 3 | 3 | 0 | 0 | 0 | 1 | 0 | 9 |",
         "| flaky | healthy | - | 3 | 0 | 0 | 3 | 0 | 0 | 0 | 9 |",
         "**quarantine** `bad` (junk_prefix)",

@@ -24,15 +24,24 @@ fn seeded_world(seed: u64, i: u64, transport_rate: f64, degraded: bool) -> Vec<R
                 pass(name)
             };
             let rate = if name == "flaky" { 0.3 } else { transport_rate };
-            if rng.random_bool(rate) {
-                e.transport_error = Some(TransportError {
-                    kind: if rng.random_bool(0.5) {
-                        TransportKind::RateLimited
-                    } else {
-                        TransportKind::ServerError
-                    },
-                    detail: "injected".into(),
-                });
+            // Each probe draws its own transport error: a frozen probe
+            // leaves the round with the other probes' replies only.
+            let probes: Vec<ProbeKind> = e.probes.iter().map(|p| p.probe).collect();
+            for probe in probes {
+                if rng.random_bool(rate) {
+                    e.probes.retain(|p| p.probe != probe);
+                    e.freeze_probe(
+                        probe,
+                        TransportError {
+                            kind: if rng.random_bool(0.5) {
+                                TransportKind::RateLimited
+                            } else {
+                                TransportKind::ServerError
+                            },
+                            detail: "injected".into(),
+                        },
+                    );
+                }
             }
             e
         })

@@ -4,12 +4,14 @@
 //! clock; `rules` checks each rule, `long_runs` the seeded runs, the restart
 //! and the replay speed.
 
+mod design;
 mod long_runs;
 mod rules;
 
 use super::clock::{Timestamp, DAY};
 use super::evidence::{
-    ContractName, Outcome, ProbeEvidence, ProbeKind, RouteEvidence, TransportError, TransportKind,
+    ContractName, ContractVerdict, Outcome, ProbeEvidence, ProbeKind, RouteEvidence,
+    TransportError, TransportKind,
 };
 use super::ignore::IgnoreList;
 use super::language::{Language, ROTATION};
@@ -78,8 +80,10 @@ fn undetermined(route: &str, contract: ContractName) -> RouteEvidence {
     evidence(route, &[(contract, Outcome::undetermined("too short"))])
 }
 
+/// No probe got a reply: the whole route is frozen.
 fn transport(route: &str) -> RouteEvidence {
     let mut e = fail(route, ContractName::JunkPrefix);
+    e.probes.clear();
     e.transport_error = Some(TransportError {
         kind: TransportKind::RateLimited,
         detail: "HTTP 429 Retry-After: 5".into(),
