@@ -64,7 +64,8 @@ use super::prompt::{self, OtherLanguages};
 use super::text::{is_blank, proper_names, prose, segments, weighted_letters, without_names};
 use super::{mojibake, requested_format, Contract, ContractInput, ContractName, Language, Outcome};
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 /// Fewer letters than this in the whole reply: undetermined.
 pub const MIN_REPLY_LETTERS: usize = 20;
@@ -103,7 +104,15 @@ enum Certainty {
 #[derive(Debug)]
 pub struct LanguageContract {
     detector: Arc<Detector>,
+    /// Outcomes already given, keyed by everything the outcome depends on
+    /// (the expected language, the user messages and the reply): a run
+    /// checks the same answer to the same conversation once per system and
+    /// run.
+    memo: Mutex<HashMap<String, Option<Outcome>>>,
 }
+
+/// Outcomes the memo keeps; past this it starts again.
+const OUTCOME_MEMO_CAPACITY: usize = 16_384;
 
 impl LanguageContract {
     /// The contract choosing among `languages`.
@@ -114,7 +123,23 @@ impl LanguageContract {
     /// The contract over `detector`, shared with its owner (whose memo then
     /// serves both).
     pub(crate) fn with_detector(detector: Arc<Detector>) -> Self {
-        LanguageContract { detector }
+        LanguageContract {
+            detector,
+            memo: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The memo's key of `input`: the expected language, every user
+    /// message and the reply, separated by characters no text holds.
+    fn memo_key(input: &ContractInput<'_>) -> String {
+        let mut key = String::from(input.expected_language.map_or("-", Language::code));
+        for user in prompt::user_texts(input.request) {
+            key.push('\u{0}');
+            key.push_str(&user);
+        }
+        key.push('\u{1}');
+        key.push_str(input.text);
+        key
     }
 
     /// The conversation's language from its user messages: the last one
@@ -181,6 +206,27 @@ impl Contract for LanguageContract {
         if is_blank(input.text) || requested_format(input.request).is_some() {
             return None;
         }
+        let key = Self::memo_key(input);
+        let known = {
+            let memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
+            memo.get(&key).cloned()
+        };
+        if let Some(known) = known {
+            return known;
+        }
+        let outcome = self.judge_reply(input);
+        let mut m = self.memo.lock().unwrap_or_else(|e| e.into_inner());
+        if m.len() >= OUTCOME_MEMO_CAPACITY {
+            m.clear();
+        }
+        m.insert(key, outcome.clone());
+        outcome
+    }
+}
+
+impl LanguageContract {
+    /// [`Contract::check`] without the memo.
+    fn judge_reply(&self, input: &ContractInput<'_>) -> Option<Outcome> {
         if let Some(seq) = mojibake::find(input.text) {
             return Some(Outcome::fail(format!(
                 "mojibake {seq:?} in the reply: UTF-8 text was decoded with the wrong encoding somewhere"
@@ -495,6 +541,20 @@ mod tests {
             let out = judge(&s[4..7].join(" "), &mix, None);
             assert!(out.is_fail(), "{l}: {out}");
         }
+    }
+
+    #[test]
+    fn the_outcome_memo_answers_as_the_first_judgement() {
+        let contract = LanguageContract::new(Language::ALL.to_vec());
+        let r = request(&[("user", PT_USER)]);
+        let es = sentences(Language::Es)[..3].join(" ");
+        let first = contract.check(&input_for(&es, &r));
+        assert_eq!(contract.check(&input_for(&es, &r)), first);
+        assert_eq!(contract.memo.lock().unwrap().len(), 1);
+        // Another conversation is another key.
+        let other = request(&[("user", "¿Qué puedo visitar en Madrid?")]);
+        assert_eq!(contract.check(&input_for(&es, &other)), Some(Outcome::Pass));
+        assert!(first.unwrap().is_fail());
     }
 
     #[test]

@@ -15,6 +15,12 @@ fn both_built_in_parts_meet_the_goals() {
         let report = report(part);
         for c in &report.contracts {
             let name = c.name;
+            // The held-out part was written for the languages; it asks for
+            // no structured output.
+            if part == Part::HeldOut && name == ContractName::Schema {
+                assert_eq!(c.applicable, 0);
+                continue;
+            }
             assert_eq!(
                 c.false_positives(),
                 0,
