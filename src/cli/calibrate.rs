@@ -16,21 +16,30 @@ pub struct ContractsArgs {
 /// Subcommands of `contracts`.
 #[derive(Debug, Subcommand)]
 pub enum ContractsCommand {
-    /// Run every contract on the labelled replies and print, per contract,
-    /// the cases it applies to, its agreement with the labels, its
-    /// false-positive rate on clean replies, and what it left undetermined.
-    /// Exits 1 when a contract misses its goals (no false positive,
-    /// agreement of at least 95 % on what it decides).
+    /// Run every contract on the labelled replies, the development part
+    /// then the held-out part, and print for each, per contract, the cases
+    /// it applies to, its coverage (the share of labelled cases it
+    /// decided), its agreement with the labels, its false-positive rate on
+    /// clean replies, and what it left undetermined, then the same per
+    /// conversation language. Exits 1 when a contract misses its goals on
+    /// either part (no false positive, agreement of at least 95 % on what
+    /// it decides, coverage of at least 85 %).
     Calibrate(ContractsCalibrateArgs),
 }
 
 /// Arguments of `contracts calibrate`.
 #[derive(Debug, Args)]
 pub struct ContractsCalibrateArgs {
-    /// Labelled replies (JSONL). Default: the built-in
-    /// datasets/contracts-calibration.jsonl.
+    /// The development part: labelled replies (JSONL) the thresholds were
+    /// tuned on. Default: the built-in
+    /// datasets/contracts-calibration-dev.jsonl.
     #[arg(long)]
     pub cases: Option<PathBuf>,
+    /// The held-out part: labelled replies (JSONL) written after the
+    /// thresholds were frozen. Default: the built-in
+    /// datasets/contracts-calibration-heldout.jsonl.
+    #[arg(long)]
+    pub held_out: Option<PathBuf>,
 }
 
 /// Arguments of `judge`.

@@ -1,19 +1,32 @@
-//! `contracts calibrate`: measure every answer contract against the
-//! labelled calibration set and print the figures.
+//! `contracts calibrate`: measure every answer contract against both parts
+//! of the labelled calibration set (development, then held-out) and print
+//! the figures.
 
 use crate::cli::{ContractsArgs, ContractsCommand};
-use crate::contracts::calibrate::{calibrate, load_cases};
+use crate::contracts::calibrate::{calibrate, load_part, Part};
 use crate::contracts::Contracts;
 use std::process::ExitCode;
 
-/// `contracts calibrate`: exit 0 when every contract meets its goals, 1
-/// otherwise.
+/// `contracts calibrate`: exit 0 when every contract meets its goals on
+/// both parts, 1 otherwise.
 pub fn contracts(args: &ContractsArgs) -> anyhow::Result<ExitCode> {
     let ContractsCommand::Calibrate(args) = &args.command;
-    let (source, cases) = load_cases(args.cases.as_deref())?;
-    let report = calibrate(&source, &cases, &Contracts::default());
-    print!("{}", report.render());
-    Ok(if report.meets_goals() {
+    let contracts = Contracts::default();
+    let parts = [
+        (Part::Development, args.cases.as_deref()),
+        (Part::HeldOut, args.held_out.as_deref()),
+    ];
+    let mut met = true;
+    for (i, (part, path)) in parts.into_iter().enumerate() {
+        let (source, cases) = load_part(part, path)?;
+        let report = calibrate(part, &source, &cases, &contracts);
+        if i > 0 {
+            println!();
+        }
+        print!("{}", report.render());
+        met &= report.meets_goals();
+    }
+    Ok(if met {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

@@ -1,10 +1,14 @@
 //! The languages the contracts know, as one enum shared by the detector, the
 //! refusal patterns, the degradation transforms and the phrasebook.
 //!
-//! The set is deliberately small: detection is restricted to the languages a
-//! conversation can plausibly be in, which is what makes a deterministic
-//! local detector accurate enough on short replies (Portuguese against
-//! Spanish in particular).
+//! Seventeen languages, chosen for a product used worldwide: the twelve the
+//! contracts started with (en, pt, es, fr, it, de, nl, pl, tr, ja, ru, zh)
+//! and ko, ar, hi, id, vi. The set stays closed: detection is restricted to
+//! the languages a conversation can plausibly be in, which is what makes a
+//! deterministic local detector accurate enough on short replies
+//! (Portuguese against Spanish in particular). Three of the five new ones
+//! have a script of their own (Hangul, Arabic, Devanagari), which decides
+//! them; Indonesian and Vietnamese are Latin-script and need the detector.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -38,11 +42,21 @@ pub enum Language {
     Ru,
     /// Chinese (Mandarin, simplified or traditional script).
     Zh,
+    /// Korean (Hangul).
+    Ko,
+    /// Arabic (Modern Standard).
+    Ar,
+    /// Hindi (Devanagari).
+    Hi,
+    /// Indonesian.
+    Id,
+    /// Vietnamese.
+    Vi,
 }
 
 impl Language {
     /// Every language, in a fixed order.
-    pub const ALL: [Language; 12] = [
+    pub const ALL: [Language; 17] = [
         Language::En,
         Language::Pt,
         Language::Es,
@@ -55,6 +69,11 @@ impl Language {
         Language::Ja,
         Language::Ru,
         Language::Zh,
+        Language::Ko,
+        Language::Ar,
+        Language::Hi,
+        Language::Id,
+        Language::Vi,
     ];
 
     /// The ISO 639-1 code (`"pt"`).
@@ -72,6 +91,11 @@ impl Language {
             Language::Ja => "ja",
             Language::Ru => "ru",
             Language::Zh => "zh",
+            Language::Ko => "ko",
+            Language::Ar => "ar",
+            Language::Hi => "hi",
+            Language::Id => "id",
+            Language::Vi => "vi",
         }
     }
 
@@ -90,6 +114,11 @@ impl Language {
             Language::Ja => "Japanese",
             Language::Ru => "Russian",
             Language::Zh => "Chinese",
+            Language::Ko => "Korean",
+            Language::Ar => "Arabic",
+            Language::Hi => "Hindi",
+            Language::Id => "Indonesian",
+            Language::Vi => "Vietnamese",
         }
     }
 
@@ -102,7 +131,8 @@ impl Language {
 
     /// The language a drifting model most plausibly slides into: a close
     /// relative where there is one (pt and es, it to es, nl and de, ja and
-    /// zh, pl and ru), else English, the usual fallback of a confused model.
+    /// zh, pl and ru, ko to ja), else English, the usual fallback of a
+    /// confused model.
     pub fn neighbour(self) -> Language {
         match self {
             Language::Pt => Language::Es,
@@ -117,6 +147,11 @@ impl Language {
             Language::Ru => Language::Pl,
             Language::En => Language::De,
             Language::Tr => Language::En,
+            Language::Ko => Language::Ja,
+            Language::Ar => Language::En,
+            Language::Hi => Language::En,
+            Language::Id => Language::En,
+            Language::Vi => Language::En,
         }
     }
 }

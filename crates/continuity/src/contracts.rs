@@ -5,7 +5,7 @@
 //! the turn's `contracts`, `contract_violations` and `contract_reasons`.
 
 use super::collect::Collected;
-use cb_contracts::{columns, detect_language, ContractInput, Contracts};
+use cb_contracts::{columns, ContractInput, Contracts};
 use cb_dataset::Dataset;
 use cb_systems::driver::replay::{first_sent, request_messages};
 use cb_systems::Replay;
@@ -62,10 +62,10 @@ fn check_part(
             return;
         }
         let conversation = &dataset.conversations[c.outcome.conversation];
-        // The conversation's language, from all its user messages: the first
-        // turns alone are too short to tell.
+        // The conversation's language, decided once from all its user
+        // messages: the first turns alone are too short to tell.
         let all_users: Vec<&str> = conversation.turns.iter().map(|t| t.user.as_str()).collect();
-        let language = detect_language(&all_users.join(" "), &contracts.settings().languages);
+        let language = contracts.conversation_language(&all_users);
         let skipped = first_sent(sent.replay, conversation.n_turns());
         for i in 0..c.outcome.turns.len() {
             let record = &c.outcome.turns[i];

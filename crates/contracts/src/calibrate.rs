@@ -1,12 +1,26 @@
 //! Calibration: how far each contract can be trusted, measured on
-//! hand-labelled replies (`datasets/contracts-calibration.jsonl`, compiled
-//! into the binary; a path overrides it).
+//! hand-labelled replies in two parts, both compiled into the binary (a
+//! path overrides either):
+//! - the development part (`datasets/contracts-calibration-dev.jsonl`),
+//!   the cases the thresholds were tuned on;
+//! - the held-out part (`datasets/contracts-calibration-heldout.jsonl`),
+//!   written after the thresholds were frozen, from fresh sentences, and
+//!   never used to tune them: its figures are the ones to quote.
 //!
 //! Every case is a request, a reply and the expected label (`pass` or
 //! `fail`) of each contract that applies to it. The report gives, per
-//! contract: cases applicable, agreement with the labels on the cases it
-//! decided, its false-positive rate on replies labelled clean (goal 0),
-//! false negatives, how many it left undetermined, and every disagreement.
+//! contract: cases applicable, coverage (the share of the labelled cases it
+//! decided), agreement with the labels on the cases it decided, its
+//! false-positive rate on replies labelled clean (goal 0), false negatives,
+//! how many it left undetermined, and every disagreement; and per
+//! conversation language, the `language` contract's figures and every
+//! contract's false positives.
+//!
+//! A contract meets the goals when it has no false positive, no
+//! applicability mismatch, an agreement of at least [`AGREEMENT_GOAL`] on
+//! what it decides, and a coverage of at least [`COVERAGE_FLOOR`]: a
+//! contract that leaves most cases undetermined cannot pass by agreeing on
+//! the few it decides.
 //! The loader, the confusion matrix and the table are the one calibration
 //! piece of [`cb_report::calibration`]; this file holds the cases and what
 //! a contract's figures are.
@@ -24,14 +38,45 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
-/// Path of the committed calibration set, relative to the repository root.
-pub const DEFAULT_CASES_PATH: &str = "datasets/contracts-calibration.jsonl";
+/// Path of the development part, relative to the repository root.
+pub const DEFAULT_CASES_PATH: &str = "datasets/contracts-calibration-dev.jsonl";
 
-/// The committed calibration set, compiled in.
-pub const DEFAULT_CASES: &str = include_str!("../../../datasets/contracts-calibration.jsonl");
+/// The development part, compiled in.
+pub const DEFAULT_CASES: &str = include_str!("../../../datasets/contracts-calibration-dev.jsonl");
+
+/// Path of the held-out part, relative to the repository root.
+pub const HELD_OUT_CASES_PATH: &str = "datasets/contracts-calibration-heldout.jsonl";
+
+/// The held-out part, compiled in.
+pub const HELD_OUT_CASES: &str =
+    include_str!("../../../datasets/contracts-calibration-heldout.jsonl");
 
 /// Goal: agreement with the labels on decided cases, per contract.
 pub const AGREEMENT_GOAL: f64 = 0.95;
+
+/// Floor: the share of its labelled cases a contract must decide (pass or
+/// fail, not undetermined), per contract and per part.
+pub const COVERAGE_FLOOR: f64 = 0.85;
+
+/// Which part of the labelled set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Part {
+    /// The cases the thresholds were tuned on.
+    Development,
+    /// The cases written after the freeze.
+    HeldOut,
+}
+
+impl Part {
+    /// `development` or `held-out`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Part::Development => "development",
+            Part::HeldOut => "held-out",
+        }
+    }
+}
 
 /// The hand label of one contract on one case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -160,22 +205,41 @@ impl LabelledCase for CalibrationCase {
     }
 }
 
-/// The committed calibration set, as a built-in input.
+/// The development part, as a built-in input.
 static BUILT_IN: BuiltIn = BuiltIn {
     path: DEFAULT_CASES_PATH,
     text: DEFAULT_CASES,
 };
 
-/// Loads the calibration set at `path`, or the built-in one when `None`.
+/// The held-out part, as a built-in input.
+static BUILT_IN_HELD_OUT: BuiltIn = BuiltIn {
+    path: HELD_OUT_CASES_PATH,
+    text: HELD_OUT_CASES,
+};
+
+/// Loads the development part at `path`, or the built-in one when `None`.
 /// Returns the name of the source (the path, or the default path marked
 /// built in) and the cases.
 ///
 /// # Errors
 /// [`CalibrationError`] naming the file and line to fix.
 pub fn load_cases(path: Option<&Path>) -> Result<(String, Vec<CalibrationCase>), CalibrationError> {
-    let source = path.map_or(Source::BuiltIn(&BUILT_IN), |p| {
-        Source::File(p.to_path_buf())
-    });
+    load_part(Part::Development, path)
+}
+
+/// Loads `part` from `path`, or the built-in one when `None`.
+///
+/// # Errors
+/// [`CalibrationError`] naming the file and line to fix.
+pub fn load_part(
+    part: Part,
+    path: Option<&Path>,
+) -> Result<(String, Vec<CalibrationCase>), CalibrationError> {
+    let built_in = match part {
+        Part::Development => &BUILT_IN,
+        Part::HeldOut => &BUILT_IN_HELD_OUT,
+    };
+    let source = path.map_or(Source::BuiltIn(built_in), |p| Source::File(p.to_path_buf()));
     let cases = calibration::load(&source)?;
     Ok((source.label(), cases))
 }
@@ -249,12 +313,21 @@ impl ContractCalibration {
         self.confusion.wrong_rate(Label::Pass)
     }
 
+    /// Decided cases over labelled cases with an outcome (undetermined
+    /// ones count against it); `None` when there is none.
+    pub fn coverage(&self) -> Option<f64> {
+        let total = self.confusion.total();
+        (total > 0).then(|| self.confusion.decided() as f64 / total as f64)
+    }
+
     /// Whether this contract meets the goals: no false positive, agreement
-    /// at least [`AGREEMENT_GOAL`], and no applicability mismatch.
+    /// at least [`AGREEMENT_GOAL`], coverage at least [`COVERAGE_FLOOR`],
+    /// and no applicability mismatch.
     pub fn meets_goals(&self) -> bool {
         self.false_positives() == 0
             && self.applicability_mismatch == 0
             && self.agreement().is_none_or(|a| a >= AGREEMENT_GOAL)
+            && self.coverage().is_none_or(|c| c >= COVERAGE_FLOOR)
     }
 }
 
@@ -273,9 +346,24 @@ pub struct Disagreement {
     pub note: String,
 }
 
+/// The figures of one conversation language.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct LanguageFigures {
+    /// Cases in this language.
+    pub cases: usize,
+    /// The `language` contract's labels against its outcomes.
+    pub language: Confusion<Label>,
+    /// Cases labelled clean (every label `pass`).
+    pub clean: usize,
+    /// False positives of any contract on this language's cases.
+    pub false_positives: u64,
+}
+
 /// The calibration of every contract on one set.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CalibrationReport {
+    /// Which part of the labelled set.
+    pub part: Part,
     /// Where the cases came from.
     pub source: String,
     /// Number of cases.
@@ -290,10 +378,13 @@ pub struct CalibrationReport {
     pub disagreements: Vec<Disagreement>,
     /// Every undetermined outcome: (case id, contract, reason).
     pub undetermined: Vec<(String, ContractName, String)>,
+    /// Per conversation language, every language the contracts know.
+    pub per_language: BTreeMap<Language, LanguageFigures>,
 }
 
-/// Runs `contracts` on every case and compares with the labels.
+/// Runs `contracts` on every case of `part` and compares with the labels.
 pub fn calibrate(
+    part: Part,
     source: &str,
     cases: &[CalibrationCase],
     contracts: &Contracts,
@@ -302,8 +393,17 @@ pub fn calibrate(
     let mut disagreements = Vec::new();
     let mut undetermined = Vec::new();
     let mut languages = BTreeMap::new();
+    let mut per_language: BTreeMap<Language, LanguageFigures> = Language::ALL
+        .into_iter()
+        .map(|l| (l, LanguageFigures::default()))
+        .collect();
     for case in cases {
         *languages.entry(case.language).or_insert(0) += 1;
+        let figures = per_language.entry(case.language).or_default();
+        figures.cases += 1;
+        if case.labels.values().all(|&l| l == Label::Pass) {
+            figures.clean += 1;
+        }
         let request = case.chat_request();
         for result in contracts.check(&case.input(&request)) {
             let tally = per
@@ -329,6 +429,12 @@ pub fn calibrate(
                         }
                     };
                     tally.confusion.add(label, said);
+                    if result.name == ContractName::Language {
+                        figures.language.add(label, said);
+                    }
+                    if label == Label::Pass && said == Some(Label::Fail) {
+                        figures.false_positives += 1;
+                    }
                     said.is_some_and(|said| said != label)
                 }
             };
@@ -344,6 +450,7 @@ pub fn calibrate(
         }
     }
     CalibrationReport {
+        part,
         source: source.to_string(),
         cases: cases.len(),
         languages,
@@ -354,6 +461,7 @@ pub fn calibrate(
         contracts: per.into_values().collect(),
         disagreements,
         undetermined,
+        per_language,
     }
 }
 
@@ -370,6 +478,7 @@ impl CalibrationReport {
             "contract",
             "applicable",
             "labels p/f",
+            "coverage",
             "agreement (decided)",
             "FPR (clean)",
             "FN",
@@ -382,6 +491,7 @@ impl CalibrationReport {
                 c.name.as_str().to_string(),
                 c.applicable.to_string(),
                 format!("{}/{}", c.labelled_pass(), c.labelled_fail()),
+                format!("{}/{} {}", m.decided(), m.total(), percent(c.coverage())),
                 format!("{}/{} {}", m.correct(), m.decided(), percent(c.agreement())),
                 format!(
                     "{}/{} {}",
@@ -396,31 +506,60 @@ impl CalibrationReport {
         table
     }
 
-    /// The report as plain text: a table, then the disagreements and the
-    /// undetermined outcomes.
+    /// The per-language figures as a table: every language the contracts
+    /// know, with the `language` contract's coverage and agreement and the
+    /// false positives of all contracts.
+    pub fn language_table(&self) -> Table {
+        let mut table = Table::new([
+            "language",
+            "cases",
+            "clean",
+            "language p/f",
+            "coverage",
+            "agreement",
+            "FP (all contracts)",
+        ])
+        .right_aligned_from(1);
+        for (l, f) in &self.per_language {
+            let m = &f.language;
+            let coverage = (m.total() > 0).then(|| m.decided() as f64 / m.total() as f64);
+            table.push([
+                format!("{} {}", l.code(), l.name()),
+                f.cases.to_string(),
+                f.clean.to_string(),
+                format!("{}/{}", m.labelled(Label::Pass), m.labelled(Label::Fail)),
+                format!("{}/{} {}", m.decided(), m.total(), percent(coverage)),
+                format!("{}/{} {}", m.correct(), m.decided(), percent(m.agreement())),
+                f.false_positives.to_string(),
+            ]);
+        }
+        table
+    }
+
+    /// The report as plain text: the tables, then the disagreements and
+    /// the undetermined outcomes.
     pub fn render(&self) -> String {
         let mut out = String::new();
-        let langs: Vec<String> = self
-            .languages
-            .iter()
-            .map(|(l, n)| format!("{} {n}", l.code()))
-            .collect();
         let _ = writeln!(
             out,
-            "Contract calibration on {}: {} cases, {} from transforms; {} languages: {}",
+            "Contract calibration, {} part, on {}: {} cases, {} from transforms, in {} languages",
+            self.part.name(),
             self.source,
             self.cases,
             self.transform_cases,
             self.languages.len(),
-            langs.join(", ")
         );
         let _ = writeln!(out);
         out.push_str(&self.table().render());
         let _ = writeln!(out);
+        out.push_str(&self.language_table().render());
+        let _ = writeln!(out);
         let _ = writeln!(
             out,
-            "Goals: false-positive rate 0 on clean replies, agreement >= {:.0} % on decided cases: {}",
+            "Goals: false-positive rate 0 on clean replies, agreement >= {:.0} % on decided cases, \
+             coverage >= {:.0} % of labelled cases: {}",
             AGREEMENT_GOAL * 100.0,
+            COVERAGE_FLOOR * 100.0,
             if self.meets_goals() { "met" } else { "NOT met" }
         );
         let _ = writeln!(out);
@@ -447,90 +586,4 @@ impl CalibrationReport {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn built_in_set_meets_the_goals() {
-        let (source, cases) = load_cases(None).unwrap();
-        assert!(cases.len() >= 240, "{} cases", cases.len());
-        let report = calibrate(&source, &cases, &Contracts::default());
-        assert!(report.languages.len() >= 8);
-        for c in &report.contracts {
-            let name = c.name;
-            assert_eq!(
-                c.false_positives(),
-                0,
-                "{name}: false positives\n{}",
-                report.render()
-            );
-            assert!(
-                c.labelled_pass() > 0 && c.labelled_fail() > 0,
-                "{name} needs both labels"
-            );
-            let agreement = c.agreement().unwrap();
-            assert!(
-                agreement >= AGREEMENT_GOAL,
-                "{name}: agreement {agreement}\n{}",
-                report.render()
-            );
-        }
-        assert!(report.meets_goals(), "{}", report.render());
-    }
-
-    #[test]
-    fn every_contract_is_covered_by_the_report() {
-        let (source, cases) = load_cases(None).unwrap();
-        let report = calibrate(&source, &cases, &Contracts::default());
-        let names: Vec<_> = report.contracts.iter().map(|c| c.name).collect();
-        assert_eq!(names, ContractName::ALL.to_vec());
-        let text = report.render();
-        assert!(text.contains("junk_prefix") && text.contains("Disagreements"));
-    }
-
-    fn parse(text: &str) -> Result<Vec<CalibrationCase>, CalibrationError> {
-        calibration::parse(text, "x.jsonl")
-    }
-
-    #[test]
-    fn errors_name_the_file_the_line_and_the_fix() {
-        let good = DEFAULT_CASES.lines().next().unwrap();
-        let err = parse(&format!("{good}\n{{nope\n")).unwrap_err().to_string();
-        assert!(
-            err.starts_with("x.jsonl:2: not a contract calibration case:"),
-            "{err}"
-        );
-        let err = parse(&format!("{good}\n\n{good}\n"))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("x.jsonl:3: case") && err.contains("duplicate"),
-            "{err}"
-        );
-        let mut case: Value = serde_json::from_str(good).unwrap();
-        case["note"] = Value::from(" ");
-        let err = parse(&case.to_string()).unwrap_err().to_string();
-        assert!(
-            err.ends_with("`note` must say why the labels are right"),
-            "{err}"
-        );
-        assert!(matches!(parse("\n"), Err(CalibrationError::Empty { .. })));
-        let missing = load_cases(Some(Path::new("/no/such/file.jsonl")))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            missing.starts_with("cannot read contract calibration set /no/such/file.jsonl"),
-            "{missing}"
-        );
-    }
-
-    #[test]
-    fn a_path_overrides_the_built_in_set() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("one.jsonl");
-        std::fs::write(&path, DEFAULT_CASES.lines().next().unwrap()).unwrap();
-        let (source, cases) = load_cases(Some(&path)).unwrap();
-        assert_eq!(cases.len(), 1);
-        assert_eq!(source, path.display().to_string());
-    }
-}
+mod tests;

@@ -8,7 +8,11 @@
 //! 1. A chat-template or special token (`<|im_start|>`, `<|assistant|>`,
 //!    `</s>`, `[INST]`, `<start_of_turn>`, `</think>`, ...), or a bare role
 //!    label line (`assistant`): fail, unless the user's message contains it.
-//! 2. An invisible character (byte-order mark, zero-width space): fail.
+//! 2. An invisible character (byte-order mark, zero-width space), or a
+//!    garbled prefix: a first word that opens with mojibake (a byte-order
+//!    mark read as Windows-1252, `ï»¿`, or a word whose UTF-8 was read so,
+//!    `Ù…Ø±Ø­Ø¨Ù‹Ø§`) while the rest of the reply has words and no
+//!    mojibake: fail. A reply garbled throughout is left to `language`.
 //! 3. Stray punctuation: `,` `.` `;` `:` `!` `?` `)` `]` `}` and their
 //!    full-width forms, `、` `。` `」` `』` `】` `》`: fail. A dot that starts
 //!    a name (`.NET`, `.env`) is fine; `...` and `…` are undetermined.
@@ -138,6 +142,11 @@ fn judge(input: &ContractInput<'_>) -> Outcome {
             first as u32
         ));
     }
+    if let Some(word) = mojibake_prefix(text) {
+        return Outcome::fail(format!(
+            "the reply starts with the mojibake {word:?} and the rest is clean: its first bytes were decoded with the wrong encoding"
+        ));
+    }
     if let Some(token) = TEMPLATE_TOKENS.iter().find(|t| text.starts_with(**t)) {
         if prompt::user_mentions(request, token) {
             return Outcome::Pass;
@@ -172,6 +181,19 @@ fn judge(input: &ContractInput<'_>) -> Outcome {
         return fragment(input, text, continuation);
     }
     Outcome::Pass
+}
+
+/// The first word, when it opens with a mis-decoded UTF-8 lead byte and
+/// holds mojibake while the rest of the reply holds none (a garbled prefix;
+/// a reply garbled throughout is the `language` contract's).
+fn mojibake_prefix(text: &str) -> Option<&str> {
+    let (word, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
+    let opens = word
+        .chars()
+        .next()
+        .is_some_and(super::mojibake::is_lead_reading);
+    let clean_rest = rest.chars().any(char::is_alphabetic) && super::mojibake::find(rest).is_none();
+    (opens && clean_rest && super::mojibake::find(word).is_some()).then_some(word)
 }
 
 /// A `<|...|>` or `<｜...｜>` token not in the list.
@@ -328,6 +350,11 @@ mod tests {
                 "How do I get better at chess?",
             ),
             ("\u{FEFF}Prepare well.", "Any advice?"),
+            (
+                "ï»¿Halo! Ada yang bisa saya bantu?",
+                "Halo, bisa bantu saya?",
+            ),
+            ("Ù…Ø±Ø\u{AD}Ø¨Ù‹Ø§! أنا بخير.", "مرحبًا، كيف حالك؟"),
             ("*Sure, here is a poem:\n\nLeaves fall.", "Write a poem."),
             (
                 "**Because of scattering. Blue light scatters more.",
@@ -361,6 +388,9 @@ mod tests {
                 "¿Quién pintó el Guernica?",
             ),
             ("「木漏れ日」とは日の光のことです。", "「木漏れ日」とは？"),
+            // Accented capitals before closing quotes are no mojibake.
+            ("ÇA VA… oui, très bien.", "Ça va ?"),
+            ("Ông ấy đến Hà Nội hôm qua.", "Ông ấy đến khi nào?"),
             ("- Go to bed early.\n- Keep it dark.", "Tips for sleep?"),
             ("* Water\n* Sun cream", "What should I bring?"),
             (

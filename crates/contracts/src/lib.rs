@@ -23,12 +23,13 @@ pub mod phrasebook;
 mod prompt;
 mod refusal;
 mod schema;
+mod script;
 mod text;
 mod truncated;
 mod ttft;
 
 pub use cb_base::language::Language;
-pub use detect::detect_language;
+pub use detect::{audit_english_path, detect_language, EnglishPathAudit};
 pub use empty::Empty;
 pub use junk_prefix::JunkPrefix;
 pub use language::LanguageContract;
@@ -40,6 +41,7 @@ pub use ttft::Ttft;
 use cb_wire::openai::ChatRequest;
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What a contract judges: the request as sent and the answer as received.
@@ -250,6 +252,10 @@ pub enum SettingsError {
 pub struct Contracts {
     settings: ContractSettings,
     contracts: Vec<Box<dyn Contract>>,
+    /// The language detector of the set, shared with the `language`
+    /// contract so that one memo serves the conversation's language and
+    /// every reply.
+    detector: Arc<detect::Detector>,
 }
 
 impl Default for Contracts {
@@ -276,7 +282,7 @@ impl Contracts {
     fn build(mut settings: ContractSettings) -> Self {
         settings.languages.sort();
         settings.languages.dedup();
-        let languages = &settings.languages;
+        let detector = Arc::new(detect::Detector::new(&settings.languages));
         let contracts: Vec<Box<dyn Contract>> = ContractName::ALL
             .into_iter()
             .filter(|n| settings.enabled.contains(n))
@@ -284,7 +290,9 @@ impl Contracts {
                 match name {
                     ContractName::Ttft => Box::new(Ttft::new(settings.ttft_limit)),
                     ContractName::JunkPrefix => Box::new(JunkPrefix),
-                    ContractName::Language => Box::new(LanguageContract::new(languages.clone())),
+                    ContractName::Language => {
+                        Box::new(LanguageContract::with_detector(Arc::clone(&detector)))
+                    }
                     ContractName::Schema => Box::new(Schema),
                     ContractName::Refusal => Box::new(Refusal),
                     ContractName::Empty => Box::new(Empty),
@@ -295,7 +303,21 @@ impl Contracts {
         Contracts {
             settings,
             contracts,
+            detector,
         }
+    }
+
+    /// The language of a conversation from its user messages (joined), when
+    /// the guess is reliable: decided once per conversation by the caller,
+    /// and passed to every answer's check as
+    /// [`ContractInput::expected_language`]. Short ideographs without kana
+    /// give `None` (Japanese or Chinese alike).
+    pub fn conversation_language<S: AsRef<str>>(&self, user_messages: &[S]) -> Option<Language> {
+        let joined: Vec<&str> = user_messages.iter().map(AsRef::as_ref).collect();
+        self.detector
+            .detect(&joined.join(" "))
+            .filter(|d| d.reliable)
+            .map(|d| d.language)
     }
 
     /// The settings this set was built from (languages sorted, deduplicated).

@@ -7,6 +7,15 @@
 //! the continuation bytes that sequence needs. Legitimate text almost never
 //! has that shape; the exceptions kept out on purpose are an accented
 //! capital followed by a closing quote or guillemet (`„SPASS“`, `«IRMÃ»`).
+//!
+//! The same shape covers every script the contracts know: Hangul and
+//! Devanagari are three-byte sequences (`ì•ˆ`, `à¤¨`), Arabic two-byte
+//! (`Ù…Ø`), Vietnamese a mix (`Ä\u{90}á»ƒ`), and a byte-order mark read so
+//! is `ï»¿`. One more shape is checked, for the scripts a legacy encoder
+//! cannot write: text sent through an encoding without them comes out as
+//! question marks, so two or more words made of two or more `?` alone
+//! (`???? ??`) are mojibake; a single `??` or `What???` is not.
+//!
 //! Blind spot: text mis-decoded in another way (Shift-JIS read as UTF-8,
 //! double decoding that happens to produce valid words) is not recognised.
 
@@ -50,6 +59,11 @@ fn is_closing_punctuation(c: char) -> bool {
     matches!(c, '«' | '»' | '‘' | '’' | '“' | '”' | '„' | '…' | '–' | '—')
 }
 
+/// Whether `c` is the Latin-1 reading of a UTF-8 lead byte (or U+FFFD).
+pub fn is_lead_reading(c: char) -> bool {
+    c == '\u{FFFD}' || continuation_count(c).is_some()
+}
+
 /// How many continuation bytes follow a UTF-8 lead byte read as Latin-1,
 /// or `None` when `c` is no such reading.
 fn continuation_count(c: char) -> Option<usize> {
@@ -61,8 +75,26 @@ fn continuation_count(c: char) -> Option<usize> {
     }
 }
 
+/// Words made only of question marks, at least two long, from which the
+/// text counts as having lost its letters to `?`.
+const MIN_QUESTION_MARK_WORDS: usize = 2;
+
 /// The first mojibake sequence in `text`, as written, if any.
 pub fn find(text: &str) -> Option<String> {
+    latin1_reading(text).or_else(|| question_marks(text))
+}
+
+/// Two or more words of `?` alone, each at least two long.
+fn question_marks(text: &str) -> Option<String> {
+    let words: Vec<&str> = text
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | '.' | '!' | ':' | ';'))
+        .filter(|w| w.len() >= 2 && w.chars().all(|c| c == '?'))
+        .collect();
+    (words.len() >= MIN_QUESTION_MARK_WORDS).then(|| words.join(" "))
+}
+
+/// A UTF-8 sequence read as Windows-1252 or Latin-1, or U+FFFD.
+fn latin1_reading(text: &str) -> Option<String> {
     let chars: Vec<char> = text.chars().collect();
     for (i, &c) in chars.iter().enumerate() {
         if c == '\u{FFFD}' {
@@ -94,10 +126,28 @@ mod tests {
         s.bytes()
             .map(|b| match b {
                 0x80 => '€',
+                0x84 => '„',
+                0x85 => '…',
+                0x86 => '†',
+                0x87 => '‡',
+                0x89 => '‰',
+                0x8A => 'Š',
+                0x8B => '‹',
+                0x8C => 'Œ',
                 0x99 => '™',
                 0x9C => 'œ',
                 0x93 => '“',
                 0x94 => '”',
+                0x91 => '‘',
+                0x92 => '’',
+                0x95 => '•',
+                0x96 => '–',
+                0x97 => '—',
+                0x98 => '˜',
+                0x9A => 'š',
+                0x9B => '›',
+                0x9E => 'ž',
+                0x9F => 'Ÿ',
                 _ => char::from(b),
             })
             .collect()
@@ -111,6 +161,28 @@ mod tests {
         assert!(find(&mis_decode("Ä°lkbahar güzel")).is_some());
         assert!(find(&mis_decode("代々木公園")).is_some());
         assert!(find(&mis_decode("Zażółć gęślą jaźń")).is_some());
+    }
+
+    #[test]
+    fn finds_mojibake_in_hangul_arabic_devanagari_and_vietnamese() {
+        for text in [
+            "안녕하세요! 무엇을 도와드릴까요?",
+            "مرحبًا! كيف يمكنني مساعدتك؟",
+            "नमस्ते! बताइए मैं क्या मदद करूँ?",
+            "Để bắt đầu, bạn hãy học vài món đơn giản.",
+            "\u{FEFF}Halo! Ada yang bisa saya bantu?",
+        ] {
+            assert_eq!(find(text), None, "{text}");
+            let garbled = mis_decode(text);
+            assert!(find(&garbled).is_some(), "{garbled}");
+        }
+        // Sent through an encoding without the script: question marks.
+        assert_eq!(
+            find("????? ??? ?????? ?").as_deref(),
+            Some("????? ??? ??????")
+        );
+        assert_eq!(find("Really?? I had no idea."), None);
+        assert_eq!(find("What??? Why?"), None);
     }
 
     #[test]

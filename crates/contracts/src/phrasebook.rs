@@ -27,6 +27,11 @@ pub fn sentences(language: Language) -> &'static [&'static str] {
         Language::Ja => JA,
         Language::Ru => RU,
         Language::Zh => ZH,
+        Language::Ko => KO,
+        Language::Ar => AR,
+        Language::Hi => HI,
+        Language::Id => ID,
+        Language::Vi => VI,
     }
 }
 
@@ -93,6 +98,31 @@ pub fn refusals(language: Language) -> &'static [&'static str] {
             "抱歉，我无法帮助你处理这个请求。",
             "我不能协助完成这个请求。",
             "很抱歉，我无法提供这方面的帮助。",
+        ],
+        Language::Ko => &[
+            "죄송하지만, 그 요청은 도와드릴 수 없습니다.",
+            "이 요청에는 응해 드릴 수 없습니다.",
+            "죄송해요, 이 부분은 도와드리기 어려워요.",
+        ],
+        Language::Ar => &[
+            "عذرًا، لا يمكنني المساعدة في ذلك.",
+            "لا أستطيع تلبية هذا الطلب.",
+            "آسف، لا يمكنني مساعدتك في هذا الأمر.",
+        ],
+        Language::Hi => &[
+            "क्षमा करें, मैं इसमें आपकी मदद नहीं कर सकता।",
+            "मैं यह अनुरोध पूरा नहीं कर सकता।",
+            "माफ़ कीजिए, मैं इस विषय में सहायता करने में असमर्थ हूँ।",
+        ],
+        Language::Id => &[
+            "Maaf, saya tidak dapat membantu dengan permintaan itu.",
+            "Saya tidak bisa memenuhi permintaan ini.",
+            "Mohon maaf, saya tidak bisa membantu untuk hal ini.",
+        ],
+        Language::Vi => &[
+            "Xin lỗi, tôi không thể giúp bạn việc này.",
+            "Tôi không thể đáp ứng yêu cầu này.",
+            "Rất tiếc, tôi không thể hỗ trợ bạn với yêu cầu này.",
         ],
     }
 }
@@ -277,6 +307,81 @@ const ZH: &[&str] = &[
     "只要有一点耐心，结果一定值得。",
 ];
 
+const KO: &[&str] = &[
+    "좋은 질문인데요, 답은 몇 가지 조건에 따라 달라져요.",
+    "대부분의 경우에는 가장 간단한 방법이 가장 좋은 방법이기도 해요.",
+    "먼저 적은 양으로 해 보고 어떻게 되는지 지켜보세요.",
+    "문제가 계속된다면 전문가와 상담해 볼 만해요.",
+    "아침에 하는 편이 더 수월하다고 느끼는 사람이 많아요.",
+    "시작하는 데 비싼 장비는 필요하지 않아요.",
+    "해 본 것을 간단히 적어 두면 나중에 비교할 수 있어요.",
+    "차이를 느끼기까지는 보통 몇 주가 걸려요.",
+    "가장 중요한 것은 꾸준히 하는 거예요.",
+    "더 자세한 설명이 필요하시면 말씀해 주세요.",
+    "시작하기 전에 설명서를 꼼꼼히 읽어 보세요.",
+    "조금만 참고 기다리면 충분히 보람 있는 결과를 얻을 거예요.",
+];
+
+const AR: &[&str] = &[
+    "هذا سؤال جيد، والإجابة تعتمد على بضعة أمور.",
+    "في معظم الحالات، يكون الحل الأبسط هو الأفضل أيضًا.",
+    "جرّبه أولًا بكمية صغيرة وانظر كيف تسير الأمور.",
+    "إذا استمرت المشكلة، فمن المفيد أن تستشير مختصًا.",
+    "يجد كثير من الناس أن القيام بذلك في الصباح أسهل.",
+    "لا تحتاج إلى معدات باهظة الثمن لكي تبدأ.",
+    "دوّن ملاحظة قصيرة بما جربته، لتتمكن من المقارنة لاحقًا.",
+    "عادةً ما يستغرق الأمر بضعة أسابيع قبل أن تلاحظ فرقًا.",
+    "أهم ما في الأمر هو المواظبة.",
+    "أخبرني إذا كنت تريد شرحًا أكثر تفصيلًا.",
+    "اقرأ التعليمات بعناية قبل أن تبدأ.",
+    "مع قليل من الصبر، ستكون النتيجة جديرة بالعناء.",
+];
+
+const HI: &[&str] = &[
+    "यह अच्छा प्रश्न है, और इसका उत्तर कुछ बातों पर निर्भर करता है।",
+    "अधिकतर स्थितियों में सबसे सरल उपाय ही सबसे अच्छा भी होता है।",
+    "पहले थोड़ी मात्रा में करके देखें कि परिणाम कैसा रहता है।",
+    "यदि समस्या बनी रहे, तो किसी विशेषज्ञ से पूछ लेना अच्छा रहेगा।",
+    "बहुत से लोगों को यह काम सुबह के समय करना अधिक सुविधाजनक लगता है।",
+    "आरंभ करने के लिए महँगे उपकरणों की आवश्यकता नहीं है।",
+    "आपने जो-जो करके देखा, उसे संक्षेप में लिख लें, जिससे बाद में तुलना कर सकें।",
+    "अंतर दिखने में प्रायः कुछ सप्ताह लगते हैं।",
+    "सबसे महत्वपूर्ण बात है नियमित बने रहना।",
+    "यदि आप और विस्तृत व्याख्या चाहें, तो मुझे बताइए।",
+    "आरंभ करने से पहले निर्देश ध्यान से पढ़ लें।",
+    "थोड़े धैर्य से परिणाम अवश्य सार्थक होगा।",
+];
+
+const ID: &[&str] = &[
+    "Itu pertanyaan yang bagus, dan jawabannya bergantung pada beberapa hal.",
+    "Pada umumnya, cara yang paling sederhana juga merupakan cara yang terbaik.",
+    "Cobalah dulu dengan sedikit saja dan lihat bagaimana hasilnya.",
+    "Jika persoalannya tidak kunjung selesai, ada baiknya bertanya kepada pakar.",
+    "Banyak orang merasa lebih mudah melakukannya pada pagi hari.",
+    "Anda tidak memerlukan peralatan yang mahal untuk memulai.",
+    "Catat secara singkat apa saja yang sudah Anda coba, supaya bisa dibandingkan nanti.",
+    "Biasanya butuh beberapa minggu sebelum Anda melihat perbedaannya.",
+    "Yang paling penting adalah melakukannya secara teratur.",
+    "Beri tahu saya jika Anda ingin penjelasan yang lebih terperinci.",
+    "Bacalah petunjuknya dengan saksama sebelum memulai.",
+    "Dengan sedikit kesabaran, hasilnya akan sepadan.",
+];
+
+const VI: &[&str] = &[
+    "Đây là một câu hỏi hay, và câu trả lời phụ thuộc vào một vài yếu tố.",
+    "Trong hầu hết các trường hợp, cách đơn giản nhất cũng là cách tốt nhất.",
+    "Hãy thử trước với một lượng nhỏ và xem kết quả thế nào.",
+    "Nếu vấn đề vẫn còn, bạn nên hỏi ý kiến chuyên gia.",
+    "Nhiều người thấy làm việc này vào buổi sáng dễ hơn.",
+    "Bạn không cần thiết bị đắt tiền để bắt đầu.",
+    "Hãy ghi lại ngắn gọn những gì bạn đã thử để sau này so sánh.",
+    "Thường phải mất vài tuần bạn mới nhận thấy sự khác biệt.",
+    "Điều quan trọng nhất là sự kiên trì.",
+    "Hãy cho tôi biết nếu bạn muốn được giải thích chi tiết hơn.",
+    "Hãy đọc kỹ hướng dẫn trước khi bắt đầu.",
+    "Chỉ cần một chút kiên nhẫn, kết quả sẽ xứng đáng.",
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,7 +393,7 @@ mod tests {
             assert!(refusals(l).len() >= 3, "{l}");
             for s in sentences(l) {
                 assert!(!s.chars().any(|c| c.is_ascii_digit()), "{l}: {s}");
-                assert!(s.ends_with(['.', '。']), "{l}: {s}");
+                assert!(s.ends_with(['.', '。', '।']), "{l}: {s}");
             }
         }
     }

@@ -39,14 +39,16 @@ pub fn weighted_letters(text: &str) -> usize {
         .sum()
 }
 
-/// Sentence terminators that end a segment when followed by whitespace.
-const TERMINATORS: [char; 3] = ['.', '!', '?'];
-/// Full-width terminators that end a segment on their own.
-const CJK_TERMINATORS: [char; 3] = ['。', '！', '？'];
+/// Sentence terminators that end a segment when followed by whitespace
+/// (`؟` is the Arabic question mark).
+const TERMINATORS: [char; 4] = ['.', '!', '?', '؟'];
+/// Terminators that end a segment on their own: the full-width ones and
+/// the Devanagari danda and double danda.
+const CJK_TERMINATORS: [char; 5] = ['。', '！', '？', '।', '॥'];
 
 /// Splits `text` into sentence-like segments: at line breaks, after `.`,
-/// `!` or `?` followed by whitespace, and after `。！？`. Segments are
-/// trimmed; empty ones are dropped.
+/// `!`, `?` or `؟` followed by whitespace, and after `。！？` and `। ॥`.
+/// Segments are trimmed; empty ones are dropped.
 pub fn segments(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
@@ -178,10 +180,22 @@ fn words(text: &str) -> impl Iterator<Item = (&str, bool)> + '_ {
     })
 }
 
-/// Lower-cases `text` and straightens typographic apostrophes, for pattern
-/// matching.
+/// Folds `text` for pattern matching: lower case, straight apostrophes,
+/// and the spellings that vary without changing a word: in Arabic, alef
+/// with hamza or madda (`أ إ آ`) as bare alef, and the short-vowel marks
+/// and tatweel dropped; in Devanagari, the nukta dropped (`ज़` as `ज`) and
+/// candrabindu as anusvara (`ँ` as `ं`).
 pub fn fold(text: &str) -> String {
-    text.replace(['\u{2019}', '\u{2018}'], "'").to_lowercase()
+    text.chars()
+        .filter_map(|c| match c {
+            '\u{2019}' | '\u{2018}' => Some('\''),
+            '\u{0623}' | '\u{0625}' | '\u{0622}' => Some('\u{0627}'),
+            '\u{064B}'..='\u{0652}' | '\u{0640}' | '\u{093C}' => None,
+            '\u{0901}' => Some('\u{0902}'),
+            c => Some(c),
+        })
+        .collect::<String>()
+        .to_lowercase()
 }
 
 #[cfg(test)]
@@ -221,6 +235,10 @@ mod tests {
             vec!["まず試して。", "次に比べる。"]
         );
         assert!(segments("  \n ").is_empty());
+        assert_eq!(
+            segments("यह अच्छा है। और यह भी॥ كيف حالك؟ بخير."),
+            vec!["यह अच्छा है।", "और यह भी॥", "كيف حالك؟", "بخير."]
+        );
     }
 
     #[test]
@@ -230,6 +248,15 @@ mod tests {
         assert!(!p.contains("reverse") && !p.contains("example") && !p.contains('x'));
         assert!(p.contains("Use this:") && p.contains("works, see"));
         assert!(matches!(prose("plain"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn fold_evens_out_hamza_vowel_marks_and_nukta() {
+        assert_eq!(fold("لا أستطيع"), fold("لا استطيع"));
+        assert_eq!(fold("عذرًا"), fold("عذرا"));
+        assert_eq!(fold("माफ़ कीजिए"), fold("माफ कीजिए"));
+        assert_eq!(fold("पाऊँगा"), fold("पाऊंगा"));
+        assert_eq!(fold("I\u{2019}M"), "i'm");
     }
 
     #[test]

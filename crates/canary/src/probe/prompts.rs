@@ -40,5 +40,20 @@ pub fn language_prompt(language: Language) -> &'static str {
             "Geceleri daha iyi uyumanın bazı basit yolları nelerdir? Lütfen üç ya da dört cümleyle cevap ver."
         }
         Language::Zh => "有哪些简单的方法可以让晚上睡得更好？请用三四句话回答。",
+        Language::Ko => {
+            "밤에 잠을 더 잘 자려면 어떤 간단한 방법들이 있을까요? 서너 문장으로 답해 주세요."
+        }
+        Language::Ar => {
+            "ما هي بعض الطرق البسيطة للنوم بشكل أفضل في الليل؟ أجب من فضلك في ثلاث أو أربع جمل."
+        }
+        Language::Hi => {
+            "रात में बेहतर नींद पाने के कुछ आसान तरीके क्या हैं? कृपया तीन या चार वाक्यों में जवाब दो।"
+        }
+        Language::Id => {
+            "Apa saja cara sederhana agar tidur malam lebih nyenyak? Tolong jawab dalam tiga atau empat kalimat."
+        }
+        Language::Vi => {
+            "Có những cách đơn giản nào để ngủ ngon hơn vào ban đêm? Hãy trả lời trong ba hoặc bốn câu nhé."
+        }
     }
 }

@@ -139,10 +139,13 @@ async fn healthy_routes_keep_every_contract_in_every_language_and_each_degradati
     assert_eq!(only_failures(&seen, "ember/fp4"), [ContractName::Language]);
     assert_eq!(
         rounds_failing(&seen, "granite/fp8", ContractName::Schema),
-        10
+        ROTATION.len()
     );
     assert_eq!(only_failures(&seen, "granite/fp8"), [ContractName::Schema]);
-    assert_eq!(rounds_failing(&seen, "harbor", ContractName::Refusal), 10);
+    assert_eq!(
+        rounds_failing(&seen, "harbor", ContractName::Refusal),
+        ROTATION.len()
+    );
     assert_eq!(
         only_failures(&seen, "harbor"),
         [ContractName::Refusal, ContractName::Truncated]

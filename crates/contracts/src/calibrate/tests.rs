@@ -1,0 +1,160 @@
+//! Tests of the calibration: both built-in parts meet the goals, every
+//! language has its cases, the coverage floor bites, errors name the fix.
+
+use super::*;
+use cb_report::calibration::Confusion;
+
+fn report(part: Part) -> CalibrationReport {
+    let (source, cases) = load_part(part, None).unwrap();
+    calibrate(part, &source, &cases, &Contracts::default())
+}
+
+#[test]
+fn both_built_in_parts_meet_the_goals() {
+    for part in [Part::Development, Part::HeldOut] {
+        let report = report(part);
+        for c in &report.contracts {
+            let name = c.name;
+            // The held-out part was written for the languages; it asks for
+            // no structured output.
+            if part == Part::HeldOut && name == ContractName::Schema {
+                assert_eq!(c.applicable, 0);
+                continue;
+            }
+            assert_eq!(
+                c.false_positives(),
+                0,
+                "{name}: false positives\n{}",
+                report.render()
+            );
+            assert!(
+                c.labelled_pass() > 0 && c.labelled_fail() > 0,
+                "{} {name} needs both labels",
+                part.name()
+            );
+            let agreement = c.agreement().unwrap();
+            assert!(
+                agreement >= AGREEMENT_GOAL,
+                "{name}: agreement {agreement}\n{}",
+                report.render()
+            );
+            let coverage = c.coverage().unwrap();
+            assert!(
+                coverage >= COVERAGE_FLOOR,
+                "{name}: coverage {coverage}\n{}",
+                report.render()
+            );
+        }
+        assert!(report.meets_goals(), "{}", report.render());
+    }
+}
+
+#[test]
+fn every_language_has_its_cases_in_both_parts() {
+    let dev = report(Part::Development);
+    let held_out = report(Part::HeldOut);
+    for l in Language::ALL {
+        let n = dev.per_language[&l].cases;
+        assert!(n >= 20, "{l}: {n} development cases");
+        let n = held_out.per_language[&l].cases;
+        assert!(n >= 8, "{l}: {n} held-out cases");
+        for r in [&dev, &held_out] {
+            let f = &r.per_language[&l];
+            assert!(
+                f.clean > 0 && f.language.labelled(Label::Fail) > 0,
+                "{l}: {f:?}"
+            );
+        }
+    }
+    let (_, dev_cases) = load_part(Part::Development, None).unwrap();
+    let (_, held_cases) = load_part(Part::HeldOut, None).unwrap();
+    for h in &held_cases {
+        assert!(
+            dev_cases
+                .iter()
+                .all(|d| d.id != h.id && d.reply.text != h.reply.text),
+            "{} is in both parts",
+            h.id
+        );
+    }
+}
+
+#[test]
+fn a_contract_that_rarely_decides_misses_the_floor() {
+    let mut c = ContractCalibration::new(ContractName::Language);
+    for _ in 0..8 {
+        c.confusion.add(Label::Pass, Some(Label::Pass));
+    }
+    c.confusion.add(Label::Fail, Some(Label::Fail));
+    assert!(c.meets_goals(), "9 of 9 decided");
+    for _ in 0..3 {
+        c.confusion.add(Label::Pass, None);
+    }
+    // 9 of 12 decided (75 %), every decision right: below the floor.
+    assert_eq!(c.agreement(), Some(1.0));
+    assert!(!c.meets_goals());
+    let none = ContractCalibration {
+        confusion: Confusion::default(),
+        ..c
+    };
+    assert_eq!(none.coverage(), None);
+}
+
+#[test]
+fn every_contract_is_covered_by_the_report() {
+    let report = report(Part::Development);
+    let names: Vec<_> = report.contracts.iter().map(|c| c.name).collect();
+    assert_eq!(names, ContractName::ALL.to_vec());
+    let text = report.render();
+    assert!(text.contains("junk_prefix") && text.contains("Disagreements"));
+    assert!(text.contains("coverage") && text.contains("development part"));
+    for l in Language::ALL {
+        assert!(text.contains(&format!("{} {}", l.code(), l.name())), "{l}");
+    }
+}
+
+fn parse(text: &str) -> Result<Vec<CalibrationCase>, CalibrationError> {
+    calibration::parse(text, "x.jsonl")
+}
+
+#[test]
+fn errors_name_the_file_the_line_and_the_fix() {
+    let good = DEFAULT_CASES.lines().next().unwrap();
+    let err = parse(&format!("{good}\n{{nope\n")).unwrap_err().to_string();
+    assert!(
+        err.starts_with("x.jsonl:2: not a contract calibration case:"),
+        "{err}"
+    );
+    let err = parse(&format!("{good}\n\n{good}\n"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("x.jsonl:3: case") && err.contains("duplicate"),
+        "{err}"
+    );
+    let mut case: Value = serde_json::from_str(good).unwrap();
+    case["note"] = Value::from(" ");
+    let err = parse(&case.to_string()).unwrap_err().to_string();
+    assert!(
+        err.ends_with("`note` must say why the labels are right"),
+        "{err}"
+    );
+    assert!(matches!(parse("\n"), Err(CalibrationError::Empty { .. })));
+    let missing = load_cases(Some(Path::new("/no/such/file.jsonl")))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        missing.starts_with("cannot read contract calibration set /no/such/file.jsonl"),
+        "{missing}"
+    );
+}
+
+#[test]
+fn a_path_overrides_the_built_in_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("one.jsonl");
+    std::fs::write(&path, DEFAULT_CASES.lines().next().unwrap()).unwrap();
+    let (source, cases) = load_cases(Some(&path)).unwrap();
+    assert_eq!(cases.len(), 1);
+    assert_eq!(source, path.display().to_string());
+}
