@@ -22,6 +22,10 @@
 //! headers = { Authorization = "env:LITELLM_AUTH" }
 //! notes = "LiteLLM 1.106.12, examples/gateways/litellm/config.yaml"
 //! ```
+//!
+//! `canary --systems FILE` probes the file's one gateway: its `url` is the
+//! OpenRouter-compatible endpoint, `key_env` names the variable holding its
+//! key, and `model` (author/slug), when set, the model.
 
 use crate::cli::SystemOptions;
 use crate::proxy::ProxyMode;
@@ -107,6 +111,8 @@ struct RawSystem {
     notes: String,
     #[serde(default)]
     control: bool,
+    /// `canary`: the variable holding the endpoint's API key.
+    key_env: Option<String>,
 }
 
 /// What a system is.
@@ -155,19 +161,7 @@ impl SystemsFile {
     /// # Errors
     /// A [`SystemsFileError`] naming the file, the system and the fix.
     pub fn read(path: &Path, base: &SystemOptions) -> Result<Self, SystemsFileError> {
-        let io = |source| SystemsFileError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let bytes = std::fs::metadata(path).map_err(io)?.len();
-        if bytes > MAX_FILE_BYTES {
-            return Err(SystemsFileError::TooLarge {
-                path: path.to_path_buf(),
-                bytes,
-            });
-        }
-        let text = std::fs::read_to_string(path).map_err(io)?;
-        Self::parse(path, &text, base)
+        Self::parse(path, &read_bounded(path)?, base)
     }
 
     /// Parses `text` as the systems file at `path`.
@@ -264,6 +258,61 @@ impl SystemsFile {
     pub fn get(&self, name: &str) -> Option<&SystemEntry> {
         self.systems.iter().find(|s| s.name == name)
     }
+}
+
+/// `canary`'s arguments with the endpoint of the one gateway of the
+/// systems file at `path` (its url, `key_env` and `model`).
+///
+/// # Errors
+/// A [`SystemsFileError`] when the file cannot be read or does not list
+/// exactly one gateway.
+pub fn canary_args(
+    path: &Path,
+    args: &crate::cli::CanaryRunArgs,
+) -> Result<crate::cli::CanaryRunArgs, SystemsFileError> {
+    let text = read_bounded(path)?;
+    let raw: RawFile = toml::from_str(&text).map_err(|e| SystemsFileError::Parse {
+        path: path.to_path_buf(),
+        message: e.message().to_string() + &line_of(&text, e.span()),
+    })?;
+    let gateways: Vec<&RawSystem> = raw.system.iter().filter(|s| s.url.is_some()).collect();
+    let [system] = gateways[..] else {
+        let names: Vec<&str> = gateways.iter().map(|s| s.name.as_str()).collect();
+        return Err(SystemsFileError::File {
+            path: path.to_path_buf(),
+            message: format!(
+                "canary probes one endpoint, and the file lists {} gateway(s) ({}); keep one system with a url",
+                names.len(),
+                names.join(", ")
+            ),
+        });
+    };
+    let mut out = args.clone();
+    out.systems = None;
+    out.endpoint = system.url.clone();
+    if let Some(var) = &system.key_env {
+        out.key_env = var.clone();
+    }
+    if let Some(model) = system.model.as_ref().or(raw.model.as_ref()) {
+        out.model = model.clone();
+    }
+    Ok(out)
+}
+
+/// The file's text, refused past [`MAX_FILE_BYTES`].
+fn read_bounded(path: &Path) -> Result<String, SystemsFileError> {
+    let io = |source| SystemsFileError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let bytes = std::fs::metadata(path).map_err(io)?.len();
+    if bytes > MAX_FILE_BYTES {
+        return Err(SystemsFileError::TooLarge {
+            path: path.to_path_buf(),
+            bytes,
+        });
+    }
+    std::fs::read_to_string(path).map_err(io)
 }
 
 /// Checks one `[[system]]` and describes it.

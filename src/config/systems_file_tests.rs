@@ -191,3 +191,66 @@ fn an_oversized_file_is_refused_before_it_is_read() {
         .to_string();
     assert!(err.contains("examples/systems/builtin.toml"), "{err}");
 }
+
+fn canary_args(argv: &[&str]) -> crate::cli::CanaryRunArgs {
+    let mut full = vec!["continuity-bench", "canary"];
+    full.extend_from_slice(argv);
+    match Cli::try_parse_from(full).unwrap().command {
+        Command::Canary(a) => a.run,
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn canary_takes_its_endpoint_key_and_model_from_the_one_gateway() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.toml");
+    std::fs::write(
+        &path,
+        "[[system]]\nname = \"stateless\"\nbuiltin = \"stateless\"\n[[system]]\nname = \"history\"\nbuiltin = \"history\"\n\
+         [[system]]\nname = \"or\"\nurl = \"https://openrouter.example/api/v1\"\nkey_env = \"CB_TEST_KEY_26\"\nmodel = \"meta-llama/llama-3.3-70b-instruct\"\n",
+    )
+    .unwrap();
+    let args = canary_args(&["--systems", path.to_str().unwrap(), "--rounds", "1"]);
+    let resolved = canary_args_of(&path, &args);
+    assert_eq!(
+        resolved.endpoint.as_deref(),
+        Some("https://openrouter.example/api/v1")
+    );
+    assert_eq!(resolved.key_env, "CB_TEST_KEY_26");
+    assert_eq!(resolved.model, "meta-llama/llama-3.3-70b-instruct");
+    // The key is read from the variable the file names.
+    let env = |var: &str| (var == "CB_TEST_KEY_26").then(|| "sk-test-key-value".to_string());
+    let config = crate::config::canary_config(&args, &env, time::OffsetDateTime::UNIX_EPOCH);
+    assert!(config.is_ok(), "{:?}", config.err());
+    let none = |_: &str| None;
+    let err = crate::config::canary_config(&args, &none, time::OffsetDateTime::UNIX_EPOCH)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("CB_TEST_KEY_26"), "{err}");
+
+    let two = dir.path().join("two.toml");
+    std::fs::write(
+        &two,
+        "[[system]]\nname = \"a\"\nurl = \"http://x\"\n[[system]]\nname = \"b\"\nurl = \"http://y\"\n",
+    )
+    .unwrap();
+    let err = super::canary_args(&two, &args).unwrap_err().to_string();
+    assert!(
+        err.contains("one endpoint") && err.contains("a, b"),
+        "{err}"
+    );
+    let conflict = Cli::try_parse_from([
+        "continuity-bench",
+        "canary",
+        "--systems",
+        "f",
+        "--endpoint",
+        "http://x",
+    ]);
+    assert!(conflict.is_err());
+}
+
+fn canary_args_of(path: &Path, args: &crate::cli::CanaryRunArgs) -> crate::cli::CanaryRunArgs {
+    super::canary_args(path, args).unwrap()
+}

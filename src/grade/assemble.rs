@@ -152,10 +152,10 @@ fn system(entry: &SystemEntry, inputs: &GradeInputs<'_>) -> GradeSystem {
             profile: p.profile.to_string(),
             planned: s.stages.total(),
             events: s.events,
-            cpr: s.cpr.clone(),
+            cpr: s.cpr,
             cpr_clustered: s.cpr_clustered,
-            clean_cpr: s.clean_cpr.clone(),
-            availability: s.availability.clone(),
+            clean_cpr: s.clean_cpr,
+            availability: s.availability,
             contracts: s.contracts.clone(),
             latency_by_length: plot_data::latency_by_length(&data.events, &s.name)
                 .into_iter()

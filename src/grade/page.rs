@@ -55,9 +55,9 @@ pub fn render(summary: &GradeSummary) -> String {
 }
 
 fn header(s: &GradeSummary, out: &mut String) {
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<p class=\"note\">{} {} · seed {} · written {} · systems {}</p>\n",
+        "<p class=\"note\">{} {} · seed {} · written {} · systems {}</p>",
         escape(&s.tool),
         escape(&s.version),
         s.seed,
@@ -96,17 +96,17 @@ fn header(s: &GradeSummary, out: &mut String) {
         ),
         _ => "no semantics catalogue".to_string(),
     };
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<p>Continuity under {} and {}. Files beside this page: <a href=\"summary.json\">summary.json</a>, <a href=\"report.md\">report.md</a>.</p>\n",
+        "<p>Continuity under {} and {}. Files beside this page: <a href=\"summary.json\">summary.json</a>, <a href=\"report.md\">report.md</a>.</p>",
         if runs.is_empty() { "no profile".into() } else { runs.join(" and ") },
         semantics,
     );
     if let Some(gate) = &s.gate {
         let verdict = if gate.passed() { "met" } else { "NOT met" };
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<p class=\"{}\">--fail-under {}: {verdict}</p>\n",
+            "<p class=\"{}\">--fail-under {}: {verdict}</p>",
             if gate.passed() { "note" } else { "warn" },
             escape(&gate.spec),
         );
@@ -327,9 +327,9 @@ fn contracts_chart(s: &GradeSummary, profile: &str) -> String {
 }
 
 fn system_section(s: &GradeSummary, sys: &GradeSystem, _index: usize, out: &mut String) {
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<h2 id=\"{}\">{}{}</h2>\n",
+        "<h2 id=\"{}\">{}{}</h2>",
         system_id(&sys.name),
         escape(&sys.name),
         if sys.control {
@@ -339,9 +339,9 @@ fn system_section(s: &GradeSummary, sys: &GradeSystem, _index: usize, out: &mut 
         }
     );
     let place = sys.url.as_deref().unwrap_or("built into the harness");
-    let _ = write!(out, "<p>{} · {}</p>\n", escape(&sys.kind), escape(place));
+    let _ = writeln!(out, "<p>{} · {}</p>", escape(&sys.kind), escape(place));
     if !sys.notes.is_empty() {
-        let _ = write!(out, "<p class=\"note\">{}</p>\n", escape(&sys.notes));
+        let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(&sys.notes));
     }
     out.push_str("<h3>Continuity</h3>\n");
     let rows: Vec<Vec<Cell>> = sys
@@ -388,7 +388,7 @@ fn system_section(s: &GradeSummary, sys: &GradeSystem, _index: usize, out: &mut 
         &rows,
     ));
     for f in sys.continuity.iter().filter_map(|f| f.warning.as_ref()) {
-        let _ = write!(out, "<p class=\"warn\">WARNING: {}</p>\n", escape(f));
+        let _ = writeln!(out, "<p class=\"warn\">WARNING: {}</p>", escape(f));
     }
     out.push_str("<h3>Contract violation rates</h3>\n");
     let rows: Vec<Vec<Cell>> = sys
@@ -457,9 +457,9 @@ fn system_section(s: &GradeSummary, sys: &GradeSystem, _index: usize, out: &mut 
 
 fn evidence(sys: &GradeSystem, case: &CaseEvidence, out: &mut String) {
     let open = if case.verdict == "pass" { "" } else { " open" };
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<details id=\"{id}\"{open}><summary><code>{c}</code>: {v}{r}</summary>\n<section class=\"evidence\">\n",
+        "<details id=\"{id}\"{open}><summary><code>{c}</code>: {v}{r}</summary>\n<section class=\"evidence\">",
         id = evidence_id(&sys.name, &case.case),
         c = escape(&case.case),
         v = escape(&case.verdict),

@@ -167,7 +167,10 @@ fn the_fixture_matches_the_schema_and_a_missing_field_does_not() {
         .unwrap()
         .remove("unmeasured");
     let errors = schema.errors(&broken);
-    assert!(errors.iter().any(|e| e.contains("unmeasured")), "{errors:?}");
+    assert!(
+        errors.iter().any(|e| e.contains("unmeasured")),
+        "{errors:?}"
+    );
     let mut broken = json(&fixture());
     broken["systems"][1]["cases"][0]["verdict"] = "great".into();
     assert!(!schema.errors(&broken).is_empty());
@@ -198,14 +201,22 @@ fn every_scorecard_cell_links_to_evidence_in_the_page() {
 fn the_page_is_self_contained_and_says_what_was_not_measured() {
     let html = page::render(&fixture());
     let without_svg_namespace = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
-    for external in ["http://", "https://", "<script", "<link", "<img", "@import", "url("] {
-        assert!(!without_svg_namespace.contains(external), "{external} in the page");
+    for external in [
+        "http://", "https://", "<script", "<link", "<img", "@import", "url(",
+    ] {
+        assert!(
+            !without_svg_namespace.contains(external),
+            "{external} in the page"
+        );
     }
     assert!(html.contains("the profile faults no turn"));
     assert!(html.contains("(log scale)"), "latency on a log axis");
     assert!(html.contains("no delivered answer broke a contract") || html.contains("junk_prefix"));
     assert!(html.contains("100.00 % (5/5)"), "CPR with counts");
-    assert!(html.contains("[90.00 %, 100.00 %]"), "the clustered interval");
+    assert!(
+        html.contains("[90.00 %, 100.00 %]"),
+        "the clustered interval"
+    );
     assert!(html.contains("NOT met"), "the gate fails on gw-1");
 }
 
