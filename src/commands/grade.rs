@@ -6,7 +6,8 @@
 
 use super::run::{stop_on_ctrl_c, EXIT_INTERRUPTED};
 use crate::cli::GradeArgs;
-use crate::grade::assemble::{assemble, GradeInputs, ProfileResult};
+use crate::config::SystemKind;
+use crate::grade::assemble::{assemble, GradeInputs, ProfileResult, SystemUnderTest};
 use anyhow::Context as _;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -64,6 +65,19 @@ pub async fn grade(args: &GradeArgs) -> anyhow::Result<ExitCode> {
     let written_at = now
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default();
+    let systems: Vec<SystemUnderTest> = config
+        .systems
+        .iter()
+        .map(|s| SystemUnderTest {
+            name: s.name.clone(),
+            url: match &s.kind {
+                SystemKind::Builtin(_) => None,
+                SystemKind::Gateway(url) => Some(url.clone()),
+            },
+            notes: s.notes.clone(),
+            control: s.control,
+        })
+        .collect();
     let inputs = GradeInputs {
         seed: config.seed,
         written_at,
@@ -71,7 +85,7 @@ pub async fn grade(args: &GradeArgs) -> anyhow::Result<ExitCode> {
             .systems_file
             .as_ref()
             .map(|p| p.display().to_string()),
-        systems: &config.systems,
+        systems: &systems,
         profiles: outcomes
             .iter()
             .map(|(profile, o)| ProfileResult {

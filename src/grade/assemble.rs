@@ -8,9 +8,22 @@ use super::summary::{
     AttemptEvidence, CaseEvidence, CaseInfo, CheckEvidence, ContinuityFigures, GradeSummary,
     GradeSystem, LengthLatency, ProfileRun, RequestEvidence, ScorecardCounts, GRADE_KIND,
 };
-use crate::config::{SystemEntry, SystemKind};
 use cb_continuity::report::{plot_data, ReportData};
 use cb_semantics::{CaseResult, SemanticsReport};
+
+/// A system under test as the grade describes it (the command line maps
+/// its systems file or flags into these).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SystemUnderTest {
+    /// Its name.
+    pub name: String,
+    /// A gateway's base URL; `None` for a reference proxy.
+    pub url: Option<String>,
+    /// Notes shown beside its results.
+    pub notes: String,
+    /// A negative control, left out of `--fail-under`.
+    pub control: bool,
+}
 
 /// One continuity run of the grade, as the suite returned it.
 pub struct ProfileResult<'a> {
@@ -33,7 +46,7 @@ pub struct GradeInputs<'a> {
     /// The systems file, if one.
     pub systems_file: Option<String>,
     /// The systems, in order (from the file, or described from the flags).
-    pub systems: &'a [SystemEntry],
+    pub systems: &'a [SystemUnderTest],
     /// The continuity runs, paper then degraded.
     pub profiles: Vec<ProfileResult<'a>>,
     /// The semantics report and its directory (`None`: it did not run).
@@ -102,7 +115,7 @@ pub fn assemble(inputs: &GradeInputs<'_>) -> GradeSummary {
     }
 }
 
-fn system(entry: &SystemEntry, inputs: &GradeInputs<'_>) -> GradeSystem {
+fn system(entry: &SystemUnderTest, inputs: &GradeInputs<'_>) -> GradeSystem {
     let mut unmeasured = Vec::new();
     let mut continuity = Vec::new();
     for p in &inputs.profiles {
@@ -186,14 +199,15 @@ fn system(entry: &SystemEntry, inputs: &GradeInputs<'_>) -> GradeSystem {
             c.case, c.reason
         ));
     }
-    let (kind, url) = match &entry.kind {
-        SystemKind::Builtin(_) => ("builtin", None),
-        SystemKind::Gateway(url) => ("gateway", Some(url.clone())),
-    };
     GradeSystem {
         name: entry.name.clone(),
-        kind: kind.to_string(),
-        url,
+        kind: if entry.url.is_some() {
+            "gateway"
+        } else {
+            "builtin"
+        }
+        .to_string(),
+        url: entry.url.clone(),
         notes: entry.notes.clone(),
         control: entry.control,
         continuity,
