@@ -154,12 +154,25 @@ fn system(entry: &SystemUnderTest, inputs: &GradeInputs<'_>) -> GradeSystem {
                 p.profile
             ));
         }
-        if let Some(ttft) = s.contracts.iter().find(|c| c.contract.as_str() == "ttft") {
-            if ttft.applied == 0 && p.profile == "degraded" {
-                unmeasured.push(
-                    "ttft under `degraded`: answers were not streamed, so the slow first token is not measured (the contract applies to streams)".into(),
-                );
+        for name in cb_contracts::ContractName::ALL {
+            let applied = s
+                .contracts
+                .iter()
+                .find(|c| c.contract == name)
+                .map_or(0, |c| c.applied);
+            if applied > 0 {
+                continue;
             }
+            let why = match name.as_str() {
+                "ttft" => "answers were not streamed, and the contract applies to streams",
+                "schema" => "the continuity runs ask for no structured output (the semantics case `schema` does)",
+                _ => "no delivered answer it applies to",
+            };
+            unmeasured.push(format!(
+                "contract `{}` under `{}`: not applied ({why})",
+                name.as_str(),
+                p.profile
+            ));
         }
         continuity.push(ContinuityFigures {
             profile: p.profile.to_string(),

@@ -68,6 +68,14 @@ fn grade_writes_a_page_that_a_browser_shows_with_every_system_and_case() {
     let schema = cb_testkit::Schema::new(include_str!("../../schema/grade.schema.json"));
     assert_eq!(schema.errors(&summary), Vec::<String>::new());
     assert_eq!(summary["systems"][1]["continuity"][0]["cpr"]["rate"], 1.0);
+    // What was not measured is said, not left blank: no failover event
+    // under `degraded`, no stream for `ttft`.
+    let unmeasured = summary["systems"][1]["unmeasured"].to_string();
+    assert!(unmeasured.contains("CPR under `degraded`"), "{unmeasured}");
+    assert!(
+        unmeasured.contains("contract `ttft` under `degraded`: not applied"),
+        "{unmeasured}"
+    );
 
     // A grade directory is never overwritten.
     let again = grade(
