@@ -5,10 +5,12 @@
 //! ([`gate`]), and writes the three files of a grade directory from that
 //! summary alone: `summary.json` (schema `schema/grade.schema.json`),
 //! `report.md` ([`markdown`]) and the self-contained `report.html`
-//! ([`page`]). It sits in the root package because it reads two suites, and
+//! ([`page`], each scorecard cell's target in [`evidence`]). It sits in the
+//! root package because it reads two suites, and
 //! no suite may import another.
 
 pub mod assemble;
+pub mod evidence;
 pub mod gate;
 pub mod markdown;
 pub mod page;

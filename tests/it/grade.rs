@@ -121,6 +121,15 @@ fn grade_writes_a_page_that_a_browser_shows_with_every_system_and_case() {
     browser::screenshot(&chromium, &html, &png, 1280, 1600);
     let inked = browser::inked_share(&png);
     assert!(inked > 0.02, "the screenshot is blank ({:.4} inked)", inked);
+    // The negative control of that check: a blank page reads as blank.
+    let blank = dir.path().join("blank.html");
+    std::fs::write(&blank, "<!DOCTYPE html><html><body></body></html>").unwrap();
+    let blank_png = dir.path().join("blank.png");
+    browser::screenshot(&chromium, &blank, &blank_png, 1280, 1600);
+    assert!(
+        browser::inked_share(&blank_png) < 0.001,
+        "a blank page counted as inked"
+    );
     // The scorecard's pass cells (#d9f2d9) and the scorecard bars (#4caf50)
     // are on screen.
     assert!(
