@@ -6,8 +6,8 @@
 //! summary alone: `summary.json` (schema `schema/grade.schema.json`),
 //! `report.md` ([`markdown`]) and the self-contained `report.html`
 //! ([`page`], each scorecard cell's target in [`evidence`]). It sits in the
-//! root package because it reads two suites, and
-//! no suite may import another.
+//! root package because it reads two suites, and no suite may import
+//! another.
 
 pub mod assemble;
 pub mod evidence;
