@@ -25,6 +25,7 @@ pub use cb_wire::{openai, server};
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod grade;
 #[cfg(test)]
 mod layers;
 

@@ -13,11 +13,15 @@
 #   RUNS=2 examples/gateways/compare.sh --concurrency 50
 #   COMMAND=semantics examples/gateways/compare.sh          # the whole catalogue
 #   COMMAND=semantics examples/gateways/compare.sh --fast --out reports/sem
+#   COMMAND=grade examples/gateways/compare.sh        # one page: systems.toml
 #
 # Environment (all optional):
 #   COMMAND             `run` (default): the continuity benchmark; `semantics`:
 #                       the failover catalogue (35 cases; extra flags such as
-#                       --fast, --cases or --out are passed on)
+#                       --fast, --cases or --out are passed on); `grade`: one
+#                       page over examples/gateways/systems.toml (both
+#                       gateways must start)
+#   CONTINUITY_BENCH    a built binary to use instead of `cargo run --release`
 #   RUNS                runs of the benchmark (default 1)
 #   GATEWAYS            which gateways to run (default "litellm portkey")
 #   GATEWAYS_CACHE      install and log directory
@@ -204,6 +208,13 @@ done
 
 cd "$root"
 status=0
+# The binary: a release build by default; CONTINUITY_BENCH=path uses a
+# built one (e.g. target/debug/continuity-bench).
+if [[ -n "${CONTINUITY_BENCH:-}" ]]; then
+    runner=("$CONTINUITY_BENCH")
+else
+    runner=(cargo run --release --quiet --)
+fi
 case "$command" in
     run)
         say "running continuity-bench (runs $runs, report in $out)"
@@ -218,8 +229,14 @@ case "$command" in
             cargo run --release --quiet -- semantics --json "$out/semantics.json" --gateway-wait 60s \
             "${args[@]}" "$@" || status=$?
         ;;
+    grade)
+        # Both gateways up, as examples/gateways/systems.toml lists them.
+        say "grading the systems of $here/systems.toml (page in $out/report.html)"
+        timeout -s INT -k 60 "$run_timeout" \
+            "${runner[@]}" grade --systems "$here/systems.toml" --out "$out" "$@" || status=$?
+        ;;
     *)
-        say "unknown COMMAND $command (known: run semantics)"
+        say "unknown COMMAND $command (known: run semantics grade)"
         exit 2
         ;;
 esac

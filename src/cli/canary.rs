@@ -39,7 +39,7 @@ pub struct CanaryReleaseArgs {
 }
 
 /// Arguments of the `canary` probe rounds.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct CanaryRunArgs {
     /// An OpenRouter-compatible API base URL, e.g.
     /// https://openrouter.ai/api/v1 (routes are listed from
@@ -48,6 +48,12 @@ pub struct CanaryRunArgs {
     /// with seeded routes is served on 127.0.0.1 and no key is needed.
     #[arg(long, value_name = "URL")]
     pub endpoint: Option<String>,
+    /// Take the endpoint from this systems file (TOML, as `run --systems`):
+    /// its one gateway's url is the endpoint, its `key_env` names the key's
+    /// variable and its `model`, if set, the model. Replaces --endpoint and
+    /// --key-env.
+    #[arg(long = "systems", value_name = "FILE", conflicts_with_all = ["endpoint", "key_env"])]
+    pub systems: Option<std::path::PathBuf>,
     /// The model whose routes are probed, as author/slug.
     #[arg(long, default_value = crate::canary::config::CANARY_MODEL)]
     pub model: String,

@@ -8,6 +8,7 @@
 
 mod calibrate;
 mod canary;
+mod grade;
 mod options;
 mod run;
 mod semantics;
@@ -17,6 +18,7 @@ pub use calibrate::{
     CalibrateArgs, ContractsArgs, ContractsCalibrateArgs, ContractsCommand, JudgeArgs, JudgeCommand,
 };
 pub use canary::{CanaryAction, CanaryArgs, CanaryReleaseArgs, CanaryRunArgs};
+pub use grade::GradeArgs;
 pub use options::{ContractOptions, JudgeOptions, LatencyArg, ProviderOptions, SystemOptions};
 pub use run::{ReportArgs, RunArgs};
 pub use semantics::SemanticsArgs;
@@ -56,8 +58,15 @@ pub enum Command {
     /// required parameters and fallback health. Prints a table and a
     /// scorecard per system; exits 1 when a scored case fails.
     Semantics(SemanticsArgs),
-    /// Re-render summary.json, summary.md and the plots of a report directory
-    /// from its CSV files.
+    /// Grade every system of a systems file in one go: the continuity
+    /// benchmark under the paper and the degraded profiles and the
+    /// semantics catalogue (fast by default), written as one self-contained
+    /// report.html with report.md and summary.json; exits 1 when
+    /// --fail-under is not met.
+    Grade(GradeArgs),
+    /// Re-render a report directory from its files: a run's summary.json,
+    /// summary.md and plots from its CSV files, or a grade's report.html
+    /// and report.md from its summary.json.
     Report(ReportArgs),
     /// LLM judge tools: measure how far the fast-path scorer and a judge
     /// agree with hand labels.

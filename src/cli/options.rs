@@ -73,6 +73,13 @@ pub struct ContractOptions {
 /// gateways. Shared by every command that drives systems.
 #[derive(Debug, Clone, Args)]
 pub struct SystemOptions {
+    /// Read the systems under test from this TOML file (each system's name,
+    /// a base URL or a built-in proxy, headers with `env:VAR` secrets,
+    /// upstream ports, model id, notes; see examples/systems/). Replaces
+    /// --gateway, --no-builtin, --upstream-ports and --header.
+    #[arg(long = "systems", value_name = "FILE",
+          conflicts_with_all = ["gateways", "no_builtin", "upstream_ports", "headers"])]
+    pub systems: Option<PathBuf>,
     /// Add an OpenAI-compatible gateway as a system under test, as
     /// NAME=URL (base URL without /v1, e.g. litellm=http://127.0.0.1:4000).
     /// Repeatable. Each gets its own upstream pair; the ports are printed at

@@ -100,6 +100,6 @@ pub struct RunArgs {
 /// Arguments of `report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// A report directory written by `run`.
+    /// A report directory written by `run` or by `grade`.
     pub dir: PathBuf,
 }

@@ -5,6 +5,7 @@
 mod canary;
 mod contracts;
 mod generate;
+mod grade;
 mod judge;
 mod proxy;
 mod report;
@@ -27,6 +28,7 @@ pub async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Proxy(args) => proxy::proxy(args).await,
         Command::Judge(args) => judge::judge(args).await,
         Command::Semantics(args) => semantics::semantics(&args).await,
+        Command::Grade(args) => grade::grade(&args).await,
         Command::Report(args) => report::report(&args.dir),
         Command::Contracts(args) => contracts::contracts(&args),
         Command::Canary(args) => canary::canary(&args).await,

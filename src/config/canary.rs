@@ -71,6 +71,14 @@ pub fn canary_config(
     env: EnvLookup<'_>,
     now_utc: time::OffsetDateTime,
 ) -> Result<CanaryConfig, ConfigError> {
+    let from_file;
+    let args = match &args.systems {
+        Some(path) => {
+            from_file = super::systems_file::canary_args(path, args)?;
+            &from_file
+        }
+        None => args,
+    };
     let model = args.model.trim().to_string();
     if !valid_model(&model) {
         return Err(ConfigError::CanaryModel(args.model.clone()));

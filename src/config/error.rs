@@ -75,6 +75,17 @@ pub enum ConfigError {
         /// The variable.
         var: String,
     },
+    /// A systems file that cannot be used.
+    #[error(transparent)]
+    SystemsFile(#[from] super::SystemsFileError),
+    /// A system of a systems file that the flags' validator refused.
+    #[error("in --systems {path}: {source}")]
+    InSystemsFile {
+        /// The file.
+        path: String,
+        /// What the validator said.
+        source: Box<ConfigError>,
+    },
     /// Unusable provider options.
     #[error(transparent)]
     Provider(#[from] super::ProviderConfigError),

@@ -5,12 +5,14 @@
 
 mod canary;
 mod error;
+mod grade;
 mod judge;
 mod provider;
 mod run;
 mod semantics;
 mod serve;
 mod systems;
+mod systems_file;
 #[cfg(test)]
 mod tests;
 
@@ -26,6 +28,7 @@ pub use crate::systems::{
 };
 pub use canary::{canary_config, canary_release_config};
 pub use error::ConfigError;
+pub use grade::{grade_config, GradeConfig, GradeConfigError, GRADE_PROFILES};
 pub use judge::{calibrate_config, judge_config};
 pub use provider::{provider_config, ProviderConfigError};
 pub use run::run_config;
@@ -35,3 +38,4 @@ pub use serve::{
     proxy_config, upstreams_config,
 };
 pub use systems::{parse_gateways, systems_config};
+pub use systems_file::{SystemEntry, SystemKind, SystemsFile, SystemsFileError};

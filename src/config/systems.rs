@@ -15,6 +15,13 @@ use crate::systems::{EnvLookup, GatewaySpec, SystemsConfig};
 /// A [`ConfigError`] naming the flag to fix; [`ConfigError::NoSystems`]
 /// when `--no-builtin` leaves nothing.
 pub fn systems_config(options: &SystemOptions) -> Result<SystemsConfig, ConfigError> {
+    if let Some(path) = &options.systems {
+        let file = super::SystemsFile::read(path, options)?;
+        return systems_config(&file.options).map_err(|e| ConfigError::InSystemsFile {
+            path: path.display().to_string(),
+            source: Box::new(e),
+        });
+    }
     let gateways = parse_gateways(options, &|var| std::env::var(var).ok())?;
     if options.no_builtin && gateways.is_empty() {
         return Err(ConfigError::NoSystems);

@@ -8,6 +8,8 @@
 //! - [`contracts`]: a gateway that trips each answer contract, and the
 //!   reference systems that must trip none;
 //! - [`end_to_end`]: `run` as a user runs it, in process and as a binary;
+//! - [`grade`]: `grade` over a systems file, its page in a headless
+//!   browser, `--fail-under` and `report DIR`;
 //! - [`controls`]: positive and negative controls of every `run` metric;
 //! - [`dialects`]: fallbacks in the Anthropic and Gemini dialects: what
 //!   reaches them, lossy translations caught, the context squeeze;
@@ -34,6 +36,7 @@ mod contracts;
 mod controls;
 mod dialects;
 mod end_to_end;
+mod grade;
 mod hostile;
 mod interrupt;
 mod passthrough;

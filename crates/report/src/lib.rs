@@ -1,7 +1,9 @@
 //! The report machinery every suite's result goes through: one exporter
 //! trait and the manager that owns the files ([`exporter`]), one
 //! fixed-width table renderer ([`table`]), the number formats ([`format`]),
-//! CSV and JSON helpers, chart rendering to SVG and PNG ([`plot`]), and
+//! CSV and JSON helpers, chart rendering to SVG and PNG ([`plot`]), the
+//! pieces of a self-contained HTML page ([`html`]) and its inline SVG charts
+//! ([`svg`]), and
 //! the one calibration piece: labelled sets, confusion matrices, agreement
 //! and kappa ([`calibration`]).
 //!
@@ -13,8 +15,10 @@ pub mod csv;
 pub mod dir;
 pub mod exporter;
 pub mod format;
+pub mod html;
 pub mod json;
 pub mod plot;
+pub mod svg;
 pub mod table;
 
 pub use exporter::{write_files, Exporter, ReportError};

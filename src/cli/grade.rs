@@ -1,0 +1,61 @@
+//! The flags of `grade`: the systems (a systems file, or the same flags as
+//! `run`), how much of each suite to run, where the page goes, and the
+//! thresholds CI holds it to.
+
+use super::{ContractOptions, LatencyArg, SystemOptions};
+use clap::Args;
+use std::path::PathBuf;
+
+/// Arguments of `grade`.
+#[derive(Debug, Args)]
+pub struct GradeArgs {
+    /// Which systems are under test: --systems FILE, or the flags of `run`.
+    #[command(flatten)]
+    pub systems: SystemOptions,
+    /// Runs of each continuity profile (paper, then degraded).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub runs: u32,
+    /// Run the whole semantics catalogue with its full times (about 2
+    /// minutes per system) instead of the fast profile (the default, about
+    /// 20 s per system; the same cases and checks).
+    #[arg(long)]
+    pub full: bool,
+    /// Run only these semantics cases, comma-separated ids. Default: every
+    /// case.
+    #[arg(long, value_name = "IDS")]
+    pub cases: Option<String>,
+    /// Dataset (JSONL) of the continuity runs. Default: the built-in
+    /// datasets/continuity-150.jsonl.
+    #[arg(long)]
+    pub dataset: Option<PathBuf>,
+    /// Conversations in flight at once in the continuity runs.
+    #[arg(long, default_value_t = 100)]
+    pub concurrency: usize,
+    /// Latency model of the simulated upstreams in the continuity runs.
+    #[arg(long, value_enum, default_value_t = LatencyArg::Fast)]
+    pub latency: LatencyArg,
+    /// Master seed of everything random.
+    #[arg(long, default_value_t = crate::seed::DEFAULT_SEED)]
+    pub seed: u64,
+    /// The grade directory: report.html, report.md, summary.json, and the
+    /// suites' reports in paper/, degraded/ and semantics/. Default:
+    /// reports/grade-<UTC timestamp>, made unique with a suffix. A
+    /// directory that holds files is refused (a report is never
+    /// overwritten).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Exit 1 unless every system but the negative controls meets these
+    /// thresholds: comma-separated KEY=VALUE, with cpr=P and clean-cpr=P
+    /// (paper profile, at least P %), semantics-fail=N (at most N scored
+    /// cases fail) and violations=P (degraded profile: no contract broken
+    /// by more than P % of the answers it decided). A figure that is n/a
+    /// does not meet its threshold. Example: cpr=95,semantics-fail=0.
+    #[arg(long, value_name = "KEY=VALUE,...")]
+    pub fail_under: Option<String>,
+    /// No progress bars.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// The answer contracts.
+    #[command(flatten)]
+    pub contracts: ContractOptions,
+}

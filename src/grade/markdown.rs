@@ -1,0 +1,155 @@
+//! `report.md`: the grade for people who read Markdown (a pull request, a
+//! terminal): the systems with CPR and clean CPR, the scorecard across
+//! systems, the contract violation rates and what was not measured. The
+//! evidence of each case is in `report.html` and in the semantics report.
+
+use super::summary::GradeSummary;
+use cb_report::format::{interval, rate_with_counts};
+use std::fmt::Write as _;
+
+/// A Markdown table row; `|` inside a cell is escaped.
+fn row(cells: &[String]) -> String {
+    let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
+    format!("| {} |\n", cells.join(" | "))
+}
+
+fn rule(columns: usize) -> String {
+    format!("|{}\n", "---|".repeat(columns))
+}
+
+/// The whole file.
+pub fn render(s: &GradeSummary) -> String {
+    let mut out = String::from("# continuity-bench grade\n\n");
+    let _ = writeln!(
+        out,
+        "{} {} · seed {} · written {} · systems {}\n",
+        s.tool,
+        s.version,
+        s.seed,
+        s.written_at,
+        s.systems_file
+            .as_deref()
+            .unwrap_or("from the command-line flags")
+    );
+    if s.interrupted {
+        out.push_str("**Interrupted (Ctrl-C)**: the figures cover what finished.\n\n");
+    }
+    if let Some(gate) = &s.gate {
+        let _ = writeln!(
+            out,
+            "`--fail-under {}`: {}\n",
+            gate.spec,
+            if gate.passed() { "met" } else { "**NOT met**" }
+        );
+        for c in gate.checks.iter().filter(|c| !c.passed) {
+            let _ = writeln!(
+                out,
+                "- {}: {} measured {}",
+                c.system, c.threshold, c.measured
+            );
+        }
+        if !gate.passed() {
+            out.push('\n');
+        }
+    }
+    out.push_str("## Systems\n\n");
+    let headers = [
+        "system",
+        "profile",
+        "failover/planned",
+        "CPR",
+        "95 % Wilson",
+        "clustered 95 %",
+        "clean CPR",
+        "clean 95 % Wilson",
+    ];
+    out.push_str(&row(&headers.map(str::to_string)));
+    out.push_str(&rule(headers.len()));
+    for sys in &s.systems {
+        for f in &sys.continuity {
+            out.push_str(&row(&[
+                sys.name.clone(),
+                f.profile.clone(),
+                format!("{}/{}", f.events, f.planned),
+                rate_with_counts(&f.cpr),
+                interval(&f.cpr.wilson),
+                interval(&f.cpr_clustered),
+                rate_with_counts(&f.clean_cpr),
+                interval(&f.clean_cpr.wilson),
+            ]));
+        }
+    }
+    out.push('\n');
+    if !s.cases.is_empty() {
+        out.push_str("## Scorecard\n\n");
+        for sys in &s.systems {
+            if let Some(c) = sys.scorecard {
+                let _ = writeln!(
+                    out,
+                    "- {}: {} pass / {} partial / {} safe / {} fail, {} inconclusive",
+                    sys.name, c.pass, c.partial, c.safe, c.fail, c.inconclusive
+                );
+            }
+        }
+        out.push('\n');
+        let mut headers = vec!["case".to_string()];
+        headers.extend(s.systems.iter().map(|sys| sys.name.clone()));
+        out.push_str(&row(&headers));
+        out.push_str(&rule(headers.len()));
+        for case in &s.cases {
+            let mut cells = vec![if case.scored {
+                format!("`{}`", case.case)
+            } else {
+                format!("`{}` (not scored)", case.case)
+            }];
+            for sys in &s.systems {
+                cells.push(
+                    sys.cases
+                        .iter()
+                        .find(|c| c.case == case.case)
+                        .map_or("not run".into(), |c| c.verdict.clone()),
+                );
+            }
+            out.push_str(&row(&cells));
+        }
+        out.push('\n');
+    }
+    out.push_str("## Contract violation rates\n\n");
+    let headers = [
+        "system",
+        "profile",
+        "contract",
+        "applied",
+        "undetermined",
+        "broken",
+        "95 % Wilson",
+    ];
+    out.push_str(&row(&headers.map(str::to_string)));
+    out.push_str(&rule(headers.len()));
+    for sys in &s.systems {
+        for f in &sys.continuity {
+            for c in &f.contracts {
+                out.push_str(&row(&[
+                    sys.name.clone(),
+                    f.profile.clone(),
+                    format!("`{}`", c.contract.as_str()),
+                    c.applied.to_string(),
+                    c.undetermined.to_string(),
+                    rate_with_counts(&c.broken),
+                    interval(&c.broken.wilson),
+                ]));
+            }
+        }
+    }
+    out.push('\n');
+    out.push_str("## Not measured\n\n");
+    for sys in &s.systems {
+        if sys.unmeasured.is_empty() {
+            let _ = writeln!(out, "- {}: everything was measured", sys.name);
+        }
+        for note in &sys.unmeasured {
+            let _ = writeln!(out, "- {}: {note}", sys.name);
+        }
+    }
+    out
+}

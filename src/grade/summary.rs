@@ -1,0 +1,242 @@
+//! The result type of `grade`: one documented structure that `summary.json`
+//! serialises and that `report.html` and `report.md` are rendered from, so
+//! `report DIR` renders the page again from that file alone. Its JSON form
+//! is checked against `schema/grade.schema.json` in a test.
+
+use cb_continuity::summary::ContractRate;
+use cb_stats::{Interval, Rate};
+use serde::{Deserialize, Serialize};
+
+/// Marks a `summary.json` written by `grade` (a run's has no `kind`).
+pub const GRADE_KIND: &str = "grade";
+
+/// Everything a grade concluded, per system, with the counts behind every
+/// rate and the evidence behind every scorecard cell.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GradeSummary {
+    /// Always [`GRADE_KIND`].
+    pub kind: String,
+    /// The tool that wrote it.
+    pub tool: String,
+    /// Its version.
+    pub version: String,
+    /// The master seed every random choice derives from.
+    pub seed: u64,
+    /// When it was written (UTC, RFC 3339).
+    pub written_at: String,
+    /// The systems file the systems came from, if one.
+    pub systems_file: Option<String>,
+    /// Whether Ctrl-C cut the grade short (the figures cover what finished).
+    pub interrupted: bool,
+    /// The continuity runs: the `paper` profile, then `degraded`.
+    pub profiles: Vec<ProfileRun>,
+    /// The semantics catalogue's profile (`fast` or `full`), `None` when it
+    /// did not run.
+    pub semantics_profile: Option<String>,
+    /// The semantics report's directory, relative to the grade directory.
+    pub semantics_dir: Option<String>,
+    /// The cases of the catalogue that ran, in catalogue order.
+    pub cases: Vec<CaseInfo>,
+    /// One entry per system, in the order of the systems file.
+    pub systems: Vec<GradeSystem>,
+    /// `--fail-under`, checked: `None` when none was given.
+    pub gate: Option<GateOutcome>,
+}
+
+/// One continuity run of the grade.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProfileRun {
+    /// The fault profile's name (`paper`, `degraded`).
+    pub profile: String,
+    /// Its report directory, relative to the grade directory.
+    pub dir: String,
+    /// Runs replayed.
+    pub runs: u32,
+    /// Conversations of the dataset.
+    pub conversations: u32,
+    /// Whether Ctrl-C cut it short.
+    pub interrupted: bool,
+}
+
+/// A case of the semantics catalogue.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaseInfo {
+    /// Its id (`401`, `stream-cut`, ...).
+    pub case: String,
+    /// What the upstreams do.
+    pub upstream: String,
+    /// What passes.
+    pub passes: String,
+    /// Whether it counts in the scorecard.
+    pub scored: bool,
+}
+
+/// Everything measured for one system.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GradeSystem {
+    /// Its name.
+    pub name: String,
+    /// `builtin` or `gateway`.
+    pub kind: String,
+    /// A gateway's base URL.
+    pub url: Option<String>,
+    /// The notes of the systems file.
+    pub notes: String,
+    /// A negative control, left out of `--fail-under`.
+    pub control: bool,
+    /// Per continuity profile, in the order of `profiles`.
+    pub continuity: Vec<ContinuityFigures>,
+    /// The semantics scorecard; `None` when the catalogue did not run.
+    pub scorecard: Option<ScorecardCounts>,
+    /// Per case, in the order of `cases`.
+    pub cases: Vec<CaseEvidence>,
+    /// What could not be measured for it, in words.
+    pub unmeasured: Vec<String>,
+}
+
+/// One system under one continuity profile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContinuityFigures {
+    /// The profile.
+    pub profile: String,
+    /// Planned events (runs × faulted conversations).
+    pub planned: u64,
+    /// Failover events: the denominator of CPR.
+    pub events: u64,
+    /// CPR: preserved / failover events, pooled Wilson.
+    pub cpr: Rate,
+    /// The clustered (by conversation) bootstrap interval on CPR.
+    pub cpr_clustered: Option<Interval>,
+    /// Clean CPR: preserved with no answer contract broken from the event
+    /// turn on / failover events.
+    pub clean_cpr: Rate,
+    /// Answered 2xx / failover events.
+    pub availability: Rate,
+    /// Per answer contract, over every delivered answer.
+    pub contracts: Vec<ContractRate>,
+    /// Event-turn latency per conversation length (failover events).
+    pub latency_by_length: Vec<LengthLatency>,
+    /// Whether the upstream attempts looked like a retry storm.
+    pub storm: bool,
+    /// The system's warning, when few planned events reached the fault.
+    pub warning: Option<String>,
+}
+
+/// Event-turn latency of the conversations of one length.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LengthLatency {
+    /// Conversation length, turns.
+    pub turns: u32,
+    /// Events of that length.
+    pub n: u64,
+    /// Median, milliseconds.
+    pub median_ms: f64,
+    /// 95th percentile (type 7), milliseconds.
+    pub p95_ms: f64,
+}
+
+/// The semantics verdicts of one system, counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScorecardCounts {
+    /// Cases that passed.
+    pub pass: u32,
+    /// Answered with an advisory check failed.
+    pub partial: u32,
+    /// Not answered, with a bounded clean error.
+    pub safe: u32,
+    /// A required check failed.
+    pub fail: u32,
+    /// Could not be exercised.
+    pub inconclusive: u32,
+    /// Reported, not scored.
+    pub not_scored: u32,
+}
+
+/// One case for one system, with the evidence from the attempt log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaseEvidence {
+    /// The case id.
+    pub case: String,
+    /// `pass`, `partial`, `safe`, `fail` or `inconclusive`.
+    pub verdict: String,
+    /// Whether it counts in the scorecard.
+    pub scored: bool,
+    /// Why, when it is not `pass`.
+    pub reason: String,
+    /// Every check, measured against its bound.
+    pub checks: Vec<CheckEvidence>,
+    /// Facts no check rules on.
+    pub notes: Vec<String>,
+    /// The case's requests: what the client got and what the upstreams saw.
+    pub requests: Vec<RequestEvidence>,
+}
+
+/// One check of a case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckEvidence {
+    /// The check's id.
+    pub check: String,
+    /// `required`, `advisory` or `informational`.
+    pub severity: String,
+    /// Whether it held.
+    pub passed: bool,
+    /// What was measured.
+    pub value: String,
+    /// What it was held to.
+    pub bound: String,
+}
+
+/// One request of a case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestEvidence {
+    /// What the client got, in words (status, answer or error, latency).
+    pub client: String,
+    /// Every attempt the upstreams logged for it, in arrival order.
+    pub attempts: Vec<AttemptEvidence>,
+}
+
+/// One upstream attempt of the attempt log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttemptEvidence {
+    /// `primary` or `fallback`.
+    pub role: String,
+    /// Attempt number at that upstream, from 1.
+    pub attempt: u32,
+    /// Arrival, milliseconds after the request was sent.
+    pub at_ms: f64,
+    /// Status answered (`None`: no status, a reset or a hold).
+    pub status: Option<u16>,
+    /// What the upstream did.
+    pub action: String,
+    /// The model id it received.
+    pub model: String,
+}
+
+/// `--fail-under`, checked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateOutcome {
+    /// The flag's value as given.
+    pub spec: String,
+    /// Every threshold against every system it applies to.
+    pub checks: Vec<GateCheck>,
+}
+
+impl GateOutcome {
+    /// Whether every check held.
+    pub fn passed(&self) -> bool {
+        self.checks.iter().all(|c| c.passed)
+    }
+}
+
+/// One threshold for one system.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateCheck {
+    /// The system.
+    pub system: String,
+    /// The threshold, as written (`cpr>=95`).
+    pub threshold: String,
+    /// What was measured (`n/a` when nothing was).
+    pub measured: String,
+    /// Whether it held (`n/a` never holds).
+    pub passed: bool,
+}

@@ -1,0 +1,259 @@
+//! Tests of the grade's files: the summary against its schema, the page and
+//! the Markdown rendered from a summary, and a grade directory read back.
+
+use super::summary::*;
+use super::*;
+use cb_testkit::Schema;
+
+fn schema() -> Schema {
+    Schema::new(include_str!("../../schema/grade.schema.json"))
+}
+
+fn contract(name: &str, broken: u64, decided: u64) -> cb_continuity::summary::ContractRate {
+    serde_json::from_value(serde_json::json!({
+        "contract": name,
+        "applied": decided + 1,
+        "undetermined": 1,
+        "broken": cb_stats::rate(broken, decided),
+    }))
+    .unwrap()
+}
+
+fn figures(profile: &str, preserved: u64, events: u64) -> ContinuityFigures {
+    ContinuityFigures {
+        profile: profile.into(),
+        planned: events,
+        events,
+        cpr: cb_stats::rate(preserved, events),
+        cpr_clustered: (events > 0).then_some(cb_stats::Interval { lo: 0.9, hi: 1.0 }),
+        clean_cpr: cb_stats::rate(preserved.saturating_sub(1), events),
+        availability: cb_stats::rate(events, events),
+        contracts: vec![contract("junk_prefix", 3, 40), contract("language", 0, 40)],
+        latency_by_length: vec![
+            LengthLatency {
+                turns: 7,
+                n: 3,
+                median_ms: 12.0,
+                p95_ms: 1013.0,
+            },
+            LengthLatency {
+                turns: 9,
+                n: 2,
+                median_ms: 14.0,
+                p95_ms: 1020.0,
+            },
+        ],
+        storm: false,
+        warning: None,
+    }
+}
+
+fn case(case: &str, verdict: &str) -> CaseEvidence {
+    CaseEvidence {
+        case: case.into(),
+        verdict: verdict.into(),
+        scored: true,
+        reason: if verdict == "pass" {
+            String::new()
+        } else {
+            "failed_over: the fallback answered <200>".into()
+        },
+        checks: vec![CheckEvidence {
+            check: "no_failover".into(),
+            severity: "required".into(),
+            passed: verdict == "pass",
+            value: "1 fallback attempt".into(),
+            bound: "0".into(),
+        }],
+        notes: vec![],
+        requests: vec![RequestEvidence {
+            client: "200 answer (12 ms)".into(),
+            attempts: vec![AttemptEvidence {
+                role: "primary".into(),
+                attempt: 1,
+                at_ms: 1.5,
+                status: Some(401),
+                action: "error 401".into(),
+                model: "continuity-sim".into(),
+            }],
+        }],
+    }
+}
+
+fn system(name: &str, control: bool, verdicts: [&str; 2]) -> GradeSystem {
+    GradeSystem {
+        name: name.into(),
+        kind: "builtin".into(),
+        url: None,
+        notes: format!("{name} notes"),
+        control,
+        continuity: vec![figures("paper", 5, 5), figures("degraded", 0, 0)],
+        scorecard: Some(ScorecardCounts {
+            pass: verdicts.iter().filter(|v| **v == "pass").count() as u32,
+            fail: verdicts.iter().filter(|v| **v == "fail").count() as u32,
+            ..ScorecardCounts::default()
+        }),
+        cases: vec![case("401", verdicts[0]), case("503", verdicts[1])],
+        unmeasured: vec!["CPR under `degraded`: the profile faults no turn".into()],
+    }
+}
+
+/// A grade of two systems over two cases.
+pub fn fixture() -> GradeSummary {
+    let mut summary = GradeSummary {
+        kind: GRADE_KIND.into(),
+        tool: "continuity-bench".into(),
+        version: "0.0.0".into(),
+        seed: 42,
+        written_at: "2026-12-02T00:00:00Z".into(),
+        systems_file: Some("examples/systems/builtin.toml".into()),
+        interrupted: false,
+        profiles: vec![
+            ProfileRun {
+                profile: "paper".into(),
+                dir: "paper".into(),
+                runs: 1,
+                conversations: 5,
+                interrupted: false,
+            },
+            ProfileRun {
+                profile: "degraded".into(),
+                dir: "degraded".into(),
+                runs: 1,
+                conversations: 5,
+                interrupted: false,
+            },
+        ],
+        semantics_profile: Some("fast".into()),
+        semantics_dir: Some("semantics".into()),
+        cases: ["401", "503"]
+            .map(|c| CaseInfo {
+                case: c.into(),
+                upstream: format!("{c} on every attempt"),
+                passes: "x".into(),
+                scored: true,
+            })
+            .to_vec(),
+        systems: vec![
+            system("stateless", true, ["pass", "pass"]),
+            system("gw-1", false, ["fail", "pass"]),
+        ],
+        gate: None,
+    };
+    summary.gate = Some(
+        gate::Gate::parse("cpr=95,semantics-fail=0")
+            .unwrap()
+            .check(&summary.systems),
+    );
+    summary
+}
+
+fn json(summary: &GradeSummary) -> serde_json::Value {
+    serde_json::to_value(summary).unwrap()
+}
+
+#[test]
+fn the_fixture_matches_the_schema_and_a_missing_field_does_not() {
+    let schema = schema();
+    assert_eq!(schema.errors(&json(&fixture())), Vec::<String>::new());
+    let mut bare = fixture();
+    bare.gate = None;
+    bare.semantics_profile = None;
+    bare.systems[0].scorecard = None;
+    assert_eq!(schema.errors(&json(&bare)), Vec::<String>::new());
+    let mut broken = json(&fixture());
+    broken["systems"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("unmeasured");
+    let errors = schema.errors(&broken);
+    assert!(
+        errors.iter().any(|e| e.contains("unmeasured")),
+        "{errors:?}"
+    );
+    let mut broken = json(&fixture());
+    broken["systems"][1]["cases"][0]["verdict"] = "great".into();
+    assert!(!schema.errors(&broken).is_empty());
+}
+
+#[test]
+fn every_scorecard_cell_links_to_evidence_in_the_page() {
+    let html = page::render(&fixture());
+    for sys in ["stateless", "gw-1"] {
+        for case in ["401", "503"] {
+            let id = page::evidence_id(sys, case);
+            assert!(html.contains(&format!("href=\"#{id}\"")), "no link to {id}");
+            assert_eq!(html.matches(&format!("id=\"{id}\"")).count(), 1, "{id}");
+        }
+    }
+    // Every in-page link has its target.
+    for link in html.split("href=\"#").skip(1) {
+        let id = &link[..link.find('"').unwrap()];
+        assert!(html.contains(&format!("id=\"{id}\"")), "dangling #{id}");
+    }
+    // Evidence: the attempt log and the checks, escaped.
+    assert!(html.contains("error 401"));
+    assert!(html.contains("the fallback answered &lt;200&gt;"));
+    assert!(html.contains("class=\"fail\""));
+}
+
+#[test]
+fn the_page_is_self_contained_and_says_what_was_not_measured() {
+    let html = page::render(&fixture());
+    let without_svg_namespace = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
+    for external in [
+        "http://", "https://", "<script", "<link", "<img", "@import", "url(",
+    ] {
+        assert!(
+            !without_svg_namespace.contains(external),
+            "{external} in the page"
+        );
+    }
+    assert!(html.contains("the profile faults no turn"));
+    assert!(html.contains("(log scale)"), "latency on a log axis");
+    assert!(html.contains("no delivered answer broke a contract") || html.contains("junk_prefix"));
+    assert!(html.contains("100.00 % (5/5)"), "CPR with counts");
+    assert!(
+        html.contains("[90.00 %, 100.00 %]"),
+        "the clustered interval"
+    );
+    assert!(html.contains("NOT met"), "the gate fails on gw-1");
+}
+
+#[test]
+fn the_markdown_has_the_same_tables() {
+    let md = markdown::render(&fixture());
+    for needle in [
+        "| system | profile | failover/planned | CPR | 95 % Wilson | clustered 95 % | clean CPR |",
+        "| `401` | pass | fail |",
+        "gw-1: 1 pass / 0 partial / 0 safe / 1 fail",
+        "**NOT met**",
+        "- gw-1: semantics-fail<=0 measured 1 fail",
+    ] {
+        assert!(md.contains(needle), "{needle:?} missing:\n{md}");
+    }
+    assert!(
+        !md.contains("stateless: semantics-fail"),
+        "the control is left out of the gate"
+    );
+}
+
+#[test]
+fn a_grade_directory_reads_back_and_renders_the_same_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let summary = fixture();
+    let written = write_grade(dir.path(), &summary).unwrap();
+    assert_eq!(written.len(), 3);
+    assert!(is_grade_dir(dir.path()));
+    let back = read_grade(dir.path()).unwrap();
+    // JSON keeps floats to within an ulp; the page shows two decimals.
+    assert_eq!(back.systems.len(), summary.systems.len());
+    assert_eq!(page::render(&back), page::render(&summary));
+    assert_eq!(markdown::render(&back), markdown::render(&summary));
+    let first = std::fs::read(dir.path().join(HTML_FILE)).unwrap();
+    write_grade(dir.path(), &back).unwrap();
+    assert_eq!(std::fs::read(dir.path().join(HTML_FILE)).unwrap(), first);
+    let run_dir = tempfile::tempdir().unwrap();
+    std::fs::write(run_dir.path().join(SUMMARY_FILE), b"{\"tool\":\"x\"}").unwrap();
+    assert!(!is_grade_dir(run_dir.path()), "a run's summary is no grade");
+}
