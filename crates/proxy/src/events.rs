@@ -66,6 +66,10 @@ pub struct SwitchEvent {
     pub stream: bool,
     /// Status returned to the client.
     pub status: u16,
+    /// Whether an upstream's `Retry-After` asked for more than
+    /// [`cb_wire::RETRY_AFTER_MAX`] (one hour) and was read as that.
+    #[serde(default)]
+    pub retry_after_clamped: bool,
 }
 
 /// Where events go: memory always, a JSON-lines file when configured.
@@ -150,6 +154,7 @@ mod tests {
             continuation: None,
             stream: false,
             status: 200,
+            retry_after_clamped: false,
         }
     }
 

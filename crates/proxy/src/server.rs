@@ -220,6 +220,7 @@ fn invalid(state: &ProxyState, index: u64) -> (Reply, SwitchEvent) {
         continuation: None,
         stream: false,
         status: reply.status.as_u16(),
+        retry_after_clamped: false,
     };
     (reply, event)
 }

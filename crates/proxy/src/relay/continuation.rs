@@ -178,7 +178,9 @@ impl Continuer {
     /// Sends `body` to the fallback (translated to its dialect) and waits
     /// for its headers.
     async fn attempt(&self, body: &Value, deadline: Instant) -> Result<Answered, String> {
-        let limit = (Instant::now() + self.attempt_timeout).min(deadline);
+        let limit = Instant::now()
+            .checked_add(self.attempt_timeout)
+            .map_or(deadline, |t| t.min(deadline));
         let (url, bytes, headers) = match crate::dialect::outgoing(self.dialect, &self.base, body) {
             Some(Ok(out)) => (out.url, out.body, out.headers),
             Some(Err(e)) => return Err(e.to_string()),
@@ -275,7 +277,9 @@ impl Continuer {
             }
             Err(why) => return failed(why, attempts),
         };
-        let first_token_by = self.first_token_timeout.map(|t| Instant::now() + t);
+        let first_token_by = self
+            .first_token_timeout
+            .and_then(|t| Instant::now().checked_add(t));
         let opened = match open(response.body, first_token_by, deadline).await {
             Ok(opened) => opened,
             Err(NotOpened::NoFirstToken) => {
@@ -302,7 +306,11 @@ impl Continuer {
             let line = match queue.pop_front() {
                 Some(line) => line,
                 None => match upstream
-                    .next_line(self.stall_timeout.map(|s| Instant::now() + s), deadline)
+                    .next_line(
+                        self.stall_timeout
+                            .and_then(|s| Instant::now().checked_add(s)),
+                        deadline,
+                    )
                     .await
                 {
                     Read::Line(line) => line,

@@ -217,7 +217,7 @@ impl Plan {
             return (Report::default(), last_of_head.map(|line| Ok(line.raw)));
         }
         loop {
-            let quiet = stall_timeout.map(|s| Instant::now() + s);
+            let quiet = stall_timeout.and_then(|s| Instant::now().checked_add(s));
             match upstream.next_line(quiet, deadline).await {
                 Read::Line(line) => match &line.kind {
                     Kind::Done => return (Report::default(), Some(Ok(line.raw))),
