@@ -2,6 +2,7 @@
 //! quick run configuration, the gateway under test beside the reference
 //! systems, and running a configuration to its end.
 
+pub mod careless;
 pub mod dialect_gateways;
 pub mod gateways;
 pub mod hostile;

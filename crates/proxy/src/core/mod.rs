@@ -378,6 +378,14 @@ fn primary_end(start: Instant, cfg: &ProxyConfig) -> Instant {
 pub fn complete_event(event: &mut SwitchEvent, report: relay::Report, fallback_url: &str) {
     if report.fallback_attempts > 0 {
         event.fallback_attempts += report.fallback_attempts;
+        // The continuation's own time and model: the client's answer
+        // ends with the fallback's text.
+        if let Some(ms) = report.latency_fallback_ms {
+            event.latency_fallback_ms = Some(event.latency_fallback_ms.unwrap_or(0.0) + ms);
+        }
+        if report.fallback_model.is_some() {
+            event.model_actual = report.fallback_model;
+        }
         if event.provider_fallback.is_none() {
             event.provider_fallback = Some(fallback_url.to_string());
         }
