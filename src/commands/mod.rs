@@ -10,6 +10,7 @@ mod proxy;
 mod report;
 mod run;
 mod semantics;
+pub mod signal;
 mod upstreams;
 
 use crate::cli::Command;

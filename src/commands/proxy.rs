@@ -1,10 +1,11 @@
-//! `proxy`: serve one reference gateway until Ctrl-C.
+//! `proxy`: serve one reference gateway until Ctrl-C or SIGTERM.
 
 use crate::cli::ProxyArgs;
 use anyhow::Context;
 use std::process::ExitCode;
 
-/// `proxy`: serves a reference gateway until Ctrl-C.
+/// `proxy`: serves a reference gateway until Ctrl-C (exit 0) or SIGTERM
+/// (exit 143), letting requests in flight end first.
 pub async fn proxy(args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let listen = args.listen;
     let config = crate::config::proxy_config(args)?;
@@ -14,7 +15,7 @@ pub async fn proxy(args: ProxyArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot start the {mode} proxy on --listen {listen}"))?;
     crate::secret::println!(
         "{mode} proxy listening on {url}/v1/chat/completions (metrics at {url}/metrics, health at {url}/health); \
-         primary {primary}, fallback {fallback}; Ctrl-C stops it",
+         primary {primary}, fallback {fallback}; Ctrl-C or SIGTERM stops it",
         url = handle.url(),
         primary = config.primary_url,
         fallback = config.fallback_url,
@@ -31,9 +32,12 @@ pub async fn proxy(args: ProxyArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    tokio::signal::ctrl_c()
+    let stop = super::signal::stop_signal()
         .await
-        .context("cannot listen for Ctrl-C")?;
+        .context("cannot listen for Ctrl-C or SIGTERM")?;
     handle.shutdown().await;
-    Ok(ExitCode::SUCCESS)
+    Ok(match stop {
+        super::signal::Stop::Interrupt => ExitCode::SUCCESS,
+        super::signal::Stop::Terminate => ExitCode::from(stop.exit_code()),
+    })
 }

@@ -118,6 +118,10 @@ pub fn upstreams_config(args: UpstreamsArgs) -> anyhow::Result<UpstreamsConfig> 
     if args.run == 0 {
         return Err(ConfigError::RunIndex.into());
     }
+    // Checked now, not when the attempts served are written at the stop.
+    if let Some(path) = &args.attempts {
+        super::semantics::check_writable_file(path, "--attempts")?;
+    }
     let providers = super::provider_config(&args.providers, |v| std::env::var(v).ok())
         .map_err(ConfigError::from)?;
     if args.provider_timeout.is_zero() {

@@ -36,3 +36,4 @@ mod hostile;
 mod interrupt;
 mod passthrough;
 mod semantics;
+mod terminate;

@@ -56,7 +56,7 @@ pub fn error(mut guard: AttemptGuard, spec: &ErrorSpec, dialect: Dialect) -> Res
         AttemptAction::ApiError
     });
     if let Some(retry_after) = spec.retry_after {
-        guard.set_retry_after(retry_after_secs(retry_after) * 1000);
+        guard.set_retry_after(retry_after_secs(retry_after).saturating_mul(1000));
     }
     guard.finish(Some(spec.status));
     error_response(spec, dialect)
@@ -68,7 +68,7 @@ pub fn error(mut guard: AttemptGuard, spec: &ErrorSpec, dialect: Dialect) -> Res
 pub fn provider_error(mut guard: AttemptGuard, spec: &ErrorSpec, dialect: Dialect) -> Response {
     guard.set_provider_error(&spec.message);
     if let Some(retry_after) = spec.retry_after {
-        guard.set_retry_after(retry_after_secs(retry_after) * 1000);
+        guard.set_retry_after(retry_after_secs(retry_after).saturating_mul(1000));
     }
     guard.finish(Some(spec.status));
     error_response(spec, dialect)
