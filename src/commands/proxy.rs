@@ -9,6 +9,9 @@ use std::process::ExitCode;
 pub async fn proxy(args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let listen = args.listen;
     let config = crate::config::proxy_config(args)?;
+    // Before the banner: a SIGTERM right after it must not kill the process.
+    let mut signals =
+        super::signal::Signals::install().context("cannot listen for Ctrl-C or SIGTERM")?;
     let mode = config.mode.as_str();
     let (handle, state) = crate::proxy::spawn(listen, config.clone())
         .await
@@ -32,9 +35,7 @@ pub async fn proxy(args: ProxyArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    let stop = super::signal::stop_signal()
-        .await
-        .context("cannot listen for Ctrl-C or SIGTERM")?;
+    let stop = signals.next().await;
     handle.shutdown().await;
     Ok(match stop {
         super::signal::Stop::Interrupt => ExitCode::SUCCESS,

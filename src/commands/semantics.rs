@@ -11,11 +11,12 @@ use std::process::ExitCode;
 /// safe and inconclusive cases do not fail the command), 1 when one does.
 pub async fn semantics(args: &SemanticsArgs) -> anyhow::Result<ExitCode> {
     let config = crate::config::semantics_config(args)?;
+    let mut signals = super::signal::Signals::install()?;
     // The catalogue has no partial result worth writing: a stop signal
     // ends the command with its status, saying nothing was written.
     let report = tokio::select! {
         report = crate::semantics::execute(&config) => report?,
-        Ok(stop) = super::signal::stop_signal() => {
+        stop = signals.next() => {
             crate::secret::eprintln!(
                 "{}: the catalogue was stopped before it finished; no results written",
                 stop.name()

@@ -34,25 +34,60 @@ impl Stop {
     }
 }
 
-/// Waits for SIGINT or SIGTERM and says which came.
-///
-/// # Errors
-/// When the signal handlers cannot be installed.
-pub async fn stop_signal() -> std::io::Result<Stop> {
+/// The command's handlers of SIGINT and SIGTERM, installed at once (so a
+/// signal that comes before the first wait is not lost: once installed,
+/// neither signal kills the process by default any more).
+#[derive(Debug)]
+pub struct Signals {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut term = signal(SignalKind::terminate())?;
-        let mut int = signal(SignalKind::interrupt())?;
-        tokio::select! {
-            _ = int.recv() => Ok(Stop::Interrupt),
-            _ = term.recv() => Ok(Stop::Terminate),
+    int: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    term: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    /// Installs both handlers.
+    ///
+    /// # Errors
+    /// When a handler cannot be installed.
+    pub fn install() -> std::io::Result<Self> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            Ok(Signals {
+                int: signal(SignalKind::interrupt())?,
+                term: signal(SignalKind::terminate())?,
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            Ok(Signals {})
         }
     }
-    #[cfg(not(unix))]
-    {
-        tokio::signal::ctrl_c().await.map(|()| Stop::Interrupt)
+
+    /// Waits for the next SIGINT or SIGTERM and says which came.
+    pub async fn next(&mut self) -> Stop {
+        #[cfg(unix)]
+        {
+            tokio::select! {
+                _ = self.int.recv() => Stop::Interrupt,
+                _ = self.term.recv() => Stop::Terminate,
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+            Stop::Interrupt
+        }
     }
+}
+
+/// Installs the handlers and waits for SIGINT or SIGTERM.
+///
+/// # Errors
+/// When the handlers cannot be installed.
+pub async fn stop_signal() -> std::io::Result<Stop> {
+    Ok(Signals::install()?.next().await)
 }
 
 /// Which signal stopped a command, once one did (shared with the task
@@ -90,19 +125,20 @@ impl Stopped {
 pub fn stop_on_signal(cancel: CancellationToken, what: &'static str) -> Stopped {
     let stopped = Stopped::default();
     let seen = stopped.clone();
+    let Ok(mut signals) = Signals::install() else {
+        crate::secret::eprintln!("warning: cannot listen for Ctrl-C or SIGTERM");
+        return stopped;
+    };
     tokio::spawn(async move {
-        let Ok(first) = stop_signal().await else {
-            return;
-        };
+        let first = signals.next().await;
         seen.set(first);
         crate::secret::eprintln!(
             "\ninterrupted by {}: {what} (Ctrl-C or SIGTERM again to quit at once)",
             first.name()
         );
         cancel.cancel();
-        if let Ok(second) = stop_signal().await {
-            std::process::exit(i32::from(second.exit_code()));
-        }
+        let second = signals.next().await;
+        std::process::exit(i32::from(second.exit_code()));
     });
     stopped
 }

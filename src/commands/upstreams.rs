@@ -8,12 +8,12 @@ use std::process::ExitCode;
 /// included) and serve until Ctrl-C (exit 0) or SIGTERM (exit 143), the
 /// attempts file written either way.
 pub async fn upstreams(args: UpstreamsArgs) -> anyhow::Result<ExitCode> {
-    use super::signal::{stop_signal, Stop};
+    use super::signal::{Signals, Stop};
+    use anyhow::Context as _;
     let config = crate::config::upstreams_config(args)?;
-    let stop = crate::upstream::standalone::serve_until(config, async {
-        stop_signal().await.unwrap_or(Stop::Interrupt)
-    })
-    .await?;
+    // Before the banner: a SIGTERM right after it must not kill the process.
+    let mut signals = Signals::install().context("cannot listen for Ctrl-C or SIGTERM")?;
+    let stop = crate::upstream::standalone::serve_until(config, signals.next()).await?;
     Ok(match stop {
         Stop::Interrupt => ExitCode::SUCCESS,
         Stop::Terminate => ExitCode::from(stop.exit_code()),
