@@ -17,7 +17,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use bytes::Bytes;
-use cb_wire::server::ServerHandle;
+use cb_wire::server::{ConnectionStats, ServerHandle};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -38,6 +38,8 @@ struct Inner {
     events: EventSink,
     metrics: Metrics,
     requests: AtomicU64,
+    /// The server's connection counters, once it serves.
+    connections: std::sync::OnceLock<Arc<ConnectionStats>>,
 }
 
 impl ProxyState {
@@ -61,6 +63,7 @@ impl ProxyState {
                 events,
                 metrics: Metrics::default(),
                 requests: AtomicU64::new(0),
+                connections: std::sync::OnceLock::new(),
             }),
         })
     }
@@ -128,6 +131,7 @@ pub async fn spawn(
 ) -> Result<(ServerHandle, ProxyState), ProxyError> {
     let state = ProxyState::new(config)?;
     let handle = cb_wire::server::serve(listen, router(state.clone())).await?;
+    let _ = state.inner.connections.set(handle.stats());
     Ok((handle, state))
 }
 
@@ -192,9 +196,31 @@ async fn metrics(State(state): State<ProxyState>) -> Response {
             header::CONTENT_TYPE,
             HeaderValue::from_static("text/plain; version=0.0.4"),
         )],
-        state.inner.metrics.render(),
+        state.inner.metrics.render() + &connection_lines(state.inner.connections.get()),
     )
         .into_response()
+}
+
+/// The server's connection counters in the metrics' text format: open
+/// now, served, and refused at the cap ([`cb_wire::server::MAX_CONNECTIONS`]).
+fn connection_lines(stats: Option<&Arc<ConnectionStats>>) -> String {
+    let Some(stats) = stats else {
+        return String::new();
+    };
+    format!(
+        "# HELP proxy_connections_open Client connections open now.\n\
+         # TYPE proxy_connections_open gauge\n\
+         proxy_connections_open {}\n\
+         # HELP proxy_connections_accepted_total Client connections served.\n\
+         # TYPE proxy_connections_accepted_total counter\n\
+         proxy_connections_accepted_total {}\n\
+         # HELP proxy_connections_refused_total Client connections answered 503 at once because the connection cap was reached.\n\
+         # TYPE proxy_connections_refused_total counter\n\
+         proxy_connections_refused_total {}\n",
+        stats.open(),
+        stats.accepted(),
+        stats.refused()
+    )
 }
 
 /// The reply and event of a body that is not a JSON object.
