@@ -203,7 +203,7 @@ impl Core {
             mode: cfg.mode.as_str().to_string(),
             provider_primary: cfg.primary_url.clone(),
             provider_fallback: None,
-            model_requested: requested.clone(),
+            model_requested: cb_base::record::bounded_field(&requested),
             model_actual: None,
             reason: REASON_NONE.to_string(),
             latency_primary_ms: 0.0,
@@ -234,7 +234,9 @@ impl Core {
         let reason = match leg {
             Primary::Reply(reply) => {
                 if reply.status.is_success() || reply.status.is_client_error() {
-                    event.model_actual = Some(primary_model.unwrap_or(&requested).into());
+                    event.model_actual = Some(cb_base::record::bounded_field(
+                        primary_model.unwrap_or(&requested),
+                    ));
                 }
                 return finish(event, reply);
             }
@@ -244,7 +246,9 @@ impl Core {
                     return finish(event, reply);
                 }
                 None => {
-                    event.model_actual = Some(primary_model.unwrap_or(&requested).into());
+                    event.model_actual = Some(cb_base::record::bounded_field(
+                        primary_model.unwrap_or(&requested),
+                    ));
                     return finish(event, reply);
                 }
             },
