@@ -22,8 +22,15 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// Largest client body accepted (long histories with many turns fit).
-const BODY_LIMIT: usize = 32 * 1024 * 1024;
+/// Largest client body accepted (long histories with many turns fit);
+/// a larger one is answered 413.
+pub const BODY_LIMIT: usize = 32 * 1024 * 1024;
+
+/// Most `messages` a client request may hold: 20,000 (a conversation of
+/// 10,000 turns). A request with more is answered 413 naming the cap: a
+/// failover rebuilds the body, and memory grows with the message count
+/// (1.16 million tiny messages in 32 MiB cost 1.64 GB before this cap).
+pub const MAX_MESSAGES: usize = 20_000;
 
 /// State of one proxy, shared by its requests: the core (configuration and
 /// HTTP client), counters and the event sink. Cheap to clone.
@@ -138,6 +145,20 @@ pub async fn spawn(
 async fn chat(State(state): State<ProxyState>, body: Bytes) -> Response {
     let index = state.inner.requests.fetch_add(1, Ordering::Relaxed);
     let (reply, mut event) = match ClientRequest::parse(body) {
+        Some(request) if request.messages > MAX_MESSAGES => {
+            let (_, mut event) = invalid(&state, index);
+            let reply = Reply::error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &format!(
+                    "the request holds {} messages; this proxy accepts at most {MAX_MESSAGES}",
+                    request.messages
+                ),
+                "too_many_messages",
+            );
+            event.status = reply.status.as_u16();
+            event.model_requested = cb_base::record::bounded_field(&request.model);
+            (reply, event)
+        }
         Some(request) => state.inner.core.handle(index, &request).await,
         None => invalid(&state, index),
     };
@@ -208,15 +229,15 @@ fn connection_lines(stats: Option<&Arc<ConnectionStats>>) -> String {
         return String::new();
     };
     format!(
-        "# HELP proxy_connections_open Client connections open now.\n\
-         # TYPE proxy_connections_open gauge\n\
-         proxy_connections_open {}\n\
-         # HELP proxy_connections_accepted_total Client connections served.\n\
-         # TYPE proxy_connections_accepted_total counter\n\
-         proxy_connections_accepted_total {}\n\
-         # HELP proxy_connections_refused_total Client connections answered 503 at once because the connection cap was reached.\n\
-         # TYPE proxy_connections_refused_total counter\n\
-         proxy_connections_refused_total {}\n",
+        "# HELP continuity_proxy_connections_open Client connections open now.\n\
+         # TYPE continuity_proxy_connections_open gauge\n\
+         continuity_proxy_connections_open {}\n\
+         # HELP continuity_proxy_connections_accepted_total Client connections served.\n\
+         # TYPE continuity_proxy_connections_accepted_total counter\n\
+         continuity_proxy_connections_accepted_total {}\n\
+         # HELP continuity_proxy_connections_refused_total Client connections answered 503 at once because the connection cap was reached.\n\
+         # TYPE continuity_proxy_connections_refused_total counter\n\
+         continuity_proxy_connections_refused_total {}\n",
         stats.open(),
         stats.accepted(),
         stats.refused()

@@ -182,3 +182,28 @@ async fn absurd_retry_after_never_panics_a_request() {
     assert_eq!(got, 200);
     assert!(only_event(&state).retry_after_clamped);
 }
+
+#[tokio::test(start_paused = true)]
+async fn too_many_messages_are_answered_413_naming_the_cap() {
+    let (p, primary) = mock(vec![ok("p")]).await;
+    let (f, _) = mock(vec![ok("f")]).await;
+    let (proxy, state) = start(config(ProxyMode::History, &p, &f)).await;
+    let many = crate::server::MAX_MESSAGES + 1;
+    let messages: Vec<Value> = (0..many)
+        .map(|_| json!({"role": "user", "content": "x"}))
+        .collect();
+    let (got, reply) = post(&proxy, &json!({"model": "m", "messages": messages})).await;
+    assert_eq!(got, 413, "{reply}");
+    assert!(
+        reply.contains(&crate::server::MAX_MESSAGES.to_string()),
+        "{reply}"
+    );
+    assert!(primary.seen().is_empty());
+    assert_eq!(only_event(&state).status, 413);
+    // At the cap, served.
+    let messages: Vec<Value> = (0..crate::server::MAX_MESSAGES)
+        .map(|_| json!({"role": "user", "content": "x"}))
+        .collect();
+    let (got, _) = post(&proxy, &json!({"model": "m", "messages": messages})).await;
+    assert_eq!(got, 200);
+}
