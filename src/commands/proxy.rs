@@ -20,8 +20,8 @@ pub async fn proxy(args: ProxyArgs) -> anyhow::Result<ExitCode> {
         "{mode} proxy listening on {url}/v1/chat/completions (metrics at {url}/metrics, health at {url}/health); \
          primary {primary}, fallback {fallback}; Ctrl-C or SIGTERM stops it",
         url = handle.url(),
-        primary = config.primary_url,
-        fallback = config.fallback_url,
+        primary = crate::proxy::display_url(&config.primary_url),
+        fallback = crate::proxy::display_url(&config.fallback_url),
     );
     // The start-up check: a fallback that cannot serve is said now, not
     // when the primary first fails (GET /health says it again later).

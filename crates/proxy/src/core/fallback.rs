@@ -88,7 +88,7 @@ impl Core {
             .clone()
             .or_else(|| cfg.fallback_model.clone());
         event.reason = REASON_CONTEXT.to_string();
-        event.provider_fallback = b.context_fallback.clone();
+        event.provider_fallback = b.context_fallback.as_deref().map(super::display_url);
         event.fallback_attempts = 1;
         let start = Instant::now();
         let reply = match self.fallback_value(client, model.as_deref()) {

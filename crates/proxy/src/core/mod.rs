@@ -55,7 +55,7 @@
 mod fallback;
 mod transport;
 
-pub use transport::UpstreamHealth;
+pub use transport::{display_url, UpstreamHealth};
 
 use super::events::{SwitchEvent, REASON_NONE};
 use super::payload::{primary_bytes, ClientRequest};
@@ -201,7 +201,7 @@ impl Core {
         let mut event = SwitchEvent {
             request: index,
             mode: cfg.mode.as_str().to_string(),
-            provider_primary: cfg.primary_url.clone(),
+            provider_primary: display_url(&cfg.primary_url),
             provider_fallback: None,
             model_requested: cb_base::record::bounded_field(&requested),
             model_actual: None,
@@ -255,7 +255,7 @@ impl Core {
             Primary::Failover(reason) => reason,
         };
         event.reason = reason.label();
-        event.provider_fallback = Some(cfg.fallback_url.clone());
+        event.provider_fallback = Some(display_url(&cfg.fallback_url));
         let reply = self.fallback(index, client, deadline, &mut event).await;
         finish(event, reply)
     }
@@ -391,7 +391,7 @@ pub fn complete_event(event: &mut SwitchEvent, report: relay::Report, fallback_u
             event.model_actual = report.fallback_model;
         }
         if event.provider_fallback.is_none() {
-            event.provider_fallback = Some(fallback_url.to_string());
+            event.provider_fallback = Some(display_url(fallback_url));
         }
         if event.reason == REASON_NONE {
             event.reason = REASON_STREAM_BROKEN.to_string();
