@@ -7,6 +7,7 @@ mod canary;
 mod error;
 mod judge;
 mod provider;
+pub mod ranges;
 mod run;
 mod semantics;
 mod serve;

@@ -65,6 +65,7 @@ pub fn proxy_config(args: ProxyArgs) -> Result<ProxyConfig, ConfigError> {
         if d.is_zero() {
             return Err(ConfigError::ZeroDuration { flag });
         }
+        super::ranges::duration(flag, d, super::ranges::MAX_DURATION)?;
     }
     let mode = match args.mode {
         ProxyModeArg::Stateless => ProxyMode::Stateless,
@@ -132,6 +133,7 @@ pub fn upstreams_config(args: UpstreamsArgs) -> anyhow::Result<UpstreamsConfig> 
     }
     let profile =
         crate::faults::FaultProfile::from_source(&profile_source(args.faults.as_deref())?)?;
+    super::ranges::fault_profile(&profile)?;
     let dataset = crate::dataset::Dataset::from_source(&dataset_source(args.dataset.as_deref())?)?;
     let turns: Vec<usize> = dataset.conversations.iter().map(|c| c.n_turns()).collect();
     let reach = profile.check_reach(&turns)?;
