@@ -11,6 +11,7 @@ mod proxy;
 mod report;
 mod run;
 mod semantics;
+pub mod signal;
 mod upstreams;
 
 use crate::cli::Command;

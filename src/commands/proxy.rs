@@ -1,23 +1,27 @@
-//! `proxy`: serve one reference gateway until Ctrl-C.
+//! `proxy`: serve one reference gateway until Ctrl-C or SIGTERM.
 
 use crate::cli::ProxyArgs;
 use anyhow::Context;
 use std::process::ExitCode;
 
-/// `proxy`: serves a reference gateway until Ctrl-C.
+/// `proxy`: serves a reference gateway until Ctrl-C (exit 0) or SIGTERM
+/// (exit 143), letting requests in flight end first.
 pub async fn proxy(args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let listen = args.listen;
     let config = crate::config::proxy_config(args)?;
+    // Before the banner: a SIGTERM right after it must not kill the process.
+    let mut signals =
+        super::signal::Signals::install().context("cannot listen for Ctrl-C or SIGTERM")?;
     let mode = config.mode.as_str();
     let (handle, state) = crate::proxy::spawn(listen, config.clone())
         .await
         .with_context(|| format!("cannot start the {mode} proxy on --listen {listen}"))?;
     crate::secret::println!(
         "{mode} proxy listening on {url}/v1/chat/completions (metrics at {url}/metrics, health at {url}/health); \
-         primary {primary}, fallback {fallback}; Ctrl-C stops it",
+         primary {primary}, fallback {fallback}; Ctrl-C or SIGTERM stops it",
         url = handle.url(),
-        primary = config.primary_url,
-        fallback = config.fallback_url,
+        primary = crate::proxy::display_url(&config.primary_url),
+        fallback = crate::proxy::display_url(&config.fallback_url),
     );
     // The start-up check: a fallback that cannot serve is said now, not
     // when the primary first fails (GET /health says it again later).
@@ -31,9 +35,10 @@ pub async fn proxy(args: ProxyArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    tokio::signal::ctrl_c()
-        .await
-        .context("cannot listen for Ctrl-C")?;
+    let stop = signals.next().await;
     handle.shutdown().await;
-    Ok(ExitCode::SUCCESS)
+    Ok(match stop {
+        super::signal::Stop::Interrupt => ExitCode::SUCCESS,
+        super::signal::Stop::Terminate => ExitCode::from(stop.exit_code()),
+    })
 }

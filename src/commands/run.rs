@@ -10,27 +10,18 @@ use tokio_util::sync::CancellationToken;
 /// Exit status of a run stopped by Ctrl-C (128 + SIGINT).
 pub const EXIT_INTERRUPTED: u8 = 130;
 
-/// Cancels `cancel` on the first Ctrl-C; a second Ctrl-C ends the process
-/// at once with [`EXIT_INTERRUPTED`].
-pub fn stop_on_ctrl_c(cancel: CancellationToken, what: &'static str) {
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_err() {
-            return;
-        }
-        crate::secret::eprintln!("\ninterrupted: {what} (Ctrl-C again to quit at once)");
-        cancel.cancel();
-        if tokio::signal::ctrl_c().await.is_ok() {
-            std::process::exit(i32::from(EXIT_INTERRUPTED));
-        }
-    });
+/// Cancels `cancel` on the first SIGINT or SIGTERM
+/// ([`super::signal::stop_on_signal`]); a second ends the process at once.
+pub fn stop_on_ctrl_c(cancel: CancellationToken, what: &'static str) -> super::signal::Stopped {
+    super::signal::stop_on_signal(cancel, what)
 }
 
 /// `run`: replay, score, report; exit 1 under `--fail-under-cpr`, 130 after
-/// Ctrl-C.
+/// Ctrl-C, 143 after SIGTERM (the report of what finished written first).
 pub async fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let cancel = CancellationToken::new();
-    stop_on_ctrl_c(
+    let stopped = stop_on_ctrl_c(
         cancel.clone(),
         "stopping and writing the report of what finished",
     );
@@ -41,7 +32,7 @@ pub async fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             "interrupted before any conversation finished; no report written ({:.1} s)",
             outcome.wall.as_secs_f64()
         );
-        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+        return Ok(ExitCode::from(stopped.exit_code_or(EXIT_INTERRUPTED)));
     };
     let summary = &data.summary;
     crate::secret::println!("{}", continuity::report::render_table(summary));
@@ -51,7 +42,7 @@ pub async fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         dir.display()
     );
     if outcome.interrupted {
-        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+        return Ok(ExitCode::from(stopped.exit_code_or(EXIT_INTERRUPTED)));
     }
     let (Some(threshold), Some(name)) = (config.fail_under_cpr, &config.fail_system) else {
         return Ok(ExitCode::SUCCESS);

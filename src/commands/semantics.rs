@@ -11,7 +11,19 @@ use std::process::ExitCode;
 /// safe and inconclusive cases do not fail the command), 1 when one does.
 pub async fn semantics(args: &SemanticsArgs) -> anyhow::Result<ExitCode> {
     let config = crate::config::semantics_config(args)?;
-    let report = crate::semantics::execute(&config).await?;
+    let mut signals = super::signal::Signals::install()?;
+    // The catalogue has no partial result worth writing: a stop signal
+    // ends the command with its status, saying nothing was written.
+    let report = tokio::select! {
+        report = crate::semantics::execute(&config) => report?,
+        stop = signals.next() => {
+            crate::secret::eprintln!(
+                "{}: the catalogue was stopped before it finished; no results written",
+                stop.name()
+            );
+            return Ok(ExitCode::from(stop.exit_code()));
+        }
+    };
     crate::secret::print!("{}", report.render());
     if let Some(path) = &config.json {
         use crate::report::Exporter as _;

@@ -1,12 +1,21 @@
 //! `upstreams`: serve a simulated primary and fallback for any gateway until
-//! Ctrl-C.
+//! Ctrl-C or SIGTERM, then write the attempts file.
 
 use crate::cli::UpstreamsArgs;
 use std::process::ExitCode;
 
-/// `upstreams`: validate the arguments and serve until Ctrl-C.
+/// `upstreams`: validate the arguments (the attempts file's directory
+/// included) and serve until Ctrl-C (exit 0) or SIGTERM (exit 143), the
+/// attempts file written either way.
 pub async fn upstreams(args: UpstreamsArgs) -> anyhow::Result<ExitCode> {
+    use super::signal::{Signals, Stop};
+    use anyhow::Context as _;
     let config = crate::config::upstreams_config(args)?;
-    crate::upstream::standalone::serve_until_ctrl_c(config).await?;
-    Ok(ExitCode::SUCCESS)
+    // Before the banner: a SIGTERM right after it must not kill the process.
+    let mut signals = Signals::install().context("cannot listen for Ctrl-C or SIGTERM")?;
+    let stop = crate::upstream::standalone::serve_until(config, signals.next()).await?;
+    Ok(match stop {
+        Stop::Interrupt => ExitCode::SUCCESS,
+        Stop::Terminate => ExitCode::from(stop.exit_code()),
+    })
 }

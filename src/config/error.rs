@@ -4,6 +4,9 @@
 /// A run setting that cannot be used, with the flag to fix.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    /// A value outside its allowed range ([`super::ranges`]).
+    #[error(transparent)]
+    Range(#[from] super::ranges::OutOfRange),
     /// `--runs 0`.
     #[error("--runs must be at least 1 (got {0})")]
     Runs(u32),

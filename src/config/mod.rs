@@ -8,6 +8,7 @@ mod error;
 mod grade;
 mod judge;
 mod provider;
+pub mod ranges;
 mod run;
 mod semantics;
 mod serve;

@@ -65,6 +65,7 @@ pub fn proxy_config(args: ProxyArgs) -> Result<ProxyConfig, ConfigError> {
         if d.is_zero() {
             return Err(ConfigError::ZeroDuration { flag });
         }
+        super::ranges::duration(flag, d, super::ranges::MAX_DURATION)?;
     }
     let mode = match args.mode {
         ProxyModeArg::Stateless => ProxyMode::Stateless,
@@ -118,6 +119,10 @@ pub fn upstreams_config(args: UpstreamsArgs) -> anyhow::Result<UpstreamsConfig> 
     if args.run == 0 {
         return Err(ConfigError::RunIndex.into());
     }
+    // Checked now, not when the attempts served are written at the stop.
+    if let Some(path) = &args.attempts {
+        super::semantics::check_writable_file(path, "--attempts")?;
+    }
     let providers = super::provider_config(&args.providers, |v| std::env::var(v).ok())
         .map_err(ConfigError::from)?;
     if args.provider_timeout.is_zero() {
@@ -128,6 +133,7 @@ pub fn upstreams_config(args: UpstreamsArgs) -> anyhow::Result<UpstreamsConfig> 
     }
     let profile =
         crate::faults::FaultProfile::from_source(&profile_source(args.faults.as_deref())?)?;
+    super::ranges::fault_profile(&profile)?;
     let dataset = crate::dataset::Dataset::from_source(&dataset_source(args.dataset.as_deref())?)?;
     let turns: Vec<usize> = dataset.conversations.iter().map(|c| c.n_turns()).collect();
     let reach = profile.check_reach(&turns)?;

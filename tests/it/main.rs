@@ -41,3 +41,4 @@ mod hostile;
 mod interrupt;
 mod passthrough;
 mod semantics;
+mod terminate;

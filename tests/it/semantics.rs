@@ -162,6 +162,18 @@ const CONTROLS: &[Control] = &[
         cases: &["ok"],
         not_passed: &[("ok", Fail)],
     },
+    Control {
+        kind: Misbehaviour::TrustsPlainBodies,
+        stream: false,
+        cases: &["ok", "503", "timeout", "broken-200", "body-stall"],
+        not_passed: &[("broken-200", Fail), ("body-stall", Fail)],
+    },
+    Control {
+        kind: Misbehaviour::SplicesWithoutAccounting,
+        stream: true,
+        cases: &["ok", "stream-cut", "continuation-usage"],
+        not_passed: &[("continuation-usage", Fail)],
+    },
 ];
 
 /// The configuration of a fast run of `cases` (all when `None`) through
@@ -290,7 +302,7 @@ async fn the_reference_proxies_pass_the_catalogue() {
     .unwrap();
     for name in ["stateless", "history"] {
         let s = system(&report, name);
-        assert_eq!(s.cases.len(), 35);
+        assert_eq!(s.cases.len(), 38);
         assert_eq!(
             not_passed(s),
             BTreeMap::new(),
@@ -326,6 +338,8 @@ control_test!(a_gateway_without_timeouts_is_caught, 5);
 control_test!(a_gateway_that_waits_for_a_missing_done_is_caught, 6);
 control_test!(a_gateway_that_breaks_structured_output_is_caught, 7);
 control_test!(a_gateway_that_empties_answers_is_caught, 8);
+control_test!(a_gateway_that_trusts_plain_bodies_is_caught, 9);
+control_test!(a_gateway_that_splices_without_accounting_is_caught, 10);
 
 /// A gateway that never goes back to the primary after a flap fails the
 /// recovery check, while serving every request.

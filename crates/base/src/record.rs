@@ -94,11 +94,49 @@ pub fn bounded_answer(text: &str) -> &str {
     bounded_to(text, ANSWER_BOUND)
 }
 
+/// Most bytes of a field copied from a request into a record (a model
+/// id, a parameter name, a user agent, an error text): 256. A longer one
+/// is cut at a character boundary and marked ([`bounded_field`]), so a
+/// client sending a 30 MB model id cannot make a log as large.
+pub const FIELD_BOUND: usize = 256;
+
+/// `text` as a record keeps it: whole when at most [`FIELD_BOUND`] bytes,
+/// else its first bytes (at a character boundary) followed by
+/// `…[cut: N bytes]` naming the full length. The one function every
+/// record uses for a field that came from a peer.
+pub fn bounded_field(text: &str) -> String {
+    if text.len() <= FIELD_BOUND {
+        return text.to_string();
+    }
+    let mut end = FIELD_BOUND;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…[cut: {} bytes]", &text[..end], text.len())
+}
+
 /// `text` cut at `chars` characters (borrowed: no copy).
 pub fn bounded_to(text: &str, chars: usize) -> &str {
     match text.char_indices().nth(chars) {
         Some((end, _)) => &text[..end],
         None => text,
+    }
+}
+
+#[cfg(test)]
+mod field_tests {
+    use super::*;
+
+    #[test]
+    fn a_long_field_is_cut_and_marked() {
+        assert_eq!(bounded_field("gpt-4o"), "gpt-4o");
+        let long = "é".repeat(1000);
+        let kept = bounded_field(&long);
+        assert!(kept.ends_with("…[cut: 2000 bytes]"), "{kept}");
+        assert!(kept.len() <= FIELD_BOUND + 24);
+        assert!(kept.starts_with("éé"));
+        let exact = "a".repeat(FIELD_BOUND);
+        assert_eq!(bounded_field(&exact), exact);
     }
 }
 

@@ -241,6 +241,18 @@ pub enum End {
         /// How long the stream is silent before it closes.
         silent: Duration,
     },
+    /// A plain body ends cleanly halfway through its JSON: complete at
+    /// the HTTP level, a 200 that is not the chat completion it claims to
+    /// be. A stream sends one content chunk, then its body ends cleanly
+    /// (no finish chunk, no `data: [DONE]`).
+    HalfBody,
+    /// A plain body's headers and first half go at once, then silence for
+    /// `silent`, then the connection breaks off. A stream sends its
+    /// headers and role chunk, then the same silence, then closes.
+    BodyStall {
+        /// How long the body is silent before the connection goes.
+        silent: Duration,
+    },
 }
 
 #[cfg(test)]

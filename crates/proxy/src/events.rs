@@ -37,8 +37,9 @@ pub struct SwitchEvent {
     pub provider_fallback: Option<String>,
     /// Model the client asked for.
     pub model_requested: String,
-    /// Model id sent to the upstream whose answer the client got; `None`
-    /// when no upstream answered.
+    /// Model id sent to the upstream whose answer the client got (after a
+    /// stream continued from the fallback: the fallback's, whose text
+    /// ends the answer); `None` when no upstream answered.
     pub model_actual: Option<String>,
     /// Why it switched: `timeout`, `connect_error`, `body_error` or
     /// `status_NNN`; `none` when it did not, `invalid_request` when the
@@ -47,8 +48,9 @@ pub struct SwitchEvent {
     /// Time spent on the primary, ms (to its full body when not streaming,
     /// to its response headers when streaming).
     pub latency_primary_ms: f64,
-    /// Time spent on the fallback including backoff waits, ms; `None` when
-    /// the request did not switch.
+    /// Time spent on the fallback including backoff waits, ms (a stream's
+    /// continuation included, from the break to its end); `None` when the
+    /// request did not switch.
     pub latency_fallback_ms: Option<f64>,
     /// Requests sent to the fallback (1 + retries after 429), or to the
     /// larger-context route; 0 when the request did not switch.
@@ -66,6 +68,10 @@ pub struct SwitchEvent {
     pub stream: bool,
     /// Status returned to the client.
     pub status: u16,
+    /// Whether an upstream's `Retry-After` asked for more than
+    /// [`cb_wire::RETRY_AFTER_MAX`] (one hour) and was read as that.
+    #[serde(default)]
+    pub retry_after_clamped: bool,
 }
 
 /// Where events go: memory always, a JSON-lines file when configured.
@@ -150,6 +156,7 @@ mod tests {
             continuation: None,
             stream: false,
             status: 200,
+            retry_after_clamped: false,
         }
     }
 

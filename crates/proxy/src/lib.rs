@@ -17,7 +17,7 @@ pub mod server;
 #[cfg(test)]
 mod tests;
 
-pub use core::UpstreamHealth;
+pub use core::{display_url, UpstreamHealth};
 pub use events::SwitchEvent;
 pub use server::{router, spawn, ProxyState};
 

@@ -176,6 +176,7 @@ mod tests {
             continuation: None,
             stream: false,
             status,
+            retry_after_clamped: false,
         }
     }
 

@@ -36,6 +36,9 @@ pub struct ClientRequest {
     pub model: String,
     /// Whether the client asked for a stream, as [`wants_stream`] reads it.
     pub stream: bool,
+    /// How many elements its top-level `messages` array has (0 when it
+    /// has none), counted without building them.
+    pub messages: usize,
 }
 
 impl ClientRequest {
@@ -53,6 +56,7 @@ impl ClientRequest {
                 .as_ref()
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
+            messages: top.messages,
             raw,
         })
     }
@@ -75,6 +79,7 @@ fn requested_model_of(model: &Value) -> String {
 struct Top {
     model: Option<Value>,
     stream: Option<Value>,
+    messages: usize,
 }
 
 impl<'de> Deserialize<'de> for Top {
@@ -89,11 +94,13 @@ impl<'de> Deserialize<'de> for Top {
                 let mut top = Top {
                     model: None,
                     stream: None,
+                    messages: 0,
                 };
                 while let Some(key) = map.next_key::<Key>()? {
                     match key {
                         Key::Model => top.model = Some(map.next_value()?),
                         Key::Stream => top.stream = Some(map.next_value()?),
+                        Key::Messages => top.messages = map.next_value::<Count>()?.0,
                         Key::Other => {
                             map.next_value::<Any>()?;
                         }
@@ -110,6 +117,7 @@ impl<'de> Deserialize<'de> for Top {
 enum Key {
     Model,
     Stream,
+    Messages,
     Other,
 }
 
@@ -125,11 +133,60 @@ impl<'de> Deserialize<'de> for Key {
                 Ok(match key {
                     "model" => Key::Model,
                     "stream" => Key::Stream,
+                    "messages" => Key::Messages,
                     _ => Key::Other,
                 })
             }
         }
         deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+/// Any JSON value, checked as [`Any`] checks it: the number of elements
+/// when it is an array, else 0.
+struct Count(usize);
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct CountVisitor;
+        impl<'de> Visitor<'de> for CountVisitor {
+            type Value = Count;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Count, A::Error> {
+                let mut n = 0usize;
+                while seq.next_element::<Any>()?.is_some() {
+                    n += 1;
+                }
+                Ok(Count(n))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Count, A::Error> {
+                while map.next_key::<Key>()?.is_some() {
+                    map.next_value::<Any>()?;
+                }
+                Ok(Count(0))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Count, E> {
+                Ok(Count(0))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Count, E> {
+                Ok(Count(0))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Count, E> {
+                Ok(Count(0))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Count, E> {
+                Ok(Count(0))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Count, E> {
+                Ok(Count(0))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Count, E> {
+                Ok(Count(0))
+            }
+        }
+        deserializer.deserialize_any(CountVisitor)
     }
 }
 

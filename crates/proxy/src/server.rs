@@ -17,13 +17,20 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use bytes::Bytes;
-use cb_wire::server::ServerHandle;
+use cb_wire::server::{ConnectionStats, ServerHandle};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// Largest client body accepted (long histories with many turns fit).
-const BODY_LIMIT: usize = 32 * 1024 * 1024;
+/// Largest client body accepted (long histories with many turns fit);
+/// a larger one is answered 413.
+pub const BODY_LIMIT: usize = 32 * 1024 * 1024;
+
+/// Most `messages` a client request may hold: 20,000 (a conversation of
+/// 10,000 turns). A request with more is answered 413 naming the cap: a
+/// failover rebuilds the body, and memory grows with the message count
+/// (1.16 million tiny messages in 32 MiB cost 1.64 GB before this cap).
+pub const MAX_MESSAGES: usize = 20_000;
 
 /// State of one proxy, shared by its requests: the core (configuration and
 /// HTTP client), counters and the event sink. Cheap to clone.
@@ -38,6 +45,8 @@ struct Inner {
     events: EventSink,
     metrics: Metrics,
     requests: AtomicU64,
+    /// The server's connection counters, once it serves.
+    connections: std::sync::OnceLock<Arc<ConnectionStats>>,
 }
 
 impl ProxyState {
@@ -61,6 +70,7 @@ impl ProxyState {
                 events,
                 metrics: Metrics::default(),
                 requests: AtomicU64::new(0),
+                connections: std::sync::OnceLock::new(),
             }),
         })
     }
@@ -128,12 +138,27 @@ pub async fn spawn(
 ) -> Result<(ServerHandle, ProxyState), ProxyError> {
     let state = ProxyState::new(config)?;
     let handle = cb_wire::server::serve(listen, router(state.clone())).await?;
+    let _ = state.inner.connections.set(handle.stats());
     Ok((handle, state))
 }
 
 async fn chat(State(state): State<ProxyState>, body: Bytes) -> Response {
     let index = state.inner.requests.fetch_add(1, Ordering::Relaxed);
     let (reply, mut event) = match ClientRequest::parse(body) {
+        Some(request) if request.messages > MAX_MESSAGES => {
+            let (_, mut event) = invalid(&state, index);
+            let reply = Reply::error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &format!(
+                    "the request holds {} messages; this proxy accepts at most {MAX_MESSAGES}",
+                    request.messages
+                ),
+                "too_many_messages",
+            );
+            event.status = reply.status.as_u16();
+            event.model_requested = cb_base::record::bounded_field(&request.model);
+            (reply, event)
+        }
         Some(request) => state.inner.core.handle(index, &request).await,
         None => invalid(&state, index),
     };
@@ -192,9 +217,31 @@ async fn metrics(State(state): State<ProxyState>) -> Response {
             header::CONTENT_TYPE,
             HeaderValue::from_static("text/plain; version=0.0.4"),
         )],
-        state.inner.metrics.render(),
+        state.inner.metrics.render() + &connection_lines(state.inner.connections.get()),
     )
         .into_response()
+}
+
+/// The server's connection counters in the metrics' text format: open
+/// now, served, and refused at the cap ([`cb_wire::server::MAX_CONNECTIONS`]).
+fn connection_lines(stats: Option<&Arc<ConnectionStats>>) -> String {
+    let Some(stats) = stats else {
+        return String::new();
+    };
+    format!(
+        "# HELP continuity_proxy_connections_open Client connections open now.\n\
+         # TYPE continuity_proxy_connections_open gauge\n\
+         continuity_proxy_connections_open {}\n\
+         # HELP continuity_proxy_connections_accepted_total Client connections served.\n\
+         # TYPE continuity_proxy_connections_accepted_total counter\n\
+         continuity_proxy_connections_accepted_total {}\n\
+         # HELP continuity_proxy_connections_refused_total Client connections answered 503 at once because the connection cap was reached.\n\
+         # TYPE continuity_proxy_connections_refused_total counter\n\
+         continuity_proxy_connections_refused_total {}\n",
+        stats.open(),
+        stats.accepted(),
+        stats.refused()
+    )
 }
 
 /// The reply and event of a body that is not a JSON object.
@@ -220,6 +267,7 @@ fn invalid(state: &ProxyState, index: u64) -> (Reply, SwitchEvent) {
         continuation: None,
         stream: false,
         status: reply.status.as_u16(),
+        retry_after_clamped: false,
     };
     (reply, event)
 }

@@ -78,6 +78,8 @@ pub enum CheckId {
     PromptFinalise,
     /// The client got token usage.
     UsageReported,
+    /// `usage.completion_tokens` counts the text the client received.
+    UsageMatchesAnswer,
     /// The same model was not tried again.
     NoSameModelRetry,
     /// A larger-context model answered.
@@ -150,6 +152,11 @@ pub enum Rule {
     AliveAfter,
     /// The client got a `usage` block.
     UsagePresent,
+    /// The answer's `usage.completion_tokens` is the simulated model's
+    /// count of the text the client received
+    /// ([`cb_wire::openai::approx_tokens`]), within one token per part a
+    /// continuation spliced together (each part is rounded up on its own).
+    UsageMatchesAnswer,
     /// An attempt with this model id was answered 2xx.
     ModelAnswered(&'static str),
     /// The client got HTTP 400 naming this error code.
@@ -252,6 +259,8 @@ pub enum Streaming {
     AsConfigured,
     /// Always (a streaming case).
     Always,
+    /// Never (a case about plain bodies).
+    Never,
 }
 
 /// One case of the catalogue.
@@ -305,6 +314,7 @@ impl Case {
         match self.streaming {
             Streaming::AsConfigured => configured,
             Streaming::Always => true,
+            Streaming::Never => false,
         }
     }
 }

@@ -265,6 +265,25 @@ fn rule(rule: &Rule, o: &Outcome<'_>) -> (bool, String, String) {
             ),
             (_, None) => (false, "no request after the case".into(), String::new()),
         },
+        Rule::UsageMatchesAnswer => {
+            let c = &last.client;
+            let matches = c.answered
+                && c
+                    .completion_tokens
+                    .is_some_and(|n| n.abs_diff(c.answer_tokens) <= 1);
+            (
+                matches,
+                match (c.answered, c.completion_tokens) {
+                    (false, _) => "no answer".to_string(),
+                    (true, None) => "no usage.completion_tokens".to_string(),
+                    (true, Some(n)) => format!(
+                        "usage says {n} completion tokens for {} received",
+                        c.answer_tokens
+                    ),
+                },
+                format!("{} completion tokens (+-1)", c.answer_tokens),
+            )
+        }
         Rule::UsagePresent => (
             last.client.usage,
             if last.client.usage {
@@ -524,6 +543,8 @@ pub(crate) mod tests {
                 finish_reason: None,
                 model: None,
                 usage: false,
+                completion_tokens: None,
+                answer_tokens: 0,
                 latency_ms: 100.0,
                 hung: false,
                 contract_violations: Vec::new(),

@@ -41,6 +41,11 @@ pub struct ClientView {
     pub model: Option<String>,
     /// Whether the answer carried `usage`.
     pub usage: bool,
+    /// Its `completion_tokens`, when it had a number there.
+    pub completion_tokens: Option<u32>,
+    /// The simulated model's token count of the answer the client got
+    /// ([`cb_wire::openai::approx_tokens`]).
+    pub answer_tokens: u32,
     /// Request sent to last byte (or failure), milliseconds.
     pub latency_ms: f64,
     /// Whether the request was cut at the case's bound.
@@ -231,13 +236,21 @@ fn client_view(
         (None, Some(trace)) if success => assemble_finished(trace).ok(),
         _ => None,
     };
-    let (answer, finish_reason, model, usage, error) = match finished {
-        Some(a) => (Some(a.text), a.finish_reason, a.model, a.usage, None),
+    let (answer, finish_reason, model, usage, completion_tokens, error) = match finished {
+        Some(a) => (
+            Some(a.text),
+            a.finish_reason,
+            a.model,
+            a.usage,
+            a.completion_tokens,
+            None,
+        ),
         None => (
             reply.answer.clone(),
             reply.finish_reason.clone(),
             reply.model.clone(),
             reply.usage,
+            reply.completion_tokens,
             reply.error.clone(),
         ),
     };
@@ -262,6 +275,8 @@ fn client_view(
         finish_reason,
         model,
         usage,
+        completion_tokens,
+        answer_tokens: cb_wire::openai::approx_tokens(got),
         latency_ms: reply.latency_ms,
         contract_violations,
     }

@@ -325,6 +325,8 @@ pub(crate) mod tests {
                 finish_reason: Some("stop".into()),
                 model: Some("continuity-sim-fallback".into()),
                 usage: true,
+                completion_tokens: None,
+                answer_tokens: 0,
                 latency_ms: 3.5,
                 hung: false,
                 contract_violations: Vec::new(),

@@ -192,6 +192,8 @@ mod tests {
                 finish_reason: None,
                 model: None,
                 usage: false,
+                completion_tokens: None,
+                answer_tokens: 0,
                 latency_ms: 50.0,
                 hung: false,
                 contract_violations: Vec::new(),

@@ -92,6 +92,8 @@ pub struct Exchange {
     pub model: Option<String>,
     /// Whether the answer carried a `usage` block.
     pub usage: bool,
+    /// Its `completion_tokens`, when it had a number there.
+    pub completion_tokens: Option<u32>,
     /// What a stream sent, event by event, and the lines that were not
     /// events; `None` for a plain response.
     pub stream: Option<StreamTrace>,
@@ -198,6 +200,7 @@ pub async fn send_to(
         finish_reason: None,
         model: None,
         usage: false,
+        completion_tokens: None,
         stream: None,
         provider: None,
     };
@@ -246,6 +249,7 @@ pub async fn send_to(
                 exchange.finish_reason = a.finish_reason;
                 exchange.model = a.model;
                 exchange.usage = a.usage;
+                exchange.completion_tokens = a.completion_tokens;
                 a.text
             })
         }
@@ -253,6 +257,7 @@ pub async fn send_to(
             exchange.finish_reason = plain.finish_reason;
             exchange.model = plain.model;
             exchange.usage = plain.usage;
+            exchange.completion_tokens = plain.completion_tokens;
             plain.text
         }),
     };
@@ -376,6 +381,7 @@ struct Plain {
     finish_reason: Option<String>,
     model: Option<String>,
     usage: bool,
+    completion_tokens: Option<u32>,
 }
 
 /// The text, finish reason, model and usage of a plain response body.
@@ -403,6 +409,10 @@ fn plain_answer(status: u16, body: &[u8]) -> Result<Plain, String> {
             .and_then(Value::as_str)
             .map(|m| redact(m).into_owned()),
         usage: json.get("usage").is_some_and(Value::is_object),
+        completion_tokens: json
+            .pointer("/usage/completion_tokens")
+            .and_then(Value::as_u64)
+            .and_then(|n| u32::try_from(n).ok()),
     })
 }
 

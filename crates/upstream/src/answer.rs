@@ -185,6 +185,8 @@ pub async fn answer(
         let body = framer.whole(whole, json_array);
         return match shape.end {
             End::CutAfter(_) => wire::cut_json(&body),
+            End::HalfBody => wire::half_json(&body),
+            End::BodyStall { silent } => wire::stalled_json(&body, silent),
             End::Complete | End::NoDone | End::StallAfter { .. } => json_response(200, body),
         };
     }
@@ -212,6 +214,14 @@ pub async fn answer(
         }
         End::StallAfter { tokens, silent } => {
             frames.truncate(first_content + tokens);
+            Tail::CloseAfter(silent)
+        }
+        End::HalfBody => {
+            frames.truncate(first_content + 1);
+            Tail::CloseAfter(Duration::ZERO)
+        }
+        End::BodyStall { silent } => {
+            frames.truncate(first_content);
             Tail::CloseAfter(silent)
         }
     };

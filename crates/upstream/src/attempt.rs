@@ -66,7 +66,7 @@ impl AttemptGuard {
         if let Some(id) = self.id {
             self.log.update(id, |row| {
                 row.action = AttemptAction::Degraded;
-                name.clone_into(&mut row.degradation);
+                row.degradation = cb_base::record::bounded_field(name);
             });
         }
     }
@@ -79,7 +79,7 @@ impl AttemptGuard {
             let kept = cb_base::record::bounded_to(text, cb_base::record::ATTEMPT_ANSWER_BOUND);
             self.log.update(id, |row| {
                 kept.clone_into(&mut row.answer);
-                answered_by.clone_into(&mut row.answered_by);
+                row.answered_by = cb_base::record::bounded_field(answered_by);
             });
         }
     }
@@ -89,7 +89,7 @@ impl AttemptGuard {
         if let Some(id) = self.id {
             self.log.update(id, |row| {
                 row.action = AttemptAction::ProviderError;
-                reason.clone_into(&mut row.provider_error);
+                row.provider_error = cb_base::record::bounded_field(reason);
             });
         }
     }

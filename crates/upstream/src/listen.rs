@@ -7,15 +7,13 @@
 //! `SO_LINGER` to zero on it makes the kernel answer the close of the
 //! connection with a reset; nothing else about the connection changes.
 
-use axum::extract::connect_info::Connected;
-use axum::serve::IncomingStream;
 use axum::Router;
-use cb_wire::server::ServerHandle;
+use cb_wire::server::{Limits, ServerHandle};
 use std::net::SocketAddr;
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::TcpListener;
+use tokio::net::TcpStream;
 
 /// A handle on one accepted connection's socket (a duplicated descriptor;
 /// `None` when the descriptor could not be duplicated).
@@ -34,28 +32,19 @@ impl Socket {
     }
 }
 
-impl Connected<IncomingStream<'_, TcpListener>> for Socket {
-    fn connect_info(stream: IncomingStream<'_, TcpListener>) -> Self {
-        let io = stream.io();
-        // Small exchanges on kept-alive connections must not wait for
-        // Nagle's algorithm (as every server of the harness does).
-        let _ = io.set_nodelay(true);
-        Socket(io.as_fd().try_clone_to_owned().ok().map(Arc::new))
+impl Socket {
+    /// The handle on an accepted connection.
+    fn of(tcp: &TcpStream) -> Self {
+        Socket(tcp.as_fd().try_clone_to_owned().ok().map(Arc::new))
     }
 }
 
 /// Binds `addr` and serves `router` with a [`Socket`] per connection until
-/// the handle is shut down.
+/// the handle is shut down, within the server's [`Limits`] (a connection
+/// cap, header-read and body timeouts: [`cb_wire::server`]).
 ///
 /// # Errors
 /// When the address cannot be bound (in use, not local, no permission).
 pub async fn serve(addr: SocketAddr, router: Router) -> std::io::Result<ServerHandle> {
-    let listener = cb_wire::server::bind(addr).await?;
-    let addr = listener.local_addr()?;
-    Ok(ServerHandle::spawn(addr, |stop| async move {
-        let service = router.into_make_service_with_connect_info::<Socket>();
-        let _ = axum::serve(listener, service)
-            .with_graceful_shutdown(async move { stop.cancelled().await })
-            .await;
-    }))
+    cb_wire::server::serve_with(addr, router, Limits::default(), Socket::of).await
 }

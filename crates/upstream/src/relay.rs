@@ -50,6 +50,8 @@ impl LiveShape {
             End::Complete | End::NoDone => None,
             End::CutAfter(n) => Some((n, Tail::Cut)),
             End::StallAfter { tokens, silent } => Some((tokens, Tail::CloseAfter(silent))),
+            End::HalfBody => Some((1, Tail::CloseAfter(Duration::ZERO))),
+            End::BodyStall { silent } => Some((0, Tail::CloseAfter(silent))),
         };
         LiveShape {
             late,

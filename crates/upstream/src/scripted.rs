@@ -54,9 +54,10 @@ pub async fn execute(
             let mut guard = guard;
             if shape != Shape::default() {
                 guard.set_action(match shape.end {
-                    End::CutAfter(_) | End::StallAfter { .. } => {
-                        cb_base::record::AttemptAction::BodyCut
-                    }
+                    End::CutAfter(_)
+                    | End::StallAfter { .. }
+                    | End::HalfBody
+                    | End::BodyStall { .. } => cb_base::record::AttemptAction::BodyCut,
                     End::Complete | End::NoDone => cb_base::record::AttemptAction::Ok,
                 });
             }
@@ -99,6 +100,11 @@ pub fn describe(act: &Act) -> String {
                 End::CutAfter(k) => parts.push(format!("cut after {k} chunks")),
                 End::StallAfter { tokens, silent } => parts.push(format!(
                     "silent {} after {tokens} chunks, then closed",
+                    secs(silent)
+                )),
+                End::HalfBody => parts.push("the body ends cleanly halfway".to_string()),
+                End::BodyStall { silent } => parts.push(format!(
+                    "half the body, then silent {}, then broken off",
                     secs(silent)
                 )),
             }

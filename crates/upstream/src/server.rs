@@ -267,6 +267,25 @@ pub(super) struct Received {
     pub json_array: bool,
 }
 
+/// Most parameter names an attempt row keeps.
+const MAX_PARAMS: usize = 64;
+
+/// The parameter names a row keeps: at most [`MAX_PARAMS`], each bounded
+/// ([`cb_base::record::bounded_field`]), and a last one saying how many
+/// were left out.
+fn bounded_params(params: Vec<String>) -> Vec<String> {
+    let total = params.len();
+    let mut kept: Vec<String> = params
+        .iter()
+        .take(MAX_PARAMS)
+        .map(|p| cb_base::record::bounded_field(p))
+        .collect();
+    if total > MAX_PARAMS {
+        kept.push(format!("…[{} more]", total - MAX_PARAMS));
+    }
+    kept
+}
+
 impl Shared {
     /// Logs a request that could not be read (`bad_request`, 400); the
     /// 401 to send instead when this upstream's key has expired.
@@ -289,7 +308,7 @@ impl Shared {
         ctx.log.record(AttemptRecord {
             action: AttemptAction::BadRequest,
             status: Some(400),
-            model,
+            model: cb_base::record::bounded_field(&model),
             duration_ms: millis(start.elapsed()),
             ..self.row(run, start, String::new(), 0, attempt)
         });
@@ -367,9 +386,9 @@ impl Shared {
             AttemptRecord {
                 messages: req.messages.len() as u32,
                 approx_tokens: input_tokens,
-                model: req.model.clone(),
+                model: cb_base::record::bounded_field(&req.model),
                 stream: req.stream,
-                params,
+                params: bounded_params(params),
                 ..self.row(run, start, who.id.clone(), who.turn, attempt)
             },
             start,

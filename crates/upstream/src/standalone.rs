@@ -140,26 +140,29 @@ impl Standalone {
     }
 }
 
-/// Serves the pair until Ctrl-C, printing where it listens and what fails,
-/// then writes the attempts file if asked.
+/// Serves the pair until `stop` resolves (the command's SIGINT or SIGTERM),
+/// printing where it listens and what fails, then writes the attempts
+/// file if asked; returns what `stop` gave. The banner's last line,
+/// `press Ctrl-C to stop`, says it is serving.
 ///
 /// # Errors
-/// When an address cannot be bound, Ctrl-C cannot be awaited, or the
-/// attempts file cannot be written.
-pub async fn serve_until_ctrl_c(config: UpstreamsConfig) -> anyhow::Result<()> {
+/// When an address cannot be bound or the attempts file cannot be
+/// written.
+pub async fn serve_until<S>(
+    config: UpstreamsConfig,
+    stop: impl std::future::Future<Output = S>,
+) -> anyhow::Result<S> {
     let attempts = config.attempts.clone();
     let running = Standalone::start(config).await?;
     println!("{}", running.banner());
-    println!("press Ctrl-C to stop");
-    tokio::signal::ctrl_c()
-        .await
-        .context("cannot wait for Ctrl-C")?;
+    println!("press Ctrl-C to stop (or send SIGTERM)");
+    let signal = stop.await;
     let served = running.stop().await?;
     println!("{served} attempts served");
     if let Some(path) = attempts {
         println!("attempts written to {}", path.display());
     }
-    Ok(())
+    Ok(signal)
 }
 
 #[cfg(test)]

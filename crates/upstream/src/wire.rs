@@ -56,7 +56,7 @@ pub fn error(mut guard: AttemptGuard, spec: &ErrorSpec, dialect: Dialect) -> Res
         AttemptAction::ApiError
     });
     if let Some(retry_after) = spec.retry_after {
-        guard.set_retry_after(retry_after_secs(retry_after) * 1000);
+        guard.set_retry_after(retry_after_secs(retry_after).saturating_mul(1000));
     }
     guard.finish(Some(spec.status));
     error_response(spec, dialect)
@@ -68,7 +68,7 @@ pub fn error(mut guard: AttemptGuard, spec: &ErrorSpec, dialect: Dialect) -> Res
 pub fn provider_error(mut guard: AttemptGuard, spec: &ErrorSpec, dialect: Dialect) -> Response {
     guard.set_provider_error(&spec.message);
     if let Some(retry_after) = spec.retry_after {
-        guard.set_retry_after(retry_after_secs(retry_after) * 1000);
+        guard.set_retry_after(retry_after_secs(retry_after).saturating_mul(1000));
     }
     guard.finish(Some(spec.status));
     error_response(spec, dialect)
@@ -108,13 +108,42 @@ pub(super) fn cut_error() -> std::io::Error {
     std::io::Error::other("simulated cut: the upstream broke the body off")
 }
 
-/// A 200 JSON answer broken off halfway through its body.
-pub fn cut_json(body: &str) -> Response {
+/// The first half of `body` (at a character boundary).
+fn first_half(body: &str) -> String {
     let half = body
         .char_indices()
         .nth(body.chars().count() / 2)
         .map_or(0, |(i, _)| i);
-    let part = body[..half].to_string();
+    body[..half].to_string()
+}
+
+/// A 200 whose body is the first half of a JSON answer and ends cleanly
+/// (its `Content-Length` matches): complete at the HTTP level, not the
+/// JSON it claims to be.
+pub fn half_json(body: &str) -> Response {
+    json_response(200, first_half(body))
+}
+
+/// A 200 JSON answer whose first half goes at once, then nothing for
+/// `silent`, then the connection breaks off.
+pub fn stalled_json(body: &str, silent: Duration) -> Response {
+    let part = first_half(body);
+    let sent = futures::stream::once(async move { Ok(Bytes::from(part)) });
+    let stall = futures::stream::once(async move {
+        // The fault itself: the body goes silent after its first half.
+        tokio::time::sleep(silent).await;
+        Err(cut_error())
+    });
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from_stream(futures::StreamExt::chain(sent, stall)))
+        .unwrap_or_else(|_| json_response(500, String::new()))
+}
+
+/// A 200 JSON answer broken off halfway through its body.
+pub fn cut_json(body: &str) -> Response {
+    let part = first_half(body);
     let sent = futures::stream::once(async move { Ok(Bytes::from(part)) });
     let cut = futures::stream::once(async {
         // The fault itself: the body breaks off this long after the part sent.

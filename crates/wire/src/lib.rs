@@ -10,7 +10,7 @@ pub mod retry_after;
 pub mod server;
 pub mod sse;
 
-pub use retry_after::retry_after;
+pub use retry_after::{parse_retry_after, retry_after, RetryAfter, RETRY_AFTER_MAX};
 
 /// The largest response body read from a peer by default (`--max-response-bytes`): 4 MiB, a thousand times a long chat
 /// answer, small enough that 100 conversations in flight stay far below a

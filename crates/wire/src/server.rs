@@ -1,15 +1,102 @@
 //! Serving an axum router on a bound address, with a handle that stops it.
 //!
-//! Every server the harness starts (simulated upstreams, reference proxies)
-//! goes through here, binds where it is told (127.0.0.1 by default) and stops
-//! when its handle is shut down or dropped with the run.
+//! Every server the harness starts (simulated upstreams, reference proxies,
+//! the canary endpoint) goes through here, binds where it is told
+//! (127.0.0.1 by default) and stops when its handle is shut down or
+//! dropped with the run. A hostile or careless client cannot exhaust it
+//! ([`Limits`]):
+//!
+//! - at most [`MAX_CONNECTIONS`] connections are served at once; one more
+//!   is answered `503` at once and closed, and counted
+//!   ([`ConnectionStats::refused`]);
+//! - a connection must send a request's headers within
+//!   [`HEADER_READ_TIMEOUT`] of being accepted or of its previous
+//!   response (hyper's header-read timer also runs while a kept-alive
+//!   connection waits idle for its next request: `proto/h1/conn.rs`
+//!   starts it whenever the connection is ready to read a head), so idle,
+//!   slowloris and abandoned connections are closed;
+//! - a request body silent for [`BODY_READ_TIMEOUT`] between two frames
+//!   is cut (the handler sees a body error);
+//! - on start, the process's soft open-file limit is raised to its hard
+//!   limit, so the cap, not the descriptor table, decides.
 
-use axum::serve::ListenerExt;
+use axum::extract::ConnectInfo;
 use axum::Router;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use std::net::SocketAddr;
-use tokio::net::TcpListener;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+
+/// Most connections served at once by one server: 16,384. Far above what
+/// a run opens (a few hundred), below what the descriptor table of a
+/// default Linux box holds after the soft limit is raised.
+pub const MAX_CONNECTIONS: usize = 16_384;
+
+/// Longest wait for a request's headers, on a new connection or an idle
+/// kept-alive one: 60 s (twice the 30 s the harness's own clients keep an
+/// idle connection, so a client never races the close).
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Longest silence inside a request body: 30 s.
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long the `503` to a connection beyond the cap may take to write.
+const REFUSE_WRITE: Duration = Duration::from_secs(1);
+
+/// The answer to a connection beyond the cap.
+const REFUSED: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: 123\r\n\r\n{\"error\":{\"message\":\"too many open connections to this server; retry later\",\"type\":\"server_error\",\"code\":\"connection_cap\"}}";
+
+/// The bounds a server keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Most connections served at once.
+    pub max_connections: usize,
+    /// Longest wait for a request's headers (idle keep-alive included).
+    pub header_read_timeout: Duration,
+    /// Longest silence inside a request body.
+    pub body_read_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_connections: MAX_CONNECTIONS,
+            header_read_timeout: HEADER_READ_TIMEOUT,
+            body_read_timeout: BODY_READ_TIMEOUT,
+        }
+    }
+}
+
+/// Connection counters of one server, for `/metrics`.
+#[derive(Debug, Default)]
+pub struct ConnectionStats {
+    accepted: AtomicU64,
+    refused: AtomicU64,
+    open: AtomicU64,
+}
+
+impl ConnectionStats {
+    /// Connections served (accepted within the cap) so far.
+    pub fn accepted(&self) -> u64 {
+        self.accepted.load(Ordering::Relaxed)
+    }
+
+    /// Connections answered `503` because the cap was reached.
+    pub fn refused(&self) -> u64 {
+        self.refused.load(Ordering::Relaxed)
+    }
+
+    /// Connections open now.
+    pub fn open(&self) -> u64 {
+        self.open.load(Ordering::Relaxed)
+    }
+}
 
 /// A running server. Dropping the handle stops it.
 #[derive(Debug)]
@@ -18,6 +105,7 @@ pub struct ServerHandle {
     pub addr: SocketAddr,
     token: CancellationToken,
     task: Option<JoinHandle<()>>,
+    stats: Arc<ConnectionStats>,
 }
 
 impl ServerHandle {
@@ -33,6 +121,7 @@ impl ServerHandle {
             addr,
             token,
             task: Some(task),
+            stats: Arc::default(),
         }
     }
 
@@ -41,13 +130,18 @@ impl ServerHandle {
         format!("http://{}", self.addr)
     }
 
+    /// The server's connection counters.
+    pub fn stats(&self) -> Arc<ConnectionStats> {
+        self.stats.clone()
+    }
+
     /// Stops accepting, lets in-flight requests end, and waits for it (at
     /// most one second, after which the serving loop is aborted; a
     /// connection still busy then ends on its own, when its request does).
     pub async fn shutdown(mut self) {
         self.token.cancel();
         if let Some(mut task) = self.task.take() {
-            if tokio::time::timeout(std::time::Duration::from_secs(1), &mut task)
+            if tokio::time::timeout(Duration::from_secs(1), &mut task)
                 .await
                 .is_err()
             {
@@ -71,6 +165,7 @@ impl Drop for ServerHandle {
 /// # Errors
 /// When the address cannot be bound (in use, not local, no permission).
 pub async fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    raise_open_file_limit();
     TcpListener::bind(addr).await.map_err(|e| {
         std::io::Error::new(
             e.kind(),
@@ -79,22 +174,126 @@ pub async fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
     })
 }
 
-/// Binds `addr` and serves `router` on it until the handle is shut down.
-/// Accepted connections have `TCP_NODELAY` set.
+/// Raises the soft open-file limit to the hard one (once is enough; a
+/// failure leaves the limit as it was).
+fn raise_open_file_limit() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rlimit::increase_nofile_limit(u64::MAX);
+    });
+}
+
+/// Binds `addr` and serves `router` on it with the default [`Limits`]
+/// until the handle is shut down. Accepted connections have `TCP_NODELAY`
+/// set.
 ///
 /// # Errors
 /// When the address cannot be bound (in use, not local, no permission).
 pub async fn serve(addr: SocketAddr, router: Router) -> std::io::Result<ServerHandle> {
+    serve_with(addr, router, Limits::default(), |_| ()).await
+}
+
+/// As [`serve`], with `limits`, and `info` made from each accepted
+/// connection handed to its requests as [`ConnectInfo`] (e.g. a handle
+/// on the socket a fault resets).
+///
+/// # Errors
+/// When the address cannot be bound (in use, not local, no permission).
+pub async fn serve_with<I>(
+    addr: SocketAddr,
+    router: Router,
+    limits: Limits,
+    info: fn(&TcpStream) -> I,
+) -> std::io::Result<ServerHandle>
+where
+    I: Clone + Send + Sync + 'static,
+{
     let listener = bind(addr).await?;
     let addr = listener.local_addr()?;
-    Ok(ServerHandle::spawn(addr, |stop| async move {
-        // Small request/response exchanges on kept-alive connections must
-        // not wait for Nagle's algorithm.
-        let listener = listener.tap_io(|tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        let _ = axum::serve(listener, router.into_make_service())
-            .with_graceful_shutdown(async move { stop.cancelled().await })
-            .await;
-    }))
+    let stats = Arc::new(ConnectionStats::default());
+    let counters = stats.clone();
+    let mut handle = ServerHandle::spawn(addr, move |stop| {
+        accept_loop(listener, router, limits, info, counters, stop)
+    });
+    handle.stats = stats;
+    Ok(handle)
 }
+
+async fn accept_loop<I>(
+    listener: TcpListener,
+    router: Router,
+    limits: Limits,
+    info: fn(&TcpStream) -> I,
+    stats: Arc<ConnectionStats>,
+    stop: CancellationToken,
+) where
+    I: Clone + Send + Sync + 'static,
+{
+    let router = router.layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
+        limits.body_read_timeout,
+    ));
+    let slots = Arc::new(Semaphore::new(limits.max_connections));
+    loop {
+        let accepted = tokio::select! {
+            () = stop.cancelled() => break,
+            accepted = listener.accept() => accepted,
+        };
+        let tcp = match accepted {
+            Ok((tcp, _)) => tcp,
+            Err(_) => {
+                // Out of descriptors or a connection gone before accept:
+                // a short pause instead of a busy loop, then on.
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let _ = tcp.set_nodelay(true);
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            stats.refused.fetch_add(1, Ordering::Relaxed);
+            tokio::spawn(refuse(tcp));
+            continue;
+        };
+        stats.accepted.fetch_add(1, Ordering::Relaxed);
+        stats.open.fetch_add(1, Ordering::Relaxed);
+        let connection = ConnectInfo(info(&tcp));
+        let router = router.clone();
+        let stop = stop.clone();
+        let stats = stats.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |mut request: http::Request<_>| {
+                request.extensions_mut().insert(connection.clone());
+                let mut router = router.clone();
+                async move {
+                    tower::Service::call(&mut router, request.map(axum::body::Body::new)).await
+                }
+            });
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(TokioTimer::new())
+                .header_read_timeout(limits.header_read_timeout);
+            let conn = builder.serve_connection(TokioIo::new(tcp), service);
+            tokio::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                () = stop.cancelled() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.await;
+                }
+            }
+            stats.open.fetch_sub(1, Ordering::Relaxed);
+            drop(slot);
+        });
+    }
+}
+
+/// Answers a connection beyond the cap with a `503` and closes it.
+async fn refuse(mut tcp: TcpStream) {
+    let _ = tokio::time::timeout(REFUSE_WRITE, async {
+        let _ = tcp.write_all(REFUSED).await;
+        let _ = tcp.shutdown().await;
+    })
+    .await;
+}
+
+#[cfg(test)]
+mod tests;

@@ -94,6 +94,14 @@ pub enum Misbehaviour {
     /// As `FallsBackOnAnyError`, and after one primary failure never tries
     /// the primary again.
     StaysOnFallback,
+    /// Fails over on a status or a silent primary, but hands a 2xx body to
+    /// the client as it comes, unchecked and without a body timeout
+    /// ([`super::careless::trusting`]).
+    TrustsPlainBodies,
+    /// Continues a broken stream from the fallback without a seam, but
+    /// leaves the fallback's usage as it counted it
+    /// ([`super::careless::splicing`]).
+    SplicesWithoutAccounting,
 }
 
 /// Most primary attempts of `HammersPrimary`.
@@ -356,6 +364,11 @@ async fn handle_stream(g: &Gateway, body: &Value) -> Response {
             .body(body)
             .unwrap()
     };
+    if g.kind == Misbehaviour::SplicesWithoutAccounting {
+        if let Some(r) = super::careless::splicing(&g.client, &g.primary, &g.fallback, body).await {
+            return r;
+        }
+    }
     if g.kind == Misbehaviour::MasksCutStreams {
         if let Some(bytes) = read_masking_cuts(g, body).await {
             return sse(200, bytes);
@@ -445,6 +458,9 @@ fn dropped() -> Response {
 }
 
 async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
+    if g.kind == Misbehaviour::TrustsPlainBodies {
+        return super::careless::trusting(&g.client, &g.primary, &g.fallback, &body).await;
+    }
     if body["stream"] == Value::Bool(true) {
         return handle_stream(&g, &body).await;
     }
@@ -550,7 +566,9 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
         | Misbehaviour::ForwardsPrefillError
         | Misbehaviour::NoTimeouts
         | Misbehaviour::HoldsWithoutDone
-        | Misbehaviour::StaysOnFallback => messages.clone(),
+        | Misbehaviour::StaysOnFallback
+        | Misbehaviour::TrustsPlainBodies
+        | Misbehaviour::SplicesWithoutAccounting => messages.clone(),
         Misbehaviour::TruncateToLast3 => messages[messages.len().saturating_sub(3)..].to_vec(),
     });
     if g.kind == Misbehaviour::DropsParams {

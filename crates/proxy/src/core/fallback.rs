@@ -5,7 +5,7 @@
 //! that a `context_length_exceeded` goes to. Also how a broken primary
 //! stream is continued from the fallback ([`Continuer`]).
 
-use super::transport::{read_full, ReadError, Sent};
+use super::transport::{not_a_completion, read_full, BodyLimits, ReadError, Sent};
 use super::{ms, serialisation, unanswered, Core, Reply, ReplyBody, REASON_CONTEXT};
 use crate::backoff::backoff_delay;
 use crate::events::SwitchEvent;
@@ -15,7 +15,7 @@ use crate::Continuation;
 use axum::http::{header, HeaderValue, StatusCode};
 use bytes::Bytes;
 use cb_dialect::Dialect;
-use cb_wire::retry_after;
+use cb_wire::parse_retry_after;
 use reqwest::Url;
 use serde_json::Value;
 use std::time::SystemTime;
@@ -88,7 +88,7 @@ impl Core {
             .clone()
             .or_else(|| cfg.fallback_model.clone());
         event.reason = REASON_CONTEXT.to_string();
-        event.provider_fallback = b.context_fallback.clone();
+        event.provider_fallback = b.context_fallback.as_deref().map(super::display_url);
         event.fallback_attempts = 1;
         let start = Instant::now();
         let reply = match self.fallback_value(client, model.as_deref()) {
@@ -128,7 +128,7 @@ impl Core {
         if stream && response.status().is_success() {
             let status = response.status();
             let content_type = response.headers().get(header::CONTENT_TYPE).cloned();
-            let first_token_by = b.first_token_timeout.map(|t| sent_at + t);
+            let first_token_by = b.first_token_timeout.and_then(|t| sent_at.checked_add(t));
             let (source, content_type) = match translate {
                 Some(t) => (
                     crate::dialect::translate_source(
@@ -164,15 +164,25 @@ impl Core {
                 Err(NotOpened::Deadline) => Reply::deadline(cfg.deadline),
             };
         }
-        match read_full(response, deadline).await {
+        match read_full(response, BodyLimits::from_now(self, deadline)).await {
             Ok(reply) => match translate {
                 Some(t) => crate::dialect::incoming(t.dialect, reply, t.client, &t.id, t.created),
+                // A 2xx that is not a chat completion fails this attempt
+                // too: the client gets a clean 502, never the garbage.
+                None if reply.status.is_success() => match not_a_completion(&reply) {
+                    Some(why) => unanswered(
+                        StatusCode::BAD_GATEWAY,
+                        &format!("the {who}'s response body {why}"),
+                        "fallback_malformed",
+                    ),
+                    None => reply,
+                },
                 None => reply,
             },
             Err(ReadError::Deadline) => Reply::deadline(cfg.deadline),
-            Err(ReadError::Body) => unanswered(
+            Err(ReadError::Body(why)) => unanswered(
                 StatusCode::BAD_GATEWAY,
-                &format!("the {who}'s response body broke off"),
+                &format!("the {who}'s response body {why}"),
                 "fallback_body_error",
             ),
         }
@@ -255,9 +265,14 @@ impl Core {
             if response.status() == StatusCode::TOO_MANY_REQUESTS
                 && retry < cfg.fallback_429_retries
             {
-                let asked = retry_after(response.headers(), SystemTime::now());
+                let asked = parse_retry_after(response.headers(), SystemTime::now());
+                event.retry_after_clamped |= asked.is_some_and(|a| a.clamped);
+                let asked = asked.map(|a| a.wait);
                 let wait = backoff_delay(retry, cfg.backoff_base, cfg.backoff_cap, asked, &mut rng);
-                if Instant::now() + wait < deadline {
+                if Instant::now()
+                    .checked_add(wait)
+                    .is_some_and(|t| t < deadline)
+                {
                     drop(response);
                     // Backoff with full jitter before a fallback retry, never shorter than
                     // Retry-After, within the deadline.

@@ -11,7 +11,7 @@
 //! | 404 model not found                           | fail over     | the fallback's answer       |
 //! | no headers within the attempt timeout         | fail over     | the fallback's answer       |
 //! | connection refused / reset before headers     | fail over     | the fallback's answer       |
-//! | 2xx whose body broke off (not streaming)      | fail over     | the fallback's answer       |
+//! | 2xx body broken, stalled or not a completion (not streaming) | fail over | the fallback's answer |
 //! | 2xx stream: no first token in time, or broken before it | fail over | the fallback's answer |
 //! | 400, 401, 402, 403 and every other 4xx        | pass through  | the primary's status + body |
 //! | 1xx, 3xx (not expected from an API)           | pass through  | the primary's status + body |
@@ -29,9 +29,16 @@
 //!   one is configured (else it passes through, as the tree says);
 //! - the fallback gets its own model id, and `max_tokens` and the
 //!   configured parameters when set;
-//! - every attempt waits at most `attempt_timeout` for response headers;
-//! - the whole request, bodies and backoff included, ends by `deadline`; past
-//!   it the client gets 504 with an OpenAI-style error body;
+//! - every attempt waits at most `attempt_timeout` for response headers,
+//!   and a non-streamed body must then be whole within another
+//!   `attempt_timeout`, with no silence longer than `stall_timeout`, at
+//!   most 4 MiB, and (when 2xx) a JSON chat completion; otherwise the
+//!   attempt failed (`body_error`) and the request fails over;
+//! - the whole request, bodies and backoff included, ends by `deadline`, of
+//!   which the primary's leg gets all but one attempt timeout (at most half
+//!   the deadline, [`primary_end`]): reaching its end fails over, so the
+//!   fallback always gets its turn; past the deadline the client gets 504
+//!   with an OpenAI-style error body;
 //! - a streamed answer is held until its first token ([`super::relay`]),
 //!   so a stream that breaks or stays silent before it fails over cleanly;
 //!   after it, the stream is relayed as it arrives, and one that breaks or
@@ -48,7 +55,7 @@
 mod fallback;
 mod transport;
 
-pub use transport::UpstreamHealth;
+pub use transport::{display_url, UpstreamHealth};
 
 use super::events::{SwitchEvent, REASON_NONE};
 use super::payload::{primary_bytes, ClientRequest};
@@ -57,12 +64,12 @@ use super::{ProxyConfig, ProxyError};
 use crate::policy::{classify, same_route_wait, Decision, FailoverReason, Outcome, RetryRules};
 use axum::http::{header, HeaderValue, StatusCode};
 use bytes::Bytes;
-use cb_wire::retry_after;
+use cb_wire::parse_retry_after;
 use reqwest::Url;
 use serde_json::Value;
 use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
-use transport::{endpoint, read_full, ReadError, Sent};
+use transport::{endpoint, not_a_completion, read_full, BodyLimits, ReadError, Sent};
 
 /// The switch-event reason of a request sent to the larger-context route.
 pub const REASON_CONTEXT: &str = "context_length_exceeded";
@@ -185,14 +192,18 @@ impl Core {
     pub async fn handle(&self, index: u64, client: &ClientRequest) -> (Reply, SwitchEvent) {
         let cfg = &self.config;
         let start = Instant::now();
-        let deadline = start + cfg.deadline;
+        // The configured deadline is range-checked; a sum past what an
+        // Instant holds still cannot panic.
+        let deadline = start
+            .checked_add(cfg.deadline)
+            .unwrap_or_else(|| start + Duration::from_secs(86_400));
         let requested = client.model.clone();
         let mut event = SwitchEvent {
             request: index,
             mode: cfg.mode.as_str().to_string(),
-            provider_primary: cfg.primary_url.clone(),
+            provider_primary: display_url(&cfg.primary_url),
             provider_fallback: None,
-            model_requested: requested.clone(),
+            model_requested: cb_base::record::bounded_field(&requested),
             model_actual: None,
             reason: REASON_NONE.to_string(),
             latency_primary_ms: 0.0,
@@ -202,6 +213,7 @@ impl Core {
             continuation: None,
             stream: client.stream,
             status: 0,
+            retry_after_clamped: false,
         };
         let primary_model = cfg.primary_model.as_deref();
         let body = match primary_bytes(client, primary_model) {
@@ -215,12 +227,16 @@ impl Core {
                 return finish(event, reply);
             }
         };
-        let leg = self.primary(client, body, deadline, &mut event).await;
+        let leg = self
+            .primary(client, body, primary_end(start, cfg), deadline, &mut event)
+            .await;
         event.latency_primary_ms = ms(start.elapsed());
         let reason = match leg {
             Primary::Reply(reply) => {
                 if reply.status.is_success() || reply.status.is_client_error() {
-                    event.model_actual = Some(primary_model.unwrap_or(&requested).into());
+                    event.model_actual = Some(cb_base::record::bounded_field(
+                        primary_model.unwrap_or(&requested),
+                    ));
                 }
                 return finish(event, reply);
             }
@@ -230,25 +246,30 @@ impl Core {
                     return finish(event, reply);
                 }
                 None => {
-                    event.model_actual = Some(primary_model.unwrap_or(&requested).into());
+                    event.model_actual = Some(cb_base::record::bounded_field(
+                        primary_model.unwrap_or(&requested),
+                    ));
                     return finish(event, reply);
                 }
             },
             Primary::Failover(reason) => reason,
         };
         event.reason = reason.label();
-        event.provider_fallback = Some(cfg.fallback_url.clone());
+        event.provider_fallback = Some(display_url(&cfg.fallback_url));
         let reply = self.fallback(index, client, deadline, &mut event).await;
         finish(event, reply)
     }
 
     /// The primary leg: an attempt, the same-route retries the rules allow,
-    /// and the decision on the last outcome.
+    /// and the decision on the last outcome, all before `deadline` (the
+    /// primary's share of the request's, [`primary_end`]): reaching it
+    /// fails over, so the fallback always gets its turn.
     async fn primary(
         &self,
         client: &ClientRequest,
         body: Bytes,
         deadline: Instant,
+        overall: Instant,
         event: &mut SwitchEvent,
     ) -> Primary {
         let cfg = &self.config;
@@ -268,13 +289,18 @@ impl Core {
                     Sent::Headers(r) => (Outcome::Status(r.status().as_u16()), Some(r)),
                     Sent::Timeout => (Outcome::Timeout, None),
                     Sent::ConnectError => (Outcome::ConnectError, None),
-                    Sent::Deadline => return Primary::Reply(Reply::deadline(cfg.deadline)),
+                    Sent::Deadline => return Primary::Failover(FailoverReason::Timeout),
                 };
             let asked = response
                 .as_ref()
-                .and_then(|r| retry_after(r.headers(), SystemTime::now()));
+                .and_then(|r| parse_retry_after(r.headers(), SystemTime::now()));
+            event.retry_after_clamped |= asked.is_some_and(|a| a.clamped);
+            let asked = asked.map(|a| a.wait);
             if let Some(wait) = same_route_wait(outcome, asked, retries, &rules) {
-                if Instant::now() + wait < deadline {
+                if Instant::now()
+                    .checked_add(wait)
+                    .is_some_and(|t| t < deadline)
+                {
                     drop(response);
                     // The retry wait the rules ask for (Retry-After or a short delay), within
                     // the deadline.
@@ -296,7 +322,7 @@ impl Core {
             return match classify(outcome) {
                 Decision::Failover(reason) => Primary::Failover(reason),
                 Decision::Deliver if client.stream => {
-                    let first_token_by = b.first_token_timeout.map(|t| sent_at + t);
+                    let first_token_by = b.first_token_timeout.and_then(|t| sent_at.checked_add(t));
                     let content_type = response.headers().get(header::CONTENT_TYPE).cloned();
                     match relay::open(relay::source_of(response), first_token_by, deadline).await {
                         Ok(opened) => Primary::Reply(Reply {
@@ -305,7 +331,9 @@ impl Core {
                             body: ReplyBody::Relay(Box::new(Plan {
                                 opened,
                                 stall_timeout: b.stall_timeout,
-                                deadline,
+                                // Once tokens flow, the stream has the
+                                // whole request's deadline.
+                                deadline: overall,
                                 continuer: self.continuer(client),
                             })),
                         }),
@@ -313,20 +341,23 @@ impl Core {
                             Primary::Failover(FailoverReason::FirstTokenTimeout)
                         }
                         Err(NotOpened::Broke) => Primary::Failover(body_error()),
-                        Err(NotOpened::Deadline) => Primary::Reply(Reply::deadline(cfg.deadline)),
+                        Err(NotOpened::Deadline) => Primary::Failover(FailoverReason::Timeout),
                     }
                 }
                 Decision::Deliver | Decision::PassThrough => {
                     let status = response.status();
-                    match read_full(response, deadline).await {
+                    match read_full(response, BodyLimits::from_now(self, deadline)).await {
                         Ok(reply)
                             if status == StatusCode::BAD_REQUEST && context_too_long(&reply) =>
                         {
                             Primary::ContextLength(reply)
                         }
+                        Ok(reply) if status.is_success() && not_a_completion(&reply).is_some() => {
+                            Primary::Failover(body_error())
+                        }
                         Ok(reply) => Primary::Reply(reply),
-                        Err(ReadError::Deadline) => Primary::Reply(Reply::deadline(cfg.deadline)),
-                        Err(ReadError::Body) => Primary::Failover(body_error()),
+                        Err(ReadError::Deadline) => Primary::Failover(FailoverReason::Timeout),
+                        Err(ReadError::Body(_)) => Primary::Failover(body_error()),
                     }
                 }
             };
@@ -334,13 +365,33 @@ impl Core {
     }
 }
 
+/// When the primary leg must end: the request's deadline less the
+/// fallback's share, which is one attempt timeout but at most half the
+/// deadline. Reaching it fails over instead of answering 504, so the
+/// overall deadline never swallows the fallback's turn (defaults: 60 s
+/// deadline, the primary's leg ends by 50 s, the fallback has 10 s).
+fn primary_end(start: Instant, cfg: &ProxyConfig) -> Instant {
+    let reserve = cfg.attempt_timeout.min(cfg.deadline / 2);
+    start
+        .checked_add(cfg.deadline.saturating_sub(reserve))
+        .unwrap_or(start)
+}
+
 /// Completes a relayed stream's event with how the stream ended: a
 /// continuation from the fallback counts as a switch.
 pub fn complete_event(event: &mut SwitchEvent, report: relay::Report, fallback_url: &str) {
     if report.fallback_attempts > 0 {
         event.fallback_attempts += report.fallback_attempts;
+        // The continuation's own time and model: the client's answer
+        // ends with the fallback's text.
+        if let Some(ms) = report.latency_fallback_ms {
+            event.latency_fallback_ms = Some(event.latency_fallback_ms.unwrap_or(0.0) + ms);
+        }
+        if report.fallback_model.is_some() {
+            event.model_actual = report.fallback_model;
+        }
         if event.provider_fallback.is_none() {
-            event.provider_fallback = Some(fallback_url.to_string());
+            event.provider_fallback = Some(display_url(fallback_url));
         }
         if event.reason == REASON_NONE {
             event.reason = REASON_STREAM_BROKEN.to_string();

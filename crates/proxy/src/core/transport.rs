@@ -20,8 +20,43 @@ pub(super) enum Sent {
 
 /// Why a body could not be read.
 pub(super) enum ReadError {
-    Body,
+    /// It broke off, was larger than [`MAX_BODY_BYTES`], was silent past
+    /// the stall limit or was not whole within the body limit.
+    Body(&'static str),
+    /// The request's deadline passed first.
     Deadline,
+}
+
+/// The largest non-streamed body read from an upstream: 4 MiB
+/// ([`cb_wire::DEFAULT_MAX_RESPONSE_BYTES`]); a larger one fails the
+/// attempt.
+pub(super) const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// How long a non-streamed body may take once its headers have come.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct BodyLimits {
+    /// The whole body must have come by then (headers + the attempt
+    /// timeout).
+    pub(super) by: Instant,
+    /// Longest silence between two reads (`--stall-timeout`); `None`: no
+    /// limit but `by`.
+    pub(super) gap: Option<std::time::Duration>,
+    /// The request's deadline (for the leg reading it).
+    pub(super) deadline: Instant,
+}
+
+impl BodyLimits {
+    /// The limits of a body whose headers came now.
+    pub(super) fn from_now(core: &Core, deadline: Instant) -> Self {
+        let now = Instant::now();
+        BodyLimits {
+            by: now
+                .checked_add(core.config.attempt_timeout)
+                .unwrap_or(deadline),
+            gap: core.config.behaviour.stall_timeout,
+            deadline,
+        }
+    }
 }
 
 /// What one upstream's state is, for `GET /health`.
@@ -108,32 +143,121 @@ impl Core {
     }
 }
 
-/// Reads a response in full before `deadline`.
+/// Reads a response in full within `limits`: at most [`MAX_BODY_BYTES`],
+/// no silence longer than the stall limit, whole by `limits.by`, and
+/// never past the deadline.
 pub(super) async fn read_full(
     response: reqwest::Response,
-    deadline: Instant,
+    limits: BodyLimits,
 ) -> Result<Reply, ReadError> {
+    use futures::StreamExt;
     let status = response.status();
     let content_type = response.headers().get(header::CONTENT_TYPE).cloned();
-    match tokio::time::timeout_at(deadline, response.bytes()).await {
-        Ok(Ok(bytes)) => Ok(Reply {
-            status,
-            content_type,
-            body: ReplyBody::Full(bytes),
-        }),
-        Ok(Err(_)) => Err(ReadError::Body),
-        Err(_) => Err(ReadError::Deadline),
+    let mut body = Vec::new();
+    let mut chunks = response.bytes_stream();
+    let end = limits.by.min(limits.deadline);
+    loop {
+        let now = Instant::now();
+        let wait_until = match limits.gap.and_then(|g| now.checked_add(g)) {
+            Some(gap) => gap.min(end),
+            None => end,
+        };
+        match tokio::time::timeout_at(wait_until, chunks.next()).await {
+            Ok(Some(Ok(chunk))) => {
+                if body.len() + chunk.len() > MAX_BODY_BYTES {
+                    return Err(ReadError::Body("was larger than 4 MiB"));
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(Some(Err(_))) => return Err(ReadError::Body("broke off")),
+            Ok(None) => break,
+            Err(_) if wait_until >= limits.deadline => return Err(ReadError::Deadline),
+            Err(_) if wait_until < end => {
+                return Err(ReadError::Body("stalled past the stall timeout"))
+            }
+            Err(_) => return Err(ReadError::Body("was not whole within the attempt timeout")),
+        }
+    }
+    Ok(Reply {
+        status,
+        content_type,
+        body: ReplyBody::Full(Bytes::from(body)),
+    })
+}
+
+/// Why a 2xx non-streamed body is not the chat completion it claims to be
+/// (`None` when it is one: a JSON object with a `choices` array), so it
+/// fails the attempt as a malformed chunk does in a stream.
+pub(super) fn not_a_completion(reply: &Reply) -> Option<&'static str> {
+    let ReplyBody::Full(bytes) = &reply.body else {
+        return None;
+    };
+    match serde_json::from_slice::<serde_json::Value>(bytes) {
+        Err(_) => Some("was not JSON"),
+        Ok(v) if v.get("choices").is_some_and(serde_json::Value::is_array) => None,
+        Ok(_) => Some("was not a chat completion (no `choices` array)"),
     }
 }
 
-/// `BASE/v1` (or `BASE` when it already ends in `/v1`) followed by `tail`.
+/// `BASE/v1` (or `BASE` when it already ends in `/v1`) followed by `tail`,
+/// the base's query string kept after the joined path
+/// (`http://h/v1?api_key=k` gives `http://h/v1/chat/completions?api_key=k`).
 fn under_v1(base: &str, tail: &str) -> String {
-    let trimmed = base.trim_end_matches('/');
-    if trimmed.ends_with("/v1") {
-        format!("{trimmed}{tail}")
-    } else {
-        format!("{trimmed}/v1{tail}")
+    let join = |path: &str| {
+        let trimmed = path.trim_end_matches('/');
+        if trimmed.ends_with("/v1") {
+            format!("{trimmed}{tail}")
+        } else {
+            format!("{trimmed}/v1{tail}")
+        }
+    };
+    match Url::parse(base) {
+        Ok(mut url) if !url.cannot_be_a_base() => {
+            let path = join(url.path());
+            url.set_path(&path);
+            url.to_string()
+        }
+        _ => join(base),
     }
+}
+
+/// A URL as outputs show it: a password in it and the values of
+/// key-like query parameters (`key`, `api_key`, `token`, `secret`,
+/// `password`, `sig`...) replaced by `[redacted]`. Text that is not a URL
+/// is returned as it is.
+pub fn display_url(text: &str) -> String {
+    let Ok(mut url) = Url::parse(text) else {
+        return text.to_string();
+    };
+    if url.password().is_some() {
+        let _ = url.set_password(Some("[redacted]"));
+    }
+    let secret = |name: &str| {
+        let name = name.to_ascii_lowercase();
+        ["key", "token", "secret", "password", "sig", "auth"]
+            .iter()
+            .any(|k| name.contains(k))
+    };
+    if url.query().is_some() {
+        let pairs: Vec<(String, String)> = url
+            .query_pairs()
+            .map(|(k, v)| {
+                let v = if secret(&k) {
+                    "[redacted]".to_string()
+                } else {
+                    v.into_owned()
+                };
+                (k.into_owned(), v)
+            })
+            .collect();
+        url.query_pairs_mut().clear().extend_pairs(pairs);
+    }
+    let shown = url.to_string();
+    // Keep the user's spelling for a URL without a path of its own.
+    if !text.ends_with('/') && shown.ends_with('/') && url.path() == "/" && url.query().is_none() {
+        return shown.trim_end_matches('/').to_string();
+    }
+    shown.replace("%5Bredacted%5D", "[redacted]")
 }
 
 /// `BASE/v1/chat/completions`, or `BASE/chat/completions` when the base
@@ -170,8 +294,34 @@ mod tests {
             url("http://h:1/v1/").unwrap(),
             "http://h:1/v1/chat/completions"
         );
+        assert_eq!(
+            url("http://h:1/v1?api_key=k").unwrap(),
+            "http://h:1/v1/chat/completions?api_key=k"
+        );
+        assert_eq!(
+            url("http://h:1/base/?x=1").unwrap(),
+            "http://h:1/base/v1/chat/completions?x=1"
+        );
         let err = url("127.0.0.1:9001").unwrap_err().to_string();
         assert!(err.contains("--primary"), "{err}");
         assert!(url("ftp://h/").is_err());
+    }
+
+    #[test]
+    fn urls_are_shown_without_their_credentials() {
+        assert_eq!(
+            display_url("http://127.0.0.1:9001"),
+            "http://127.0.0.1:9001"
+        );
+        let shown = display_url("http://user:pass@h:1/v1?api_key=sk-123&x=1");
+        assert!(
+            !shown.contains("pass") && !shown.contains("sk-123"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("user:[redacted]@") && shown.contains("x=1"),
+            "{shown}"
+        );
+        assert_eq!(display_url("not a url"), "not a url");
     }
 }

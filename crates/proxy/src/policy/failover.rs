@@ -11,7 +11,7 @@
 //! | 404 model not found                           | fail over     | the fallback's answer       |
 //! | no headers within the attempt timeout         | fail over     | the fallback's answer       |
 //! | connection refused / reset before headers     | fail over     | the fallback's answer       |
-//! | 2xx whose body broke off (not streaming)      | fail over     | the fallback's answer       |
+//! | 2xx body broken, stalled or not a completion (not streaming) | fail over | the fallback's answer |
 //! | 400, 401, 402, 403 and every other 4xx        | pass through  | the primary's status + body |
 //! | 1xx, 3xx (not expected from an API)           | pass through  | the primary's status + body |
 

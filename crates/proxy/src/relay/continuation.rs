@@ -162,6 +162,54 @@ pub(super) fn rewrite(mut value: Value, content: &str) -> Option<Bytes> {
         .then(|| Bytes::from(cb_wire::openai::frame::data_frame(&value)))
 }
 
+/// How the `usage` of a continued stream counts what the client received.
+///
+/// The rule: after a prefill, the fallback generated only the rest, so
+/// `completion_tokens` = the primary's part as the client received it
+/// (characters / 4, rounded up: its cut stream carried no usage) + the
+/// fallback's completion tokens, and `prompt_tokens` = the fallback's less
+/// that prefill (it counted the text already sent as prompt). After a
+/// restart the fallback generated the whole answer the client ends up
+/// with (its repeated start was dropped, not sent twice), so its usage
+/// stands as it is. `total_tokens` is their sum.
+#[derive(Debug, Clone, Copy)]
+struct Accounting {
+    prefill: bool,
+    sent_tokens: u32,
+}
+
+impl Accounting {
+    /// Rewrites a chunk's `usage` (if it has one) by the rule.
+    fn apply(self, value: &mut Value) {
+        if !self.prefill {
+            return;
+        }
+        let Some(usage) = value.get_mut("usage").and_then(Value::as_object_mut) else {
+            return;
+        };
+        let read = |usage: &serde_json::Map<String, Value>, key: &str| {
+            usage
+                .get(key)
+                .and_then(Value::as_u64)
+                .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
+        };
+        let (Some(prompt), Some(completion)) = (
+            read(usage, "prompt_tokens"),
+            read(usage, "completion_tokens"),
+        ) else {
+            return;
+        };
+        let completion = completion.saturating_add(self.sent_tokens);
+        let prompt = prompt.saturating_sub(self.sent_tokens);
+        usage.insert("prompt_tokens".into(), json!(prompt));
+        usage.insert("completion_tokens".into(), json!(completion));
+        usage.insert(
+            "total_tokens".into(),
+            json!(prompt.saturating_add(completion)),
+        );
+    }
+}
+
 /// The fallback's answer to a continuation request: its status and body.
 struct Answered {
     status: reqwest::StatusCode,
@@ -178,7 +226,9 @@ impl Continuer {
     /// Sends `body` to the fallback (translated to its dialect) and waits
     /// for its headers.
     async fn attempt(&self, body: &Value, deadline: Instant) -> Result<Answered, String> {
-        let limit = (Instant::now() + self.attempt_timeout).min(deadline);
+        let limit = Instant::now()
+            .checked_add(self.attempt_timeout)
+            .map_or(deadline, |t| t.min(deadline));
         let (url, bytes, headers) = match crate::dialect::outgoing(self.dialect, &self.base, body) {
             Some(Ok(out)) => (out.url, out.body, out.headers),
             Some(Err(e)) => return Err(e.to_string()),
@@ -220,11 +270,15 @@ impl Continuer {
         deadline: Instant,
     ) -> (Report, Option<Chunk>) {
         let mut attempts = 1u32;
+        let began = Instant::now();
+        let since = move || Some(began.elapsed().as_secs_f64() * 1000.0);
         let failed = |why: String, attempts: u32| {
             (
                 Report {
                     continuation: Some(format!("failed: {why}")),
                     fallback_attempts: attempts,
+                    fallback_model: None,
+                    latency_fallback_ms: since(),
                 },
                 Some(Ok(error_event(&format!(
                     "the upstream's stream broke and could not be continued: {why}"
@@ -275,7 +329,9 @@ impl Continuer {
             }
             Err(why) => return failed(why, attempts),
         };
-        let first_token_by = self.first_token_timeout.map(|t| Instant::now() + t);
+        let first_token_by = self
+            .first_token_timeout
+            .and_then(|t| Instant::now().checked_add(t));
         let opened = match open(response.body, first_token_by, deadline).await {
             Ok(opened) => opened,
             Err(NotOpened::NoFirstToken) => {
@@ -286,9 +342,20 @@ impl Continuer {
                 return failed("the request's deadline passed".into(), attempts)
             }
         };
+        let model = self
+            .body
+            .get("model")
+            .and_then(Value::as_str)
+            .map(str::to_string);
         let report = |how: &str| Report {
             continuation: Some(how.to_string()),
             fallback_attempts: attempts,
+            fallback_model: model.clone(),
+            latency_fallback_ms: since(),
+        };
+        let accounting = Accounting {
+            prefill: how == "prefill",
+            sent_tokens: cb_wire::openai::approx_tokens(&sent),
         };
         let mut splice = splice;
         let Opened {
@@ -302,7 +369,11 @@ impl Continuer {
             let line = match queue.pop_front() {
                 Some(line) => line,
                 None => match upstream
-                    .next_line(self.stall_timeout.map(|s| Instant::now() + s), deadline)
+                    .next_line(
+                        self.stall_timeout
+                            .and_then(|s| Instant::now().checked_add(s)),
+                        deadline,
+                    )
                     .await
                 {
                     Read::Line(line) => line,
@@ -339,6 +410,8 @@ impl Continuer {
                 Kind::Event(e) => e,
             };
             finished |= event.finish;
+            let mut event = event;
+            accounting.apply(&mut event.value);
             let mut flushed = Vec::new();
             let (out, drop_held) = match splice.join(&event.content) {
                 Joined::Send(c) => (rewrite(event.value, &c), false),

@@ -152,7 +152,7 @@ pub async fn open(
 }
 
 /// How a relay ended, for the switch event.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Report {
     /// What happened after a break: `prefill`, `restart`, `prefill
     /// rejected, restart`, `failed: ...`, or `not continued`; `None` when
@@ -160,6 +160,12 @@ pub struct Report {
     pub continuation: Option<String>,
     /// Requests sent to the fallback to continue the stream.
     pub fallback_attempts: u32,
+    /// The model id the continuation asked the fallback for, when one
+    /// continued the stream.
+    pub fallback_model: Option<String>,
+    /// Milliseconds from the break to the continuation's end (or its
+    /// failure), when the fallback was asked.
+    pub latency_fallback_ms: Option<f64>,
 }
 
 /// What a relay needs besides the opened stream.
@@ -217,7 +223,7 @@ impl Plan {
             return (Report::default(), last_of_head.map(|line| Ok(line.raw)));
         }
         loop {
-            let quiet = stall_timeout.map(|s| Instant::now() + s);
+            let quiet = stall_timeout.and_then(|s| Instant::now().checked_add(s));
             match upstream.next_line(quiet, deadline).await {
                 Read::Line(line) => match &line.kind {
                     Kind::Done => return (Report::default(), Some(Ok(line.raw))),
@@ -247,7 +253,7 @@ impl Plan {
             None => (
                 Report {
                     continuation: Some("not continued".into()),
-                    fallback_attempts: 0,
+                    ..Report::default()
                 },
                 Some(Err(aborted("the upstream's stream broke"))),
             ),

@@ -6,6 +6,7 @@
 //! (relay, time limits, continuation) in `streams.rs`.
 
 mod failover;
+mod hostile;
 mod streams;
 
 use super::backoff::backoff_delay;
@@ -39,6 +40,15 @@ enum Step {
     /// Answer 200 with these SSE events; when a gate is given, send the first
     /// one, then wait for the gate before the rest.
     Sse(Vec<String>, Option<Arc<Notify>>),
+    /// Answer this status with these headers, then send these body parts
+    /// `gap` apart, then (when `hold`) keep the body open without a byte.
+    Raw {
+        status: u16,
+        headers: Vec<(&'static str, &'static str)>,
+        parts: Vec<&'static str>,
+        gap: Duration,
+        hold: bool,
+    },
 }
 
 /// One request a mock received.
@@ -86,6 +96,40 @@ async fn mock_chat(State(mock): State<Arc<Mock>>, headers: HeaderMap, body: Byte
             // timeout cuts short).
             tokio::time::sleep(Duration::from_secs(30)).await;
             StatusCode::OK.into_response()
+        }
+        Step::Raw {
+            status,
+            headers,
+            parts,
+            gap,
+            hold,
+        } => {
+            let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(16);
+            tokio::spawn(async move {
+                for (k, part) in parts.into_iter().enumerate() {
+                    if k > 0 {
+                        // The scripted gap between body parts (virtual time).
+                        tokio::time::sleep(gap).await;
+                    }
+                    if tx.send(Ok(Bytes::from(part))).await.is_err() {
+                        return;
+                    }
+                }
+                if hold {
+                    // The scripted stalled body (virtual time, cut short by the proxy).
+                    tokio::time::sleep(Duration::from_secs(600)).await;
+                }
+                drop(tx);
+            });
+            let mut response = Response::builder().status(status);
+            for (name, value) in headers {
+                response = response.header(name, value);
+            }
+            response
+                .body(Body::from_stream(
+                    tokio_stream::wrappers::ReceiverStream::new(rx),
+                ))
+                .unwrap()
         }
         Step::Sse(events, gate) => {
             let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(16);

@@ -143,6 +143,10 @@ async fn a_fallback_that_rejects_a_prefill_gets_a_clean_restart_or_the_client_a_
         Some("prefill rejected, restart")
     );
     assert_eq!(event.fallback_attempts, 2);
+    assert!(
+        event.latency_fallback_ms.is_some(),
+        "a restart after 2 fallback attempts has a fallback latency"
+    );
     // A restart that does not begin with the text sent: a clean error
     // event, never the 400 and never a complete-looking stream.
     let (p, _primary) = mock(vec![Step::Sse(cut_sse(&["one ", "two "]), None)]).await;
@@ -174,4 +178,35 @@ async fn a_stream_that_ends_after_its_finish_reason_gets_its_terminator() {
     let (_, body) = post(&proxy, &streaming(conversation())).await;
     assert_eq!(streamed_text(&body).unwrap(), "a");
     assert!(fallback.seen().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn usage_after_a_continuation_counts_what_the_client_received() {
+    // "one two " (8 characters, 2 tokens) reached the client from the
+    // primary; the fallback continues with "three." and counts the
+    // prefill as prompt.
+    let (p, _primary) = mock(vec![Step::Sse(cut_sse(&["one ", "two "]), None)]).await;
+    let mut events = sse(&["three."]);
+    let usage = r#"data: {"id":"s","object":"chat.completion.chunk","created":0,"model":"fb","choices":[],"usage":{"prompt_tokens":50,"completion_tokens":2,"total_tokens":52}}"#;
+    events.insert(events.len() - 1, format!("{usage}\n\n"));
+    let (f, _fallback) = mock(vec![Step::Sse(events, None)]).await;
+    let mut c = quick_streams(&p, &f);
+    c.fallback_model = Some("fb-model".into());
+    let (proxy, state) = start(c).await;
+    let (_, body) = post(&proxy, &streaming(conversation())).await;
+    assert_eq!(streamed_text(&body).unwrap(), "one two three.");
+    let trace = read_all(body.as_bytes());
+    let usage = trace
+        .events
+        .iter()
+        .filter_map(|e| serde_json::from_str::<Value>(&e.data).ok())
+        .find_map(|v| v.get("usage").cloned())
+        .unwrap();
+    assert_eq!(
+        usage,
+        json!({"prompt_tokens": 48, "completion_tokens": 4, "total_tokens": 52})
+    );
+    let event = only_event(&state);
+    assert_eq!(event.model_actual.as_deref(), Some("fb-model"));
+    assert!(event.latency_fallback_ms.is_some(), "{event:?}");
 }

@@ -12,10 +12,12 @@
 //!
 //! One file a family: the status cases, the content filter, the context
 //! length, the timeout and the cut are built here; `retries`, `streams`,
+//! the plain-body cases and the usage after a continuation (`bodies`),
 //! `routing` and the cases that leave state behind (`lasting`) beside
 //! them, all from the builders of `build` and the provider errors of
 //! `errors`.
 
+mod bodies;
 mod build;
 mod errors;
 mod lasting;
@@ -172,6 +174,7 @@ pub fn catalogue(timing: &Timing, give_up: &GiveUpBounds, stream: bool) -> Vec<C
     ));
     cases.extend(retries::retries(t));
     cases.extend(streams::streams(t));
+    cases.extend(bodies::bodies(t));
     cases.extend(routing::routing(t, give_up));
     cases.push(lasting::flap(t));
     cases.push(lasting::fallback_health(t));

@@ -468,5 +468,21 @@ mod tests {
             "{wait:?}"
         );
         assert_eq!(told_wait("soon".into()).await, None);
+        // Absurd values: clamped at one hour or refused, never a panic.
+        for absurd in [
+            "1e20",
+            "1e19",
+            "18446744073709551616",
+            "Fri, 31 Dec 9999 23:59:59 GMT",
+        ] {
+            assert_eq!(
+                told_wait(absurd.into()).await,
+                Some(cb_wire::RETRY_AFTER_MAX),
+                "{absurd}"
+            );
+        }
+        for refused in ["-1", "NaN", "inf"] {
+            assert_eq!(told_wait(refused.into()).await, None, "{refused}");
+        }
     }
 }

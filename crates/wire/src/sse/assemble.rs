@@ -126,6 +126,8 @@ pub struct Assembled {
     pub model: Option<String>,
     /// Whether a chunk carried a `usage` block.
     pub usage: bool,
+    /// `usage.completion_tokens` of the last usage block that had one.
+    pub completion_tokens: Option<u32>,
 }
 
 /// The assistant text of a stream, or why it is not a usable answer. Text
@@ -180,6 +182,7 @@ fn assembled(fold: &ChunkFold, text: String, first_content_ms: Option<f64>) -> A
         first_content_ms,
         model: fold.model().map(str::to_string),
         usage: fold.has_usage(),
+        completion_tokens: fold.usage().map(|u| u.completion_tokens),
     }
 }
 

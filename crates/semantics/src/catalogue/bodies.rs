@@ -1,0 +1,72 @@
+//! The cases an independent failover suite found with `stream: false`:
+//! a 200 whose plain body is half a JSON object (complete at the HTTP
+//! level), and a plain body that stalls after its headers. Both must fail
+//! over: the broken or stalled body is an attempt that failed, as a
+//! malformed chunk or a stall is in a stream. Beside them, the usage a
+//! client gets after a stream was continued from the fallback: it must
+//! count what the client received, not only the fallback's part.
+
+use super::build::{case, primary};
+use super::CUT_AT;
+use crate::case::{Case, Check, CheckId as Id, Ideal, Rule, Streaming, ANSWER_WORDS};
+use crate::timing::Timing;
+use cb_faults::{Act, End, Script};
+use std::time::Duration;
+
+/// `broken-200`, `body-stall`, `continuation-usage`.
+pub(super) fn bodies(t: &Timing) -> Vec<Case> {
+    let secs = |d: Duration| humantime::format_duration(d).to_string();
+    vec![
+        Case {
+            streaming: Streaming::Never,
+            ..case(
+                "broken-200",
+                "answers 200 with half a JSON object as its body, complete at the HTTP level (never streamed)".into(),
+                "fail over: the fallback's answer (the broken 200 is a failed attempt)",
+                primary(Script::always(Act::shaped(|s| s.end = End::HalfBody))),
+                Ideal::Answer,
+                vec![Check::required(Id::FailedOver, Rule::FailedOver)],
+                t.default_bound,
+            )
+        },
+        Case {
+            streaming: Streaming::Never,
+            ..case(
+                "body-stall",
+                format!(
+                    "answers 200 with headers and half the body at once, then is silent for {}, then breaks off (never streamed)",
+                    secs(t.stall_silence)
+                ),
+                "fail over inside the bound: the fallback's answer, without waiting for the stalled body to end",
+                primary(Script::always(Act::shaped(|s| {
+                    s.end = End::BodyStall {
+                        silent: t.stall_silence,
+                    };
+                }))),
+                Ideal::Answer,
+                vec![
+                    Check::required(Id::FailedOver, Rule::FailedOver),
+                    Check::required(Id::StallBounded, Rule::WallAtMost(t.stall_wall_bound)),
+                ],
+                t.stall_bound,
+            )
+        },
+        Case {
+            streaming: Streaming::Always,
+            ..case(
+                "continuation-usage",
+                format!(
+                    "the stream dies after {CUT_AT} of {ANSWER_WORDS} chunks, no terminator; the fallback answers"
+                ),
+                "the whole answer, and a usage block whose completion tokens count what the client received (both parts of a continuation, not only the fallback's)",
+                primary(Script::always(Act::shaped(|s| s.end = End::CutAfter(CUT_AT)))),
+                Ideal::Answer,
+                vec![Check::required(
+                    Id::UsageMatchesAnswer,
+                    Rule::UsageMatchesAnswer,
+                )],
+                t.default_bound,
+            )
+        },
+    ]
+}
