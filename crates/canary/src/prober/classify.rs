@@ -69,6 +69,7 @@ mod tests {
             provider: None,
             model: None,
             usage: false,
+            completion_tokens: None,
         }
     }
 

@@ -52,6 +52,7 @@ fn failed(status: Option<u16>, error: String, started: Instant) -> Exchange {
         finish_reason: None,
         model: None,
         usage: false,
+        completion_tokens: None,
         stream: None,
         provider: None,
     }
@@ -173,6 +174,7 @@ fn judged_exchange(status: u16, ttfb_ms: f64, trace: StreamTrace, started: Insta
             exchange.finish_reason = a.finish_reason;
             exchange.model = a.model;
             exchange.usage = a.usage;
+            exchange.completion_tokens = a.completion_tokens;
             exchange.answer = Some(redact_owned(a.text));
         }
         Err(reason) => exchange.error = Some(redact_owned(reason)),
