@@ -7,6 +7,10 @@ use std::process::ExitCode;
 /// `proxy`: serves a reference gateway until Ctrl-C.
 pub async fn proxy(args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let listen = args.listen;
+    // Every client connection is a descriptor: at thousands of requests in
+    // flight the default soft limit (often 1,024) is too low, so raise it to
+    // the hard maximum, as `run` does.
+    let _ = crate::driver::gate::open_file_limit();
     let config = crate::config::proxy_config(args)?;
     let mode = config.mode.as_str();
     let (handle, state) = crate::proxy::spawn(listen, config.clone())
