@@ -18,7 +18,7 @@ pub use calibrate::{
 };
 pub use canary::{CanaryAction, CanaryArgs, CanaryReleaseArgs, CanaryRunArgs};
 pub use options::{ContractOptions, JudgeOptions, LatencyArg, ProviderOptions, SystemOptions};
-pub use run::{ReportArgs, RunArgs};
+pub use run::{MergeArgs, ReportAction, ReportArgs, RunArgs};
 pub use semantics::SemanticsArgs;
 pub use serve::{ContinuationArg, GenerateArgs, ProxyArgs, ProxyModeArg, UpstreamsArgs};
 
@@ -57,7 +57,7 @@ pub enum Command {
     /// scorecard per system; exits 1 when a scored case fails.
     Semantics(SemanticsArgs),
     /// Re-render summary.json, summary.md and the plots of a report directory
-    /// from its CSV files.
+    /// from its CSV files; `report merge DIR...` joins the shards of a run.
     Report(ReportArgs),
     /// LLM judge tools: measure how far the fast-path scorer and a judge
     /// agree with hand labels.

@@ -6,6 +6,7 @@ mod canary;
 mod contracts;
 mod generate;
 mod judge;
+mod merge;
 mod proxy;
 mod report;
 mod run;
@@ -27,7 +28,13 @@ pub async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Proxy(args) => proxy::proxy(args).await,
         Command::Judge(args) => judge::judge(args).await,
         Command::Semantics(args) => semantics::semantics(&args).await,
-        Command::Report(args) => report::report(&args.dir),
+        Command::Report(args) => match (args.action, args.dir) {
+            (Some(crate::cli::ReportAction::Merge(merge)), _) => merge::merge(&merge),
+            (None, Some(dir)) => report::report(&dir),
+            (None, None) => {
+                anyhow::bail!("report needs a report directory, or `report merge DIR...`")
+            }
+        },
         Command::Contracts(args) => contracts::contracts(&args),
         Command::Canary(args) => canary::canary(&args).await,
     }
