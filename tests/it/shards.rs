@@ -215,7 +215,7 @@ fn four_shards_as_processes_merge_into_the_whole_run() {
         ),
     );
     refused(
-        &[whole.clone()],
+        std::slice::from_ref(&whole),
         &format!("{} is not a shard", whole.display()),
     );
     // A shard of another seed.

@@ -102,9 +102,7 @@ pub fn merge(dirs: &[PathBuf]) -> Result<ReportData, MergeError> {
     let ctx = crate::report::summary_context(&config, crate::run_notes(&config));
     let mut summary = summarize(&ctx, &events, &turns, &attempts);
     for system in &mut summary.systems {
-        system.fallback_delivery = deliveries
-            .get(&system.name)
-            .and_then(|parts| delivery::combine(parts));
+        system.fallback_delivery = deliveries.get(&system.name).and_then(delivery::combine);
     }
     Ok(ReportData {
         config,
