@@ -20,7 +20,7 @@ pub use calibrate::{
 pub use canary::{CanaryAction, CanaryArgs, CanaryReleaseArgs, CanaryRunArgs};
 pub use grade::GradeArgs;
 pub use options::{ContractOptions, JudgeOptions, LatencyArg, ProviderOptions, SystemOptions};
-pub use run::{ReportArgs, RunArgs};
+pub use run::{MergeArgs, ReportAction, ReportArgs, RunArgs};
 pub use semantics::SemanticsArgs;
 pub use serve::{ContinuationArg, GenerateArgs, ProxyArgs, ProxyModeArg, UpstreamsArgs};
 
@@ -66,7 +66,8 @@ pub enum Command {
     Grade(GradeArgs),
     /// Re-render a report directory from its files: a run's summary.json,
     /// summary.md and plots from its CSV files, or a grade's report.html
-    /// and report.md from its summary.json.
+    /// and report.md from its summary.json; `report merge DIR...` joins
+    /// the shards of a run.
     Report(ReportArgs),
     /// LLM judge tools: measure how far the fast-path scorer and a judge
     /// agree with hand labels.

@@ -17,8 +17,9 @@ pub struct RunArgs {
     pub concurrency: usize,
     /// Most requests in flight at once, across all systems; a conversation
     /// whose next request finds no room waits for it. Default: what the
-    /// open-file limit and 64 MiB of this process's memory allow (a request
-    /// costs about 160 KiB here for the built-in systems and 64 KiB for each
+    /// open-file limit and this process's memory room allow (64 MiB with the
+    /// built-in systems, 288 MiB with external gateways alone; a request
+    /// costs about 160 KiB here for the built-in systems and 72 KiB for each
     /// external gateway, summed over the run's systems); the open-file
     /// limit caps it either way.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
@@ -95,11 +96,51 @@ pub struct RunArgs {
     /// The answer contracts.
     #[command(flatten)]
     pub contracts: ContractOptions,
+    /// Replay only shard K of N: every N-th conversation by index, from K
+    /// (K counts from 0, as a Kubernetes Indexed Job's
+    /// $JOB_COMPLETION_INDEX). The seed, the fault plan and the verdicts
+    /// are those a whole run gives the same conversations; `report merge`
+    /// joins the N directories into one report. Default: the whole run.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<crate::driver::Shard>,
 }
 
-/// Arguments of `report`.
+/// Arguments of `report`: a report directory to re-render, or `merge`.
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct ReportArgs {
+    /// What else `report` does.
+    #[command(subcommand)]
+    pub action: Option<ReportAction>,
     /// A report directory written by `run` or by `grade`.
-    pub dir: PathBuf,
+    #[arg(required = true)]
+    pub dir: Option<PathBuf>,
+}
+
+/// The subcommands of `report`.
+#[derive(Debug, clap::Subcommand)]
+pub enum ReportAction {
+    /// Join the shard directories of one run (`run --shard K/N`, one per
+    /// shard, from any machines) into one report: the rows concatenated in
+    /// conversation order, every figure computed again from them. Refuses
+    /// (exit 2) shards of different seeds, datasets, fault profiles,
+    /// versions or settings, an interrupted shard, and a shard missing or
+    /// given twice, naming the directory.
+    Merge(MergeArgs),
+}
+
+/// Arguments of `report merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shard directories, in any order: every shard of the run, once.
+    #[arg(required = true, num_args = 1.., value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Where the merged report goes. Default: reports/<UTC timestamp>,
+    /// made unique with a suffix when it exists. An existing directory
+    /// that is not empty is refused unless --force.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Write into an existing, non-empty --out directory.
+    #[arg(long)]
+    pub force: bool,
 }

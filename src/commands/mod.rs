@@ -7,6 +7,7 @@ mod contracts;
 mod generate;
 mod grade;
 mod judge;
+mod merge;
 mod proxy;
 mod report;
 mod run;
@@ -30,7 +31,13 @@ pub async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Judge(args) => judge::judge(args).await,
         Command::Semantics(args) => semantics::semantics(&args).await,
         Command::Grade(args) => grade::grade(&args).await,
-        Command::Report(args) => report::report(&args.dir),
+        Command::Report(args) => match (args.action, args.dir) {
+            (Some(crate::cli::ReportAction::Merge(merge)), _) => merge::merge(&merge),
+            (None, Some(dir)) => report::report(&dir),
+            (None, None) => {
+                anyhow::bail!("report needs a report directory, or `report merge DIR...`")
+            }
+        },
         Command::Contracts(args) => contracts::contracts(&args),
         Command::Canary(args) => canary::canary(&args).await,
     }

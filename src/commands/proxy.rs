@@ -8,6 +8,10 @@ use std::process::ExitCode;
 /// (exit 143), letting requests in flight end first.
 pub async fn proxy(args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let listen = args.listen;
+    // Every client connection is a descriptor: at thousands of requests in
+    // flight the default soft limit (often 1,024) is too low, so raise it to
+    // the hard maximum, as `run` does.
+    let _ = crate::driver::gate::open_file_limit();
     let config = crate::config::proxy_config(args)?;
     // Before the banner: a SIGTERM right after it must not kill the process.
     let mut signals =

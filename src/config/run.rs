@@ -104,5 +104,6 @@ pub fn run_config(args: &RunArgs, now_utc: time::OffsetDateTime) -> Result<RunCo
         providers,
         cost_limit_tokens: args.cost_limit_tokens,
         yes: args.yes,
+        shard: args.shard.unwrap_or_default(),
     })
 }

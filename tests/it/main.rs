@@ -14,10 +14,13 @@
 //! - [`dialects`]: fallbacks in the Anthropic and Gemini dialects: what
 //!   reaches them, lossy translations caught, the context squeeze;
 //! - [`interrupt`]: Ctrl-C in every phase;
+//! - [`kubernetes`]: the Indexed Job example's manifests and command lines;
 //! - [`passthrough`]: the upstreams in front of a provider stand-in (same
 //!   verdicts as the simulated model, faults never forwarded, no key in any
 //!   output, a wrong key, the cost gate);
 //! - [`semantics`]: the failover-semantics catalogue against its controls;
+//! - [`shards`]: a run split into shard processes and merged, against the
+//!   whole run; the merge's refusals;
 //! - [`hostile`]: redirects, oversized bodies, long answers, non-text content
 //!   and echoed secrets against the driver.
 //!
@@ -39,6 +42,8 @@ mod end_to_end;
 mod grade;
 mod hostile;
 mod interrupt;
+mod kubernetes;
 mod passthrough;
 mod semantics;
+mod shards;
 mod terminate;

@@ -2,6 +2,7 @@
 //! final turn with its upstream attempts, and the summary with its notes.
 
 use super::collect::Collected;
+use super::order::RowOrder;
 use super::record::{EventRecord, Stage};
 use super::report::{self, ReportData};
 use super::summary::summarize;
@@ -110,7 +111,19 @@ pub(super) fn assemble(
             fallback_attempts,
         });
     }
-    let turns = flatten_turns(resolved, dataset, collected);
+    let order = RowOrder::new(
+        resolved.systems.iter().map(String::as_str),
+        dataset
+            .conversations
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.id.as_str(), i)),
+    );
+    let turns = flatten_turns(&order, collected);
+    // The upstreams logged attempts as they finished; the report keeps
+    // them in the one row order (see `order`), as a merge of shards does.
+    let mut attempts = attempts;
+    order.sort_attempts(&mut attempts);
     let summary = summarize(
         &report::summary_context(resolved, run_notes(resolved)),
         &events,
@@ -135,36 +148,13 @@ pub(super) fn assemble(
 /// the end, holding every row twice for a moment (51 MB at 10,000
 /// conversations). The rows are then sorted in place; (run, system,
 /// conversation, turn) is unique, so the order is fully determined.
-fn flatten_turns(
-    resolved: &ResolvedConfig,
-    dataset: &Dataset,
-    collected: Vec<Collected>,
-) -> Vec<TurnRecord> {
+fn flatten_turns(order: &RowOrder<'_>, collected: Vec<Collected>) -> Vec<TurnRecord> {
     let mut turns: Vec<TurnRecord> =
         Vec::with_capacity(collected.iter().map(|c| c.outcome.turns.len()).sum());
     for c in collected {
         turns.extend(c.outcome.turns);
     }
-    let system: HashMap<&str, usize> = resolved
-        .systems
-        .iter()
-        .enumerate()
-        .map(|(i, name)| (name.as_str(), i))
-        .collect();
-    let conversation: HashMap<&str, usize> = dataset
-        .conversations
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.id.as_str(), i))
-        .collect();
-    turns.sort_unstable_by_key(|t| {
-        (
-            t.run,
-            system.get(t.system.as_str()).copied(),
-            conversation.get(t.conversation.as_str()).copied(),
-            t.turn,
-        )
-    });
+    order.sort_turns(&mut turns);
     turns
 }
 
@@ -279,6 +269,33 @@ pub fn run_notes(config: &ResolvedConfig) -> Vec<String> {
              change the cap.",
             config.concurrency,
             flight.peak.map_or_else(|| "n/a".to_string(), |p| p.to_string())
+        ));
+    }
+    if let Some(shard) = config.shard {
+        notes.push(format!(
+            "This report covers shard {shard} of the run only: every {}-th conversation by index, from {} (the fault \
+             plan and the verdicts are those of the whole run for the same conversations). `continuity-bench report \
+             merge DIR...` joins the {} shards' directories into the report of the whole run.",
+            shard.count, shard.index, shard.count
+        ));
+    }
+    if !config.merged_from.is_empty() {
+        let peaks: Vec<String> = config
+            .merged_from
+            .iter()
+            .map(|m| {
+                let peak = m
+                    .requests_in_flight
+                    .peak
+                    .map_or_else(|| "n/a".to_string(), |p| p.to_string());
+                format!("shard {}: {peak} of {}", m.shard, m.concurrency)
+            })
+            .collect();
+        notes.push(format!(
+            "Merged by `report merge` from {} shards, each a process of its own: the rows of all of them, every \
+             figure computed again from the rows. Requests in flight at once, peak of --concurrency per shard: {}.",
+            config.merged_from.len(),
+            peaks.join(", ")
         ));
     }
     if config.interrupted {

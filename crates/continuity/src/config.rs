@@ -5,6 +5,7 @@
 use cb_base::source::Source;
 use cb_report::dir::OutDir;
 use cb_stats::CONFIDENCE;
+use cb_systems::driver::Shard;
 use cb_systems::{Replay, SystemsConfig};
 use cb_upstream::provider::{Providers, ResolvedProviders};
 use cb_upstream::LatencyProfile;
@@ -69,6 +70,9 @@ pub struct RunConfig {
     pub cost_limit_tokens: u64,
     /// `--yes`: start even above `cost_limit_tokens`.
     pub yes: bool,
+    /// `--shard K/N`: the conversations this process replays
+    /// ([`Shard::WHOLE`]: every one).
+    pub shard: Shard,
 }
 
 impl RunConfig {
@@ -114,6 +118,10 @@ impl RunConfig {
             percentile_method: cb_stats::PERCENTILE_METHOD.to_string(),
             bootstrap_resamples: BOOTSTRAP_RESAMPLES,
             providers: self.providers.as_ref().map(Providers::resolved),
+            shard: (!self.shard.is_whole()).then_some(self.shard),
+            dataset_sha256: None,
+            fault_profile_sha256: None,
+            merged_from: Vec::new(),
         }
     }
 }
@@ -181,6 +189,35 @@ pub struct ResolvedConfig {
     /// absent when the simulated model answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub providers: Option<ResolvedProviders>,
+    /// The share of the conversations this report covers, for a run made
+    /// with `--shard K/N` (every N-th conversation by index, from K);
+    /// absent for a whole run and for a merged report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
+    /// SHA-256 of the dataset's bytes: `report merge` refuses shards of
+    /// different datasets, wherever each machine kept its copy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset_sha256: Option<String>,
+    /// SHA-256 of the fault profile's bytes, for the same check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault_profile_sha256: Option<String>,
+    /// For a report made by `report merge`: the shards it joined, in shard
+    /// order; empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<MergedShard>,
+}
+
+/// One shard of a merged report, as `config.json` records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MergedShard {
+    /// Which shard.
+    pub shard: Shard,
+    /// The directory it was read from, as given to `report merge`.
+    pub dir: String,
+    /// Its `--concurrency`.
+    pub concurrency: usize,
+    /// Its room for requests in flight, and the peak it measured.
+    pub requests_in_flight: RequestsInFlight,
 }
 
 /// The room for requests in flight, as recorded in `config.json`: the

@@ -16,8 +16,11 @@ mod contracts;
 pub mod cost;
 #[cfg(test)]
 mod dataset_at_scale;
+pub mod merge;
+pub mod order;
 pub mod record;
 pub mod report;
+pub mod shard;
 pub mod summary;
 
 pub use assemble::run_notes;
@@ -69,6 +72,8 @@ pub struct RunOutcome {
 struct Inputs {
     dataset: Arc<Dataset>,
     plan: FaultPlan,
+    /// SHA-256 of the dataset's and the fault profile's bytes.
+    digests: (String, String),
 }
 
 /// Loads the dataset and fault profile and checks that the profile means
@@ -85,13 +90,36 @@ fn load_inputs(config: &RunConfig) -> anyhow::Result<Inputs> {
             eprintln!("{warning}");
         }
     }
+    if config.shard.is_empty(dataset.conversations.len()) {
+        anyhow::bail!(
+            "--shard {}: the dataset has {} conversations, so shard {} of {} has none; split it into at most {} shards",
+            config.shard,
+            dataset.conversations.len(),
+            config.shard.index,
+            config.shard.count,
+            dataset.conversations.len()
+        );
+    }
+    // The plan is made for the whole dataset whatever the shard, so that
+    // conversation i gets the fault a whole run gives it.
     let turns: Vec<usize> = dataset.conversations.iter().map(|c| c.n_turns()).collect();
     let plan = FaultPlan::new(profile, config.seed, turns);
     let reach = plan.check_reach()?;
     if reach.is_partial() {
         eprintln!("note: {reach}");
     }
-    Ok(Inputs { dataset, plan })
+    let digest = |source: &cb_base::source::Source, flag: &str| {
+        shard::sha256(source).with_context(|| format!("cannot read {} {}", flag, source.label()))
+    };
+    let digests = (
+        digest(&config.dataset, "--dataset")?,
+        digest(&config.faults, "--faults")?,
+    );
+    Ok(Inputs {
+        dataset,
+        plan,
+        digests,
+    })
 }
 
 /// The room for requests in flight under this process's open-file limit
@@ -230,7 +258,11 @@ pub async fn execute(
     cancel: CancellationToken,
     started: Instant,
 ) -> anyhow::Result<RunOutcome> {
-    let Inputs { dataset, plan } = load_inputs(config)?;
+    let Inputs {
+        dataset,
+        plan,
+        digests,
+    } = load_inputs(config)?;
     let gate = request_gate(config)?;
     let responder = match &config.providers {
         Some(providers) => {
@@ -271,7 +303,11 @@ pub async fn execute(
         () = cancel.cancelled() => return Ok(nothing(&out)),
     };
     let names = systems.names();
-    let resolved = config.resolved(dataset.conversations.len() as u32, names.clone());
+    let resolved = ResolvedConfig {
+        dataset_sha256: Some(digests.0.clone()),
+        fault_profile_sha256: Some(digests.1.clone()),
+        ..config.resolved(dataset.conversations.len() as u32, names.clone())
+    };
 
     let options = DriverOptions {
         concurrency: config.concurrency,
@@ -283,6 +319,7 @@ pub async fn execute(
         system_prompt: SYSTEM_PROMPT.to_string(),
         seed: config.seed,
         gate: Arc::clone(&gate.1),
+        shard: config.shard,
     };
     let judge = match &config.judge {
         Some(judge) => Some(cb_scoring::judge::start(judge, config.seed).await?),
@@ -291,10 +328,11 @@ pub async fn execute(
     let anchors = Arc::new(AnchorIndex::new(&dataset));
     // Room for every attempt up front: a request per turn sent, a quarter
     // more for failovers and retries.
-    let sent: usize = dataset
-        .conversations
-        .iter()
-        .map(|c| c.n_turns() - driver::replay::first_sent(config.replay, c.n_turns()))
+    let sent: usize = config
+        .shard
+        .conversations(dataset.conversations.len())
+        .map(|i| dataset.conversations[i].n_turns())
+        .map(|n| n - driver::replay::first_sent(config.replay, n))
         .sum();
     ctx.log.reserve(
         sent.saturating_mul(systems.targets.len())
@@ -311,7 +349,7 @@ pub async fn execute(
         let progress = progress_bar(
             config,
             run,
-            systems.targets.len() * dataset.conversations.len(),
+            systems.targets.len() * config.shard.len(dataset.conversations.len()),
         );
         let (tx, rx) = mpsc::channel(256);
         let collector = tokio::spawn(collect(
@@ -391,6 +429,10 @@ pub async fn execute(
     let mut data = assemble(&resolved, &dataset, &ctx.plan, outcomes, attempts);
     fill_delivery(&mut data, &ctx);
     report::write_report(&out, &data)?;
+    if !config.shard.is_whole() {
+        shard::ShardManifest::new(config.shard, config.seed, &dataset, digests.0, digests.1)
+            .write(&out)?;
+    }
     Ok(RunOutcome {
         report_dir: Some(out),
         data: Some(data),

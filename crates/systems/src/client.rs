@@ -178,8 +178,42 @@ pub async fn send_to(
     request: &ChatRequest,
     options: SendOptions,
 ) -> Exchange {
+    exchange(
+        client.post(url).json(request),
+        headers,
+        request.stream,
+        options,
+    )
+    .await
+}
+
+/// [`send`] of a request already serialized as JSON (`body`, asking for a
+/// stream when `stream`): the driver serializes each request and drops
+/// it before sending, so that thousands of requests in flight hold their
+/// bytes once, not the request besides. The same bounds apply.
+pub async fn send_body(
+    client: &reqwest::Client,
+    target: &Target,
+    body: Vec<u8>,
+    stream: bool,
+    options: SendOptions,
+) -> Exchange {
+    let url = format!("{}/v1/chat/completions", target.url.trim_end_matches('/'));
+    let builder = client
+        .post(url)
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(body);
+    exchange(builder, &target.headers, stream, options).await
+}
+
+/// One bounded exchange of a built request with `headers` added.
+async fn exchange(
+    mut builder: reqwest::RequestBuilder,
+    headers: &[(String, Secret)],
+    stream: bool,
+    options: SendOptions,
+) -> Exchange {
     let started = Instant::now();
-    let mut builder = client.post(url).json(request);
     for (name, value) in headers {
         if let Some(value) = value.header_value() {
             builder = builder.header(name, value);
@@ -187,7 +221,7 @@ pub async fn send_to(
     }
     let outcome = tokio::time::timeout(
         options.deadline,
-        receive(builder, request.stream, options.max_response_bytes, started),
+        receive(builder, stream, options.max_response_bytes, started),
     )
     .await;
     let mut exchange = Exchange {

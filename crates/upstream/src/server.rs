@@ -250,6 +250,9 @@ async fn chat_completions(
         dialect: Dialect::Openai,
         json_array: false,
     };
+    // Parsed: the bytes are not needed while the request is served (a
+    // held TIMEOUT keeps this future for seconds, thousands at once).
+    drop(body);
     shared.serve(received, socket, start).await
 }
 
@@ -429,7 +432,12 @@ impl Shared {
             .and_then(|i| ctx.plan.action(run, i, who.turn as usize, st.role))
             .or_else(|| self.limited((run, who.id.clone(), who.turn), start));
         let (shape, degraded) = match action {
-            Some(FaultAction::Timeout { hold }) => return wire::hold(guard, hold, dialect).await,
+            Some(FaultAction::Timeout { hold }) => {
+                // The hold needs nothing of the request: free it for the
+                // seconds the connection is held.
+                drop(req);
+                return wire::hold(guard, hold, dialect).await;
+            }
             Some(FaultAction::Error(spec)) => return wire::error(guard, &spec, dialect),
             Some(FaultAction::BodyCut { chunks }) => {
                 guard.set_action(AttemptAction::BodyCut);

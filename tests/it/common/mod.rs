@@ -73,6 +73,7 @@ pub fn quick_run(out: &Path, runs: u32) -> RunConfig {
         providers: None,
         cost_limit_tokens: continuity_bench::continuity::cost::DEFAULT_COST_LIMIT_TOKENS,
         yes: false,
+        shard: continuity_bench::driver::Shard::WHOLE,
     }
 }
 

@@ -256,6 +256,16 @@ pub(crate) fn summary() -> Summary {
             "With the simulated model the fallback can only answer from the messages it receives, so the CPR gap between `stateless` and `history` is by construction: it checks the harness, not a gateway.".into(),
             "Faults happen on the wire at the primary upstream on the final turn of every conversation.".into(),
         ],
+        shard: None,
+        merged_shards: None,
+        requests_in_flight: vec![crate::summary::InFlight {
+            shard: None,
+            concurrency: 100,
+            jobs: 300,
+            cap: None,
+            bound: None,
+            peak: Some(100),
+        }],
     }
 }
 
@@ -286,6 +296,10 @@ pub(crate) fn config() -> ResolvedConfig {
         percentile_method: cb_stats::PERCENTILE_METHOD.into(),
         bootstrap_resamples: 10_000,
         providers: None,
+        shard: None,
+        dataset_sha256: None,
+        fault_profile_sha256: None,
+        merged_from: Vec::new(),
     }
 }
 

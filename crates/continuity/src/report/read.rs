@@ -4,11 +4,12 @@
 
 use super::csv_files::{read_attempts, read_events, read_turns};
 use super::json::CONFIG_FILE;
-use crate::config::ResolvedConfig;
+use crate::config::{RequestsInFlight, ResolvedConfig};
 use crate::record::EventRecord;
-use crate::summary::SummaryContext;
+use crate::summary::{InFlight, SummaryContext};
 use cb_base::record::{AttemptRecord, TurnRecord};
 use cb_report::ReportError;
+use cb_systems::driver::Shard;
 use std::path::Path;
 
 /// What a report directory holds besides the summary: the resolved
@@ -54,6 +55,38 @@ pub fn summary_context(config: &ResolvedConfig, notes: Vec<String>) -> SummaryCo
         bootstrap_resamples: config.bootstrap_resamples,
         notes,
         interrupted: config.interrupted,
+        shard: config.shard,
+        merged_shards: (!config.merged_from.is_empty()).then_some(config.merged_from.len() as u32),
+        requests_in_flight: in_flight(config),
+    }
+}
+
+/// Requests in flight in each process that replayed: the run's own, or
+/// each merged shard's.
+fn in_flight(config: &ResolvedConfig) -> Vec<InFlight> {
+    let jobs = |shard: Option<Shard>| {
+        config.systems.len() * shard.unwrap_or_default().len(config.conversations as usize)
+    };
+    let one = |shard: Option<Shard>, concurrency: usize, r: &RequestsInFlight| InFlight {
+        shard,
+        concurrency,
+        jobs: jobs(shard),
+        cap: r.cap,
+        bound: r.bound,
+        peak: r.peak,
+    };
+    if config.merged_from.is_empty() {
+        vec![one(
+            config.shard,
+            config.concurrency,
+            &config.requests_in_flight,
+        )]
+    } else {
+        config
+            .merged_from
+            .iter()
+            .map(|m| one(Some(m.shard), m.concurrency, &m.requests_in_flight))
+            .collect()
     }
 }
 

@@ -68,6 +68,7 @@ pub fn render_table(summary: &Summary) -> String {
         );
     }
     out.push_str(&table.render());
+    out.push_str(&in_flight_lines(summary));
     for warning in summary.systems.iter().filter_map(|x| x.warning.as_ref()) {
         out.push_str(&format!("WARNING {warning}\n"));
     }
@@ -87,6 +88,33 @@ pub fn render_table(summary: &Summary) -> String {
         }
     }
     out.push_str(&clo_line(summary));
+    out
+}
+
+/// One line per process whose peak of requests in flight stayed below its
+/// `--concurrency`, with why: a cap, fewer conversations than asked, or
+/// requests that never all overlapped. Nothing when the peak reached it.
+fn in_flight_lines(summary: &Summary) -> String {
+    let mut out = String::new();
+    for f in &summary.requests_in_flight {
+        let Some(peak) = f.peak.filter(|p| *p < f.concurrency) else {
+            continue;
+        };
+        let who = f
+            .shard
+            .map_or_else(String::new, |s| format!(" (shard {s})"));
+        let why = match (f.cap, f.bound) {
+            (Some(cap), Some(bound)) => format!("capped at {cap} by {}", bound.describe()),
+            _ if f.jobs < f.concurrency => {
+                format!("only {} conversations to replay", f.jobs)
+            }
+            _ => "answers came back before the requests all overlapped".to_string(),
+        };
+        out.push_str(&format!(
+            "BELOW --concurrency{who}: at most {peak} requests were in flight at once, not {}: {why}\n",
+            f.concurrency
+        ));
+    }
     out
 }
 
@@ -172,6 +200,52 @@ mod tests {
             lines[5],
             "WARNING history: only 3 of 10 planned events reached the fault"
         );
+    }
+
+    #[test]
+    fn a_peak_below_concurrency_is_said_in_the_table_with_its_cause() {
+        use crate::summary::InFlight;
+        use cb_systems::driver::{Bound, Shard};
+        // The fixture's peak reached --concurrency: no line.
+        assert!(!render_table(&summary()).contains("BELOW"));
+        let mut s = summary();
+        let capped = InFlight {
+            shard: None,
+            concurrency: 10_000,
+            jobs: 20_000,
+            cap: Some(409),
+            bound: Some(Bound::Memory),
+            peak: Some(409),
+        };
+        s.requests_in_flight = vec![capped];
+        let table = render_table(&s);
+        let line = table.lines().find(|l| l.starts_with("BELOW")).unwrap();
+        assert_eq!(
+            line,
+            "BELOW --concurrency: at most 409 requests were in flight at once, not 10000: capped at 409 by the memory budget for requests in flight"
+        );
+        // It comes right under the system lines.
+        assert_eq!(table.lines().nth(4), Some(line));
+        let few = InFlight {
+            shard: Some(Shard::new(1, 4).unwrap()),
+            concurrency: 100,
+            jobs: 76,
+            cap: None,
+            bound: None,
+            peak: Some(76),
+        };
+        let unmet = InFlight {
+            jobs: 400,
+            peak: Some(97),
+            ..few
+        };
+        s.requests_in_flight = vec![few, unmet, InFlight { peak: None, ..few }];
+        let table = render_table(&s);
+        let lines: Vec<&str> = table.lines().filter(|l| l.starts_with("BELOW")).collect();
+        assert_eq!(lines.len(), 2, "{table}");
+        assert!(lines[0].starts_with("BELOW --concurrency (shard 1/4): at most 76"));
+        assert!(lines[0].ends_with("only 76 conversations to replay"));
+        assert!(lines[1].ends_with("answers came back before the requests all overlapped"));
     }
 
     #[test]

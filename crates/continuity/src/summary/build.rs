@@ -12,8 +12,8 @@
 use super::attempts::{attempt_summary, AttemptsByTurn};
 use super::clo::{clo, HISTORY_SYSTEM, STATELESS_SYSTEM};
 use super::{
-    BleedExample, BleedSummary, ContractRate, GroupRate, StageCounts, StageReason, Summary,
-    SystemSummary, VerdictCounts,
+    BleedExample, BleedSummary, ContractRate, GroupRate, InFlight, StageCounts, StageReason,
+    Summary, SystemSummary, VerdictCounts,
 };
 use crate::record::{EventRecord, Stage};
 use cb_base::record::{AttemptRecord, TurnRecord};
@@ -21,6 +21,7 @@ use cb_contracts::{parse_applied, ContractName};
 use cb_faults::FaultMode;
 use cb_scoring::{Verdict, VerdictMethod};
 use cb_stats::{cluster_bootstrap, describe, rate, CONFIDENCE, PERCENTILE_METHOD};
+use cb_systems::driver::Shard;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -48,6 +49,12 @@ pub struct SummaryContext {
     pub notes: Vec<String>,
     /// Whether Ctrl-C cut the run short.
     pub interrupted: bool,
+    /// The shard the rows cover, for a shard's own report.
+    pub shard: Option<Shard>,
+    /// The shards a merged report joined.
+    pub merged_shards: Option<u32>,
+    /// Requests in flight in each process that replayed.
+    pub requests_in_flight: Vec<InFlight>,
 }
 
 /// Least share of planned events that must reach the fault before the
@@ -124,6 +131,9 @@ pub fn summarize(
         systems,
         clo,
         notes: ctx.notes.clone(),
+        shard: ctx.shard,
+        merged_shards: ctx.merged_shards,
+        requests_in_flight: ctx.requests_in_flight.clone(),
     }
 }
 

@@ -117,6 +117,61 @@ pub fn delivery(
         squeeze: None,
         diagnosis: Vec::new(),
     };
+    diagnose(&mut d);
+    d
+}
+
+/// One delivery from the deliveries of the shards of a run (`report
+/// merge`): every count summed, every share and diagnosis worked out again
+/// from the sums; the rejection quoted is the first shard's that has one.
+/// `None` when no shard had one.
+pub fn combine<'a>(parts: impl IntoIterator<Item = &'a Delivery>) -> Option<Delivery> {
+    let mut parts = parts.into_iter();
+    let first = parts.next()?;
+    let mut d = Delivery {
+        diagnosis: Vec::new(),
+        ..first.clone()
+    };
+    let add = |a: &mut DeliveryShare, b: &DeliveryShare| {
+        a.sent += b.sent;
+        a.reached += b.reached;
+    };
+    for p in parts {
+        d.requests += p.requests;
+        add(&mut d.system_messages, &p.system_messages);
+        add(&mut d.tool_results, &p.tool_results);
+        add(&mut d.user_turns, &p.user_turns);
+        d.anchor_missing += p.anchor_missing;
+        d.rejected += p.rejected;
+        if d.rejection.is_none() {
+            d.rejection.clone_from(&p.rejection);
+        }
+        d.squeeze = match (d.squeeze, p.squeeze) {
+            (Some(a), Some(b)) => Some(SqueezeCounts {
+                trimmed_anchor_kept: a.trimmed_anchor_kept + b.trimmed_anchor_kept,
+                trimmed_anchor_lost: a.trimmed_anchor_lost + b.trimmed_anchor_lost,
+                sent_whole: a.sent_whole + b.sent_whole,
+                rejected_by_fallback: a.rejected_by_fallback + b.rejected_by_fallback,
+                failed_clearly: a.failed_clearly + b.failed_clearly,
+            }),
+            (a, b) => a.or(b),
+        };
+    }
+    for share in [
+        &mut d.system_messages,
+        &mut d.tool_results,
+        &mut d.user_turns,
+    ] {
+        share.rate = (share.sent > 0).then(|| share.reached as f64 / share.sent as f64);
+    }
+    diagnose(&mut d);
+    Some(d)
+}
+
+/// The diagnosis lines of a delivery: one per share below 100 %, and one
+/// for the fallback's rejections.
+fn diagnose(d: &mut Delivery) {
+    let dialect = d.dialect;
     let low = |s: &DeliveryShare| s.rate.is_some_and(|r| r < 1.0);
     if low(&d.system_messages) {
         d.diagnosis.push(format!(
@@ -142,7 +197,6 @@ pub fn delivery(
             d.rejected
         ));
     }
-    d
 }
 
 /// The squeeze counts of `system`'s failover events: `events` are the
@@ -304,6 +358,40 @@ mod tests {
         let fit = squeeze("g", &events, &[survival(1, whole, true)], &[answered(1)]);
         assert_eq!(fit.sent_whole, 1, "{fit:?}");
         assert_eq!(squeeze("g", &events, &[], &[]).failed_clearly, 1);
+    }
+
+    #[test]
+    fn the_deliveries_of_shards_combine_into_the_delivery_of_all_their_rows() {
+        let lossy = Survival {
+            system: share(3, 1),
+            tool_results: share(2, 2),
+            user_turns: share(9, 4),
+        };
+        let whole = Survival {
+            system: share(3, 3),
+            tool_results: share(2, 2),
+            user_turns: share(9, 9),
+        };
+        let rows = [
+            row("g", lossy, false),
+            row("g", whole, true),
+            row("g", whole, true),
+            row("g", lossy, true),
+        ];
+        let rejections = [RejectionRow {
+            run: 1,
+            system: "g".into(),
+            role: Role::Fallback,
+            dialect: Dialect::Anthropic,
+            message: "max_tokens: Field required".into(),
+        }];
+        let all = delivery("g", Dialect::Anthropic, &rows, &rejections);
+        let a = delivery("g", Dialect::Anthropic, &rows[..1], &[]);
+        let b = delivery("g", Dialect::Anthropic, &rows[1..], &rejections);
+        assert_ne!(a, all);
+        assert_eq!(combine([&a, &b]), Some(all.clone()));
+        assert_eq!(combine([&b, &a]), Some(all));
+        assert_eq!(combine(std::iter::empty()), None);
     }
 
     #[test]

@@ -19,6 +19,7 @@ use super::record::Stage;
 use cb_contracts::ContractName;
 pub use cb_stats::Rate;
 use cb_stats::{Distribution, Interval};
+use cb_systems::driver::{Bound, Shard};
 use serde::{Deserialize, Serialize};
 
 /// Everything a run concluded, with the counts behind every rate.
@@ -55,6 +56,39 @@ pub struct Summary {
     /// Plain-language notes on what the figures mean (for example, that with
     /// the simulated model the CPR gap is by construction).
     pub notes: Vec<String>,
+    /// The share of the conversations this summary covers, for a shard
+    /// (`run --shard K/N`: every N-th conversation by index, from K);
+    /// absent for a whole run and for a merged report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
+    /// For a report made by `report merge`: how many shards it joined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_shards: Option<u32>,
+    /// Requests in flight at once in each process that replayed: one
+    /// entry for a run, one per shard for a merged report.
+    #[serde(default)]
+    pub requests_in_flight: Vec<InFlight>,
+}
+
+/// How many requests one process had in flight at once, against what
+/// `--concurrency` asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InFlight {
+    /// The shard the process replayed (`None`: the whole run).
+    pub shard: Option<Shard>,
+    /// Conversations asked to be in flight at once (`--concurrency`).
+    pub concurrency: usize,
+    /// Conversations the process replayed per run, over all systems: no
+    /// more than these can be in flight.
+    pub jobs: usize,
+    /// The cap the open-file limit, the memory budget or `--max-in-flight`
+    /// set, when it was below `concurrency`.
+    pub cap: Option<usize>,
+    /// Which limit set the cap.
+    pub bound: Option<Bound>,
+    /// The most requests in flight at once, measured (`None` in a report
+    /// written before it was measured).
+    pub peak: Option<usize>,
 }
 
 /// A rate for one group (a fault mode, a conversation length, a run).

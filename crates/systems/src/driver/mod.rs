@@ -10,9 +10,11 @@
 
 pub mod gate;
 pub mod replay;
+pub mod shard;
 
 pub use gate::{Bound, GatePlan, RequestGate};
 pub use replay::replay_conversation;
+pub use shard::{Shard, ShardError};
 
 use crate::spec::Replay;
 use crate::Target;
@@ -47,6 +49,8 @@ pub struct DriverOptions {
     pub seed: u64,
     /// Room for requests in flight under the open-file limit.
     pub gate: Arc<RequestGate>,
+    /// The conversations replayed: this shard's ([`Shard::WHOLE`]: all).
+    pub shard: Shard,
 }
 
 /// One conversation of one system in one run, finished.
@@ -65,8 +69,9 @@ pub struct ConversationOutcome {
     pub interrupted: bool,
 }
 
-/// Replays every conversation of `dataset` through every target once, for
-/// run `run`, and sends each finished conversation to `results`.
+/// Replays every conversation of `dataset` (of `options.shard`) through
+/// every target once, for run `run`, and sends each finished conversation
+/// to `results`.
 ///
 /// Returns when every job is done or, after `cancel`, when the workers have
 /// stopped; a conversation cut short by cancellation is sent with what it
@@ -81,8 +86,10 @@ pub async fn run_once(
     cancel: CancellationToken,
     results: mpsc::Sender<ConversationOutcome>,
 ) {
+    let shard = options.shard;
+    let conversations = dataset.conversations.len();
     let mut jobs: Vec<(usize, usize)> = (0..targets.len())
-        .flat_map(|s| (0..dataset.conversations.len()).map(move |c| (s, c)))
+        .flat_map(|s| shard.conversations(conversations).map(move |c| (s, c)))
         .collect();
     jobs.shuffle(&mut cb_base::seed::rng(
         options.seed,

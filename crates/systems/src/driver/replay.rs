@@ -13,8 +13,9 @@
 //! memory ([`TurnRecord::bound_answer`]) once scoring is done.
 
 use super::DriverOptions;
+use crate::client::send_body;
 use crate::spec::Replay;
-use crate::{send, SendOptions, Target};
+use crate::{SendOptions, Target};
 use cb_base::record::TurnRecord;
 use cb_dataset::Conversation;
 use cb_wire::openai::{ChatMessage, ChatRequest};
@@ -107,10 +108,14 @@ pub async fn replay_conversation(
             stream_options: None,
             extra: serde_json::Map::new(),
         };
+        // Serialized, then dropped: what stays in flight is the bytes.
+        let messages_sent = request.messages.len() as u32;
+        let body = serde_json::to_vec(&request).unwrap_or_default();
+        drop(request);
         let sent_at_ms = run_start.elapsed().as_secs_f64() * 1000.0;
         let started = Instant::now();
         let exchange = tokio::select! {
-            exchange = send(client, target, &request, send_options) => Some(exchange),
+            exchange = send_body(client, target, body, options.stream, send_options) => Some(exchange),
             () = cancel.cancelled() => None,
         };
         drop(pass);
@@ -122,7 +127,7 @@ pub async fn replay_conversation(
                 turn: (index + 1) as u32,
                 turns: n as u32,
                 is_final: index + 1 == n,
-                messages_sent: request.messages.len() as u32,
+                messages_sent,
                 sent_at_ms,
                 status: None,
                 latency_ms: started.elapsed().as_secs_f64() * 1000.0,
@@ -142,7 +147,7 @@ pub async fn replay_conversation(
             turn: (index + 1) as u32,
             turns: n as u32,
             is_final: index + 1 == n,
-            messages_sent: request.messages.len() as u32,
+            messages_sent,
             sent_at_ms,
             status: reply.status,
             latency_ms: reply.latency_ms,
