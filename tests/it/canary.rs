@@ -16,35 +16,18 @@
 //! frozen, never failed) long before the ttft limit, so no ttft verdict can
 //! fail there at all.
 
+use crate::common::canary::*;
 use crate::common::openrouter;
-use clap::Parser;
 use continuity_bench::canary::endpoint::Behaviour;
 use continuity_bench::canary::record::{LogRecord, RecordKind};
 use continuity_bench::canary::runner::{self, CanaryOutcome};
 use continuity_bench::canary::summary::RouteStatus;
-use continuity_bench::cli::{Cli, Command};
 use continuity_bench::config::{CanaryConfig, CanaryEndpoint};
 use continuity_bench::contracts::ContractName;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
-
-/// The validated configuration of `continuity-bench canary <line>`, with
-/// `env` as the environment.
-fn config_with_env(line: &[&str], env: &dyn Fn(&str) -> Option<String>) -> CanaryConfig {
-    let mut argv = vec!["continuity-bench", "canary"];
-    argv.extend_from_slice(line);
-    let Command::Canary(args) = Cli::try_parse_from(argv).unwrap().command else {
-        unreachable!()
-    };
-    continuity_bench::config::canary_config(&args.run, env, time::OffsetDateTime::now_utc())
-        .unwrap()
-}
-
-fn config(line: &[&str]) -> CanaryConfig {
-    config_with_env(line, &|_| None)
-}
 
 /// Runs the canary, returning the outcome and everything it printed.
 async fn run(config: &CanaryConfig) -> (CanaryOutcome, String) {
@@ -54,14 +37,6 @@ async fn run(config: &CanaryConfig) -> (CanaryOutcome, String) {
         .await
         .unwrap();
     (outcome, printed)
-}
-
-fn log(path: &Path) -> Vec<LogRecord> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 /// Quarantine records by route: (round, contract, action).

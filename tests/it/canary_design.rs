@@ -6,57 +6,22 @@
 //! the endpoint URL never reach a file, and `release` counts on the clock
 //! the state was written with.
 
+use crate::common::canary::*;
 use crate::common::openrouter;
 use axum::routing::post;
-use clap::Parser;
 use continuity_bench::canary::endpoint::{Behaviour, SimRoute};
 use continuity_bench::canary::record::{LogRecord, RecordKind};
 use continuity_bench::canary::runner::{self, CanaryError, CanaryOutcome};
-use continuity_bench::cli::{Cli, Command};
 use continuity_bench::config::{CanaryConfig, CanaryEndpoint};
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-
-fn config_with_env(line: &[&str], env: &dyn Fn(&str) -> Option<String>) -> CanaryConfig {
-    let mut argv = vec!["continuity-bench", "canary"];
-    argv.extend_from_slice(line);
-    let Command::Canary(args) = Cli::try_parse_from(argv).unwrap().command else {
-        unreachable!()
-    };
-    continuity_bench::config::canary_config(&args.run, env, time::OffsetDateTime::now_utc())
-        .unwrap()
-}
-
-fn config(line: &[&str]) -> CanaryConfig {
-    config_with_env(line, &|_| None)
-}
 
 async fn run(config: &CanaryConfig) -> Result<(CanaryOutcome, String), CanaryError> {
     let mut printed = String::new();
     let mut print = |text: &str| printed.push_str(text);
     let outcome = runner::execute(config, CancellationToken::new(), &mut print).await?;
     Ok((outcome, printed))
-}
-
-fn log(path: &Path) -> Vec<LogRecord> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-fn ignored(path: &Path) -> Vec<String> {
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    v["provider"]["ignore"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_str().unwrap().to_string())
-        .collect()
 }
 
 /// Replaces the simulated routes (and drops the default control).

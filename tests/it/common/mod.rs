@@ -3,6 +3,7 @@
 //! systems, and running a configuration to its end.
 
 pub mod browser;
+pub mod canary;
 pub mod careless;
 pub mod dialect_gateways;
 pub mod gateways;
