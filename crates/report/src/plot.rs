@@ -7,6 +7,7 @@
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::sync::OnceLock;
 
 /// Width and height of every chart, pixels.
@@ -72,15 +73,16 @@ pub fn draw_empty<DB: DrawingBackend>(
     message: &str,
 ) -> DrawResult<DB> {
     let (width, height) = root.dim_in_pixel();
+    let centre = width as i32 / 2;
     root.draw(&Text::new(
         caption.to_string(),
-        (MARGIN as i32, MARGIN as i32),
-        caption_style(),
+        (centre, MARGIN as i32),
+        caption_style().pos(Pos::new(HPos::Center, VPos::Top)),
     ))?;
     root.draw(&Text::new(
         message.to_string(),
-        (width as i32 / 4, height as i32 / 2),
-        label_style(),
+        (centre, height as i32 / 2),
+        label_style().pos(Pos::new(HPos::Center, VPos::Center)),
     ))
 }
 

@@ -66,6 +66,10 @@ fn draw_cpr_by_fault<DB: DrawingBackend>(
     if systems.is_empty() {
         return draw_empty(root, caption, "no system in this report");
     }
+    // A chart of empty axes reads as "CPR 0"; say that nothing was measured.
+    if systems.iter().all(|s| s.cpr.rate.is_none()) {
+        return draw_empty(root, caption, "no failover event in this report");
+    }
     let n = categories.len() as f64;
     let mut chart = ChartBuilder::on(root)
         .caption(caption, caption_style())

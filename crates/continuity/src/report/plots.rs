@@ -170,6 +170,22 @@ mod tests {
     }
 
     #[test]
+    fn a_cpr_chart_without_a_measured_event_says_so() {
+        let mut data = report_data();
+        let drawn = String::from_utf8(render(Chart::CprByFault, ImageFormat::Svg, &data)).unwrap();
+        assert!(
+            !drawn.contains("no failover event"),
+            "measured CPR drawn as empty"
+        );
+        for system in &mut data.summary.systems {
+            system.cpr.rate = None;
+            system.cpr.wilson = None;
+        }
+        let cpr = String::from_utf8(render(Chart::CprByFault, ImageFormat::Svg, &data)).unwrap();
+        assert!(cpr.contains("no failover event in this report"));
+    }
+
+    #[test]
     fn rendering_is_deterministic() {
         let data = report_data();
         assert_eq!(
