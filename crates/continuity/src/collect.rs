@@ -36,11 +36,17 @@ pub(super) struct Collected {
 
 /// The single collector: folds finished conversations, scores their final
 /// turn and ticks the progress bar with the running CPR per system.
+///
+/// The running CPR counts only conversations with a planned failover event
+/// (`planned`, by conversation index) and reads "n/a" until one finished;
+/// whether the fault fired is known only from the attempt log after the run,
+/// so the report's figure, not this one, is the measured CPR.
 pub(super) async fn collect(
     mut rx: mpsc::Receiver<ConversationOutcome>,
     dataset: Arc<Dataset>,
     anchors: Arc<AnchorIndex>,
     names: Vec<String>,
+    planned: Vec<bool>,
     progress: ProgressBar,
 ) -> Vec<Collected> {
     let mut collected = Vec::new();
@@ -58,27 +64,34 @@ pub(super) async fn collect(
             continue;
         }
         let scored = score_outcome(conversation, &outcome.turns, &anchors);
-        let entry = &mut tally[outcome.system];
-        entry.1 += 1;
-        if scored.verdict == Verdict::Preserved {
-            entry.0 += 1;
+        if planned.get(outcome.conversation).copied().unwrap_or(false) {
+            let entry = &mut tally[outcome.system];
+            entry.1 += 1;
+            if scored.verdict == Verdict::Preserved {
+                entry.0 += 1;
+            }
         }
         progress.inc(1);
         let status: Vec<String> = names
             .iter()
             .zip(&tally)
-            .map(|(name, (kept, all))| {
-                format!(
-                    "{name} CPR {:.1} %",
-                    100.0 * *kept as f64 / (*all).max(1) as f64
-                )
-            })
+            .map(|(name, &(kept, all))| running_cpr(name, kept, all))
             .collect();
         progress.set_message(status.join(" · "));
         collected.push(Collected { outcome, scored });
     }
     progress.finish();
     collected
+}
+
+/// One system's running CPR for the progress line: "n/a" before any planned
+/// event finished, never a rate over nothing.
+fn running_cpr(name: &str, kept: u64, all: u64) -> String {
+    if all == 0 {
+        format!("{name} CPR n/a")
+    } else {
+        format!("{name} CPR {:.1} %", 100.0 * kept as f64 / all as f64)
+    }
 }
 
 /// Marks, on every answered turn, the other conversations whose anchor the
@@ -182,5 +195,17 @@ pub(super) fn score_outcome(
             reason: "no request was sent".to_string(),
             bleed_from: Vec::new(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::running_cpr;
+
+    #[test]
+    fn the_running_cpr_is_na_until_a_planned_event_finished() {
+        assert_eq!(running_cpr("history", 0, 0), "history CPR n/a");
+        assert_eq!(running_cpr("history", 0, 3), "history CPR 0.0 %");
+        assert_eq!(running_cpr("history", 2, 3), "history CPR 66.7 %");
     }
 }

@@ -352,11 +352,15 @@ pub async fn execute(
             systems.targets.len() * config.shard.len(dataset.conversations.len()),
         );
         let (tx, rx) = mpsc::channel(256);
+        let planned = (0..dataset.conversations.len())
+            .map(|i| ctx.plan.event(run, i).is_some())
+            .collect();
         let collector = tokio::spawn(collect(
             rx,
             Arc::clone(&dataset),
             Arc::clone(&anchors),
             names.clone(),
+            planned,
             progress,
         ));
         driver::run_once(

@@ -204,6 +204,14 @@ fn draw<DB: DrawingBackend>(
         .configure_mesh()
         .disable_y_mesh()
         .x_desc("scored cases")
+        // Counts are whole: a tick between two integers gets no label.
+        .x_label_formatter(&|x| {
+            if (x - x.round()).abs() < 1e-9 {
+                format!("{x:.0}")
+            } else {
+                String::new()
+            }
+        })
         .y_labels(names.len().max(1))
         .y_label_formatter(&|y| {
             let k = y.round();
@@ -286,6 +294,17 @@ mod tests {
         for label in ["gw", "pass", "fail", "scored cases"] {
             assert!(svg.contains(label), "{label}");
         }
+        // Case counts are whole numbers: "1", never "1.0" or "0.5".
+        let texts: Vec<&str> = svg
+            .split("</text>")
+            .filter_map(|t| t.rsplit('>').next())
+            .map(str::trim)
+            .collect();
+        assert!(texts.contains(&"1"), "{texts:?}");
+        assert!(
+            !texts.iter().any(|t| t.ends_with(".0") || t.ends_with(".5")),
+            "{texts:?}"
+        );
         let png = Chart(ImageFormat::Png).render(&report).unwrap();
         assert_eq!(&png[1..4], b"PNG");
         let names: Vec<&str> = exporters().iter().map(|e| e.file_name()).collect();
