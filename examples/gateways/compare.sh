@@ -14,6 +14,8 @@
 #   COMMAND=semantics examples/gateways/compare.sh          # the whole catalogue
 #   COMMAND=semantics examples/gateways/compare.sh --fast --out reports/sem
 #   COMMAND=grade examples/gateways/compare.sh        # one page: systems.toml
+#   COMMAND=grade SYSTEMS_FILE=examples/sdks/systems.toml examples/gateways/compare.sh
+#                                                     # (examples/sdks/grade.sh does this)
 #
 # Environment (all optional):
 #   COMMAND             `run` (default): the continuity benchmark; `semantics`:
@@ -21,6 +23,9 @@
 #                       --fast, --cases or --out are passed on); `grade`: one
 #                       page over examples/gateways/systems.toml (both
 #                       gateways must start)
+#   SYSTEMS_FILE        the systems file `grade` reads (default
+#                       examples/gateways/systems.toml); the systems it names
+#                       other than litellm and portkey must be up already
 #   CONTINUITY_BENCH    a built binary to use instead of `cargo run --release`
 #   RUNS                runs of the benchmark (default 1)
 #   GATEWAYS            which gateways to run (default "litellm portkey")
@@ -51,6 +56,7 @@ install_timeout="${INSTALL_TIMEOUT:-900}"
 start_timeout="${START_TIMEOUT:-120}"
 run_timeout="${RUN_TIMEOUT:-3600}"
 out="${OUT:-reports/gateways-$(date -u +%Y-%m-%dT%H-%M-%SZ)}"
+systems_file="${SYSTEMS_FILE:-$here/systems.toml}"
 logs="$cache/logs"
 
 say() { printf 'compare.sh: %s\n' "$*" >&2; }
@@ -230,10 +236,10 @@ case "$command" in
             "${args[@]}" "$@" || status=$?
         ;;
     grade)
-        # Both gateways up, as examples/gateways/systems.toml lists them.
-        say "grading the systems of $here/systems.toml (page in $out/report.html)"
+        # Both gateways up, as the systems file lists them.
+        say "grading the systems of $systems_file (page in $out/report.html)"
         timeout -s INT -k 60 "$run_timeout" \
-            "${runner[@]}" grade --systems "$here/systems.toml" --out "$out" "$@" || status=$?
+            "${runner[@]}" grade --systems "$systems_file" --out "$out" "$@" || status=$?
         ;;
     *)
         say "unknown COMMAND $command (known: run semantics grade)"

@@ -31,28 +31,7 @@ run_timeout="${RUN_TIMEOUT:-900}"
 mkdir -p "$out"
 
 # start NAME K: starts system NAME on shim port 8101+K, upstreams 9101+10K / 9102+10K; sets GW and PORTS.
-start() {
-    local name="$1" k="$2" port=$((8101 + $2)) p=$((9101 + 10 * $2)) f=$((9102 + 10 * $2)) shim
-    local -a env=()
-    case "$name" in
-        langchain) shim=langchain-python ;;
-        langchain-t15) shim=langchain-python; env=(SHIM_PRIMARY_TIMEOUT=1.5) ;;
-        aifallback) shim=ai-fallback-node ;;
-        aifallback-t15) shim=ai-fallback-node; env=(SHIM_PRIMARY_TIMEOUT_MS=1500) ;;
-        aifallback-t15r0) shim=ai-fallback-node; env=(SHIM_PRIMARY_TIMEOUT_MS=1500 SHIM_MODEL_RESET_MS=0) ;;
-        openai) shim=openai-python ;;
-        nullplatform) shim=nullplatform ;;
-        *) say "unknown system $name"; return 2 ;;
-    esac
-    local kv rc
-    for kv in "${env[@]}"; do export "$kv"; done # seen by the shim started next only
-    start_shim "$shim" "$port" "http://127.0.0.1:$p/v1" "http://127.0.0.1:$f/v1" "$name"
-    rc=$?
-    for kv in "${env[@]}"; do unset "${kv%%=*}"; done
-    ((rc == 0)) || return "$rc"
-    GW="$name=http://127.0.0.1:$port"; [[ "$shim" == nullplatform ]] && GW="$GW/openai"
-    PORTS="$name=$p,$f"
-}
+start() { start_system "$1" $((8101 + $2)) $((9101 + 10 * $2)) $((9102 + 10 * $2)); }
 
 for command in "${commands[@]}"; do
     case "$command" in

@@ -1,6 +1,7 @@
 # Shared functions of install.sh, start.sh and check.sh (source it; bash).
 #
 #   start_shim NAME PORT PRIMARY_URL FALLBACK_URL   start a shim, wait for /health
+#   start_system NAME PORT PRIMARY_PORT FALLBACK_PORT  a named system (shim + settings), sets GW, PORTS
 #   start_upstreams PRIMARY_PORT FALLBACK_PORT PROFILE ATTEMPTS_CSV
 #   stop_pid PID [SIGNAL]                           SIGTERM (or SIGNAL), then SIGKILL, bounded
 #   stop_all                                        every process started here
@@ -24,6 +25,8 @@ if [[ -z "${BENCH:-}" ]]; then
     fi
 fi
 SHIMS="langchain-python ai-fallback-node openai-python"
+# The systems bench.sh and grade.sh know (start_system): a shim and its settings.
+SYSTEMS_KNOWN="langchain langchain-t15 langchain-deadfb aifallback aifallback-t15 aifallback-t15r0 openai nullplatform"
 STARTED_PIDS=()
 
 say() { printf '%s: %s\n' "$(basename "$0")" "$*" >&2; }
@@ -104,4 +107,46 @@ stop_all() {
     local pid
     for pid in "${STARTED_PIDS[@]}"; do stop_pid "$pid"; done
     STARTED_PIDS=()
+}
+
+# system_spec NAME: what system NAME is. Sets SPEC_SHIM (the shim, or
+# nullplatform), SPEC_ENV (its SHIM_* settings) and SPEC_DEAD_FALLBACK (1:
+# the fallback URL points at a port where nothing listens, a positive
+# control: every event that needs the fallback must be lost).
+system_spec() {
+    SPEC_ENV=(); SPEC_DEAD_FALLBACK=0
+    case "$1" in
+        langchain) SPEC_SHIM=langchain-python ;;
+        langchain-t15) SPEC_SHIM=langchain-python; SPEC_ENV=(SHIM_PRIMARY_TIMEOUT=1.5) ;;
+        # Timed out like langchain-t15 so that every fault (TIMEOUT too) needs the dead fallback.
+        langchain-deadfb) SPEC_SHIM=langchain-python; SPEC_ENV=(SHIM_PRIMARY_TIMEOUT=1.5); SPEC_DEAD_FALLBACK=1 ;;
+        aifallback) SPEC_SHIM=ai-fallback-node ;;
+        aifallback-t15) SPEC_SHIM=ai-fallback-node; SPEC_ENV=(SHIM_PRIMARY_TIMEOUT_MS=1500) ;;
+        aifallback-t15r0) SPEC_SHIM=ai-fallback-node; SPEC_ENV=(SHIM_PRIMARY_TIMEOUT_MS=1500 SHIM_MODEL_RESET_MS=0) ;;
+        openai) SPEC_SHIM=openai-python ;;
+        nullplatform) SPEC_SHIM=nullplatform ;;
+        *) say "unknown system $1 (known: $SYSTEMS_KNOWN)"; return 2 ;;
+    esac
+}
+
+# start_system NAME PORT PRIMARY_PORT FALLBACK_PORT: starts system NAME on
+# 127.0.0.1:PORT, pointed at upstreams on PRIMARY_PORT and FALLBACK_PORT (the
+# harness serves them; a dead-fallback system gets FALLBACK_PORT+7 instead,
+# which must be free). Sets GW (NAME=base URL, for --gateway) and PORTS
+# (NAME=P,F, for --upstream-ports).
+start_system() {
+    local name="$1" port="$2" p="$3" f="$4" fb kv rc
+    system_spec "$name" || return
+    fb="$f"
+    if ((SPEC_DEAD_FALLBACK)); then
+        fb=$((f + 7))
+        if port_busy "$fb"; then say "$name: its dead fallback port $fb is in use"; return 1; fi
+    fi
+    for kv in "${SPEC_ENV[@]}"; do export "$kv"; done # seen by the shim started next only
+    start_shim "$SPEC_SHIM" "$port" "http://127.0.0.1:$p/v1" "http://127.0.0.1:$fb/v1" "$name"
+    rc=$?
+    for kv in "${SPEC_ENV[@]}"; do unset "${kv%%=*}"; done
+    ((rc == 0)) || return "$rc"
+    GW="$name=http://127.0.0.1:$port"; [[ "$SPEC_SHIM" == nullplatform ]] && GW="$GW/openai"
+    PORTS="$name=$p,$f"
 }

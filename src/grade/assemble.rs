@@ -206,12 +206,7 @@ fn system(entry: &SystemUnderTest, inputs: &GradeInputs<'_>) -> GradeSystem {
     let cases: Vec<CaseEvidence> = semantics
         .map(|s| s.cases.iter().map(evidence).collect())
         .unwrap_or_default();
-    for c in cases.iter().filter(|c| c.verdict == "inconclusive") {
-        unmeasured.push(format!(
-            "semantics case `{}`: inconclusive, the primary never saw the request ({})",
-            c.case, c.reason
-        ));
-    }
+    unmeasured.extend(super::unreached::inconclusive_notes(&cases));
     GradeSystem {
         name: entry.name.clone(),
         kind: if entry.url.is_some() {

@@ -5,9 +5,10 @@
 //! ([`gate`]), and writes the three files of a grade directory from that
 //! summary alone: `summary.json` (schema `schema/grade.schema.json`),
 //! `report.md` ([`markdown`]) and the self-contained `report.html`
-//! ([`page`], each scorecard cell's target in [`evidence`]). It sits in the
-//! root package because it reads two suites, and no suite may import
-//! another.
+//! ([`page`], each scorecard cell's target in [`evidence`]; what an
+//! inconclusive case means, a cooldown or a system gone, in
+//! [`unreached`]). It sits in the root package because it reads two
+//! suites, and no suite may import another.
 
 pub mod assemble;
 pub mod evidence;
@@ -17,6 +18,7 @@ pub mod page;
 pub mod summary;
 #[cfg(test)]
 mod tests;
+pub mod unreached;
 
 pub use summary::{GradeSummary, GRADE_KIND};
 

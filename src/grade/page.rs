@@ -225,7 +225,11 @@ fn scorecard(s: &GradeSummary, out: &mut String) {
             row
         })
         .collect();
+    // Many systems make the table wider than the page: it scrolls in its
+    // own box instead of pushing the whole page sideways.
+    out.push_str("<div style=\"overflow-x:auto\">\n");
     out.push_str(&table(&headers, &rows));
+    out.push_str("</div>\n");
 }
 
 fn charts(s: &GradeSummary, out: &mut String) {

@@ -257,3 +257,17 @@ fn a_grade_directory_reads_back_and_renders_the_same_page() {
     std::fs::write(run_dir.path().join(SUMMARY_FILE), b"{\"tool\":\"x\"}").unwrap();
     assert!(!is_grade_dir(run_dir.path()), "a run's summary is no grade");
 }
+
+#[test]
+fn a_wide_scorecard_scrolls_in_its_own_box() {
+    let html = page::render(&fixture());
+    let heading = html.find("id=\"scorecard\"").unwrap();
+    let rest = &html[heading..];
+    let boxed = rest.find("<div style=\"overflow-x:auto\">").unwrap();
+    let table = rest.find("<table>").unwrap();
+    let closed = rest.find("</table>\n</div>").unwrap();
+    assert!(
+        boxed < table && table < closed,
+        "the scorecard is not in its box"
+    );
+}
