@@ -86,6 +86,7 @@ pub fn canary_config(
     if args.interval.is_zero() {
         return Err(ConfigError::ZeroDuration { flag: "--interval" });
     }
+    super::ranges::canary_args(args)?;
     let routes = if args.routes.is_empty() {
         None
     } else {
