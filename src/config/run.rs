@@ -81,6 +81,7 @@ pub fn run_config(args: &RunArgs, now_utc: time::OffsetDateTime) -> Result<RunCo
     // run loads it again, with its dataset, to plan).
     super::ranges::fault_profile(&crate::faults::FaultProfile::from_source(&faults)?)?;
     Ok(RunConfig {
+        stopped: crate::stop::Stopped::default(),
         seed: args.seed,
         runs: args.runs,
         concurrency: args.concurrency,

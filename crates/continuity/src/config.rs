@@ -73,6 +73,9 @@ pub struct RunConfig {
     /// `--shard K/N`: the conversations this process replays
     /// ([`Shard::WHOLE`]: every one).
     pub shard: Shard,
+    /// Which signal stopped the run, once one did (the command's handler
+    /// sets it): the report names it.
+    pub stopped: cb_base::stop::Stopped,
 }
 
 impl RunConfig {
@@ -100,6 +103,7 @@ impl RunConfig {
                 .as_ref()
                 .map(cb_scoring::judge::JudgeConfig::describe),
             interrupted: false,
+            interrupted_by: None,
             requests_in_flight: RequestsInFlight::default(),
             model: self.systems.model.clone(),
             gateways: self
@@ -167,9 +171,13 @@ pub struct ResolvedConfig {
     /// The LLM judge (endpoint, model, prompt version; never a key), if any.
     #[serde(default)]
     pub judge: Option<String>,
-    /// Whether Ctrl-C cut the run short (the figures cover what finished).
+    /// Whether Ctrl-C or SIGTERM cut the run short (the figures cover what
+    /// finished).
     #[serde(default)]
     pub interrupted: bool,
+    /// Which signal cut it short, when one did (`sigint` or `sigterm`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted_by: Option<cb_base::stop::Stop>,
     /// How many requests could be in flight at once (see
     /// [`cb_systems::driver::gate`]).
     #[serde(default)]

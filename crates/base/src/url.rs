@@ -1,0 +1,113 @@
+//! How a URL given on the command line is shown: in every output (the
+//! banner, progress lines, `config.json`, the reports, error messages) a
+//! URL goes through [`display_url`], which drops the credentials it may
+//! carry (`http://user:password@host`, `?api_key=...`). The one place this
+//! is decided, beside [`crate::secret`], which redacts the header values.
+
+use url::Url;
+
+/// What replaces a credential.
+const REDACTED: &str = "[redacted]";
+
+/// Query parameters whose values are credentials: a name containing one of
+/// these (case-insensitive): `api_key`, `access_token`, `x-goog-api-key`,
+/// `sig`, `password`, ...
+const SECRET_PARAMS: [&str; 6] = ["key", "token", "secret", "password", "sig", "auth"];
+
+/// `text` as outputs show it: the user and password of a URL replaced by
+/// `[redacted]` (a lone user may be a token), and the values of key-like
+/// query parameters ([`SECRET_PARAMS`]) too. Text that does not parse as
+/// a URL has any `scheme://userinfo@` part redacted all the same.
+pub fn display_url(text: &str) -> String {
+    let Ok(mut url) = Url::parse(text) else {
+        return redact_userinfo(text);
+    };
+    if url.cannot_be_a_base() {
+        return redact_userinfo(text);
+    }
+    let had_userinfo = !url.username().is_empty() || url.password().is_some();
+    if had_userinfo {
+        let _ = url.set_password(None);
+        let _ = url.set_username(REDACTED);
+    }
+    if url.query().is_some() {
+        let pairs: Vec<(String, String)> = url
+            .query_pairs()
+            .map(|(k, v)| {
+                let v = if is_secret_param(&k) {
+                    REDACTED.to_string()
+                } else {
+                    v.into_owned()
+                };
+                (k.into_owned(), v)
+            })
+            .collect();
+        url.query_pairs_mut().clear().extend_pairs(pairs);
+    }
+    let mut shown = url
+        .to_string()
+        .replace("%5Bredacted%5D", REDACTED)
+        .replace("%5bredacted%5d", REDACTED);
+    // Keep the user's spelling for a URL without a path of its own.
+    if !text.ends_with('/') && url.path() == "/" && url.query().is_none() && shown.ends_with('/') {
+        shown.pop();
+    }
+    shown
+}
+
+/// Whether a query parameter named `name` carries a credential.
+fn is_secret_param(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    SECRET_PARAMS.iter().any(|k| name.contains(k))
+}
+
+/// `scheme://userinfo@rest` with the userinfo redacted, for text that is
+/// not a URL the parser takes.
+fn redact_userinfo(text: &str) -> String {
+    let Some((scheme, rest)) = text.split_once("://") else {
+        return text.to_string();
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    match authority.rsplit_once('@') {
+        Some((_, host)) => format!("{scheme}://{REDACTED}@{host}{path}"),
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_redacted_and_the_rest_kept() {
+        assert_eq!(
+            display_url("http://127.0.0.1:9001"),
+            "http://127.0.0.1:9001"
+        );
+        assert_eq!(display_url("http://h:1/v1/"), "http://h:1/v1/");
+        let shown = display_url("http://user:pa55@127.0.0.1:4000/v1?api_key=sk-XYZ&x=1");
+        assert_eq!(
+            shown,
+            "http://[redacted]@127.0.0.1:4000/v1?api_key=[redacted]&x=1"
+        );
+        assert_eq!(
+            display_url("https://bob:hunter2@api.example.com/v1?x=1"),
+            "https://[redacted]@api.example.com/v1?x=1"
+        );
+        assert_eq!(display_url("https://token@h/"), "https://[redacted]@h/");
+        assert_eq!(
+            display_url("https://h/x?Access_Token=t0k&sig=s1g"),
+            "https://h/x?Access_Token=[redacted]&sig=[redacted]"
+        );
+        assert_eq!(display_url("http://h:1/a@b"), "http://h:1/a@b");
+        assert_eq!(display_url("not a url"), "not a url");
+    }
+
+    #[test]
+    fn text_the_parser_refuses_is_redacted_too() {
+        let shown = display_url("http://user:pa55@host:99999/v1");
+        assert!(!shown.contains("pa55"), "{shown}");
+        assert_eq!(shown, "http://[redacted]@host:99999/v1");
+    }
+}
