@@ -75,7 +75,7 @@ pub async fn grade(args: &GradeArgs) -> anyhow::Result<ExitCode> {
             name: s.name.clone(),
             url: match &s.kind {
                 SystemKind::Builtin(_) => None,
-                SystemKind::Gateway(url) => Some(url.clone()),
+                SystemKind::Gateway(url) => Some(crate::url::display_url(url)),
             },
             notes: s.notes.clone(),
             control: s.control,

@@ -15,6 +15,7 @@
 //!   reaches them, lossy translations caught, the context squeeze;
 //! - [`interrupt`]: Ctrl-C in every phase;
 //! - [`kubernetes`]: the Indexed Job example's manifests and command lines;
+//! - [`redaction`]: credentials in a gateway URL in no output of any command;
 //! - [`passthrough`]: the upstreams in front of a provider stand-in (same
 //!   verdicts as the simulated model, faults never forwarded, no key in any
 //!   output, a wrong key, the cost gate);
@@ -44,6 +45,7 @@ mod hostile;
 mod interrupt;
 mod kubernetes;
 mod passthrough;
+mod redaction;
 mod semantics;
 mod shards;
 mod terminate;

@@ -55,6 +55,29 @@ pub fn display_url(text: &str) -> String {
     shown
 }
 
+/// `BASE/v1` (or `BASE` when it already ends in `/v1`) followed by `tail`,
+/// the base's query string kept after the joined path
+/// (`http://h/v1?api_key=k` gives `http://h/v1/chat/completions?api_key=k`).
+/// Text that is not a URL is joined as it is.
+pub fn under_v1(base: &str, tail: &str) -> String {
+    let join = |path: &str| {
+        let trimmed = path.trim_end_matches('/');
+        if trimmed.ends_with("/v1") {
+            format!("{trimmed}{tail}")
+        } else {
+            format!("{trimmed}/v1{tail}")
+        }
+    };
+    match Url::parse(base) {
+        Ok(mut url) if !url.cannot_be_a_base() => {
+            let path = join(url.path());
+            url.set_path(&path);
+            url.to_string()
+        }
+        _ => join(base),
+    }
+}
+
 /// Whether a query parameter named `name` carries a credential.
 fn is_secret_param(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
@@ -102,6 +125,21 @@ mod tests {
         );
         assert_eq!(display_url("http://h:1/a@b"), "http://h:1/a@b");
         assert_eq!(display_url("not a url"), "not a url");
+    }
+
+    #[test]
+    fn a_path_is_joined_under_v1_before_the_query() {
+        let chat = |b| under_v1(b, "/chat/completions");
+        assert_eq!(chat("http://h:1"), "http://h:1/v1/chat/completions");
+        assert_eq!(chat("http://h:1/v1/"), "http://h:1/v1/chat/completions");
+        assert_eq!(
+            chat("http://u:p@h:1/v1?api_key=k"),
+            "http://u:p@h:1/v1/chat/completions?api_key=k"
+        );
+        assert_eq!(
+            chat("http://h:1/base/?x=1"),
+            "http://h:1/base/v1/chat/completions?x=1"
+        );
     }
 
     #[test]

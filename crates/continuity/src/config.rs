@@ -112,7 +112,7 @@ impl RunConfig {
                 .iter()
                 .map(|g| ResolvedGateway {
                     name: g.name.clone(),
-                    url: g.url.clone(),
+                    url: cb_base::url::display_url(&g.url),
                     primary_port: g.primary_port,
                     fallback_port: g.fallback_port,
                     header_names: g.headers.iter().map(|(h, _)| h.clone()).collect(),
