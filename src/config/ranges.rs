@@ -284,10 +284,10 @@ pub fn fault_profile(profile: &FaultProfile) -> Result<(), OutOfRange> {
     }
     if let Some(d) = &profile.degrade {
         for (kind, p) in &d.kinds {
-            probability(&key(&format!("[degrade] {}", kind.name())), *p)?;
+            probability(&key(&format!("[degrade.{}] rate", kind.name())), *p)?;
             if let crate::faults::degrade::Degradation::SlowFirstToken { delay } = kind {
                 duration(
-                    &key("[degrade] slow_first_token delay"),
+                    &key("[degrade.slow_first_token] delay"),
                     *delay,
                     MAX_DURATION,
                 )?;
