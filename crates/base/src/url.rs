@@ -55,6 +55,21 @@ pub fn display_url(text: &str) -> String {
     shown
 }
 
+/// `BASE` followed by `tail` (`/chat/completions`), the base's query
+/// string kept after the joined path (`https://h/api/v1?key=k` gives
+/// `https://h/api/v1/chat/completions?key=k`). Text that is not a URL is
+/// joined as it is.
+pub fn join(base: &str, tail: &str) -> String {
+    match Url::parse(base) {
+        Ok(mut url) if !url.cannot_be_a_base() => {
+            let path = format!("{}{tail}", url.path().trim_end_matches('/'));
+            url.set_path(&path);
+            url.to_string()
+        }
+        _ => format!("{}{tail}", base.trim_end_matches('/')),
+    }
+}
+
 /// `BASE/v1` (or `BASE` when it already ends in `/v1`) followed by `tail`,
 /// the base's query string kept after the joined path
 /// (`http://h/v1?api_key=k` gives `http://h/v1/chat/completions?api_key=k`).
@@ -140,6 +155,19 @@ mod tests {
             chat("http://h:1/base/?x=1"),
             "http://h:1/base/v1/chat/completions?x=1"
         );
+    }
+
+    #[test]
+    fn a_tail_is_joined_before_the_query() {
+        assert_eq!(
+            join("https://h/api/v1?key=k", "/chat/completions"),
+            "https://h/api/v1/chat/completions?key=k"
+        );
+        assert_eq!(
+            join("https://h/api/v1/", "/models"),
+            "https://h/api/v1/models"
+        );
+        assert_eq!(join("not a url/", "/x"), "not a url/x");
     }
 
     #[test]

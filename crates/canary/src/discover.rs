@@ -122,10 +122,7 @@ const EXCERPT: usize = 200;
 
 /// The listing URL of `model` (`author/slug`) under `endpoint`.
 pub fn listing_url(endpoint: &str, model: &str) -> String {
-    format!(
-        "{}/models/{model}/endpoints",
-        endpoint.trim_end_matches('/')
-    )
+    cb_base::url::join(endpoint, &format!("/models/{model}/endpoints"))
 }
 
 /// Lists the routes of `model` at `endpoint`, within `deadline`, reading at

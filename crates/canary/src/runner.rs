@@ -271,7 +271,7 @@ pub async fn execute(
     let prober = Prober::new(
         client.clone(),
         ProbeTarget {
-            chat_url: format!("{base}/chat/completions"),
+            chat_url: cb_base::url::join(&base, "/chat/completions"),
             headers: headers.clone(),
             model: config.model.clone(),
             probes: config.probes.clone(),
