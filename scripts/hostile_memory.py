@@ -5,7 +5,7 @@ messages to a `history` proxy whose primary fails (its peak RSS).
 
 Usage: scripts/hostile_memory.py UPSTREAMS_PID PRIMARY_URL PROXY_PID PROXY_URL [MESSAGES]
 """
-import json, sys, urllib.request, urllib.error
+import json, os, sys
 
 def rss(pid):
     fields = {}
@@ -14,14 +14,14 @@ def rss(pid):
         fields[k] = v.strip()
     return fields["VmRSS"], fields["VmHWM"]
 
+# POST with `Expect: 100-continue`, as curl does for large bodies, so a
+# refusal from the headers is read, not lost to a broken pipe.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from upstreams_memory import post as expect_post
+
+
 def post(url, body):
-    req = urllib.request.Request(url + "/v1/chat/completions", data=body,
-                                 headers={"content-type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=300) as r:
-            return r.status, r.read()[:200]
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()[:200]
+    return expect_post(url, body, False)
 
 up_pid, up_url, px_pid, px_url = sys.argv[1:5]
 n = int(sys.argv[5]) if len(sys.argv) > 5 else 1_160_000
@@ -35,5 +35,5 @@ msg = '{"role":"user","content":""}'
 body = ('{"model":"m","messages":[' + ",".join([msg] * n) + "]}").encode()
 print(f"request: {n} messages, {len(body) / 2**20:.1f} MiB")
 status, reply = post(px_url, body)
-print("proxy answered", status, reply.decode(errors="replace")[:160])
+print("proxy answered", status, reply[:160])
 print("proxy RSS, peak:", rss(px_pid))

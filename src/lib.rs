@@ -2,7 +2,7 @@
 //! alive when its primary provider fails. The binary is a thin shell over
 //! [`run`]; everything is here so tests can call it in process.
 
-pub use cb_base::{record, secret, seed, source};
+pub use cb_base::{record, secret, seed, source, stop, url};
 pub use cb_canary as canary;
 pub use cb_continuity as continuity;
 pub use cb_contracts as contracts;

@@ -76,6 +76,11 @@ pub struct UpstreamsArgs {
     /// Deadline of one request to a --provider, connection to last byte.
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     pub provider_timeout: std::time::Duration,
+    /// Largest request body, in bytes, either upstream reads (default
+    /// 8 MiB, 1 KiB to 1 GiB). A larger one is answered 413 naming this
+    /// flag, refused from its Content-Length before a byte is read.
+    #[arg(long, default_value_t = crate::upstream::DEFAULT_MAX_BODY_BYTES as u64)]
+    pub max_body_bytes: u64,
 }
 
 /// Which reference gateway.

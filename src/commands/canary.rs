@@ -25,7 +25,7 @@ pub async fn canary(args: &CanaryArgs) -> anyhow::Result<ExitCode> {
     )?;
     let started = Instant::now();
     let cancel = CancellationToken::new();
-    super::run::stop_on_ctrl_c(
+    let stopped = super::run::stop_on_ctrl_c(
         cancel.clone(),
         "abandoning the round in progress and writing the state and report of what finished",
     );
@@ -41,7 +41,9 @@ pub async fn canary(args: &CanaryArgs) -> anyhow::Result<ExitCode> {
         outcome.files.ignore.display()
     );
     if outcome.interrupted {
-        return Ok(ExitCode::from(super::run::EXIT_INTERRUPTED));
+        return Ok(ExitCode::from(
+            stopped.exit_code_or(super::run::EXIT_INTERRUPTED),
+        ));
     }
     if outcome.rounds_scored == 0 {
         crate::secret::eprintln!(

@@ -17,9 +17,9 @@ use tokio_util::sync::CancellationToken;
 pub async fn grade(args: &GradeArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let now = time::OffsetDateTime::now_utc();
-    let config = crate::config::grade_config(args, now)?;
+    let mut config = crate::config::grade_config(args, now)?;
     let cancel = CancellationToken::new();
-    stop_on_ctrl_c(
+    let stopped = stop_on_ctrl_c(
         cancel.clone(),
         "stopping and writing the grade of what finished",
     );
@@ -28,6 +28,9 @@ pub async fn grade(args: &GradeArgs) -> anyhow::Result<ExitCode> {
         config.systems.len(),
         config.out.display()
     );
+    for (_, run) in &mut config.runs {
+        run.stopped = stopped.clone();
+    }
     let mut outcomes = Vec::new();
     for (profile, run) in &config.runs {
         if cancel.is_cancelled() {
@@ -72,7 +75,7 @@ pub async fn grade(args: &GradeArgs) -> anyhow::Result<ExitCode> {
             name: s.name.clone(),
             url: match &s.kind {
                 SystemKind::Builtin(_) => None,
-                SystemKind::Gateway(url) => Some(url.clone()),
+                SystemKind::Gateway(url) => Some(crate::url::display_url(url)),
             },
             notes: s.notes.clone(),
             control: s.control,
@@ -97,6 +100,7 @@ pub async fn grade(args: &GradeArgs) -> anyhow::Result<ExitCode> {
             .collect(),
         semantics: semantics.as_ref().map(|r| (r, "semantics".to_string())),
         interrupted: cancel.is_cancelled(),
+        interrupted_by: stopped.signal().filter(|_| cancel.is_cancelled()),
     };
     let mut summary = assemble(&inputs);
     summary.gate = config.gate.as_ref().map(|g| g.check(&summary.systems));
@@ -113,7 +117,7 @@ pub async fn grade(args: &GradeArgs) -> anyhow::Result<ExitCode> {
         config.out.join(crate::grade::HTML_FILE).display()
     );
     if summary.interrupted {
-        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+        return Ok(ExitCode::from(stopped.exit_code_or(EXIT_INTERRUPTED)));
     }
     if let Some(gate) = &summary.gate {
         for c in gate.checks.iter().filter(|c| !c.passed) {

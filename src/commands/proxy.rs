@@ -4,7 +4,7 @@ use crate::cli::ProxyArgs;
 use anyhow::Context;
 use std::process::ExitCode;
 
-/// `proxy`: serves a reference gateway until Ctrl-C (exit 0) or SIGTERM
+/// `proxy`: serves a reference gateway until Ctrl-C (exit 130) or SIGTERM
 /// (exit 143), letting requests in flight end first.
 pub async fn proxy(args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let listen = args.listen;
@@ -41,8 +41,5 @@ pub async fn proxy(args: ProxyArgs) -> anyhow::Result<ExitCode> {
     }
     let stop = signals.next().await;
     handle.shutdown().await;
-    Ok(match stop {
-        super::signal::Stop::Interrupt => ExitCode::SUCCESS,
-        super::signal::Stop::Terminate => ExitCode::from(stop.exit_code()),
-    })
+    Ok(ExitCode::from(stop.exit_code()))
 }

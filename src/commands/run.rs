@@ -25,11 +25,13 @@ pub async fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         cancel.clone(),
         "stopping and writing the report of what finished",
     );
-    let config = crate::config::run_config(args, time::OffsetDateTime::now_utc())?;
+    let mut config = crate::config::run_config(args, time::OffsetDateTime::now_utc())?;
+    config.stopped = stopped.clone();
     let outcome = continuity::execute(&config, cancel, started).await?;
     let (Some(data), Some(dir)) = (&outcome.data, &outcome.report_dir) else {
         crate::secret::eprintln!(
-            "interrupted before any conversation finished; no report written ({:.1} s)",
+            "interrupted ({}) before any conversation finished; no report written ({:.1} s)",
+            crate::stop::Stop::name_of(stopped.signal()),
             outcome.wall.as_secs_f64()
         );
         return Ok(ExitCode::from(stopped.exit_code_or(EXIT_INTERRUPTED)));

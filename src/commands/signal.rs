@@ -3,36 +3,9 @@
 //! stops, writes its files, and exits 130 after SIGINT (128 + 2) or 143
 //! after SIGTERM (128 + 15); a second signal ends the process at once.
 
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
-/// Which signal asked the command to stop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
-    /// SIGINT (Ctrl-C).
-    Interrupt,
-    /// SIGTERM.
-    Terminate,
-}
-
-impl Stop {
-    /// The exit status of a command stopped by it: 130 or 143.
-    pub const fn exit_code(self) -> u8 {
-        match self {
-            Stop::Interrupt => 130,
-            Stop::Terminate => 143,
-        }
-    }
-
-    /// Its name, for messages.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Stop::Interrupt => "Ctrl-C",
-            Stop::Terminate => "SIGTERM",
-        }
-    }
-}
+pub use crate::stop::{Stop, Stopped};
 
 /// The command's handlers of SIGINT and SIGTERM, installed at once (so a
 /// signal that comes before the first wait is not lost: once installed,
@@ -88,36 +61,6 @@ impl Signals {
 /// When the handlers cannot be installed.
 pub async fn stop_signal() -> std::io::Result<Stop> {
     Ok(Signals::install()?.next().await)
-}
-
-/// Which signal stopped a command, once one did (shared with the task
-/// that waits for it).
-#[derive(Debug, Clone, Default)]
-pub struct Stopped(Arc<AtomicU8>);
-
-impl Stopped {
-    /// The signal that came, if one did.
-    pub fn signal(&self) -> Option<Stop> {
-        match self.0.load(Ordering::SeqCst) {
-            1 => Some(Stop::Interrupt),
-            2 => Some(Stop::Terminate),
-            _ => None,
-        }
-    }
-
-    /// The exit status of a command stopped early: the signal's, else
-    /// `default` (130: the suite says it was interrupted).
-    pub fn exit_code_or(&self, default: u8) -> u8 {
-        self.signal().map_or(default, Stop::exit_code)
-    }
-
-    fn set(&self, stop: Stop) {
-        let code = match stop {
-            Stop::Interrupt => 1,
-            Stop::Terminate => 2,
-        };
-        self.0.store(code, Ordering::SeqCst);
-    }
 }
 
 /// Cancels `cancel` on the first SIGINT or SIGTERM (saying `what` happens

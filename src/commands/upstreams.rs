@@ -5,17 +5,14 @@ use crate::cli::UpstreamsArgs;
 use std::process::ExitCode;
 
 /// `upstreams`: validate the arguments (the attempts file's directory
-/// included) and serve until Ctrl-C (exit 0) or SIGTERM (exit 143), the
+/// included) and serve until Ctrl-C (exit 130) or SIGTERM (exit 143), the
 /// attempts file written either way.
 pub async fn upstreams(args: UpstreamsArgs) -> anyhow::Result<ExitCode> {
-    use super::signal::{Signals, Stop};
+    use super::signal::Signals;
     use anyhow::Context as _;
     let config = crate::config::upstreams_config(args)?;
     // Before the banner: a SIGTERM right after it must not kill the process.
     let mut signals = Signals::install().context("cannot listen for Ctrl-C or SIGTERM")?;
     let stop = crate::upstream::standalone::serve_until(config, signals.next()).await?;
-    Ok(match stop {
-        Stop::Interrupt => ExitCode::SUCCESS,
-        Stop::Terminate => ExitCode::from(stop.exit_code()),
-    })
+    Ok(ExitCode::from(stop.exit_code()))
 }

@@ -9,7 +9,7 @@
 use super::semantics::check_writable_file;
 use super::{ConfigError, EnvLookup, OutDir};
 use crate::canary::config::{
-    redact_url, url_credentials, CanaryConfig, CanaryEndpoint, CanaryReleaseConfig,
+    display_url, url_credentials, CanaryConfig, CanaryEndpoint, CanaryReleaseConfig,
     REMOTE_PROBE_TIMEOUT, SIM_PROBE_TIMEOUT,
 };
 use crate::canary::endpoint::{SimConfig, DEFAULT_CONTROL, SIM_TTFT_LIMIT};
@@ -86,6 +86,7 @@ pub fn canary_config(
     if args.interval.is_zero() {
         return Err(ConfigError::ZeroDuration { flag: "--interval" });
     }
+    super::ranges::canary_args(args)?;
     let routes = if args.routes.is_empty() {
         None
     } else {
@@ -167,7 +168,7 @@ pub fn canary_config(
                 let _registered = Secret::new(credentials);
             }
             if !is_http_url(&url) {
-                return Err(ConfigError::CanaryEndpoint(redact_url(&url)));
+                return Err(ConfigError::CanaryEndpoint(display_url(&url)));
             }
             let key = env(&args.key_env)
                 .map(|k| k.trim().to_string())
@@ -264,7 +265,7 @@ pub fn canary_config(
                 let _registered = Secret::new(credentials);
             }
             if !is_http_url(&url) {
-                return Err(ConfigError::CanaryWebhook(redact_url(&url)));
+                return Err(ConfigError::CanaryWebhook(display_url(&url)));
             }
             Some(url)
         }

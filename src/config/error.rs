@@ -7,6 +7,9 @@ pub enum ConfigError {
     /// A value outside its allowed range ([`super::ranges`]).
     #[error(transparent)]
     Range(#[from] super::ranges::OutOfRange),
+    /// A fault profile that cannot be read or is not valid.
+    #[error(transparent)]
+    Faults(#[from] crate::faults::FaultError),
     /// `--runs 0`.
     #[error("--runs must be at least 1 (got {0})")]
     Runs(u32),

@@ -19,6 +19,7 @@ pub fn run_config(args: &RunArgs, now_utc: time::OffsetDateTime) -> Result<RunCo
     if args.concurrency == 0 {
         return Err(ConfigError::Concurrency(args.concurrency));
     }
+    super::ranges::run_args(args)?;
     if let Some(x) = args.fail_under_cpr {
         if !(0.0..=100.0).contains(&x) {
             return Err(ConfigError::FailUnder(x));
@@ -76,7 +77,11 @@ pub fn run_config(args: &RunArgs, now_utc: time::OffsetDateTime) -> Result<RunCo
     }
     let dataset = super::dataset_source(args.dataset.as_deref())?;
     let faults = super::profile_source(args.faults.as_deref())?;
+    // Held to the ranges now, before a report directory is claimed (the
+    // run loads it again, with its dataset, to plan).
+    super::ranges::fault_profile(&crate::faults::FaultProfile::from_source(&faults)?)?;
     Ok(RunConfig {
+        stopped: crate::stop::Stopped::default(),
         seed: args.seed,
         runs: args.runs,
         concurrency: args.concurrency,

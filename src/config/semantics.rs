@@ -65,6 +65,7 @@ pub fn semantics_config(args: &SemanticsArgs) -> Result<SemanticsConfig, Semanti
     if args.max_attempts_per_upstream == 0 {
         return Err(SemanticsConfigError::NoAttempts);
     }
+    super::ranges::semantics_args(args).map_err(ConfigError::from)?;
     if let Some(path) = &args.json {
         check_writable_file(path, "--json")?;
     }

@@ -58,6 +58,7 @@ pub fn latency_profile(arg: LatencyArg) -> LatencyProfile {
 /// [`ConfigError::ZeroDuration`] for a zero `--attempt-timeout` or
 /// `--deadline`.
 pub fn proxy_config(args: ProxyArgs) -> Result<ProxyConfig, ConfigError> {
+    super::ranges::proxy_args(&args)?;
     for (flag, d) in [
         ("--attempt-timeout", args.attempt_timeout),
         ("--deadline", args.deadline),
@@ -119,6 +120,7 @@ pub fn upstreams_config(args: UpstreamsArgs) -> anyhow::Result<UpstreamsConfig> 
     if args.run == 0 {
         return Err(ConfigError::RunIndex.into());
     }
+    super::ranges::upstreams_args(&args).map_err(ConfigError::from)?;
     // Checked now, not when the attempts served are written at the stop.
     if let Some(path) = &args.attempts {
         super::semantics::check_writable_file(path, "--attempts")?;
@@ -154,6 +156,7 @@ pub fn upstreams_config(args: UpstreamsArgs) -> anyhow::Result<UpstreamsConfig> 
         attempts: args.attempts,
         providers,
         provider_timeout: args.provider_timeout,
+        max_body_bytes: super::ranges::body_bytes("--max-body-bytes", args.max_body_bytes)?,
     })
 }
 

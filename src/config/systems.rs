@@ -22,6 +22,7 @@ pub fn systems_config(options: &SystemOptions) -> Result<SystemsConfig, ConfigEr
             source: Box::new(e),
         });
     }
+    super::ranges::system_options(options)?;
     let gateways = parse_gateways(options, &|var| std::env::var(var).ok())?;
     if options.no_builtin && gateways.is_empty() {
         return Err(ConfigError::NoSystems);

@@ -51,8 +51,10 @@ pub struct GradeInputs<'a> {
     pub profiles: Vec<ProfileResult<'a>>,
     /// The semantics report and its directory (`None`: it did not run).
     pub semantics: Option<(&'a SemanticsReport, String)>,
-    /// Whether Ctrl-C cut the grade short.
+    /// Whether Ctrl-C or SIGTERM cut the grade short.
     pub interrupted: bool,
+    /// Which signal did, when known.
+    pub interrupted_by: Option<crate::stop::Stop>,
 }
 
 /// The JSON name of a serde enum value (`snake_case` as written).
@@ -106,6 +108,7 @@ pub fn assemble(inputs: &GradeInputs<'_>) -> GradeSummary {
         written_at: inputs.written_at.clone(),
         systems_file: inputs.systems_file.clone(),
         interrupted: inputs.interrupted,
+        interrupted_by: inputs.interrupted_by,
         profiles,
         semantics_profile: inputs.semantics.as_ref().map(|(r, _)| name_of(&r.profile)),
         semantics_dir: inputs.semantics.as_ref().map(|(_, d)| d.clone()),

@@ -32,7 +32,11 @@ pub fn render(s: &GradeSummary) -> String {
             .unwrap_or("from the command-line flags")
     );
     if s.interrupted {
-        out.push_str("**Interrupted (Ctrl-C)**: the figures cover what finished.\n\n");
+        let _ = writeln!(
+            out,
+            "**Interrupted ({})**: the figures cover what finished.\n",
+            crate::stop::Stop::name_of(s.interrupted_by)
+        );
     }
     if let Some(gate) = &s.gate {
         let _ = writeln!(

@@ -69,8 +69,10 @@ fn header(s: &GradeSummary, out: &mut String) {
         ),
     );
     if s.interrupted {
-        out.push_str(
-            "<p class=\"warn\">Interrupted (Ctrl-C): the figures cover what finished.</p>\n",
+        let _ = writeln!(
+            out,
+            "<p class=\"warn\">Interrupted ({}): the figures cover what finished.</p>",
+            crate::stop::Stop::name_of(s.interrupted_by)
         );
     }
     let runs: Vec<String> = s

@@ -26,8 +26,12 @@ pub struct GradeSummary {
     pub written_at: String,
     /// The systems file the systems came from, if one.
     pub systems_file: Option<String>,
-    /// Whether Ctrl-C cut the grade short (the figures cover what finished).
+    /// Whether Ctrl-C or SIGTERM cut the grade short (the figures cover
+    /// what finished).
     pub interrupted: bool,
+    /// Which signal cut it short, when one did (`sigint` or `sigterm`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted_by: Option<crate::stop::Stop>,
     /// The continuity runs: the `paper` profile, then `degraded`.
     pub profiles: Vec<ProfileRun>,
     /// The semantics catalogue's profile (`fast` or `full`), `None` when it

@@ -108,6 +108,7 @@ pub fn fixture() -> GradeSummary {
         written_at: "2026-12-02T00:00:00Z".into(),
         systems_file: Some("examples/systems/builtin.toml".into()),
         interrupted: false,
+        interrupted_by: None,
         profiles: vec![
             ProfileRun {
                 profile: "paper".into(),

@@ -15,12 +15,15 @@
 //!   reaches them, lossy translations caught, the context squeeze;
 //! - [`interrupt`]: Ctrl-C in every phase;
 //! - [`kubernetes`]: the Indexed Job example's manifests and command lines;
+//! - [`ranges`]: every absurd flag or profile value exits 2 naming its key;
+//! - [`redaction`]: credentials in a gateway URL in no output of any command;
 //! - [`passthrough`]: the upstreams in front of a provider stand-in (same
 //!   verdicts as the simulated model, faults never forwarded, no key in any
 //!   output, a wrong key, the cost gate);
 //! - [`semantics`]: the failover-semantics catalogue against its controls;
 //! - [`shards`]: a run split into shard processes and merged, against the
 //!   whole run; the merge's refusals;
+//! - [`hostile_numbers`]: absurd Content-Length and usage on every client path;
 //! - [`hostile`]: redirects, oversized bodies, long answers, non-text content
 //!   and echoed secrets against the driver.
 //!
@@ -41,9 +44,12 @@ mod dialects;
 mod end_to_end;
 mod grade;
 mod hostile;
+mod hostile_numbers;
 mod interrupt;
 mod kubernetes;
 mod passthrough;
+mod ranges;
+mod redaction;
 mod semantics;
 mod shards;
 mod terminate;

@@ -3,8 +3,9 @@
 //! whose `Debug` and `Display` redact ([`secret`]), built-in inputs and the
 //! paths that override them ([`source`]), the languages the product knows
 //! ([`language`]), which upstream an attempt went to ([`role`]), the rows
-//! every suite records ([`record`]), and how a whole number is written with
-//! thousands separators ([`number`]).
+//! every suite records ([`record`]), how a whole number is written with
+//! thousands separators ([`number`]), how a URL is shown without its
+//! credentials ([`url`]), and which signal stopped a command ([`stop`]).
 
 pub mod language;
 pub mod number;
@@ -13,6 +14,8 @@ pub mod role;
 pub mod secret;
 pub mod seed;
 pub mod source;
+pub mod stop;
+pub mod url;
 
 /// The tool's name, as reports and `config.json` record it.
 pub const TOOL: &str = "continuity-bench";

@@ -44,19 +44,7 @@ impl CanaryEndpoint {
     }
 }
 
-/// `url` with any credentials in it (`https://user:password@host`)
-/// replaced by `[redacted]`, for everything a person or a file sees.
-pub fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, path) = rest.split_at(end);
-    match authority.rsplit_once('@') {
-        Some((_, host)) => format!("{scheme}://[redacted]@{host}{path}"),
-        None => url.to_string(),
-    }
-}
+pub use cb_base::url::display_url;
 
 /// The password (or lone user) of `url`'s credentials, if it has some.
 pub fn url_credentials(url: &str) -> Option<String> {
@@ -74,9 +62,16 @@ mod tests {
     #[test]
     fn credentials_in_a_url_are_redacted_and_found() {
         let url = "https://bob:hunter2-secret@api.example.com/v1?x=1";
-        assert_eq!(redact_url(url), "https://[redacted]@api.example.com/v1?x=1");
+        assert_eq!(
+            display_url(url),
+            "https://[redacted]@api.example.com/v1?x=1"
+        );
+        assert_eq!(
+            display_url("https://h/v1?api_key=sk-1"),
+            "https://h/v1?api_key=[redacted]"
+        );
         assert_eq!(url_credentials(url).as_deref(), Some("hunter2-secret"));
-        assert_eq!(redact_url("http://h:1/a@b"), "http://h:1/a@b");
+        assert_eq!(display_url("http://h:1/a@b"), "http://h:1/a@b");
         assert_eq!(url_credentials("http://h:1/a@b"), None);
         assert_eq!(
             url_credentials("https://token@h/").as_deref(),

@@ -122,10 +122,7 @@ const EXCERPT: usize = 200;
 
 /// The listing URL of `model` (`author/slug`) under `endpoint`.
 pub fn listing_url(endpoint: &str, model: &str) -> String {
-    format!(
-        "{}/models/{model}/endpoints",
-        endpoint.trim_end_matches('/')
-    )
+    cb_base::url::join(endpoint, &format!("/models/{model}/endpoints"))
 }
 
 /// Lists the routes of `model` at `endpoint`, within `deadline`, reading at
@@ -182,7 +179,10 @@ pub async fn discover(
 }
 
 async fn read(builder: reqwest::RequestBuilder, cap: u64) -> Result<(u16, Vec<u8>), String> {
-    let mut response = builder.send().await.map_err(|e| e.to_string())?;
+    let mut response = builder
+        .send()
+        .await
+        .map_err(|e| e.without_url().to_string())?;
     let status = response.status().as_u16();
     if response.status().is_redirection() {
         return Err(format!(
@@ -190,7 +190,11 @@ async fn read(builder: reqwest::RequestBuilder, cap: u64) -> Result<(u16, Vec<u8
         ));
     }
     let mut bytes = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| e.without_url().to_string())?
+    {
         if bytes.len() as u64 + chunk.len() as u64 > cap {
             return Err(format!("the listing is larger than {cap} bytes"));
         }

@@ -37,7 +37,7 @@ use super::report::{
 use super::requests::apply_requests;
 use super::state::{self, ClockKind, IgnoreOutputs, StateError};
 use super::summary::summarise;
-use crate::config::{redact_url, CanaryConfig, CanaryEndpoint};
+use crate::config::{display_url, CanaryConfig, CanaryEndpoint};
 use cb_base::secret::Secret;
 use cb_contracts::ContractSettings;
 use cb_report::dir::OutDir;
@@ -271,7 +271,7 @@ pub async fn execute(
     let prober = Prober::new(
         client.clone(),
         ProbeTarget {
-            chat_url: format!("{base}/chat/completions"),
+            chat_url: cb_base::url::join(&base, "/chat/completions"),
             headers: headers.clone(),
             model: config.model.clone(),
             probes: config.probes.clone(),
@@ -436,7 +436,7 @@ pub async fn execute(
             },
             CanaryEndpoint::Remote { url, .. } => EndpointInfo {
                 kind: EndpointKind::Remote,
-                url: Some(redact_url(url)),
+                url: Some(display_url(url)),
                 transient_rate: None,
             },
         },
@@ -559,5 +559,5 @@ async fn resolve_routes(
         config.max_response_bytes,
     )
     .await
-    .map_err(|e| e.redacted(redact_url))
+    .map_err(|e| e.redacted(display_url))
 }

@@ -299,7 +299,10 @@ pub fn run_notes(config: &ResolvedConfig) -> Vec<String> {
         ));
     }
     if config.interrupted {
-        notes.push("The run was interrupted (Ctrl-C): the figures cover only the conversations that finished.".into());
+        notes.push(format!(
+            "The run was interrupted ({}): the figures cover only the conversations that finished.",
+            cb_base::stop::Stop::name_of(config.interrupted_by)
+        ));
     }
     notes
 }

@@ -73,6 +73,9 @@ pub struct RunConfig {
     /// `--shard K/N`: the conversations this process replays
     /// ([`Shard::WHOLE`]: every one).
     pub shard: Shard,
+    /// Which signal stopped the run, once one did (the command's handler
+    /// sets it): the report names it.
+    pub stopped: cb_base::stop::Stopped,
 }
 
 impl RunConfig {
@@ -100,6 +103,7 @@ impl RunConfig {
                 .as_ref()
                 .map(cb_scoring::judge::JudgeConfig::describe),
             interrupted: false,
+            interrupted_by: None,
             requests_in_flight: RequestsInFlight::default(),
             model: self.systems.model.clone(),
             gateways: self
@@ -108,7 +112,7 @@ impl RunConfig {
                 .iter()
                 .map(|g| ResolvedGateway {
                     name: g.name.clone(),
-                    url: g.url.clone(),
+                    url: cb_base::url::display_url(&g.url),
                     primary_port: g.primary_port,
                     fallback_port: g.fallback_port,
                     header_names: g.headers.iter().map(|(h, _)| h.clone()).collect(),
@@ -167,9 +171,13 @@ pub struct ResolvedConfig {
     /// The LLM judge (endpoint, model, prompt version; never a key), if any.
     #[serde(default)]
     pub judge: Option<String>,
-    /// Whether Ctrl-C cut the run short (the figures cover what finished).
+    /// Whether Ctrl-C or SIGTERM cut the run short (the figures cover what
+    /// finished).
     #[serde(default)]
     pub interrupted: bool,
+    /// Which signal cut it short, when one did (`sigint` or `sigterm`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted_by: Option<cb_base::stop::Stop>,
     /// How many requests could be in flight at once (see
     /// [`cb_systems::driver::gate`]).
     #[serde(default)]

@@ -422,6 +422,7 @@ pub async fn execute(
     let interrupted = cancel.is_cancelled();
     let resolved = ResolvedConfig {
         interrupted,
+        interrupted_by: config.stopped.signal().filter(|_| interrupted),
         requests_in_flight: RequestsInFlight {
             open_file_limit: gate.0.open_file_limit,
             cap: gate.0.cap,

@@ -11,7 +11,7 @@ use super::metrics::Metrics;
 use super::payload::ClientRequest;
 use super::{ProxyConfig, ProxyError};
 use axum::body::Body;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::State;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -116,13 +116,19 @@ impl ProxyState {
 
 /// The router of a proxy.
 pub fn router(state: ProxyState) -> Router {
-    Router::new()
-        .route("/v1/chat/completions", post(chat))
-        .route("/chat/completions", post(chat))
-        .route("/metrics", get(metrics))
-        .route("/health", get(health))
-        .layer(DefaultBodyLimit::max(BODY_LIMIT))
-        .with_state(state)
+    let cap = cb_wire::BodyCap {
+        bytes: BODY_LIMIT,
+        server: "the proxy",
+        flag: None,
+    };
+    cap.layer(
+        Router::new()
+            .route("/v1/chat/completions", post(chat))
+            .route("/chat/completions", post(chat))
+            .route("/metrics", get(metrics))
+            .route("/health", get(health))
+            .with_state(state),
+    )
 }
 
 /// Starts a proxy on `listen` (port 0 picks a free one; the handle says

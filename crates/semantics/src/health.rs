@@ -97,7 +97,7 @@ pub async fn probe_all(client: &reqwest::Client, target: &Target, timeout: Durat
 }
 
 async fn probe(client: &reqwest::Client, target: &Target, route: &str, timeout: Duration) -> Probe {
-    let url = format!("{}{route}", target.url.trim_end_matches('/'));
+    let url = cb_base::url::join(&target.url, route);
     let mut builder = client.get(url).timeout(timeout);
     for (name, value) in &target.headers {
         if let Some(value) = value.header_value() {

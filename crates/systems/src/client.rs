@@ -163,7 +163,7 @@ pub async fn send(
     request: &ChatRequest,
     options: SendOptions,
 ) -> Exchange {
-    let url = format!("{}/v1/chat/completions", target.url.trim_end_matches('/'));
+    let url = cb_base::url::under_v1(&target.url, "/chat/completions");
     send_to(client, &url, &target.headers, request, options).await
 }
 
@@ -198,7 +198,7 @@ pub async fn send_body(
     stream: bool,
     options: SendOptions,
 ) -> Exchange {
-    let url = format!("{}/v1/chat/completions", target.url.trim_end_matches('/'));
+    let url = cb_base::url::under_v1(&target.url, "/chat/completions");
     let builder = client
         .post(url)
         .header(reqwest::header::CONTENT_TYPE, "application/json")

@@ -212,7 +212,7 @@ async fn start_gateways(
         })?;
         cb_base::secret::eprintln!(
             "gateway {} at {}: primary upstream http://{}/v1, fallback upstream http://{}/v1, model {:?}",
-            gateway.name, gateway.url, pair.primary.addr, pair.fallback.addr, config.systems.model
+            gateway.name, cb_base::url::display_url(&gateway.url), pair.primary.addr, pair.fallback.addr, config.systems.model
         );
         systems.targets.push(Target {
             name: gateway.name.clone(),
@@ -235,7 +235,7 @@ fn gateway_hint(config: &SystemsSpec<'_>, target: &Target) -> Option<String> {
     Some(format!(
         "gateway {:?} must listen at {} and route model {:?} to the primary upstream http://127.0.0.1:{}/v1, \
          failing over to http://127.0.0.1:{}/v1 on 429, 5xx and timeouts (see examples/gateways/)",
-        g.name, g.url, config.systems.model, g.primary_port, g.fallback_port
+        g.name, cb_base::url::display_url(&g.url), config.systems.model, g.primary_port, g.fallback_port
     ))
 }
 
@@ -269,7 +269,7 @@ async fn preflight(
         cb_base::secret::eprintln!(
             "system {:?} at {} did not answer yet ({error}); retrying for up to {} (--gateway-wait)",
             target.name,
-            target.url,
+            cb_base::url::display_url(&target.url),
             humantime::format_duration(wait)
         );
     }
@@ -284,7 +284,7 @@ async fn preflight(
             "system {:?} at {} did not answer a preflight request: {error}. Check that it is running and \
              configured to use its upstreams, then run again.",
             target.name,
-            target.url
+            cb_base::url::display_url(&target.url)
         ),
     }
 }

@@ -74,12 +74,7 @@ fn refused(
     r: &Rejection,
     model: Option<&str>,
 ) -> Response {
-    let model = model.map(str::to_string).unwrap_or_else(|| {
-        serde_json::from_slice::<Value>(body)
-            .ok()
-            .and_then(|v| v.get("model").and_then(Value::as_str).map(str::to_string))
-            .unwrap_or_default()
-    });
+    let model = model.map_or_else(|| super::server::model_of(body), str::to_string);
     if let Some(expired) = shared.bad_request(model, start, dialect) {
         return expired;
     }

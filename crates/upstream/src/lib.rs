@@ -73,6 +73,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::time::Instant;
 
+/// The upstreams' default body cap: 8 MiB. A simulated provider reads the
+/// harness's conversations (a long history of the built-in datasets is a
+/// few KiB; 20,000 messages of 400 bytes fit), and nothing larger: twenty
+/// 30 MB bodies held at once, or kept by the allocator after, would be
+/// most of a small box's memory. `upstreams --max-body-bytes` raises it.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+
 /// What every upstream of a run shares: the plan, the conversation index,
 /// the responder, the current run, the attempt log and the clock.
 #[derive(Debug, Clone)]
@@ -92,6 +99,11 @@ pub struct UpstreamContext {
     pub clients: Option<Arc<survived::ClientView>>,
     /// The epoch `arrived_ms` counts from.
     pub epoch: Instant,
+    /// Largest request body an upstream reads ([`DEFAULT_MAX_BODY_BYTES`]
+    /// unless `upstreams --max-body-bytes` set it); a larger one is
+    /// answered 413 naming the cap, from its `Content-Length` when it has
+    /// one, before a byte is read.
+    pub max_body_bytes: usize,
     /// What the harness switches at run time: case clocks, expired keys,
     /// counts of model-list requests.
     switches: Arc<Mutex<Switches>>,
@@ -137,8 +149,15 @@ impl UpstreamContext {
             log: AttemptLog::new(),
             clients: None,
             epoch: Instant::now(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             switches: Arc::new(Mutex::new(Switches::default())),
         }
+    }
+
+    /// The same context, with a body cap of `bytes`.
+    pub fn with_max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
     }
 
     /// The same context, comparing what reaches each upstream with what

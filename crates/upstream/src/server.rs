@@ -38,7 +38,7 @@ use super::log::TurnKey;
 use super::{wire, UpstreamContext};
 use axum::body::Bytes;
 use axum::extract::connect_info::ConnectInfo;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::State;
 use axum::response::Response;
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
@@ -55,9 +55,6 @@ use tokio::time::Instant;
 
 /// Model ids listed by `GET /v1/models`. Any other id is accepted too.
 pub const MODEL_IDS: [&str; 3] = ["sim-model", "sim-primary", "sim-fallback"];
-
-/// Largest request body accepted (long histories stay far below it).
-const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
 
 /// State of one upstream.
 #[derive(Debug, Clone)]
@@ -128,7 +125,12 @@ pub fn router(state: UpstreamState) -> Router {
             turns: Mutex::new(RetryLimiter::new(&spec)),
             spec,
         });
-    Router::new()
+    let cap = cb_wire::BodyCap {
+        bytes: state.ctx.max_body_bytes,
+        server: "this simulated upstream",
+        flag: Some("upstreams --max-body-bytes"),
+    };
+    let router = Router::new()
         .route("/v1/chat/completions", post(chat_completions))
         .route("/v1/models", get(models))
         .route(anthropic::PATH, post(super::dialect_routes::messages))
@@ -136,8 +138,8 @@ pub fn router(state: UpstreamState) -> Router {
             "/v1beta/models/{*call}",
             post(super::dialect_routes::gemini),
         )
-        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .with_state(Arc::new(Shared { state, limiter }))
+        .with_state(Arc::new(Shared { state, limiter }));
+    cap.layer(router)
 }
 
 /// A running pair.
@@ -224,6 +226,22 @@ fn parse(body: &[u8]) -> Result<ChatRequest, String> {
         })
 }
 
+/// The `model` of a body that is not a valid request, bounded as a
+/// record field ([`cb_base::record::bounded_field`]): read in place, so a
+/// 30 MB model string costs no copy of itself.
+pub(super) fn model_of(body: &[u8]) -> String {
+    #[derive(serde::Deserialize)]
+    struct Model<'a> {
+        #[serde(borrow, default)]
+        model: Option<std::borrow::Cow<'a, str>>,
+    }
+    serde_json::from_slice::<Model<'_>>(body)
+        .ok()
+        .and_then(|m| m.model)
+        .map(|m| cb_base::record::bounded_field(&m))
+        .unwrap_or_default()
+}
+
 async fn chat_completions(
     State(shared): State<Arc<Shared>>,
     socket: Option<Extension<ConnectInfo<Socket>>>,
@@ -233,10 +251,7 @@ async fn chat_completions(
     let req = match parse(&body) {
         Ok(r) => r,
         Err(message) => {
-            let model = serde_json::from_slice::<Value>(&body)
-                .ok()
-                .and_then(|v| v.get("model").and_then(Value::as_str).map(str::to_string))
-                .unwrap_or_default();
+            let model = model_of(&body);
             if let Some(expired) = shared.bad_request(model, start, Dialect::Openai) {
                 return expired;
             }

@@ -37,6 +37,8 @@ pub struct UpstreamsConfig {
     pub providers: Option<Providers>,
     /// Deadline of one request to a provider.
     pub provider_timeout: std::time::Duration,
+    /// Largest request body read (`--max-body-bytes`).
+    pub max_body_bytes: usize,
 }
 
 /// A running standalone pair: started, then stopped (which writes the
@@ -76,7 +78,8 @@ impl Standalone {
                 UpstreamContext::with_responder(plan, index, Arc::new(responder), config.run)
             }
             None => UpstreamContext::new(plan, index, config.latency, config.seed, config.run),
-        };
+        }
+        .with_max_body_bytes(config.max_body_bytes);
         let pair = start_pair(STANDALONE_SYSTEM, config.primary, config.fallback, ctx.clone())
             .await
             .context(
@@ -188,6 +191,7 @@ mod tests {
             attempts: Some(out.clone()),
             providers: None,
             provider_timeout: std::time::Duration::from_secs(5),
+            max_body_bytes: crate::DEFAULT_MAX_BODY_BYTES,
         })
         .await
         .unwrap();

@@ -4,12 +4,14 @@
 //! ([`retry_after`]), and the one way every server the tool starts binds and
 //! stops ([`server`]).
 
+pub mod body_cap;
 pub mod content;
 pub mod openai;
 pub mod retry_after;
 pub mod server;
 pub mod sse;
 
+pub use body_cap::BodyCap;
 pub use retry_after::{parse_retry_after, retry_after, RetryAfter, RETRY_AFTER_MAX};
 
 /// The largest response body read from a peer by default (`--max-response-bytes`): 4 MiB, a thousand times a long chat

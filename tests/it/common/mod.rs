@@ -75,6 +75,7 @@ pub fn quick_run(out: &Path, runs: u32) -> RunConfig {
         cost_limit_tokens: continuity_bench::continuity::cost::DEFAULT_COST_LIMIT_TOKENS,
         yes: false,
         shard: continuity_bench::driver::Shard::WHOLE,
+        stopped: continuity_bench::stop::Stopped::default(),
     }
 }
 

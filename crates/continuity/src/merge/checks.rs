@@ -14,11 +14,12 @@ use std::path::{Path, PathBuf};
 /// Settings shards of one run may differ in: which shard, how hard each
 /// machine drove its systems, where it found its inputs and its gateway,
 /// and what it measured of its own process.
-const MAY_DIFFER: [&str; 8] = [
+const MAY_DIFFER: [&str; 9] = [
     "shard",
     "concurrency",
     "requests_in_flight",
     "interrupted",
+    "interrupted_by",
     "dataset",
     "fault_profile",
     "gateways",

@@ -128,6 +128,7 @@ fn merged_config(shards: &[ShardDir]) -> ResolvedConfig {
     ResolvedConfig {
         shard: None,
         interrupted: false,
+        interrupted_by: None,
         concurrency: shards.iter().map(|s| s.config.concurrency).sum(),
         requests_in_flight: RequestsInFlight::default(),
         merged_from: shards

@@ -55,6 +55,7 @@ pub fn summary_context(config: &ResolvedConfig, notes: Vec<String>) -> SummaryCo
         bootstrap_resamples: config.bootstrap_resamples,
         notes,
         interrupted: config.interrupted,
+        interrupted_by: config.interrupted_by,
         shard: config.shard,
         merged_shards: (!config.merged_from.is_empty()).then_some(config.merged_from.len() as u32),
         requests_in_flight: in_flight(config),

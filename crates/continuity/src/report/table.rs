@@ -7,6 +7,7 @@ use cb_report::format::{
     confidence, interval, mean, ms_number, rate_percent, rate_with_counts, signed_ms, NOT_MEASURED,
 };
 use cb_report::Table;
+use std::fmt::Write as _;
 
 /// Column headers; `{level}` is replaced by the confidence level.
 const HEADERS: [&str; 12] = [
@@ -63,8 +64,10 @@ pub fn render_table(summary: &Summary) -> String {
     }
     let mut out = String::new();
     if summary.interrupted {
-        out.push_str(
-            "INTERRUPTED (Ctrl-C): the figures cover only the conversations that finished.\n",
+        let _ = writeln!(
+            out,
+            "INTERRUPTED ({}): the figures cover only the conversations that finished.",
+            cb_base::stop::Stop::name_of(summary.interrupted_by)
         );
     }
     out.push_str(&table.render());

@@ -47,8 +47,10 @@ pub struct SummaryContext {
     pub bootstrap_resamples: u32,
     /// Notes to carry into the summary.
     pub notes: Vec<String>,
-    /// Whether Ctrl-C cut the run short.
+    /// Whether Ctrl-C or SIGTERM cut the run short.
     pub interrupted: bool,
+    /// Which signal did, when known.
+    pub interrupted_by: Option<cb_base::stop::Stop>,
     /// The shard the rows cover, for a shard's own report.
     pub shard: Option<Shard>,
     /// The shards a merged report joined.
@@ -121,6 +123,7 @@ pub fn summarize(
         version: cb_base::VERSION.into(),
         seed: ctx.seed,
         interrupted: ctx.interrupted,
+        interrupted_by: ctx.interrupted_by,
         runs: ctx.runs,
         conversations: ctx.conversations,
         dataset: ctx.dataset.clone(),

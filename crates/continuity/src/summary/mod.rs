@@ -31,8 +31,12 @@ pub struct Summary {
     pub version: String,
     /// The master seed every random choice derives from.
     pub seed: u64,
-    /// Whether Ctrl-C cut the run short (the figures cover what finished).
+    /// Whether Ctrl-C or SIGTERM cut the run short (the figures cover what
+    /// finished).
     pub interrupted: bool,
+    /// Which signal cut it short, when one did (`sigint` or `sigterm`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted_by: Option<cb_base::stop::Stop>,
     /// Number of runs.
     pub runs: u32,
     /// Number of conversations in the dataset.

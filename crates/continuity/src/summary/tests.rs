@@ -21,6 +21,7 @@ fn ctx(systems: &[&str]) -> SummaryContext {
         bootstrap_resamples: 1000,
         notes: vec!["a note".into()],
         interrupted: false,
+        interrupted_by: None,
         shard: None,
         merged_shards: None,
         requests_in_flight: Vec::new(),

@@ -199,66 +199,8 @@ pub(super) fn not_a_completion(reply: &Reply) -> Option<&'static str> {
     }
 }
 
-/// `BASE/v1` (or `BASE` when it already ends in `/v1`) followed by `tail`,
-/// the base's query string kept after the joined path
-/// (`http://h/v1?api_key=k` gives `http://h/v1/chat/completions?api_key=k`).
-fn under_v1(base: &str, tail: &str) -> String {
-    let join = |path: &str| {
-        let trimmed = path.trim_end_matches('/');
-        if trimmed.ends_with("/v1") {
-            format!("{trimmed}{tail}")
-        } else {
-            format!("{trimmed}/v1{tail}")
-        }
-    };
-    match Url::parse(base) {
-        Ok(mut url) if !url.cannot_be_a_base() => {
-            let path = join(url.path());
-            url.set_path(&path);
-            url.to_string()
-        }
-        _ => join(base),
-    }
-}
-
-/// A URL as outputs show it: a password in it and the values of
-/// key-like query parameters (`key`, `api_key`, `token`, `secret`,
-/// `password`, `sig`...) replaced by `[redacted]`. Text that is not a URL
-/// is returned as it is.
-pub fn display_url(text: &str) -> String {
-    let Ok(mut url) = Url::parse(text) else {
-        return text.to_string();
-    };
-    if url.password().is_some() {
-        let _ = url.set_password(Some("[redacted]"));
-    }
-    let secret = |name: &str| {
-        let name = name.to_ascii_lowercase();
-        ["key", "token", "secret", "password", "sig", "auth"]
-            .iter()
-            .any(|k| name.contains(k))
-    };
-    if url.query().is_some() {
-        let pairs: Vec<(String, String)> = url
-            .query_pairs()
-            .map(|(k, v)| {
-                let v = if secret(&k) {
-                    "[redacted]".to_string()
-                } else {
-                    v.into_owned()
-                };
-                (k.into_owned(), v)
-            })
-            .collect();
-        url.query_pairs_mut().clear().extend_pairs(pairs);
-    }
-    let shown = url.to_string();
-    // Keep the user's spelling for a URL without a path of its own.
-    if !text.ends_with('/') && shown.ends_with('/') && url.path() == "/" && url.query().is_none() {
-        return shown.trim_end_matches('/').to_string();
-    }
-    shown.replace("%5Bredacted%5D", "[redacted]")
-}
+pub use cb_base::url::display_url;
+use cb_base::url::under_v1;
 
 /// `BASE/v1/chat/completions`, or `BASE/chat/completions` when the base
 /// already ends in `/v1`.
@@ -305,23 +247,5 @@ mod tests {
         let err = url("127.0.0.1:9001").unwrap_err().to_string();
         assert!(err.contains("--primary"), "{err}");
         assert!(url("ftp://h/").is_err());
-    }
-
-    #[test]
-    fn urls_are_shown_without_their_credentials() {
-        assert_eq!(
-            display_url("http://127.0.0.1:9001"),
-            "http://127.0.0.1:9001"
-        );
-        let shown = display_url("http://user:pass@h:1/v1?api_key=sk-123&x=1");
-        assert!(
-            !shown.contains("pass") && !shown.contains("sk-123"),
-            "{shown}"
-        );
-        assert!(
-            shown.contains("user:[redacted]@") && shown.contains("x=1"),
-            "{shown}"
-        );
-        assert_eq!(display_url("not a url"), "not a url");
     }
 }

@@ -7,6 +7,7 @@
 
 mod failover;
 mod hostile;
+mod hostile_numbers;
 mod streams;
 
 use super::backoff::backoff_delay;

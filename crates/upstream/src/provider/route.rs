@@ -64,7 +64,7 @@ impl ProviderRoute {
         let (flag, key_flag) = flags;
         let not_http = || RouteError::NotHttp {
             flag,
-            url: url.to_string(),
+            url: cb_base::url::display_url(url),
         };
         let parsed = reqwest::Url::parse(url.trim()).map_err(|_| not_http())?;
         if !matches!(parsed.scheme(), "http" | "https") {
@@ -119,7 +119,7 @@ impl ProviderRoute {
     /// (no query string, no key), the model id and the key's variable name.
     pub fn resolved(&self) -> ResolvedProvider {
         ResolvedProvider {
-            url: self.base.clone(),
+            url: cb_base::url::display_url(&self.base),
             model: self.model.clone(),
             key_env: self.key_env.clone(),
         }

@@ -51,7 +51,8 @@ fn header(out: &mut String, s: &Summary) {
     if s.interrupted {
         let _ = writeln!(
             out,
-            "> **Interrupted (Ctrl-C).** The figures cover only the conversations that finished before it.\n"
+            "> **Interrupted ({}).** The figures cover only the conversations that finished before it.\n",
+            cb_base::stop::Stop::name_of(s.interrupted_by)
         );
     }
     for warning in s.systems.iter().filter_map(|x| x.warning.as_ref()) {
