@@ -156,6 +156,12 @@ fn contains_phrase(haystack: &[String], phrase: &[String]) -> bool {
 /// can show on any turn, not only the probe.
 pub fn bleed_in(conversation: &Conversation, answer: &str, index: &AnchorIndex) -> Vec<String> {
     let words = tokens(answer);
+    // Most answers hold no other conversation's anchor: without one there
+    // is no bleed, and the hits (the own anchor's and the distractors'
+    // spellings, the history's words) need not be built.
+    if !has_foreign_phrase(conversation, &words, index) {
+        return Vec::new();
+    }
     let ids: BTreeSet<String> = find_hits(conversation, &words, index)
         .into_iter()
         .filter_map(|h| match h.kind {
@@ -279,6 +285,19 @@ pub fn score_fast(
 /// Every match of an anchor, weak anchor, distractor or foreign anchor in
 /// `words`, without matches that lie inside a longer one ("2031" inside
 /// "14 march 2031").
+/// Whether `words` hold a phrase of another conversation's anchor: the
+/// only source of a [`Kind::Foreign`] hit in [`find_hits`].
+fn has_foreign_phrase(conversation: &Conversation, words: &[String], index: &AnchorIndex) -> bool {
+    words.iter().enumerate().any(|(start, word)| {
+        index.by_first.get(word).is_some_and(|candidates| {
+            candidates.iter().any(|&i| {
+                let (phrase, owner) = &index.phrases[i];
+                *owner != conversation.id && words[start..].starts_with(phrase)
+            })
+        })
+    })
+}
+
 fn find_hits(conversation: &Conversation, words: &[String], index: &AnchorIndex) -> Vec<Hit> {
     let anchor = &conversation.anchor;
     let own = spellings(
