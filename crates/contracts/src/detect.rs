@@ -198,6 +198,12 @@ impl Detector {
             .as_ref()
     }
 
+    /// Whether lingua has been built (a test's probe).
+    #[cfg(test)]
+    pub(crate) fn lingua_built(&self) -> bool {
+        self.latin.get().is_some()
+    }
+
     /// Whether lingua would put English first at
     /// [`ENGLISH_FIRST_CONFIDENCE`] or more on `text`, by the English-first
     /// path alone (see the file's documentation); `false` says nothing.
