@@ -24,9 +24,10 @@
 //!   full confidence, where lingua would say English first, reliable, and
 //!   every other language under a quarter of it. Either of two rules over
 //!   the words (letters and apostrophes) of the text:
-//!   - short plain text: at least [`MIN_STOPWORD_WORDS`] words, written in
-//!     ASCII letters only, with no capitalised word after the first (a name
-//!     sways lingua), of which at least [`MIN_STOPWORD_SHARE`] (and at
+//!   - plain text: at least [`MIN_STOPWORD_WORDS`] words and
+//!     [`MIN_STOPWORD_LETTERS`] letters, written in ASCII letters only,
+//!     with no capitalised word after the first (a name sways lingua), of
+//!     which at least [`MIN_STOPWORD_SHARE`] (and at
 //!     least [`MIN_STOPWORDS`]) are English function words that are no word
 //!     of the other Latin-script languages (`the`, `you`, `with`, ...; not
 //!     `in`, `was`, `do`, `we`, `of`, `to`);
@@ -74,6 +75,11 @@ const SIMPLIFIED_ONLY: &str = "这们么说还给让吗呢吧怎样你您个为�
 
 /// The decisive English path needs at least this many words...
 pub const MIN_STOPWORD_WORDS: usize = 12;
+/// ...and at least this many letters (at 10,000 conversations, shorter
+/// text that met the other conditions was English by lingua too, but not
+/// always reliably: "I have to go for a walk, so one question for you."
+/// is English at 0.49)...
+pub const MIN_STOPWORD_LETTERS: usize = 60;
 /// ...at least this many of them English function words...
 pub const MIN_STOPWORDS: usize = 4;
 /// ...making at least this share of the words.
@@ -490,6 +496,7 @@ impl FunctionWords {
         !self.non_ascii
             && !self.names
             && self.words >= MIN_STOPWORD_WORDS
+            && self.letters >= MIN_STOPWORD_LETTERS
             && self.stopwords >= MIN_STOPWORDS
             && self.stopwords as f64 >= MIN_STOPWORD_SHARE * self.words as f64
     }
