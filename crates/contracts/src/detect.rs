@@ -27,9 +27,9 @@
 //!   - plain text: at least [`MIN_STOPWORD_WORDS`] words and
 //!     [`MIN_STOPWORD_LETTERS`] letters, written in ASCII letters only,
 //!     with no capitalised word after the first (a name sways lingua), of
-//!     which at least [`MIN_STOPWORD_SHARE`] (and at
-//!     least [`MIN_STOPWORDS`]) are English function words that are no word
-//!     of the other Latin-script languages (`the`, `you`, `with`, ...; not
+//!     which at least [`MIN_STOPWORD_SHARE`] (and at least
+//!     [`MIN_STOPWORDS`]) are English function words that are no word of
+//!     the other Latin-script languages (`the`, `you`, `with`, ...; not
 //!     `in`, `was`, `do`, `we`, `of`, `to`);
 //!   - long text, names allowed: at least [`LONG_ENGLISH`]`.letters`
 //!     letters, of which capitalised words after the first hold at most
@@ -46,10 +46,11 @@
 //!
 //! The thresholds were measured, not guessed: the bench
 //! (`cargo bench --bench contracts`) runs each path beside lingua on every
-//! sentence of the calibration set, the phrasebook, the default dataset's
-//! answers and the answers of 10,000 generated conversations, and prints
-//! where it fires and every disagreement (there were none when they were
-//! set); a test freezes every calibration verdict.
+//! Latin-script sentence of the default dataset's answers and user
+//! messages, those of 10,000 generated conversations and the calibration
+//! set, and prints where it fires and every disagreement (none, with these
+//! thresholds); a test does the same on the calibration set and the
+//! phrasebook, and another freezes every calibration verdict.
 //!
 //! The choice of lingua over whatlang is measured in [`super::language`].
 
