@@ -9,8 +9,10 @@
 //!   (the checks of `run --conversations 10000`, on one core);
 //! - both parts of the labelled calibration set, every case once.
 //!
-//! It also audits the decisive English path against lingua on the default
-//! dataset's answers and user messages. Timing comes from
+//! It also audits the two English shortcuts (the decisive path and the
+//! English-first path, see `crates/contracts/src/detect.rs`) against lingua
+//! on the default dataset's answers and user messages, the large dataset's,
+//! and the calibration set's: where each fires, and every disagreement. Timing comes from
 //! `std::time::Instant` around each check only (building the requests is
 //! not counted).
 
@@ -155,7 +157,7 @@ fn check_dataset(name: &str, dataset: &Dataset, passes: usize) -> Vec<Pass> {
 
 /// Checks every answer of a generated dataset of `n` conversations once,
 /// building each conversation's requests just before checking them.
-fn check_large(n: usize) -> Pass {
+fn check_large(n: usize, texts: &mut Vec<String>) -> Pass {
     let dataset = generate(&GenerateOptions {
         seed: 42,
         conversations: n,
@@ -166,6 +168,8 @@ fn check_large(n: usize) -> Pass {
     let mut pass = Pass::new(format!("generated {n} conversations, once"));
     for conversation in &dataset.conversations {
         let answers = answers(conversation);
+        texts.extend(answers.iter().map(|a| a.reply.clone()));
+        texts.extend(conversation.turns.iter().map(|t| t.user.clone()));
         let language = pass.time(|| language_of(&contracts, conversation));
         let once = pass.micros.pop().unwrap_or(0.0) / answers.len().max(1) as f64;
         for answer in &answers {
@@ -201,24 +205,55 @@ fn main() {
     }
     println!("{}", check_calibration(Part::Development).row());
     println!("{}", check_calibration(Part::HeldOut).row());
-    println!("{}", check_large(LARGE).row());
+    let mut large_texts = Vec::new();
+    println!("{}", check_large(LARGE, &mut large_texts).row());
     let mut texts: Vec<String> = Vec::new();
     for conversation in &default.conversations {
         for answer in answers(conversation) {
             texts.push(answer.reply);
         }
-        texts.extend(conversation.turns.iter().map(|t| t.user.clone()));
+        let users: Vec<String> = conversation.turns.iter().map(|t| t.user.clone()).collect();
+        texts.push(users.join(" "));
+        texts.extend(users);
     }
-    let audit = audit_english_path(&texts);
+    let mut calibration: Vec<String> = Vec::new();
+    for part in [Part::Development, Part::HeldOut] {
+        let (_, cases) = load_part(part, None).expect("the built-in calibration set loads");
+        for case in &cases {
+            calibration.push(case.reply.text.clone());
+            let users: Vec<String> = case
+                .chat_request()
+                .messages
+                .iter()
+                .map(|m| m.text_cow().into_owned())
+                .collect();
+            calibration.push(users.join(" "));
+            calibration.extend(users);
+        }
+    }
     println!();
-    println!(
-        "English path on the default dataset's answers and user messages: decided {} of {} sentences, \
-         lingua disagreed on {}",
-        audit.fired,
-        audit.pieces,
-        audit.disagreements.len()
-    );
-    for d in audit.disagreements.iter().take(10) {
-        println!("  {d}");
+    for (name, texts) in [
+        ("the default dataset's answers and user messages", texts),
+        (
+            "the 10,000 generated conversations' answers and user messages",
+            large_texts,
+        ),
+        ("the calibration set's replies and messages", calibration),
+    ] {
+        let audit = audit_english_path(&texts);
+        for (path, a) in [
+            ("decisive English path", &audit.decisive),
+            ("English-first path", &audit.english_first),
+        ] {
+            println!(
+                "{path} on {name}: decided {} of {} Latin-script sentences, lingua disagreed on {}",
+                a.fired,
+                a.pieces,
+                a.disagreements.len()
+            );
+            for d in a.disagreements.iter().take(10) {
+                println!("  {d}");
+            }
+        }
     }
 }

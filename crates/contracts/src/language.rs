@@ -49,7 +49,12 @@
 //! Detector: the script first (Cyrillic, Hangul, Arabic, Devanagari, kana,
 //! ideographs), then `lingua` 1.8 with the eleven Latin-script language
 //! features, restricted to the plausible languages, guesses at confidence
-//! 0.6 or more counted (see `detect.rs`). Chosen over `whatlang` 0.18 on
+//! 0.6 or more counted (see `detect.rs`, with its English shortcuts that
+//! give lingua's answer without it: in an English conversation most
+//! sentences never reach lingua). A reply in an English conversation
+//! whose English-first sentences pass it whatever the others are (see
+//! `passes_by_english_first`) is passed without judging the others: the
+//! same verdict, by the bounds of the pass, switch and mix rules. Chosen over `whatlang` 0.18 on
 //! the calibration set of the time (321 cases, twelve languages): with lingua this contract decides 217 of 277 applicable cases
 //! and agrees with every label (0 false positives, 0 false negatives, 42 of
 //! 46 failures caught, 60 undetermined); with whatlang it decides 163, with
@@ -73,6 +78,10 @@ pub const MIN_REPLY_LETTERS: usize = 20;
 pub const MIN_SEGMENT_LETTERS: usize = 15;
 /// A sentence counts for its top language from this confidence.
 pub const SEGMENT_CONFIDENCE: f64 = 0.35;
+
+// The English-first path stands for English first at this confidence or
+// more: it must not stand for less than a sentence needs.
+const _: () = assert!(super::detect::ENGLISH_FIRST_CONFIDENCE >= SEGMENT_CONFIDENCE);
 /// A sentence counts as foreign only when its top language is this many
 /// times as likely as the expected one.
 pub const FOREIGN_RATIO: f64 = 4.0;
@@ -274,6 +283,13 @@ impl LanguageContract {
     /// ideographs without kana are Japanese or Chinese alike, and the
     /// conversation says which.
     fn classify(&self, text: &str, expected: Language) -> Option<Language> {
+        // In an English conversation a sentence counts for English when
+        // lingua puts it first at SEGMENT_CONFIDENCE or more: the
+        // English-first path answers that for long plain English without
+        // lingua (see `detect.rs`).
+        if expected == Language::En && self.detector.english_first(text) {
+            return Some(expected);
+        }
         let values = self.detector.confidences(text);
         let &(top, confidence) = values.first()?;
         if confidence < SEGMENT_CONFIDENCE {
@@ -317,13 +333,39 @@ impl LanguageContract {
         }
     }
 
-    fn judge(&self, prose: &str, expected: Language, others: &OtherLanguages) -> Outcome {
-        let mut tally = Tally::default();
-        for segment in segments(prose) {
-            let letters = weighted_letters(segment);
-            if letters < MIN_SEGMENT_LETTERS {
-                continue;
+    /// Whether the sentences the English-first path settles pass the reply
+    /// whatever lingua would say of the rest: English holds at least
+    /// [`PASS_SHARE`] of the letters even if every other sentence were
+    /// judged, and the rest could not make a mix (fewer than
+    /// [`MIN_MIX_SEGMENTS`] sentences, or under [`MIX_SHARE`] of the
+    /// letters). Then the reply passes without lingua.
+    fn passes_by_english_first(&self, judged: &[(&str, usize)]) -> bool {
+        let (mut english, mut rest, mut rest_segments) = (0usize, 0usize, 0usize);
+        for &(segment, letters) in judged {
+            if self.detector.english_first(segment) {
+                english += letters;
+            } else {
+                rest += letters;
+                rest_segments += 1;
             }
+        }
+        let all = (english + rest) as f64;
+        english > 0
+            && english as f64 >= PASS_SHARE * all
+            && (rest_segments < MIN_MIX_SEGMENTS || (rest as f64) < MIX_SHARE * all)
+    }
+
+    fn judge(&self, prose: &str, expected: Language, others: &OtherLanguages) -> Outcome {
+        let judged: Vec<(&str, usize)> = segments(prose)
+            .into_iter()
+            .map(|s| (s, weighted_letters(s)))
+            .filter(|&(_, letters)| letters >= MIN_SEGMENT_LETTERS)
+            .collect();
+        if expected == Language::En && self.passes_by_english_first(&judged) {
+            return Outcome::Pass;
+        }
+        let mut tally = Tally::default();
+        for (segment, letters) in judged {
             if let Some(language) = self.classify(segment, expected) {
                 tally.add(language, letters);
             }
@@ -555,6 +597,30 @@ mod tests {
         let other = request(&[("user", "¿Qué puedo visitar en Madrid?")]);
         assert_eq!(contract.check(&input_for(&es, &other)), Some(Outcome::Pass));
         assert!(first.unwrap().is_fail());
+    }
+
+    #[test]
+    fn long_english_passes_without_lingua_only_when_the_rest_cannot_change_it() {
+        let user = "How do I keep my flat cool during a heatwave without air conditioning?";
+        let english = "If you can, keep the blinds closed during the day and open the windows when \
+                       the evening is cool, then put a fan by the window so that it pulls the cooler \
+                       air into the room. Keep the lights off as much as you can, and cook in the \
+                       evening when it is cooler, or better still eat something that does not need \
+                       to be cooked at all.";
+        let contract = LanguageContract::new(Language::ALL.to_vec());
+        let r = request(&[("user", user)]);
+        // One short sentence in Spanish cannot make a switch or a mix.
+        let one = format!("{english} {}", sentences(Language::Es)[0]);
+        let mut i = input_for(&one, &r);
+        i.expected_language = Some(Language::En);
+        assert_eq!(contract.check(&i), Some(Outcome::Pass));
+        assert!(!contract.detector.lingua_built(), "lingua was built");
+        // Two Spanish sentences with more than a fifth of the letters can:
+        // lingua judges them, and the reply fails.
+        let es = sentences(Language::Es)[..3].join(" ");
+        let mixed = format!("{english} {es}");
+        let out = contract.check(&input_for(&mixed, &r)).unwrap();
+        assert!(out.reason().is_some_and(|r| r.contains("mix")), "{out}");
     }
 
     #[test]

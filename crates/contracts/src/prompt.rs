@@ -218,6 +218,13 @@ const TRANSLATION: &[&str] = &[
     "переведи",
     "перевод",
     "как сказать",
+    "번역",
+    "ترجم",
+    "अनुवाद",
+    "terjemah",
+    "dịch sang",
+    "dịch câu",
+    "bản dịch",
 ];
 
 /// Stems of language names, in the languages the contracts know.
@@ -428,6 +435,98 @@ const LANGUAGE_NAMES: &[(Language, &[&str])] = &[
             "китайск",
         ],
     ),
+    (
+        Language::Ko,
+        &[
+            "korean",
+            "한국어",
+            "한국말",
+            "coreano",
+            "coréen",
+            "koreanisch",
+            "koreaans",
+            "koreańsk",
+            "korece",
+            "韓国語",
+            "韩语",
+            "корейск",
+            "الكورية",
+            "कोरियाई",
+            "bahasa korea",
+            "tiếng hàn",
+        ],
+    ),
+    (
+        Language::Ar,
+        &[
+            "arabic",
+            "العربية",
+            "árabe",
+            "arabe",
+            "arabo",
+            "arabisch",
+            "arabsk",
+            "arapça",
+            "アラビア語",
+            "阿拉伯语",
+            "арабск",
+            "अरबी",
+            "bahasa arab",
+            "tiếng ả rập",
+        ],
+    ),
+    (
+        Language::Hi,
+        &[
+            "hindi",
+            "हिन्दी",
+            "हिंदी",
+            "hintçe",
+            "ヒンディー語",
+            "印地语",
+            "хинди",
+            "الهندية",
+        ],
+    ),
+    (
+        Language::Id,
+        &[
+            "indonesian",
+            "bahasa indonesia",
+            "indonésio",
+            "indonesio",
+            "indonésien",
+            "indonesiano",
+            "indonesisch",
+            "indonezyjsk",
+            "endonezce",
+            "インドネシア語",
+            "印尼语",
+            "индонезийск",
+            "الاندونيسية",
+            "इंडोनेशियाई",
+            "tiếng indonesia",
+        ],
+    ),
+    (
+        Language::Vi,
+        &[
+            "vietnamese",
+            "tiếng việt",
+            "vietnamita",
+            "vietnamien",
+            "vietnamesisch",
+            "vietnamees",
+            "wietnamsk",
+            "vietnamca",
+            "ベトナム語",
+            "越南语",
+            "вьетнамск",
+            "الفيتنامية",
+            "वियतनामी",
+            "bahasa vietnam",
+        ],
+    ),
 ];
 
 /// Which other languages the last user message makes legitimate in the reply.
@@ -485,54 +584,4 @@ fn contains_at_word_start(haystack: &str, needle: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::tests::request as req;
-
-    #[test]
-    fn continuation_is_asked_possible_or_not() {
-        let asked = req(&[("user", "Continue this sentence: The door opened and")]);
-        assert_eq!(continuation(&asked), Continuation::Asked);
-        let system = req(&[
-            ("system", "You complete the user's text."),
-            ("user", "Once upon a"),
-        ]);
-        assert_eq!(continuation(&system), Continuation::Asked);
-        assert_eq!(
-            continuation(&req(&[("user", "what is the capital of france")])),
-            Continuation::Possible
-        );
-        assert_eq!(
-            continuation(&req(&[("user", "What is the capital of France?")])),
-            Continuation::No
-        );
-    }
-
-    #[test]
-    fn formats_and_words_the_user_wrote() {
-        assert!(asks_for_format(&req(&[("user", "List three fruits.")])));
-        assert!(!asks_for_format(&req(&[("user", "Why is the sky blue?")])));
-        let npm = req(&[("user", "How do I install it with npm?")]);
-        assert!(user_wrote_word(&npm, "npm"));
-        assert!(!user_wrote_word(&npm, "np"));
-        assert!(!user_wrote_word(&req(&[("user", "Hello!")]), "ello"));
-    }
-
-    #[test]
-    fn other_languages_named_or_any() {
-        let named = req(&[(
-            "user",
-            "Translate into Portuguese: 'The train leaves at eight.'",
-        )]);
-        assert_eq!(
-            other_languages(&named, Language::En),
-            OtherLanguages::Named(vec![Language::Pt])
-        );
-        let own = req(&[("user", "Kannst du mir das auf Deutsch erklären?")]);
-        assert_eq!(other_languages(&own, Language::De), OtherLanguages::None);
-        let any = req(&[("user", "How do you say 'thank you' in Swahili?")]);
-        assert_eq!(other_languages(&any, Language::En), OtherLanguages::Any);
-        assert!(OtherLanguages::Any.allows(Language::Ja));
-        assert!(!OtherLanguages::None.allows(Language::Ja));
-    }
-}
+mod tests;

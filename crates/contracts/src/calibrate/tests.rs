@@ -158,3 +158,54 @@ fn a_path_overrides_the_built_in_set() {
     assert_eq!(cases.len(), 1);
     assert_eq!(source, path.display().to_string());
 }
+
+/// Where the verdicts of every calibration case are frozen.
+const FROZEN_VERDICTS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../datasets/contracts-calibration-verdicts.jsonl"
+);
+
+/// Every case of both parts with the outcome (and reason) of every
+/// contract, one JSON line per case.
+fn verdict_lines() -> Vec<String> {
+    let contracts = Contracts::default();
+    let mut lines = Vec::new();
+    for part in [Part::Development, Part::HeldOut] {
+        let (_, cases) = load_part(part, None).unwrap();
+        for case in &cases {
+            let request = case.chat_request();
+            let results = contracts.check(&case.input(&request));
+            let line = serde_json::json!({ "id": case.id, "results": results });
+            lines.push(line.to_string());
+        }
+    }
+    lines
+}
+
+/// The speed paths (the function-word paths, the memos, the lazy model)
+/// must give the verdicts lingua alone gave: every case's verdicts are
+/// compared with the ones frozen before them. `CB_FREEZE_VERDICTS=1`
+/// writes the file anew, for a change of verdict made on purpose (say so
+/// in the commit, with a new held-out part).
+#[test]
+fn every_calibration_verdict_is_the_frozen_one() {
+    let now = verdict_lines();
+    if std::env::var_os("CB_FREEZE_VERDICTS").is_some() {
+        std::fs::write(FROZEN_VERDICTS, now.join("\n") + "\n").unwrap();
+    }
+    let frozen_text = std::fs::read_to_string(FROZEN_VERDICTS).unwrap();
+    let frozen: Vec<&str> = frozen_text.lines().collect();
+    let changed: Vec<String> = now
+        .iter()
+        .zip(frozen.iter().copied().chain(std::iter::repeat("(none)")))
+        .filter(|(n, f)| n.as_str() != *f)
+        .map(|(n, f)| format!("  before: {f}\n  after:  {n}"))
+        .collect();
+    println!("{} changed of {}", changed.len(), now.len());
+    assert_eq!(frozen.len(), now.len(), "the frozen file lists other cases");
+    assert!(
+        changed.is_empty(),
+        "verdicts changed:\n{}",
+        changed.join("\n")
+    );
+}

@@ -138,9 +138,57 @@ fn the_english_path_agrees_with_lingua_wherever_it_fires() {
     for l in Language::ALL {
         texts.extend(sentences(l).iter().map(|s| s.to_string()));
     }
+    // The joined user messages too, as the conversation's language reads
+    // them.
+    let joined: Vec<String> = texts.chunks(4).map(|c| c.join(" ")).collect();
+    texts.extend(joined);
     let audit = audit_english_path(&texts);
-    assert!(audit.fired > 50, "the English path fired on only {audit:?}");
-    assert!(audit.disagreements.is_empty(), "{:#?}", audit.disagreements);
+    for (name, path) in [
+        ("decisive", &audit.decisive),
+        ("English-first", &audit.english_first),
+    ] {
+        assert!(path.fired > 50, "the {name} path fired on only {path:?}");
+        assert!(
+            path.disagreements.is_empty(),
+            "{name}: {:#?}",
+            path.disagreements
+        );
+    }
+}
+
+#[test]
+fn the_english_first_path_needs_an_english_conversation_and_long_plain_english() {
+    let d = Detector::new(&Language::ALL);
+    let english = "Keep the blinds closed during the day and open the windows in the evening.";
+    assert!(d.english_first(english));
+    // A name or two is allowed; a sentence that is mostly names is not.
+    assert!(d.english_first(
+        "Your grandmother Zuriñe lives near the sea and she still walks there every morning."
+    ));
+    assert!(!d.english_first("You're moving to Groningen with Maastricht friends."));
+    // Short, or in another language, or English only in part: lingua
+    // decides.
+    assert!(!d.english_first("Larger holes need a mesh patch first."));
+    for l in Language::ALL.into_iter().filter(|&l| l != Language::En) {
+        for s in sentences(l) {
+            assert!(!d.english_first(s), "{l}: {s}");
+        }
+    }
+    let mixed = format!("{} {}", sentences(Language::Id)[0], english);
+    assert!(!d.english_first(&mixed), "{mixed}");
+    // A detector without English never takes it.
+    assert!(!Detector::new(&[Language::Pt, Language::Es]).english_first(english));
+}
+
+#[test]
+fn a_detector_pages_lingua_in_only_when_a_sentence_needs_it() {
+    let d = Detector::new(&Language::ALL);
+    let long = "If you can, keep the blinds closed during the day and open the windows when the \
+                evening is cool, then put a fan by the window so that it pulls the cooler air in.";
+    assert_eq!(d.confidences(long), vec![(Language::En, 1.0)]);
+    assert!(d.latin.get().is_none(), "the decisive path built lingua");
+    d.confidences("Zwykle mija kilka tygodni, zanim zauważysz różnicę.");
+    assert!(d.latin.get().is_some());
 }
 
 #[test]
@@ -152,6 +200,11 @@ fn the_english_path_stays_out_of_other_languages() {
     }
     assert!(decisively_english(
         "Give it as much sun as you can, and water it when the top of the soil feels dry."
+    ));
+    // Long, with a name or two and a letter outside ASCII in a name.
+    assert!(decisively_english(
+        "Your grandmother Zuriñe still lives by the sea, and she walks along it every morning \
+         before the shops open, whatever the weather is like."
     ));
     // Too short, or with a letter outside ASCII: lingua decides.
     assert!(!decisively_english("You grew up in Blemiliwych."));
