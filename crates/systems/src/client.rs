@@ -13,6 +13,7 @@
 //! kept or cut into an excerpt, so an echoed header value never gets past
 //! this file.
 
+use super::plain::{Address, Connection, PlainPool};
 use super::room::{reserve_large, Room, SMALL_BODY};
 use super::sse::{assemble, StreamTrace, TraceReader};
 use anyhow::Context as _;
@@ -129,6 +130,64 @@ pub fn driver_client() -> anyhow::Result<reqwest::Client> {
         .context("cannot build the HTTP client")
 }
 
+/// The client of the driver's replay: plain `http://` systems through the
+/// bare connections of [`super::plain`] (the least memory a request in
+/// flight can hold), anything else through [`driver_client`]'s reqwest
+/// client. The same bounds apply to both.
+#[derive(Debug, Clone)]
+pub struct DriverClient {
+    tls: reqwest::Client,
+    plain: PlainPool,
+}
+
+impl DriverClient {
+    /// A client sending `https://` (and user-information) URLs through
+    /// `tls`, which should be a [`driver_client`].
+    pub fn new(tls: reqwest::Client) -> Self {
+        DriverClient {
+            tls,
+            plain: PlainPool::default(),
+        }
+    }
+}
+
+/// A response whose body is being read, from either transport.
+enum Source {
+    Reqwest(reqwest::Response),
+    Plain(Connection),
+}
+
+impl Source {
+    async fn chunk(&mut self) -> Result<Option<bytes::Bytes>, String> {
+        match self {
+            Source::Reqwest(response) => response.chunk().await.map_err(|e| transport_reason(&e)),
+            Source::Plain(connection) => connection.chunk().await.map_err(|e| e.reason()),
+        }
+    }
+}
+
+/// A response's head: what is decided before its body is read.
+struct Head {
+    status: u16,
+    content_length: Option<u64>,
+    location: Option<String>,
+}
+
+impl Head {
+    fn of(status: http::StatusCode, headers: &http::HeaderMap) -> Self {
+        Head {
+            status: status.as_u16(),
+            content_length: headers
+                .get(http::header::CONTENT_LENGTH)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse().ok()),
+            location: headers
+                .get(http::header::LOCATION)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
+        }
+    }
+}
+
 /// What the body reading produced.
 struct Body {
     status: u16,
@@ -179,8 +238,7 @@ pub async fn send_to(
     options: SendOptions,
 ) -> Exchange {
     exchange(
-        client.post(url).json(request),
-        headers,
+        Outgoing::Reqwest(with_headers(client.post(url).json(request), headers)),
         request.stream,
         options,
     )
@@ -188,40 +246,91 @@ pub async fn send_to(
 }
 
 /// [`send`] of a request already serialized as JSON (`body`, asking for a
-/// stream when `stream`): the driver serializes each request and drops
-/// it before sending, so that thousands of requests in flight hold their
-/// bytes once, not the request besides. The same bounds apply.
+/// stream when `stream`) through the driver's client: the driver
+/// serializes each request and drops it before sending, so that thousands
+/// of requests in flight hold their bytes once, not the request besides
+/// (and a plain connection frees them once written). The same bounds
+/// apply.
 pub async fn send_body(
-    client: &reqwest::Client,
+    client: &DriverClient,
     target: &Target,
     body: Vec<u8>,
     stream: bool,
     options: SendOptions,
 ) -> Exchange {
     let url = format!("{}/v1/chat/completions", target.url.trim_end_matches('/'));
-    let builder = client
-        .post(url)
-        .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .body(body);
-    exchange(builder, &target.headers, stream, options).await
+    let request = match Address::of(&url) {
+        Some(address) => Outgoing::Plain {
+            pool: &client.plain,
+            address,
+            headers: &target.headers,
+            body,
+        },
+        None => Outgoing::Reqwest(
+            with_headers(client.tls.post(url), &target.headers)
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body),
+        ),
+    };
+    exchange(request, stream, options).await
 }
 
-/// One bounded exchange of a built request with `headers` added.
-async fn exchange(
+/// A request ready to be sent, on either transport.
+enum Outgoing<'a> {
+    Reqwest(reqwest::RequestBuilder),
+    Plain {
+        pool: &'a PlainPool,
+        address: Address,
+        headers: &'a [(String, Secret)],
+        body: Vec<u8>,
+    },
+}
+
+impl Outgoing<'_> {
+    /// Sends it and waits for the response head.
+    async fn send(self) -> Result<(Head, Source), String> {
+        match self {
+            Outgoing::Reqwest(builder) => {
+                let response = builder.send().await.map_err(|e| transport_reason(&e))?;
+                let head = Head::of(response.status(), response.headers());
+                Ok((head, Source::Reqwest(response)))
+            }
+            Outgoing::Plain {
+                pool,
+                address,
+                headers,
+                body,
+            } => {
+                let (response, connection) = pool
+                    .post(&address, headers, body)
+                    .await
+                    .map_err(|e| e.reason())?;
+                let head = Head::of(response.status(), response.headers());
+                Ok((head, Source::Plain(connection)))
+            }
+        }
+    }
+}
+
+/// `builder` with `headers` added (values stay [`Secret`] to the socket).
+fn with_headers(
     mut builder: reqwest::RequestBuilder,
     headers: &[(String, Secret)],
-    stream: bool,
-    options: SendOptions,
-) -> Exchange {
-    let started = Instant::now();
+) -> reqwest::RequestBuilder {
     for (name, value) in headers {
         if let Some(value) = value.header_value() {
             builder = builder.header(name, value);
         }
     }
+    builder
+}
+
+/// One bounded exchange of a built request.
+async fn exchange(request: Outgoing<'_>, stream: bool, options: SendOptions) -> Exchange {
+    let started = Instant::now();
     let outcome = tokio::time::timeout(
         options.deadline,
-        receive(builder, stream, options.max_response_bytes, started),
+        receive(request, stream, options.max_response_bytes, started),
     )
     .await;
     let mut exchange = Exchange {
@@ -246,8 +355,8 @@ async fn exchange(
             ));
             return exchange;
         }
-        Ok(Err(e)) => {
-            exchange.error = Some(redact_owned(transport_reason(&e)));
+        Ok(Err(reason)) => {
+            exchange.error = Some(redact_owned(reason));
             return exchange;
         }
         Ok(Ok(Received::Refused {
@@ -310,13 +419,13 @@ async fn exchange(
 /// its body, a body over `cap` bytes (announced or read) as soon as it is
 /// known; dropping the response then closes the connection.
 async fn receive(
-    builder: reqwest::RequestBuilder,
+    request: Outgoing<'_>,
     stream: bool,
     cap: u64,
     started: Instant,
-) -> Result<Received, reqwest::Error> {
-    let mut response = builder.send().await?;
-    let status = response.status().as_u16();
+) -> Result<Received, String> {
+    let (head, mut response) = request.send().await?;
+    let status = head.status;
     let ttfb_ms = since(started);
     let refused = |reason| {
         Ok(Received::Refused {
@@ -325,19 +434,15 @@ async fn receive(
             reason,
         })
     };
-    if response.status().is_redirection() {
-        let location = response
-            .headers()
-            .get(reqwest::header::LOCATION)
-            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-        return refused(redirect_reason(status, location.as_deref()));
+    if (300..400).contains(&status) {
+        return refused(redirect_reason(status, head.location.as_deref()));
     }
-    if response.content_length().is_some_and(|n| n > cap) {
+    if head.content_length.is_some_and(|n| n > cap) {
         return refused(too_large_reason(cap));
     }
     let streamed = stream && (200..300).contains(&status);
     let mut reader = streamed.then(TraceReader::new);
-    let announced = response.content_length().unwrap_or(0);
+    let announced = head.content_length.unwrap_or(0);
     let mut room = None;
     if announced > SMALL_BODY {
         room = reserve_large(cap).await;
