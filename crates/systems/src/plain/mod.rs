@@ -193,7 +193,7 @@ impl PlainPool {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         let list = idle.get_mut(authority)?;
         while let Some(entry) = list.pop() {
-            if entry.since.elapsed() < IDLE_TIMEOUT && entry.sender.is_ready() {
+            if entry.since.elapsed() < IDLE_TIMEOUT && !entry.sender.is_closed() {
                 return Some(entry.sender);
             }
         }
@@ -272,39 +272,4 @@ impl PlainPool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_plain_http_without_user_information_is_addressed_here() {
-        let a = Address::of("http://127.0.0.1:18080/v1/chat/completions").unwrap();
-        assert_eq!(a.authority, "127.0.0.1:18080");
-        assert_eq!(a.host, "127.0.0.1:18080");
-        assert_eq!(a.path, "/v1/chat/completions");
-        let a = Address::of("http://gateway/prefix/v1/chat/completions?x=1").unwrap();
-        assert_eq!(
-            (a.authority.as_str(), a.path.to_string().as_str()),
-            ("gateway:80", "/prefix/v1/chat/completions?x=1")
-        );
-        assert_eq!(
-            Address::of("https://openrouter.ai/api/v1/chat/completions"),
-            None
-        );
-        assert_eq!(
-            Address::of("http://user:pw@gateway/v1/chat/completions"),
-            None
-        );
-        assert_eq!(Address::of("not a url"), None);
-    }
-
-    #[test]
-    fn a_transport_failure_is_worded_as_the_client_words_it() {
-        assert_eq!(
-            PlainError::Connect("Connection refused (os error 111)".into()).reason(),
-            "connection failed: Connection refused (os error 111)"
-        );
-        assert!(PlainError::Body("x".into())
-            .reason()
-            .starts_with("response body broken off"));
-    }
-}
+mod tests;
