@@ -241,12 +241,15 @@ impl PlainPool {
         let request = request
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| PlainError::Request(innermost(&e)))?;
+        // Connecting is boxed: its state is needed only until the
+        // handshake, and inline it would grow every request's future for
+        // as long as the request is in flight.
         let mut sender = match self.checkout(&address.authority) {
             Some(sender) => sender,
-            None => Self::connect(&address.authority).await?,
+            None => Box::pin(Self::connect(&address.authority)).await?,
         };
         if sender.ready().await.is_err() {
-            sender = Self::connect(&address.authority).await?;
+            sender = Box::pin(Self::connect(&address.authority)).await?;
         }
         let response = sender
             .send_request(request)
