@@ -19,7 +19,7 @@ pub struct RunArgs {
     /// whose next request finds no room waits for it. Default: what the
     /// open-file limit and this process's memory room allow (64 MiB with the
     /// built-in systems, 288 MiB with external gateways alone; a request
-    /// costs about 160 KiB here for the built-in systems and 72 KiB for each
+    /// costs about 160 KiB here for the built-in systems and 36 KiB for each
     /// external gateway, summed over the run's systems); the open-file
     /// limit caps it either way.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]

@@ -11,7 +11,10 @@ use continuity_bench::config::{GatewaySpec, Replay, RunConfig};
 use continuity_bench::continuity::{self, report::ReportData};
 use continuity_bench::openai::{ChatMessage, ChatRequest};
 use continuity_bench::secret::Secret;
-use continuity_bench::systems::{driver_client, send, Exchange, SendOptions, SystemKind, Target};
+use continuity_bench::systems::client::send_body;
+use continuity_bench::systems::{
+    driver_client, send, DriverClient, Exchange, SendOptions, SystemKind, Target,
+};
 use std::path::Path;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -49,7 +52,9 @@ fn every_turn_failed(data: &ReportData, check: impl Fn(&str) -> bool) {
     }
 }
 
-/// One request to `url`, as the driver sends it.
+/// One request to `url`, as the driver sends it: through reqwest (as the
+/// preflight and an `https://` system) and through the replay's bare
+/// connections (a plain `http://` system), which must end the same way.
 async fn exchange(url: String, stream: bool, options: SendOptions) -> Exchange {
     let target = Target {
         name: "hostile".into(),
@@ -64,7 +69,20 @@ async fn exchange(url: String, stream: bool, options: SendOptions) -> Exchange {
         stream_options: None,
         extra: serde_json::Map::new(),
     };
-    send(&driver_client().unwrap(), &target, &request, options).await
+    let client = driver_client().unwrap();
+    let through_reqwest = send(&client, &target, &request, options).await;
+    let body = serde_json::to_vec(&request).unwrap();
+    let plain = send_body(&DriverClient::new(client), &target, body, stream, options).await;
+    assert_eq!(
+        (&plain.status, &plain.answer, &plain.error),
+        (
+            &through_reqwest.status,
+            &through_reqwest.answer,
+            &through_reqwest.error
+        ),
+        "the two transports disagree"
+    );
+    plain
 }
 
 #[tokio::test(start_paused = true)]

@@ -368,7 +368,7 @@ pub async fn execute(
             &systems.targets,
             Arc::clone(&dataset),
             &options,
-            client.clone(),
+            cb_systems::DriverClient::new(client.clone()),
             cancel.clone(),
             tx,
         )

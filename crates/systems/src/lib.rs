@@ -10,13 +10,15 @@
 
 pub mod client;
 pub mod driver;
+pub mod plain;
 mod room;
 pub mod spec;
 pub use cb_wire::sse;
 pub use spec::{EnvLookup, GatewaySpec, Replay, SystemsConfig, DRIVER_MODEL, FALLBACK_MODEL};
 
 pub use client::{
-    driver_client, send, Exchange, SendOptions, SystemKind, Target, DEFAULT_MAX_RESPONSE_BYTES,
+    driver_client, send, DriverClient, Exchange, SendOptions, SystemKind, Target,
+    DEFAULT_MAX_RESPONSE_BYTES,
 };
 
 use anyhow::Context;

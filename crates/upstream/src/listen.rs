@@ -2,40 +2,35 @@
 //! so that a scripted fault can reset a connection for real (a TCP RST
 //! before any byte of a response) instead of merely closing it.
 //!
-//! Each accepted connection gets a [`Socket`]: a duplicate of its file
-//! descriptor, carried to the handler as connection info. Setting
-//! `SO_LINGER` to zero on it makes the kernel answer the close of the
-//! connection with a reset; nothing else about the connection changes.
+//! Each accepted connection gets a [`Socket`]: the server's
+//! [`ResetOnClose`] handle on it, carried to the handler as connection
+//! info. Armed, it makes the close of the connection a reset (`SO_LINGER`
+//! zero); nothing else about the connection changes, and it costs no
+//! second descriptor (a duplicate of each connection's descriptor did:
+//! 8,000 more open files at 8,000 requests in flight).
 
 use axum::Router;
-use cb_wire::server::{Limits, ServerHandle};
+use cb_wire::server::{Limits, ResetOnClose, ServerHandle};
 use std::net::SocketAddr;
-use std::os::fd::{AsFd, OwnedFd};
-use std::sync::Arc;
-use std::time::Duration;
 use tokio::net::TcpStream;
 
-/// A handle on one accepted connection's socket (a duplicated descriptor;
-/// `None` when the descriptor could not be duplicated).
+/// A handle on one accepted connection.
 #[derive(Debug, Clone)]
-pub struct Socket(Option<Arc<OwnedFd>>);
+pub struct Socket(ResetOnClose);
 
 impl Socket {
     /// Makes the connection end with a reset (RST) instead of an orderly
     /// close when it is closed. Returns whether that could be arranged.
     pub fn reset_on_close(&self) -> bool {
-        self.0.as_ref().is_some_and(|fd| {
-            socket2::SockRef::from(fd.as_ref())
-                .set_linger(Some(Duration::ZERO))
-                .is_ok()
-        })
+        self.0.arm();
+        true
     }
 }
 
 impl Socket {
     /// The handle on an accepted connection.
-    fn of(tcp: &TcpStream) -> Self {
-        Socket(tcp.as_fd().try_clone_to_owned().ok().map(Arc::new))
+    fn of(_: &TcpStream, reset: &ResetOnClose) -> Self {
+        Socket(reset.clone())
     }
 }
 

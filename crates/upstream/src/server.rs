@@ -440,7 +440,7 @@ impl Shared {
         };
         if let Some(script) = who.conversation.and_then(|i| ctx.plan.case_script(i)) {
             let socket = socket.as_ref().map(|Extension(ConnectInfo(s))| s);
-            return super::scripted::execute(script, asked, guard, socket).await;
+            return Box::pin(super::scripted::execute(script, asked, guard, socket)).await;
         }
         let action = who
             .conversation
@@ -468,7 +468,10 @@ impl Shared {
             }
             None => (Shape::default(), None),
         };
-        answer(asked, guard, &shape, degraded).await
+        // Boxed: the answer's state is large, and without the box every
+        // request's future (a held TIMEOUT's too, thousands at once) would
+        // be allocated at its size.
+        Box::pin(answer(asked, guard, &shape, degraded)).await
     }
 }
 

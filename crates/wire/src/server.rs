@@ -19,15 +19,24 @@
 //!   is cut (the handler sees a body error);
 //! - on start, the process's soft open-file limit is raised to its hard
 //!   limit, so the cap, not the descriptor table, decides.
+//!
+//! Each connection carries a [`ResetOnClose`] handle: a handler that arms
+//! it makes the connection end with a TCP reset (`SO_LINGER` zero, set on
+//! the stream itself when it is shut down or dropped) instead of an
+//! orderly close. A flag costs a few bytes a connection, where a duplicate
+//! of the descriptor for the handler cost a second open file per
+//! connection: at 8,000 requests in flight that was 8,000 descriptors more.
 
 use axum::extract::ConnectInfo;
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
@@ -211,12 +220,12 @@ fn raise_open_file_limit() {
 /// # Errors
 /// When the address cannot be bound (in use, not local, no permission).
 pub async fn serve(addr: SocketAddr, router: Router) -> std::io::Result<ServerHandle> {
-    serve_with(addr, router, Limits::default(), |_| ()).await
+    serve_with(addr, router, Limits::default(), |_, _| ()).await
 }
 
 /// As [`serve`], with `limits`, and `info` made from each accepted
-/// connection handed to its requests as [`ConnectInfo`] (e.g. a handle
-/// on the socket a fault resets).
+/// connection and its [`ResetOnClose`] handle, handed to its requests as
+/// [`ConnectInfo`] (e.g. the handle a fault arms to reset the connection).
 ///
 /// # Errors
 /// When the address cannot be bound (in use, not local, no permission).
@@ -224,7 +233,7 @@ pub async fn serve_with<I>(
     addr: SocketAddr,
     router: Router,
     limits: Limits,
-    info: fn(&TcpStream) -> I,
+    info: fn(&TcpStream, &ResetOnClose) -> I,
 ) -> std::io::Result<ServerHandle>
 where
     I: Clone + Send + Sync + 'static,
@@ -244,7 +253,7 @@ async fn accept_loop<I>(
     listener: TcpListener,
     router: Router,
     limits: Limits,
-    info: fn(&TcpStream) -> I,
+    info: fn(&TcpStream, &ResetOnClose) -> I,
     stats: Arc<ConnectionStats>,
     stop: CancellationToken,
 ) where
@@ -276,7 +285,9 @@ async fn accept_loop<I>(
         };
         stats.accepted.fetch_add(1, Ordering::Relaxed);
         stats.open.fetch_add(1, Ordering::Relaxed);
-        let connection = ConnectInfo(info(&tcp));
+        let reset = ResetOnClose::default();
+        let connection = ConnectInfo(info(&tcp, &reset));
+        let tcp = Resettable { tcp, reset };
         let router = router.clone();
         let stop = stop.clone();
         let stats = stats.clone();
@@ -304,6 +315,83 @@ async fn accept_loop<I>(
             stats.open.fetch_sub(1, Ordering::Relaxed);
             drop(slot);
         });
+    }
+}
+
+/// A handle on one accepted connection: armed, the connection ends with a
+/// reset (RST) instead of an orderly close when it is closed.
+#[derive(Debug, Clone, Default)]
+pub struct ResetOnClose(Arc<AtomicBool>);
+
+impl ResetOnClose {
+    /// Makes the connection end with a reset when it is closed.
+    pub fn arm(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    fn armed(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// An accepted connection whose close is a reset once its handle is armed.
+struct Resettable {
+    tcp: TcpStream,
+    reset: ResetOnClose,
+}
+
+impl Resettable {
+    fn linger_if_armed(&self) {
+        if self.reset.armed() {
+            let _ = self.tcp.set_zero_linger();
+        }
+    }
+}
+
+impl Drop for Resettable {
+    fn drop(&mut self) {
+        self.linger_if_armed();
+    }
+}
+
+impl AsyncRead for Resettable {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.tcp).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Resettable {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.tcp).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.tcp).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.tcp.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.tcp).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        self.linger_if_armed();
+        Pin::new(&mut self.tcp).poll_shutdown(cx)
     }
 }
 

@@ -82,7 +82,7 @@ pub async fn run_once(
     targets: &[Target],
     dataset: Arc<Dataset>,
     options: &DriverOptions,
-    client: reqwest::Client,
+    client: crate::DriverClient,
     cancel: CancellationToken,
     results: mpsc::Sender<ConversationOutcome>,
 ) {

@@ -13,7 +13,7 @@
 //! memory ([`TurnRecord::bound_answer`]) once scoring is done.
 
 use super::DriverOptions;
-use crate::client::send_body;
+use crate::client::{send_body, DriverClient};
 use crate::spec::Replay;
 use crate::{SendOptions, Target};
 use cb_base::record::TurnRecord;
@@ -68,7 +68,7 @@ pub fn request_messages(
 /// is abandoned and recorded with the error "interrupted"). `run_start` is the
 /// epoch of `sent_at_ms`.
 pub async fn replay_conversation(
-    client: &reqwest::Client,
+    client: &DriverClient,
     target: &Target,
     conversation: &Conversation,
     run: u32,

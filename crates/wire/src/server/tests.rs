@@ -45,7 +45,9 @@ async fn beyond_the_cap_a_connection_is_answered_503_and_counted() {
         max_connections: 2,
         ..Limits::default()
     };
-    let server = serve_with(local(), router(), limits, |_| ()).await.unwrap();
+    let server = serve_with(local(), router(), limits, |_, _| ())
+        .await
+        .unwrap();
     let stats = server.stats();
     let _a = TcpStream::connect(server.addr).await.unwrap();
     let _b = TcpStream::connect(server.addr).await.unwrap();

@@ -20,7 +20,11 @@
 use super::checks::Reach;
 use super::script::CaseScript;
 use super::{ErrorKind, ErrorSpec, FaultAction, FaultError, FaultMode, FaultProfile, Role};
+use cache::ModesCache;
 use rand::seq::SliceRandom;
+use std::sync::Arc;
+
+mod cache;
 
 /// A conversation's failover event as planned: the turn whose request the
 /// faulted upstream fails, how, and which upstream that is.
@@ -58,12 +62,26 @@ pub struct ProfileSchedule {
     pub master_seed: u64,
     /// Turns of each conversation, in dataset order.
     pub turns_per_conversation: Vec<usize>,
+    /// Each run's modes, shuffled once ([`cache`]).
+    modes: ModesCache,
 }
 
 impl ProfileSchedule {
     /// The fault mode of every conversation of `run`: balanced by weight,
     /// then shuffled with the run's seed.
     pub fn modes(&self, run: u32) -> Vec<FaultMode> {
+        self.shared_modes(run).to_vec()
+    }
+
+    /// [`ProfileSchedule::modes`], shuffled once per run and shared.
+    fn shared_modes(&self, run: u32) -> Arc<[FaultMode]> {
+        self.modes.get_or(run, || self.shuffled(run))
+    }
+
+    /// The shuffle itself: the modes apportioned by weight, in
+    /// [`FaultMode::ALL`] order, shuffled with `seed::rng(master_seed,
+    /// "faults", run)`.
+    fn shuffled(&self, run: u32) -> Vec<FaultMode> {
         let weights: Vec<f64> = FaultMode::ALL
             .iter()
             .map(|m| self.profile.weight(*m))
@@ -80,14 +98,13 @@ impl ProfileSchedule {
     }
 
     /// The mode of `conversation` in `run` when the profile faults `turn`
-    /// of it at `role`. One shuffle per call: cheap (N elements) and keeps
-    /// the plan immutable.
+    /// of it at `role`: a look-up in the run's shuffled modes.
     fn mode_at(&self, run: u32, conversation: usize, turn: usize, role: Role) -> Option<FaultMode> {
         let n_turns = *self.turns_per_conversation.get(conversation)?;
         if role != self.profile.upstream || !self.profile.turns.includes(turn, n_turns) {
             return None;
         }
-        self.modes(run).get(conversation).copied()
+        self.shared_modes(run).get(conversation).copied()
     }
 }
 
@@ -137,6 +154,7 @@ impl FaultPlan {
                 profile,
                 master_seed,
                 turns_per_conversation,
+                modes: ModesCache::default(),
             })),
         }
     }
@@ -218,7 +236,7 @@ impl FaultPlan {
             Schedule::Profile(s) => {
                 let n_turns = *s.turns_per_conversation.get(conversation)?;
                 let turn = *s.profile.turns.turns_in(n_turns).first()?;
-                let mode = s.modes(run).get(conversation).copied()?;
+                let mode = s.shared_modes(run).get(conversation).copied()?;
                 Some(PlannedEvent {
                     turn: u32::try_from(turn).ok()?,
                     mode,
@@ -342,202 +360,4 @@ pub fn action_for(profile: &FaultProfile, mode: FaultMode) -> Option<FaultAction
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    fn paper() -> FaultProfile {
-        let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-            .join(crate::DEFAULT_PROFILE);
-        FaultProfile::load(&path).unwrap()
-    }
-
-    fn plan(seed: u64) -> FaultPlan {
-        let turns = (0..150).map(|i| 7 + i % 5).collect();
-        FaultPlan::new(paper(), seed, turns)
-    }
-
-    fn count(s: &[FaultMode], m: FaultMode) -> usize {
-        s.iter().filter(|x| **x == m).count()
-    }
-
-    #[test]
-    fn a_scripted_plan_faults_exactly_what_it_says() {
-        let hold = Duration::from_secs(3);
-        let script = vec![None, Some(FaultAction::Timeout { hold })];
-        let p = FaultPlan::scripted(script);
-        assert_eq!(p.conversations(), 2);
-        for turn in [1, 5] {
-            assert_eq!(p.action(1, 0, turn, Role::Primary), None);
-            assert_eq!(
-                p.action(3, 1, turn, Role::Primary),
-                Some(FaultAction::Timeout { hold })
-            );
-            assert_eq!(p.action(1, 1, turn, Role::Fallback), None);
-        }
-        assert_eq!(p.event(1, 0).map(|e| e.mode), None);
-        assert_eq!(p.event(1, 1).map(|e| e.mode), Some(FaultMode::Timeout));
-        assert_eq!(p.action(1, 2, 1, Role::Primary), None);
-    }
-
-    #[test]
-    fn balanced_within_each_run() {
-        let p = plan(42);
-        for run in 1..=5 {
-            let s: Vec<FaultMode> = (0..150)
-                .filter_map(|c| p.event(run, c).map(|e| e.mode))
-                .collect();
-            assert_eq!(s.len(), 150);
-            for m in FaultMode::ALL {
-                assert_eq!(count(&s, m), 50, "run {run} {m:?}");
-            }
-        }
-    }
-
-    #[test]
-    fn differs_between_runs_and_reproducible() {
-        let a = plan(42);
-        assert_ne!(a.schedule(1), a.schedule(2));
-        assert_eq!(a.schedule(1), plan(42).schedule(1));
-        assert_ne!(a.schedule(1), plan(43).schedule(1));
-        // Two plans from the same seed agree on every action (as two systems
-        // of one run see it).
-        let b = plan(42);
-        for c in 0..150 {
-            for t in 1..=11 {
-                assert_eq!(
-                    a.action(3, c, t, Role::Primary),
-                    b.action(3, c, t, Role::Primary)
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn only_final_turn_of_primary_is_faulted() {
-        let p = plan(7);
-        let n = 7; // conversation 0 has 7 turns
-        for t in 1..n {
-            assert_eq!(p.action(1, 0, t, Role::Primary), None);
-        }
-        let action = p.action(1, 0, n, Role::Primary).unwrap();
-        assert_eq!(action_mode(&action), p.event(1, 0).map(|e| e.mode));
-        assert_eq!(p.action(1, 0, n, Role::Fallback), None);
-        assert_eq!(p.action(1, 0, n + 1, Role::Primary), None);
-        assert_eq!(p.action(1, 999, n, Role::Primary), None);
-        assert_eq!(p.event(1, 999).map(|e| e.mode), None);
-    }
-
-    #[test]
-    fn actions_carry_profile_parameters() {
-        let p = paper();
-        assert_eq!(
-            action_for(&p, FaultMode::Timeout),
-            Some(FaultAction::Timeout {
-                hold: Duration::from_secs(30)
-            })
-        );
-        let Some(FaultAction::Error(e)) = action_for(&p, FaultMode::ApiError) else {
-            panic!("no api error")
-        };
-        assert_eq!(
-            (e.status, e.kind, e.retry_after),
-            (503, ErrorKind::Server, None)
-        );
-        let Some(FaultAction::Error(e)) = action_for(&p, FaultMode::RateLimit) else {
-            panic!("no rate limit")
-        };
-        assert_eq!(
-            (e.status, e.kind, e.retry_after),
-            (429, ErrorKind::RateLimit, Some(Duration::from_secs(1)))
-        );
-    }
-
-    #[test]
-    fn largest_remainder_apportionment() {
-        assert_eq!(apportion(150, &[1.0, 1.0, 1.0]), vec![50, 50, 50]);
-        assert_eq!(apportion(10, &[1.0, 1.0, 1.0]), vec![4, 3, 3]);
-        assert_eq!(apportion(10, &[2.0, 1.0, 0.0]), vec![7, 3, 0]);
-        assert_eq!(apportion(7, &[0.0, 0.0, 1.0]), vec![0, 0, 7]);
-        assert_eq!(apportion(5, &[0.0, 0.0, 0.0]), vec![0, 0, 0]);
-        let c = apportion(101, &[0.2, 0.3, 0.5]);
-        assert_eq!(c.iter().sum::<usize>(), 101);
-    }
-
-    #[test]
-    fn a_turn_list_faults_each_listed_turn_and_the_first_is_the_event() {
-        let p = FaultProfile::parse("turns = [2, 4, 6]\n[modes.api_error]\n", "t.toml").unwrap();
-        let plan = FaultPlan::new(p, 1, vec![5, 3, 1]);
-        for turn in [2, 4] {
-            assert!(
-                plan.action(1, 0, turn, Role::Primary).is_some(),
-                "turn {turn}"
-            );
-        }
-        for turn in [1, 3, 5, 6] {
-            assert!(
-                plan.action(1, 0, turn, Role::Primary).is_none(),
-                "turn {turn}"
-            );
-        }
-        assert!(plan.action(1, 0, 2, Role::Fallback).is_none());
-        let event = plan.event(1, 0).unwrap();
-        assert_eq!(
-            event,
-            PlannedEvent {
-                turn: 2,
-                mode: FaultMode::ApiError,
-                role: Role::Primary
-            }
-        );
-        assert_eq!(plan.faulted_turns(1, 0), vec![2, 4]);
-        // Three turns: only turn 2 is within reach.
-        assert_eq!(plan.event(1, 1).map(|e| e.turn), Some(2));
-        assert_eq!(plan.faulted_turns(1, 1), vec![2]);
-        assert!(plan.action(1, 1, 4, Role::Primary).is_none());
-        // One turn: no listed turn occurs, so no event.
-        assert_eq!(plan.event(1, 2), None);
-        assert!(plan.faulted_turns(1, 2).is_empty());
-        let reach = plan.check_reach().unwrap();
-        assert_eq!((reach.with_event, reach.conversations), (2, 3));
-    }
-
-    #[test]
-    fn final_events_are_the_last_turn_with_the_scheduled_mode() {
-        let p = plan(5);
-        for run in 1..=3 {
-            for (c, mode) in p.schedule(run).into_iter().enumerate() {
-                let n = 7 + (c % 5) as u32;
-                let e = p.event(run, c).unwrap();
-                assert_eq!((e.turn, e.mode, e.role), (n, mode, Role::Primary));
-                assert_eq!(p.faulted_turns(run, c), vec![n]);
-                assert_eq!(p.event(run, c).map(|e| e.mode), Some(e.mode));
-            }
-        }
-        assert_eq!(p.event(1, 150), None);
-        assert!(p.faulted_turns(1, 150).is_empty());
-    }
-
-    #[test]
-    fn scripted_events_are_turn_one_at_the_primary() {
-        let hold = Duration::from_secs(3);
-        let p = FaultPlan::scripted(vec![
-            None,
-            Some(FaultAction::Timeout { hold }),
-            Some(FaultAction::BodyCut { chunks: 2 }),
-        ]);
-        assert_eq!(p.event(1, 0), None);
-        assert_eq!(
-            p.event(1, 1),
-            Some(PlannedEvent {
-                turn: 1,
-                mode: FaultMode::Timeout,
-                role: Role::Primary
-            })
-        );
-        assert_eq!(p.faulted_turns(1, 1), vec![1]);
-        assert_eq!(p.event(1, 2), None, "a body cut is no profile mode");
-        assert!(p.faulted_turns(1, 0).is_empty());
-        assert_eq!(p.check_reach().unwrap().with_event, 1);
-    }
-}
+mod tests;

@@ -13,6 +13,7 @@
 //! kept or cut into an excerpt, so an echoed header value never gets past
 //! this file.
 
+use super::plain::{Address, Connection, PlainPool};
 use super::room::{reserve_large, Room, SMALL_BODY};
 use super::sse::{assemble, StreamTrace, TraceReader};
 use anyhow::Context as _;
@@ -129,6 +130,64 @@ pub fn driver_client() -> anyhow::Result<reqwest::Client> {
         .context("cannot build the HTTP client")
 }
 
+/// The client of the driver's replay: plain `http://` systems through the
+/// bare connections of [`super::plain`] (the least memory a request in
+/// flight can hold), anything else through [`driver_client`]'s reqwest
+/// client. The same bounds apply to both.
+#[derive(Debug, Clone)]
+pub struct DriverClient {
+    tls: reqwest::Client,
+    plain: PlainPool,
+}
+
+impl DriverClient {
+    /// A client sending `https://` (and user-information) URLs through
+    /// `tls`, which should be a [`driver_client`].
+    pub fn new(tls: reqwest::Client) -> Self {
+        DriverClient {
+            tls,
+            plain: PlainPool::default(),
+        }
+    }
+}
+
+/// A response whose body is being read, from either transport.
+enum Source {
+    Reqwest(reqwest::Response),
+    Plain(Connection),
+}
+
+impl Source {
+    async fn chunk(&mut self) -> Result<Option<bytes::Bytes>, String> {
+        match self {
+            Source::Reqwest(response) => response.chunk().await.map_err(|e| transport_reason(&e)),
+            Source::Plain(connection) => connection.chunk().await.map_err(|e| e.reason()),
+        }
+    }
+}
+
+/// A response's head: what is decided before its body is read.
+struct Head {
+    status: u16,
+    content_length: Option<u64>,
+    location: Option<String>,
+}
+
+impl Head {
+    fn of(status: http::StatusCode, headers: &http::HeaderMap) -> Self {
+        Head {
+            status: status.as_u16(),
+            content_length: headers
+                .get(http::header::CONTENT_LENGTH)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse().ok()),
+            location: headers
+                .get(http::header::LOCATION)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
+        }
+    }
+}
+
 /// What the body reading produced.
 struct Body {
     status: u16,
@@ -179,8 +238,7 @@ pub async fn send_to(
     options: SendOptions,
 ) -> Exchange {
     exchange(
-        client.post(url).json(request),
-        headers,
+        Outgoing::Reqwest(with_headers(client.post(url).json(request), headers)),
         request.stream,
         options,
     )
@@ -188,40 +246,91 @@ pub async fn send_to(
 }
 
 /// [`send`] of a request already serialized as JSON (`body`, asking for a
-/// stream when `stream`): the driver serializes each request and drops
-/// it before sending, so that thousands of requests in flight hold their
-/// bytes once, not the request besides. The same bounds apply.
+/// stream when `stream`) through the driver's client: the driver
+/// serializes each request and drops it before sending, so that thousands
+/// of requests in flight hold their bytes once, not the request besides
+/// (and a plain connection frees them once written). The same bounds
+/// apply.
 pub async fn send_body(
-    client: &reqwest::Client,
+    client: &DriverClient,
     target: &Target,
     body: Vec<u8>,
     stream: bool,
     options: SendOptions,
 ) -> Exchange {
     let url = cb_base::url::under_v1(&target.url, "/chat/completions");
-    let builder = client
-        .post(url)
-        .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .body(body);
-    exchange(builder, &target.headers, stream, options).await
+    let request = match Address::of(&url) {
+        Some(address) => Outgoing::Plain {
+            pool: &client.plain,
+            address,
+            headers: &target.headers,
+            body,
+        },
+        None => Outgoing::Reqwest(
+            with_headers(client.tls.post(url), &target.headers)
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body),
+        ),
+    };
+    exchange(request, stream, options).await
 }
 
-/// One bounded exchange of a built request with `headers` added.
-async fn exchange(
+/// A request ready to be sent, on either transport.
+enum Outgoing<'a> {
+    Reqwest(reqwest::RequestBuilder),
+    Plain {
+        pool: &'a PlainPool,
+        address: Address,
+        headers: &'a [(String, Secret)],
+        body: Vec<u8>,
+    },
+}
+
+impl Outgoing<'_> {
+    /// Sends it and waits for the response head.
+    async fn send(self) -> Result<(Head, Source), String> {
+        match self {
+            Outgoing::Reqwest(builder) => {
+                let response = builder.send().await.map_err(|e| transport_reason(&e))?;
+                let head = Head::of(response.status(), response.headers());
+                Ok((head, Source::Reqwest(response)))
+            }
+            Outgoing::Plain {
+                pool,
+                address,
+                headers,
+                body,
+            } => {
+                let (response, connection) = pool
+                    .post(&address, headers, body)
+                    .await
+                    .map_err(|e| e.reason())?;
+                let head = Head::of(response.status(), response.headers());
+                Ok((head, Source::Plain(connection)))
+            }
+        }
+    }
+}
+
+/// `builder` with `headers` added (values stay [`Secret`] to the socket).
+fn with_headers(
     mut builder: reqwest::RequestBuilder,
     headers: &[(String, Secret)],
-    stream: bool,
-    options: SendOptions,
-) -> Exchange {
-    let started = Instant::now();
+) -> reqwest::RequestBuilder {
     for (name, value) in headers {
         if let Some(value) = value.header_value() {
             builder = builder.header(name, value);
         }
     }
+    builder
+}
+
+/// One bounded exchange of a built request.
+async fn exchange(request: Outgoing<'_>, stream: bool, options: SendOptions) -> Exchange {
+    let started = Instant::now();
     let outcome = tokio::time::timeout(
         options.deadline,
-        receive(builder, stream, options.max_response_bytes, started),
+        receive(request, stream, options.max_response_bytes, started),
     )
     .await;
     let mut exchange = Exchange {
@@ -246,8 +355,8 @@ async fn exchange(
             ));
             return exchange;
         }
-        Ok(Err(e)) => {
-            exchange.error = Some(redact_owned(transport_reason(&e)));
+        Ok(Err(reason)) => {
+            exchange.error = Some(redact_owned(reason));
             return exchange;
         }
         Ok(Ok(Received::Refused {
@@ -310,13 +419,13 @@ async fn exchange(
 /// its body, a body over `cap` bytes (announced or read) as soon as it is
 /// known; dropping the response then closes the connection.
 async fn receive(
-    builder: reqwest::RequestBuilder,
+    request: Outgoing<'_>,
     stream: bool,
     cap: u64,
     started: Instant,
-) -> Result<Received, reqwest::Error> {
-    let mut response = builder.send().await?;
-    let status = response.status().as_u16();
+) -> Result<Received, String> {
+    let (head, mut response) = request.send().await?;
+    let status = head.status;
     let ttfb_ms = since(started);
     let refused = |reason| {
         Ok(Received::Refused {
@@ -325,19 +434,15 @@ async fn receive(
             reason,
         })
     };
-    if response.status().is_redirection() {
-        let location = response
-            .headers()
-            .get(reqwest::header::LOCATION)
-            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-        return refused(redirect_reason(status, location.as_deref()));
+    if (300..400).contains(&status) {
+        return refused(redirect_reason(status, head.location.as_deref()));
     }
-    if response.content_length().is_some_and(|n| n > cap) {
+    if head.content_length.is_some_and(|n| n > cap) {
         return refused(too_large_reason(cap));
     }
     let streamed = stream && (200..300).contains(&status);
     let mut reader = streamed.then(TraceReader::new);
-    let announced = response.content_length().unwrap_or(0);
+    let announced = head.content_length.unwrap_or(0);
     let mut room = None;
     if announced > SMALL_BODY {
         room = reserve_large(cap).await;
@@ -491,95 +596,4 @@ fn cut(text: &str, max: usize) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_redirect_names_status_and_location() {
-        let reason = redirect_reason(302, Some("http://127.0.0.1:9/v1/chat/completions"));
-        assert!(
-            reason.starts_with("HTTP 302 redirect to http://127.0.0.1:9/v1/chat/completions: redirects are not followed"),
-            "{reason}"
-        );
-        let long = format!("http://h/{}", "p".repeat(500));
-        let reason = redirect_reason(307, Some(&long));
-        assert!(reason.len() < 400 && reason.contains("p…:"), "{reason}");
-        assert!(redirect_reason(301, None).starts_with("HTTP 301 redirect without a Location"));
-        let _s = Secret::new("sk-location-planted-5");
-        let reason = redirect_reason(302, Some("http://evil/?key=sk-location-planted-5"));
-        assert!(reason.contains("?key=[redacted]"), "{reason}");
-    }
-
-    #[test]
-    fn the_provider_is_read_from_a_body_or_the_first_chunk_naming_it() {
-        let body = serde_json::json!({"provider": "DeepInfra", "choices": []});
-        assert_eq!(provider_field(&body).as_deref(), Some("DeepInfra"));
-        assert_eq!(provider_field(&serde_json::json!({"provider": 3})), None);
-        let trace = super::super::sse::read_all(
-            b"data: {\"choices\": []}\n\ndata: {\"provider\": \"Atlas\", \"choices\": []}\n\ndata: [DONE]\n\ndata: {\"provider\": \"late\"}\n\n",
-        );
-        assert_eq!(stream_provider(&trace).as_deref(), Some("Atlas"));
-        let none =
-            super::super::sse::read_all(b"data: [DONE]\n\ndata: {\"provider\": \"late\"}\n\n");
-        assert_eq!(stream_provider(&none), None);
-    }
-
-    #[test]
-    fn the_size_cap_is_named() {
-        assert_eq!(
-            too_large_reason(4096),
-            "response larger than 4096 bytes (--max-response-bytes); stopped reading it"
-        );
-        assert_eq!(
-            SendOptions::new(Duration::from_secs(1)).max_response_bytes,
-            4 << 20
-        );
-    }
-
-    #[test]
-    fn an_excerpt_never_holds_half_a_secret() {
-        let _s = Secret::new("sk-excerpt-planted-value-31");
-        // The secret starts 10 characters before the excerpt ends.
-        let body = format!(
-            "{}sk-excerpt-planted-value-31 and more",
-            "x".repeat(BODY_EXCERPT - 10)
-        );
-        let cut = excerpt(body.as_bytes());
-        assert!(!cut.contains("sk-excerpt"), "{cut}");
-        assert!(
-            cut.ends_with("[redacted…") || cut.contains("[redacted]"),
-            "{cut}"
-        );
-        let err = plain_answer(500, body.as_bytes()).unwrap_err();
-        assert!(!err.contains("sk-excerpt"), "{err}");
-    }
-
-    #[test]
-    fn content_that_is_not_text_is_named_and_parts_are_text() {
-        let body = |content: Value| {
-            serde_json::json!({"choices": [{"message": {"role": "assistant", "content": content}}]})
-                .to_string()
-        };
-        let err = plain_answer(200, body(serde_json::json!(42)).as_bytes()).unwrap_err();
-        assert!(
-            err.starts_with("choices[0].message.content is a number (42)"),
-            "{err}"
-        );
-        let err = plain_answer(200, body(serde_json::json!({"a": 1})).as_bytes()).unwrap_err();
-        assert!(err.contains("is an object"), "{err}");
-        let err = plain_answer(200, body(Value::Null).as_bytes()).unwrap_err();
-        assert!(
-            err.starts_with("choices[0].message.content is null"),
-            "{err}"
-        );
-        let parts = serde_json::json!([{"type": "text", "text": "Oriane"}]);
-        let plain = plain_answer(200, body(parts).as_bytes()).unwrap();
-        assert_eq!(plain.text, "Oriane");
-        assert_eq!((plain.model, plain.usage), (None, false));
-        let err = plain_answer(200, b"{\"choices\": []}").unwrap_err();
-        assert!(
-            err.starts_with("no choices[0].message.content in body"),
-            "{err}"
-        );
-    }
-}
+mod tests;

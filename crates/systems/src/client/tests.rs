@@ -1,0 +1,91 @@
+//! The client's reasons, excerpts and the fields it reads from an answer.
+
+use super::*;
+
+#[test]
+fn a_redirect_names_status_and_location() {
+    let reason = redirect_reason(302, Some("http://127.0.0.1:9/v1/chat/completions"));
+    assert!(
+        reason.starts_with("HTTP 302 redirect to http://127.0.0.1:9/v1/chat/completions: redirects are not followed"),
+        "{reason}"
+    );
+    let long = format!("http://h/{}", "p".repeat(500));
+    let reason = redirect_reason(307, Some(&long));
+    assert!(reason.len() < 400 && reason.contains("p…:"), "{reason}");
+    assert!(redirect_reason(301, None).starts_with("HTTP 301 redirect without a Location"));
+    let _s = Secret::new("sk-location-planted-5");
+    let reason = redirect_reason(302, Some("http://evil/?key=sk-location-planted-5"));
+    assert!(reason.contains("?key=[redacted]"), "{reason}");
+}
+
+#[test]
+fn the_provider_is_read_from_a_body_or_the_first_chunk_naming_it() {
+    let body = serde_json::json!({"provider": "DeepInfra", "choices": []});
+    assert_eq!(provider_field(&body).as_deref(), Some("DeepInfra"));
+    assert_eq!(provider_field(&serde_json::json!({"provider": 3})), None);
+    let trace = crate::sse::read_all(
+        b"data: {\"choices\": []}\n\ndata: {\"provider\": \"Atlas\", \"choices\": []}\n\ndata: [DONE]\n\ndata: {\"provider\": \"late\"}\n\n",
+    );
+    assert_eq!(stream_provider(&trace).as_deref(), Some("Atlas"));
+    let none = crate::sse::read_all(b"data: [DONE]\n\ndata: {\"provider\": \"late\"}\n\n");
+    assert_eq!(stream_provider(&none), None);
+}
+
+#[test]
+fn the_size_cap_is_named() {
+    assert_eq!(
+        too_large_reason(4096),
+        "response larger than 4096 bytes (--max-response-bytes); stopped reading it"
+    );
+    assert_eq!(
+        SendOptions::new(Duration::from_secs(1)).max_response_bytes,
+        4 << 20
+    );
+}
+
+#[test]
+fn an_excerpt_never_holds_half_a_secret() {
+    let _s = Secret::new("sk-excerpt-planted-value-31");
+    // The secret starts 10 characters before the excerpt ends.
+    let body = format!(
+        "{}sk-excerpt-planted-value-31 and more",
+        "x".repeat(BODY_EXCERPT - 10)
+    );
+    let cut = excerpt(body.as_bytes());
+    assert!(!cut.contains("sk-excerpt"), "{cut}");
+    assert!(
+        cut.ends_with("[redacted…") || cut.contains("[redacted]"),
+        "{cut}"
+    );
+    let err = plain_answer(500, body.as_bytes()).unwrap_err();
+    assert!(!err.contains("sk-excerpt"), "{err}");
+}
+
+#[test]
+fn content_that_is_not_text_is_named_and_parts_are_text() {
+    let body = |content: Value| {
+        serde_json::json!({"choices": [{"message": {"role": "assistant", "content": content}}]})
+            .to_string()
+    };
+    let err = plain_answer(200, body(serde_json::json!(42)).as_bytes()).unwrap_err();
+    assert!(
+        err.starts_with("choices[0].message.content is a number (42)"),
+        "{err}"
+    );
+    let err = plain_answer(200, body(serde_json::json!({"a": 1})).as_bytes()).unwrap_err();
+    assert!(err.contains("is an object"), "{err}");
+    let err = plain_answer(200, body(Value::Null).as_bytes()).unwrap_err();
+    assert!(
+        err.starts_with("choices[0].message.content is null"),
+        "{err}"
+    );
+    let parts = serde_json::json!([{"type": "text", "text": "Oriane"}]);
+    let plain = plain_answer(200, body(parts).as_bytes()).unwrap();
+    assert_eq!(plain.text, "Oriane");
+    assert_eq!((plain.model, plain.usage), (None, false));
+    let err = plain_answer(200, b"{\"choices\": []}").unwrap_err();
+    assert!(
+        err.starts_with("no choices[0].message.content in body"),
+        "{err}"
+    );
+}
