@@ -31,7 +31,7 @@ pub fn judge_config(
         let model = options
             .judge_model
             .clone()
-            .ok_or_else(|| JudgeConfigError::MissingModel(judge.to_string()))?;
+            .ok_or_else(|| JudgeConfigError::MissingModel(cb_base::url::display_url(judge)))?;
         let key = env(&options.judge_key_env)
             .filter(|k| !k.trim().is_empty())
             .ok_or_else(|| JudgeConfigError::MissingKey(options.judge_key_env.clone()))?;

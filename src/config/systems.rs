@@ -49,14 +49,14 @@ pub fn parse_gateways(
     for (k, raw) in args.gateways.iter().enumerate() {
         let (name, url) = raw
             .split_once('=')
-            .ok_or_else(|| ConfigError::Gateway(raw.clone()))?;
+            .ok_or_else(|| ConfigError::Gateway(redact_gateway(raw)))?;
         let (name, url) = (name.trim(), url.trim().trim_end_matches('/'));
         let valid_name = !name.is_empty()
             && name
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
         if !valid_name || !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(ConfigError::Gateway(raw.clone()));
+            return Err(ConfigError::Gateway(redact_gateway(raw)));
         }
         let taken = gateways.iter().any(|g| g.name == name)
             || (!args.no_builtin && ProxyMode::ALL.iter().any(|m| m.as_str() == name));
@@ -126,6 +126,15 @@ pub fn parse_gateways(
 /// Every upstream port is used once, and no gateway URL points at one (a
 /// gateway on 127.0.0.1 whose own port is an upstream's would be the harness
 /// talking to itself).
+/// A `--gateway NAME=URL` value as an error may show it: the URL's
+/// credentials redacted.
+fn redact_gateway(raw: &str) -> String {
+    match raw.split_once('=') {
+        Some((name, url)) => format!("{name}={}", cb_base::url::display_url(url.trim())),
+        None => cb_base::url::display_url(raw),
+    }
+}
+
 fn check_ports(gateways: &[GatewaySpec]) -> Result<(), ConfigError> {
     let mut seen: Vec<(u16, String)> = Vec::new();
     for g in gateways {
@@ -153,7 +162,7 @@ fn check_ports(gateways: &[GatewaySpec]) -> Result<(), ConfigError> {
             if let Some((_, upstream)) = seen.iter().find(|(p, _)| *p == port) {
                 return Err(ConfigError::GatewayOnUpstreamPort {
                     gateway: g.name.clone(),
-                    url: g.url.clone(),
+                    url: cb_base::url::display_url(&g.url),
                     upstream: upstream.clone(),
                 });
             }

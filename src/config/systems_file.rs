@@ -358,7 +358,8 @@ fn entry(s: &RawSystem) -> Result<SystemEntry, String> {
         (None, Some(url)) => {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
                 return Err(format!(
-                    "url = {url:?} is not an http:// or https:// base URL (without /v1)"
+                    "url = {:?} is not an http:// or https:// base URL (without /v1)",
+                    cb_base::url::display_url(url)
                 ));
             }
             SystemKind::Gateway(url.clone())

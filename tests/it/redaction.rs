@@ -3,7 +3,6 @@
 //! `canary`: neither credential appears on stdout, on stderr or in any
 //! file of the output directory (every file read, whatever its kind),
 //! while the URL itself does appear, redacted, where the outputs name it.
-//! The password still reaches the gateway, as Basic authentication.
 
 use crate::common::gateways::{free_port, start_counted_on_free_ports, Misbehaviour};
 use crate::common::{repo, small_dataset};

@@ -99,23 +99,54 @@ fn is_secret_param(name: &str) -> bool {
     SECRET_PARAMS.iter().any(|k| name.contains(k))
 }
 
-/// `scheme://userinfo@rest` with the userinfo redacted, for text that is
-/// not a URL the parser takes.
+/// Text the URL parser refuses, redacted conservatively: everything from
+/// `://` to the last `@` (a password may hold `/`, `?` or `#`, which is
+/// why the parser refused it), and the values of key-like parameters
+/// after the first `?`.
 fn redact_userinfo(text: &str) -> String {
-    let Some((scheme, rest)) = text.split_once("://") else {
-        return text.to_string();
+    let (head, query) = match text.split_once("://") {
+        Some((scheme, rest)) => {
+            let rest = match rest.rsplit_once('@') {
+                Some((_, host)) => format!("{REDACTED}@{host}"),
+                None => rest.to_string(),
+            };
+            let shown = format!("{scheme}://{rest}");
+            match shown.split_once('?') {
+                Some((h, q)) => (h.to_string(), Some(q.to_string())),
+                None => (shown, None),
+            }
+        }
+        None => match text.split_once('?') {
+            Some((h, q)) => (h.to_string(), Some(q.to_string())),
+            None => (text.to_string(), None),
+        },
     };
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, path) = rest.split_at(end);
-    match authority.rsplit_once('@') {
-        Some((_, host)) => format!("{scheme}://{REDACTED}@{host}{path}"),
-        None => text.to_string(),
-    }
+    let Some(query) = query else {
+        return head;
+    };
+    let pairs: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((k, _)) if is_secret_param(k) => format!("{k}={REDACTED}"),
+            _ => pair.to_string(),
+        })
+        .collect();
+    format!("{head}?{}", pairs.join("&"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_the_parser_refuses_loses_its_credentials_all_the_same() {
+        let shown = display_url("http://h:99999/v1?api_key=sk-XYZ&model=m");
+        assert_eq!(shown, "http://h:99999/v1?api_key=[redacted]&model=m");
+        let shown = display_url("https://u:p#ss/w?rd@h/v1");
+        assert!(!shown.contains("ss/w") && !shown.contains("p#"), "{shown}");
+        assert_eq!(shown, "https://[redacted]@h/v1");
+        assert_eq!(display_url("not a url"), "not a url");
+    }
 
     #[test]
     fn credentials_are_redacted_and_the_rest_kept() {

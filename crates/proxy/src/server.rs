@@ -261,7 +261,7 @@ fn invalid(state: &ProxyState, index: u64) -> (Reply, SwitchEvent) {
     let event = SwitchEvent {
         request: index,
         mode: config.mode.as_str().to_string(),
-        provider_primary: config.primary_url.clone(),
+        provider_primary: cb_base::url::display_url(&config.primary_url),
         provider_fallback: None,
         model_requested: String::new(),
         model_actual: None,

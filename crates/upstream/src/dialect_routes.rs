@@ -74,7 +74,10 @@ fn refused(
     r: &Rejection,
     model: Option<&str>,
 ) -> Response {
-    let model = model.map_or_else(|| super::server::model_of(body), str::to_string);
+    let model = model.map_or_else(
+        || super::server::model_of(body),
+        cb_base::record::bounded_field,
+    );
     if let Some(expired) = shared.bad_request(model, start, dialect) {
         return expired;
     }

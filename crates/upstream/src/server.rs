@@ -305,7 +305,8 @@ fn bounded_params(params: Vec<String>) -> Vec<String> {
 }
 
 impl Shared {
-    /// Logs a request that could not be read (`bad_request`, 400); the
+    /// Logs a request that could not be read (`bad_request`, 400), its
+    /// `model` already bounded as a record field; the
     /// 401 to send instead when this upstream's key has expired.
     pub(super) fn bad_request(
         &self,
@@ -326,7 +327,8 @@ impl Shared {
         ctx.log.record(AttemptRecord {
             action: AttemptAction::BadRequest,
             status: Some(400),
-            model: cb_base::record::bounded_field(&model),
+            // Bounded once, by the caller (`model_of` reads it in place).
+            model,
             duration_ms: millis(start.elapsed()),
             ..self.row(run, start, String::new(), 0, attempt)
         });

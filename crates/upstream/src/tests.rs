@@ -340,6 +340,27 @@ async fn malformed_requests_get_400() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_long_model_in_a_bad_request_is_cut_once_naming_its_length() {
+    let ctx = context("[modes.api_error]\n", LatencyProfile::INSTANT);
+    let pair = start(&ctx).await;
+    let model = "m".repeat(100_000);
+    let resp = post(
+        &pair.primary.url(),
+        &json!({"model": model, "messages": []}),
+    )
+    .await;
+    assert_eq!(resp.status().as_u16(), 400);
+    let rows = ctx.log.snapshot();
+    assert_eq!(rows.len(), 1);
+    assert!(
+        rows[0].model.ends_with("…[cut: 100000 bytes]"),
+        "{}",
+        rows[0].model
+    );
+    assert!(rows[0].model.len() < 300);
+}
+
+#[tokio::test(start_paused = true)]
 async fn models_are_listed() {
     let ctx = context("[modes.api_error]\n", LatencyProfile::INSTANT);
     let pair = start(&ctx).await;

@@ -207,7 +207,7 @@ use cb_base::url::under_v1;
 pub(super) fn endpoint(flag: &'static str, base: &str) -> Result<Url, ProxyError> {
     let bad = || ProxyError::BadUrl {
         flag,
-        url: base.to_string(),
+        url: display_url(base),
     };
     let url = Url::parse(&under_v1(base, "/chat/completions")).map_err(|_| bad())?;
     if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {

@@ -96,7 +96,7 @@ impl JudgeConfig {
     pub fn describe(&self) -> String {
         let endpoint = match &self.endpoint {
             JudgeEndpoint::Sim => "simulated judge (in process)".to_string(),
-            JudgeEndpoint::Url(u) => u.clone(),
+            JudgeEndpoint::Url(u) => cb_base::url::display_url(u),
         };
         format!("{endpoint}, model {}, prompt {PROMPT_VERSION}", self.model)
     }
