@@ -246,13 +246,20 @@ fn main() {
             ("English-first path", &audit.english_first),
         ] {
             println!(
-                "{path} on {name}: decided {} of {} Latin-script sentences, lingua disagreed on {}",
+                "{path} on {name}: decided {} of {} Latin-script sentences, lingua unsure on {}, disagreed on {}",
                 a.fired,
                 a.pieces,
+                a.unsure.len(),
                 a.disagreements.len()
             );
             for d in a.disagreements.iter().take(10) {
-                println!("  {d}");
+                println!("  disagreed: {d}");
+            }
+            let mut unsure = a.unsure.clone();
+            unsure.sort();
+            unsure.dedup();
+            for d in unsure.iter().take(10) {
+                println!("  unsure: {d}");
             }
         }
     }

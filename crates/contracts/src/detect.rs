@@ -15,14 +15,14 @@
 //!
 //! Latin-script text goes to `lingua` (n-gram models compiled in, no
 //! network, deterministic), built and paged in only when first needed, with
-//! three shortcuts that give the same answer for less:
+//! three shortcuts:
 //! - a memo keyed by the exact text lingua would read: the simulated and
 //!   the real answers of a run repeat heavily, and lingua is a pure
 //!   function of its input, so a repeated sentence costs one look-up;
 //! - a decisive English path, taken by [`Detector::confidences`] (so by
 //!   the conversation's language and every reply sentence): English with
 //!   full confidence, where lingua would say English first, reliable, and
-//!   every other language under a quarter of it. Either of two rules over
+//!   every other language under a quarter of it. Any of three rules over
 //!   the words (letters and apostrophes) of the text:
 //!   - plain text: at least [`MIN_STOPWORD_WORDS`] words and
 //!     [`MIN_STOPWORD_LETTERS`] letters, written in ASCII letters only,
@@ -32,25 +32,35 @@
 //!     the other Latin-script languages (`the`, `you`, `with`, ...; not
 //!     `in`, `was`, `do`, `we`, `of`, `to`);
 //!   - long text, names allowed: at least [`LONG_ENGLISH`]`.letters`
-//!     letters, of which capitalised words after the first hold at most
-//!     [`LONG_ENGLISH`]`.name_share`; at least [`LONG_ENGLISH`]`.stop_share`
-//!     of the words are those function words, never more than
-//!     [`LONG_ENGLISH`]`.longest_gap` words in a row without one (a
-//!     sentence in another language has none), and a letter outside ASCII
-//!     only in a capitalised word (`Zuriñe`);
+//!     letters, of which names (capitalised words that do not open a
+//!     sentence) hold at most [`LONG_ENGLISH`]`.name_share`; at least
+//!     [`LONG_ENGLISH`]`.stop_share` of the words are those function words,
+//!     never more than [`LONG_ENGLISH`]`.longest_gap` words in a row
+//!     without one (a sentence in another language has none), and a letter
+//!     outside ASCII only in a name (`Zuriñe`);
+//!   - long text by the English lexicon ([`LEXICON_DECISIVE`], below);
 //! - an English-first path, taken only when the conversation is in
-//!   English ([`Detector::english_first`]): the same long-text rule with
-//!   the thresholds of [`ENGLISH_FIRST`], where lingua would put English
-//!   first at [`ENGLISH_FIRST_CONFIDENCE`] or more, which is all the
-//!   `language` contract asks of a sentence in an English conversation.
+//!   English ([`Detector::english_first`]): the long-text rule with the
+//!   thresholds of [`ENGLISH_FIRST`], or the lexicon rule with those of
+//!   [`LEXICON_FIRST`]. Such a sentence counts for English. Where lingua
+//!   is sure, it puts English first at [`ENGLISH_FIRST_CONFIDENCE`] or
+//!   more there too; on a short sentence lingua is often unsure ("What did
+//!   we name our cat?" is English at 0.31 to it, which counts for no
+//!   language), and the lexicon rule then counts the sentence for English.
+//!   It never counts for English a sentence that lingua counts for
+//!   another language.
 //!
-//! The thresholds were measured, not guessed: the bench
-//! (`cargo bench --bench contracts`) runs each path beside lingua on every
-//! Latin-script sentence of the default dataset's answers and user
-//! messages, those of 10,000 generated conversations and the calibration
-//! set, and prints where it fires and every disagreement (none, with these
-//! thresholds); a test does the same on the calibration set and the
-//! phrasebook, and another freezes every calibration verdict.
+//! The lexicon rule reads the English lexicon (`data/english-words.txt`,
+//! written by `scripts/english-lexicon.py` from wordfreq's lists): the
+//! 40,000 most frequent English words, each marked when it is at least five
+//! times as frequent in English as in each other Latin-script language the
+//! contracts know (`the`, `you`, `sister`, `overnight`; not `a`, `is`,
+//! `long`, `hotel`, which those languages use too). A text fits a
+//! [`LexiconRule`] when it has enough letters and words, names hold at most
+//! a share of its letters, and of its other words at least a share are
+//! marked, at most a share are not in the lexicon at all, and never more
+//! than a few in a row are unmarked (a sentence in another language has
+//! few marked words and long runs without one, so a mixed text fails).
 //!
 //! The choice of lingua over whatlang is measured in [`super::language`].
 
@@ -116,6 +126,45 @@ pub const ENGLISH_FIRST: FunctionWordRule = FunctionWordRule {
     longest_gap: 7,
 };
 
+/// The thresholds of a lexicon rule (see the file's documentation).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LexiconRule {
+    /// At least this many letters...
+    pub letters: usize,
+    /// ...and this many words.
+    pub words: usize,
+    /// Names (capitalised words inside a sentence) hold at most this share
+    /// of the letters.
+    pub name_share: f64,
+    /// At least this share of the other words are marked English in the
+    /// lexicon (no other language uses them)...
+    pub marked_share: f64,
+    /// ...at most this share are not in it at all...
+    pub unknown_share: f64,
+    /// ...and never more than this many words in a row are unmarked.
+    pub longest_gap: usize,
+}
+
+/// The decisive English path by the lexicon.
+pub const LEXICON_DECISIVE: LexiconRule = LexiconRule {
+    letters: 100,
+    words: 20,
+    name_share: 0.15,
+    marked_share: 0.3,
+    unknown_share: 0.1,
+    longest_gap: 4,
+};
+
+/// The English-first path by the lexicon, in an English conversation.
+pub const LEXICON_FIRST: LexiconRule = LexiconRule {
+    letters: 15,
+    words: 3,
+    name_share: 0.25,
+    marked_share: 0.3,
+    unknown_share: 0.2,
+    longest_gap: 3,
+};
+
 /// What the English-first path stands for: lingua would put English first
 /// at this confidence or more.
 pub const ENGLISH_FIRST_CONFIDENCE: f64 = 0.35;
@@ -135,6 +184,37 @@ const ENGLISH_STOPWORDS: &[&str] = &[
     "time", "too", "until", "up", "use", "usually", "very", "well", "what", "when", "where",
     "which", "while", "who", "why", "with", "won't", "would", "you", "you're", "your",
 ];
+
+/// The English lexicon, one word a line after a `#` header: the words at
+/// least ten times as frequent in English as in any other Latin-script
+/// language the contracts know (written by `scripts/english-lexicon.py`
+/// from wordfreq's lists).
+const ENGLISH_LEXICON: &str = include_str!("../data/english-words.txt");
+
+/// The lexicon, built on first use: each word with whether it is marked
+/// English.
+fn english_lexicon() -> &'static HashMap<&'static str, bool> {
+    static MAP: OnceLock<HashMap<&'static str, bool>> = OnceLock::new();
+    MAP.get_or_init(|| {
+        ENGLISH_LEXICON
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| l.split_once('\t'))
+            .map(|(word, mark)| (word, mark == "1"))
+            .collect()
+    })
+}
+
+/// What the lexicon says of `word` (lower case): `Some(true)` marked
+/// English, `Some(false)` a word English shares, `None` not in it. A
+/// possessive not listed is looked up without its `'s`.
+fn lexicon_entry(word: &str) -> Option<bool> {
+    let lexicon = english_lexicon();
+    lexicon.get(word).copied().or_else(|| {
+        word.strip_suffix("'s")
+            .and_then(|stem| lexicon.get(stem).copied())
+    })
+}
 
 /// Texts the memo keeps; past this it starts again (the answers stay the
 /// same, only the saving is lost).
@@ -215,9 +295,10 @@ impl Detector {
     /// [`ENGLISH_FIRST_CONFIDENCE`] or more on `text`, by the English-first
     /// path alone (see the file's documentation); `false` says nothing.
     pub(crate) fn english_first(&self, text: &str) -> bool {
-        self.languages.contains(&Language::En)
-            && script_vote(text) == Some(Script::Latin)
-            && FunctionWords::of(&latin_only(text)).fits(&ENGLISH_FIRST)
+        self.languages.contains(&Language::En) && script_vote(text) == Some(Script::Latin) && {
+            let counts = FunctionWords::of(&latin_only(text));
+            counts.fits(&ENGLISH_FIRST) || counts.fits_lexicon(&LEXICON_FIRST)
+        }
     }
 
     /// The language of `text`, or `None` when there is nothing to go on,
@@ -353,101 +434,20 @@ fn latin_only(text: &str) -> String {
         .collect()
 }
 
-/// How one shortcut compares with lingua on some texts.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct PathAudit {
-    /// Pieces looked at: every sentence of each text's prose, and the
-    /// prose whole.
-    pub pieces: usize,
-    /// Pieces the path decided.
-    pub fired: usize,
-    /// Pieces it decided where lingua alone would not reach the same
-    /// verdict, with lingua's figures.
-    pub disagreements: Vec<String>,
-}
-
-/// How the two English shortcuts compare with lingua on some texts.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct EnglishPathAudit {
-    /// The decisive English path: agreement is lingua putting English
-    /// first, reliable, and every other language under a quarter of it.
-    pub decisive: PathAudit,
-    /// The English-first path: agreement is lingua putting English first
-    /// at [`ENGLISH_FIRST_CONFIDENCE`] or more.
-    pub english_first: PathAudit,
-}
-
-impl EnglishPathAudit {
-    /// Adds `other`'s counts to these.
-    pub fn add(&mut self, other: EnglishPathAudit) {
-        for (mine, theirs) in [
-            (&mut self.decisive, other.decisive),
-            (&mut self.english_first, other.english_first),
-        ] {
-            mine.pieces += theirs.pieces;
-            mine.fired += theirs.fired;
-            mine.disagreements.extend(theirs.disagreements);
-        }
-    }
-}
-
-/// Runs both English shortcuts and lingua, over all seventeen languages,
-/// on every Latin-script sentence of `texts` (and each prose whole): the
-/// measure that the shortcuts agree with lingua where they fire. lingua
-/// runs only where a shortcut fires.
-pub fn audit_english_path<S: AsRef<str>>(texts: &[S]) -> EnglishPathAudit {
-    static DETECTOR: OnceLock<Detector> = OnceLock::new();
-    let detector = DETECTOR.get_or_init(|| Detector::new(&Language::ALL));
-    let mut audit = EnglishPathAudit::default();
-    for text in texts {
-        let prose = super::text::prose(text.as_ref());
-        let mut pieces = super::text::segments(&prose);
-        pieces.push(&prose);
-        for piece in pieces {
-            if script_vote(piece) != Some(Script::Latin) {
-                continue;
-            }
-            audit.decisive.pieces += 1;
-            audit.english_first.pieces += 1;
-            let latin = latin_only(piece);
-            let decisive = decisively_english(&latin);
-            let first = detector.english_first(piece);
-            if !decisive && !first {
-                continue;
-            }
-            let values = detector.lingua_only(&latin);
-            let top = values.first().copied();
-            let second = values.get(1).map_or(0.0, |&(_, c)| c);
-            let english_top = |min: f64| top.is_some_and(|(l, c)| l == Language::En && c >= min);
-            let found = || format!("{latin:?}: lingua says {values:?}");
-            if decisive {
-                audit.decisive.fired += 1;
-                let agrees =
-                    english_top(RELIABLE_CONFIDENCE) && top.is_some_and(|(_, c)| c >= 4.0 * second);
-                if !agrees {
-                    audit.decisive.disagreements.push(found());
-                }
-            }
-            if first {
-                audit.english_first.fired += 1;
-                if !english_top(ENGLISH_FIRST_CONFIDENCE) {
-                    audit.english_first.disagreements.push(found());
-                }
-            }
-        }
-    }
-    audit
-}
-
-/// The word counts the function-word rules read.
+/// The word counts the function-word and lexicon rules read.
 #[derive(Debug, Clone, Copy, Default)]
 struct FunctionWords {
     words: usize,
     letters: usize,
-    /// Letters of the capitalised words after the first.
+    /// Capitalised words inside a sentence (not its first word): names.
+    name_words: usize,
+    /// Letters of those names.
     name_letters: usize,
-    /// Whether a capitalised word follows the first.
+    /// Whether there is a name.
     names: bool,
+    /// Whether any word after the first is capitalised, a sentence's first
+    /// word included (the short rule's test: one plain sentence).
+    later_capitals: bool,
     /// Whether a word that is not capitalised has a letter outside ASCII.
     foreign_letters: bool,
     /// Whether any word has a letter outside ASCII.
@@ -455,32 +455,68 @@ struct FunctionWords {
     stopwords: usize,
     /// The most words in a row without a function word.
     longest_gap: usize,
+    /// Words other than names marked English in the lexicon.
+    marked: usize,
+    /// Words other than names not in the lexicon.
+    unknown: usize,
+    /// The most words other than names in a row not marked English.
+    unmarked_gap: usize,
 }
 
 impl FunctionWords {
     fn of(text: &str) -> Self {
         let mut counts = FunctionWords::default();
-        let mut gap = 0usize;
-        for word in text.split(|c: char| !c.is_alphabetic() && c != '\'') {
-            let word = word.trim_matches('\'');
+        let (mut gap, mut unmarked) = (0usize, 0usize);
+        let mut sentence_start = true;
+        let mut rest = text;
+        while !rest.is_empty() {
+            // The separator before the next word: a sentence ends in it
+            // when it holds a terminator, a colon or a line break.
+            let at = rest
+                .find(|c: char| c.is_alphabetic() || c == '\'')
+                .unwrap_or(rest.len());
+            sentence_start |= rest[..at].contains(['.', '!', '?', ':', '\n']);
+            rest = &rest[at..];
+            let end = rest
+                .find(|c: char| !c.is_alphabetic() && c != '\'')
+                .unwrap_or(rest.len());
+            let word = rest[..end].trim_matches('\'');
+            rest = &rest[end..];
             if word.is_empty() {
                 continue;
             }
+            let starts = std::mem::take(&mut sentence_start);
             let letters = word.chars().filter(|c| c.is_alphabetic()).count();
             let ascii = word.chars().all(|c| c.is_ascii_alphabetic() || c == '\'');
             let capitalised = word.starts_with(char::is_uppercase);
-            // A capitalised word after the first may be a name, which
+            let lower = word.to_lowercase();
+            // A capitalised word inside a sentence may be a name, which
             // lingua weighs.
-            if counts.words > 0 && word.chars().count() > 1 && capitalised {
+            let name = !starts && word.chars().count() > 1 && capitalised;
+            counts.later_capitals |= counts.words > 0 && word.chars().count() > 1 && capitalised;
+            if name {
                 counts.names = true;
+                counts.name_words += 1;
                 counts.name_letters += letters;
-            } else if !ascii {
-                counts.foreign_letters = true;
+            } else {
+                if !ascii {
+                    counts.foreign_letters = true;
+                }
+                match lexicon_entry(&lower) {
+                    Some(true) => {
+                        counts.marked += 1;
+                        unmarked = 0;
+                    }
+                    entry => {
+                        counts.unknown += usize::from(entry.is_none());
+                        unmarked += 1;
+                        counts.unmarked_gap = counts.unmarked_gap.max(unmarked);
+                    }
+                }
             }
             counts.non_ascii |= !ascii;
             counts.words += 1;
             counts.letters += letters;
-            let lower = word.to_lowercase();
             if ENGLISH_STOPWORDS.binary_search(&lower.as_str()).is_ok() {
                 counts.stopwords += 1;
                 gap = 0;
@@ -495,7 +531,7 @@ impl FunctionWords {
     /// The short-text rule of the decisive path.
     fn fits_short(&self) -> bool {
         !self.non_ascii
-            && !self.names
+            && !self.later_capitals
             && self.words >= MIN_STOPWORD_WORDS
             && self.letters >= MIN_STOPWORD_LETTERS
             && self.stopwords >= MIN_STOPWORDS
@@ -511,13 +547,25 @@ impl FunctionWords {
             && self.stopwords as f64 >= rule.stop_share * self.words as f64
             && self.longest_gap <= rule.longest_gap
     }
+
+    /// A lexicon `rule`.
+    fn fits_lexicon(&self, rule: &LexiconRule) -> bool {
+        let others = (self.words - self.name_words) as f64;
+        self.letters >= rule.letters
+            && self.words >= rule.words
+            && self.name_letters as f64 <= rule.name_share * self.letters as f64
+            && self.marked >= 1
+            && self.marked as f64 >= rule.marked_share * others
+            && self.unknown as f64 <= rule.unknown_share * others
+            && self.unmarked_gap <= rule.longest_gap
+    }
 }
 
 /// Whether `text` (Latin script) is English by its function words alone:
 /// see the file's documentation.
 pub(crate) fn decisively_english(text: &str) -> bool {
     let counts = FunctionWords::of(text);
-    counts.fits_short() || counts.fits(&LONG_ENGLISH)
+    counts.fits_short() || counts.fits(&LONG_ENGLISH) || counts.fits_lexicon(&LEXICON_DECISIVE)
 }
 
 /// The language of `text` among `languages`, when the guess is reliable.
@@ -554,6 +602,9 @@ fn to_lingua(l: Language) -> Option<lingua::Language> {
 fn from_lingua(l: lingua::Language) -> Option<Language> {
     Language::ALL.into_iter().find(|&x| to_lingua(x) == Some(l))
 }
+
+mod audit;
+pub use audit::{audit_english_path, EnglishPathAudit, PathAudit};
 
 #[cfg(test)]
 mod tests;

@@ -25,9 +25,13 @@
 //!   while the expected language is also there. One foreign sentence (a
 //!   quotation) or a borrowed word or proper name inside a sentence is not
 //!   a mix.
-//! - A failure that disappears when the proper names the user wrote are
-//!   removed from the reply is not one ("You grew up in Blemiliwych." says
-//!   nothing of the reply's language but the name, which reads as Polish).
+//! - The proper names the user wrote (see `text::proper_names`) are
+//!   blanked out of the reply before any of this: a name the reply repeats
+//!   says nothing of the reply's language ("You grew up in Blemiliwych."
+//!   reads as Polish by its name alone, "You're moving to Groningen." as
+//!   Dutch), so the reply is judged on its own words. When fewer than
+//!   [`MIN_REPLY_LETTERS`] letters are left without them, the reply is
+//!   judged as written, and a failure is then undetermined.
 //! - Undetermined: fewer than [`MIN_REPLY_LETTERS`] letters, code or JSON
 //!   only, an unknown conversation language, or a detector that is unsure.
 //!
@@ -249,7 +253,9 @@ impl LanguageContract {
                 "the reply is JSON, in no natural language",
             ));
         }
+        let names = proper_names(&prompt::user_texts(input.request));
         let prose = prose(input.text);
+        let masked = without_names(&prose, &names);
         let letters = weighted_letters(&prose);
         if letters < MIN_REPLY_LETTERS {
             return Some(Outcome::undetermined(format!(
@@ -262,11 +268,19 @@ impl LanguageContract {
             ));
         };
         let others = prompt::other_languages(input.request, expected);
-        let outcome = match self.judge(&prose, expected, &others) {
-            Outcome::Fail { reason } => {
-                self.rejudge_without_names(input, &prose, expected, &others, reason)
+        let masked_letters = weighted_letters(&masked);
+        let outcome = if masked_letters >= MIN_REPLY_LETTERS {
+            self.judge(&masked, expected, &others)
+        } else {
+            // Too little is left without the names: the reply as written
+            // may pass, but its names alone cannot fail it.
+            match self.judge(&prose, expected, &others) {
+                Outcome::Fail { reason } => Outcome::undetermined(format!(
+                    "{reason}, but without the names the user wrote the reply is too short to judge \
+                     ({masked_letters} letters of prose; {MIN_REPLY_LETTERS} needed)"
+                )),
+                outcome => outcome,
             }
-            outcome => outcome,
         };
         Some(match (outcome, certainty) {
             (Outcome::Fail { reason }, Certainty::Weak) => Outcome::undetermined(format!(
@@ -303,34 +317,6 @@ impl LanguageContract {
             return Some(expected);
         }
         (confidence >= FOREIGN_RATIO * of_expected).then_some(top)
-    }
-
-    /// A failing reply judged again without the proper names the user
-    /// wrote: when the failure came from those names alone, it is not one.
-    fn rejudge_without_names(
-        &self,
-        input: &ContractInput<'_>,
-        prose: &str,
-        expected: Language,
-        others: &OtherLanguages,
-        reason: String,
-    ) -> Outcome {
-        let names = proper_names(&prompt::user_texts(input.request));
-        let masked = without_names(prose, &names);
-        if matches!(masked, std::borrow::Cow::Borrowed(_)) {
-            return Outcome::Fail { reason };
-        }
-        let letters = weighted_letters(&masked);
-        if letters < MIN_REPLY_LETTERS {
-            return Outcome::undetermined(format!(
-                "without the names the user wrote, too short to judge the language ({letters} letters of prose; \
-                 {MIN_REPLY_LETTERS} needed)"
-            ));
-        }
-        match self.judge(&masked, expected, others) {
-            Outcome::Fail { .. } => Outcome::Fail { reason },
-            again => again,
-        }
     }
 
     /// Whether the sentences the English-first path settles pass the reply

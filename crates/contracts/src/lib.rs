@@ -29,7 +29,7 @@ mod truncated;
 mod ttft;
 
 pub use cb_base::language::Language;
-pub use detect::{audit_english_path, detect_language, EnglishPathAudit};
+pub use detect::{audit_english_path, detect_language, EnglishPathAudit, PathAudit};
 pub use empty::Empty;
 pub use junk_prefix::JunkPrefix;
 pub use language::LanguageContract;

@@ -23,6 +23,7 @@
 
 use super::text::{fold, is_blank, segments};
 use super::{Contract, ContractInput, ContractName, Outcome};
+use aho_corasick::AhoCorasick;
 use std::sync::LazyLock;
 
 /// Sentences at the start of the reply searched for a refusal phrase.
@@ -259,25 +260,46 @@ impl Contract for Refusal {
     }
 }
 
-/// [`PHRASES`] and [`BUT`], folded once.
-static FOLDED: LazyLock<(Vec<String>, Vec<String>)> = LazyLock::new(|| {
-    let folded = |list: &[&str]| list.iter().map(|p| fold(p)).collect();
-    (folded(PHRASES), folded(BUT))
+/// [`PHRASES`] and [`BUT`], folded, each list in one automaton built once.
+struct Folded {
+    phrases: Vec<String>,
+    phrase_search: AhoCorasick,
+    but_search: AhoCorasick,
+}
+
+static FOLDED: LazyLock<Folded> = LazyLock::new(|| {
+    let folded = |list: &[&str]| -> Vec<String> { list.iter().map(|p| fold(p)).collect() };
+    let phrases = folded(PHRASES);
+    let build =
+        |list: &[String]| AhoCorasick::new(list).expect("the refusal phrases are short literals");
+    Folded {
+        phrase_search: build(&phrases),
+        but_search: build(&folded(BUT)),
+        phrases,
+    }
 });
 
+impl Folded {
+    /// The first phrase of [`PHRASES`] (in list order) that `folded` holds,
+    /// with where it first occurs.
+    fn first_phrase(&self, folded: &str) -> Option<(usize, &str)> {
+        self.phrase_search
+            .find_overlapping_iter(folded)
+            .min_by_key(|m| (m.pattern().as_usize(), m.start()))
+            .map(|m| (m.start(), self.phrases[m.pattern().as_usize()].as_str()))
+    }
+}
+
 fn judge(text: &str) -> Outcome {
-    let (phrases, but) = &*FOLDED;
+    let folded_lists = &*FOLDED;
     let sentences = segments(text);
     for sentence in sentences.iter().take(OPENING_SENTENCES) {
         let folded = fold(sentence);
-        let Some((at, phrase)) = phrases
-            .iter()
-            .find_map(|p| folded.find(p.as_str()).map(|at| (at, p.as_str())))
-        else {
+        let Some((at, phrase)) = folded_lists.first_phrase(&folded) else {
             continue;
         };
         let after = &folded[at + phrase.len()..];
-        if but.iter().any(|b| after.contains(b.as_str())) {
+        if folded_lists.but_search.is_match(after) {
             return Outcome::undetermined(format!(
                 "declines with {phrase:?} but goes on in the same sentence"
             ));
