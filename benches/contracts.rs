@@ -32,6 +32,8 @@ struct Pass {
     name: String,
     micros: Vec<f64>,
     total: Duration,
+    /// Texts left to lingua by the end of the pass (on its detector).
+    lingua: usize,
 }
 
 impl Pass {
@@ -40,6 +42,7 @@ impl Pass {
             name: name.into(),
             micros: Vec::new(),
             total: Duration::ZERO,
+            lingua: 0,
         }
     }
 
@@ -66,13 +69,14 @@ impl Pass {
 
     fn row(&self) -> String {
         format!(
-            "{:<44} {:>8} {:>10.1} {:>10.1} {:>10.1} {:>9.2}",
+            "{:<44} {:>8} {:>10.1} {:>10.1} {:>10.1} {:>9.2} {:>8}",
             self.name,
             self.micros.len(),
             self.percentile(0.5),
             self.percentile(0.99),
             self.micros.iter().sum::<f64>() / self.micros.len().max(1) as f64,
-            self.total.as_secs_f64()
+            self.total.as_secs_f64(),
+            self.lingua
         )
     }
 }
@@ -150,6 +154,7 @@ fn check_dataset(name: &str, dataset: &Dataset, passes: usize) -> Vec<Pass> {
                     }
                 }
             }
+            pass.lingua = contracts.lingua_calls();
             pass
         })
         .collect()
@@ -179,6 +184,7 @@ fn check_large(n: usize, texts: &mut Vec<String>) -> Pass {
             }
         }
     }
+    pass.lingua = contracts.lingua_calls();
     pass
 }
 
@@ -190,6 +196,7 @@ fn check_calibration(part: Part) -> Pass {
         let request = case.chat_request();
         pass.time(|| contracts.check(&case.input(&request)));
     }
+    pass.lingua = contracts.lingua_calls();
     pass
 }
 
@@ -197,8 +204,8 @@ fn main() {
     // `cargo bench` passes `--bench`; nothing else is read.
     let default = Dataset::builtin_default();
     println!(
-        "{:<44} {:>8} {:>10} {:>10} {:>10} {:>9}",
-        "set", "answers", "p50 µs", "p99 µs", "mean µs", "total s"
+        "{:<44} {:>8} {:>10} {:>10} {:>10} {:>9} {:>8}",
+        "set", "answers", "p50 µs", "p99 µs", "mean µs", "total s", "lingua"
     );
     for pass in check_dataset("default dataset's answers", &default, 2) {
         println!("{}", pass.row());

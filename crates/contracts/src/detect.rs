@@ -70,6 +70,7 @@ use super::Language;
 use lingua::LanguageDetector;
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// Confidence from which a guess counts as reliable. On the calibration
@@ -150,19 +151,19 @@ pub const LEXICON_DECISIVE: LexiconRule = LexiconRule {
     letters: 100,
     words: 20,
     name_share: 0.15,
-    marked_share: 0.3,
+    marked_share: 0.45,
     unknown_share: 0.1,
-    longest_gap: 4,
+    longest_gap: 12,
 };
 
 /// The English-first path by the lexicon, in an English conversation.
 pub const LEXICON_FIRST: LexiconRule = LexiconRule {
-    letters: 15,
+    letters: 10,
     words: 3,
     name_share: 0.25,
-    marked_share: 0.3,
+    marked_share: 0.25,
     unknown_share: 0.2,
-    longest_gap: 3,
+    longest_gap: 6,
 };
 
 /// What the English-first path stands for: lingua would put English first
@@ -238,6 +239,9 @@ pub struct Detector {
     /// never pages lingua's models in.
     latin: OnceLock<Option<LanguageDetector>>,
     memo: Mutex<HashMap<String, Vec<(Language, f64)>>>,
+    /// Texts lingua has judged (the memo's misses): what the shortcuts
+    /// left to it.
+    lingua_calls: AtomicUsize,
 }
 
 impl fmt::Debug for Detector {
@@ -255,6 +259,7 @@ impl Detector {
             languages: languages.to_vec(),
             latin: OnceLock::new(),
             memo: Mutex::new(HashMap::new()),
+            lingua_calls: AtomicUsize::new(0),
         }
     }
 
@@ -283,6 +288,11 @@ impl Detector {
                 }
             })
             .as_ref()
+    }
+
+    /// How many texts lingua has judged so far.
+    pub fn lingua_calls(&self) -> usize {
+        self.lingua_calls.load(Ordering::Relaxed)
     }
 
     /// Whether lingua has been built (a test's probe).
@@ -376,6 +386,7 @@ impl Detector {
             return Vec::new();
         };
         let values = self.lingua(detector, &latin_only);
+        self.lingua_calls.fetch_add(1, Ordering::Relaxed);
         self.memo_put(latin_only, &values);
         values
     }

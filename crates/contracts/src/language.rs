@@ -30,8 +30,10 @@
 //!   says nothing of the reply's language ("You grew up in Blemiliwych."
 //!   reads as Polish by its name alone, "You're moving to Groningen." as
 //!   Dutch), so the reply is judged on its own words. When fewer than
-//!   [`MIN_REPLY_LETTERS`] letters are left without them, the reply is
-//!   judged as written, and a failure is then undetermined.
+//!   [`MIN_REPLY_LETTERS`] letters are left without them, the reply
+//!   cannot fail: it passes when what is left (at least
+//!   [`MIN_MASKED_LETTERS`] letters) passes, or else when the reply as
+//!   written passes, and is undetermined otherwise.
 //! - Undetermined: fewer than [`MIN_REPLY_LETTERS`] letters, code or JSON
 //!   only, an unknown conversation language, or a detector that is unsure.
 //!
@@ -78,6 +80,10 @@ use std::sync::{Arc, Mutex};
 
 /// Fewer letters than this in the whole reply: undetermined.
 pub const MIN_REPLY_LETTERS: usize = 20;
+/// A reply left with fewer letters than [`MIN_REPLY_LETTERS`] once the
+/// user's names are blanked, but at least this many, may pass on what is
+/// left.
+pub const MIN_MASKED_LETTERS: usize = 10;
 /// Sentences with fewer letters than this are not judged on their own.
 pub const MIN_SEGMENT_LETTERS: usize = 15;
 /// A sentence counts for its top language from this confidence.
@@ -272,9 +278,13 @@ impl LanguageContract {
         let outcome = if masked_letters >= MIN_REPLY_LETTERS {
             self.judge(&masked, expected, &others)
         } else {
-            // Too little is left without the names: the reply as written
-            // may pass, but its names alone cannot fail it.
-            match self.judge(&prose, expected, &others) {
+            // Little is left without the names: what is left may pass the
+            // reply, or else the reply as written may, but neither can
+            // fail it (too short to, or by its names alone).
+            let left = (masked_letters >= MIN_MASKED_LETTERS)
+                .then(|| self.judge(&masked, expected, &others))
+                .filter(|o| *o == Outcome::Pass);
+            match left.unwrap_or_else(|| self.judge(&prose, expected, &others)) {
                 Outcome::Fail { reason } => Outcome::undetermined(format!(
                     "{reason}, but without the names the user wrote the reply is too short to judge \
                      ({masked_letters} letters of prose; {MIN_REPLY_LETTERS} needed)"

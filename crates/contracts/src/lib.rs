@@ -320,6 +320,12 @@ impl Contracts {
             .map(|d| d.language)
     }
 
+    /// How many texts the language detector left to lingua so far (the
+    /// rest its shortcuts, script rules or memo answered).
+    pub fn lingua_calls(&self) -> usize {
+        self.detector.lingua_calls()
+    }
+
     /// The settings this set was built from (languages sorted, deduplicated).
     pub fn settings(&self) -> &ContractSettings {
         &self.settings
