@@ -12,6 +12,7 @@ use super::normalize::{spellings, tokens};
 use super::{Scored, Verdict, VerdictMethod};
 use cb_dataset::{Conversation, Dataset};
 use std::collections::{BTreeSet, HashMap};
+use std::sync::OnceLock;
 
 /// Anchor values shorter than this many characters (after normalisation) are
 /// not used to detect context bleed: "17" or "Jo" occur in ordinary text.
@@ -143,8 +144,10 @@ fn scored(verdict: Verdict, reason: impl Into<String>, bleed_from: Vec<String>) 
     }
 }
 
-fn phrase_tokens(list: &[&str]) -> Vec<Vec<String>> {
-    list.iter().map(|p| tokens(p)).collect()
+/// [`REFUSALS`] as normalised words, tokenised once.
+fn refusal_phrases() -> &'static [Vec<String>] {
+    static PHRASES: OnceLock<Vec<Vec<String>>> = OnceLock::new();
+    PHRASES.get_or_init(|| REFUSALS.iter().map(|p| tokens(p)).collect())
 }
 
 fn contains_phrase(haystack: &[String], phrase: &[String]) -> bool {
@@ -221,9 +224,7 @@ pub fn score_fast(
         Kind::Distractor(d) => Some(d.clone()),
         _ => None,
     });
-    let refusal = phrase_tokens(REFUSALS)
-        .iter()
-        .any(|p| contains_phrase(&words, p));
+    let refusal = refusal_phrases().iter().any(|p| contains_phrase(&words, p));
     let negation = words.iter().any(|w| NEGATIONS.contains(&w.as_str()));
     let hedge = words.iter().any(|w| HEDGES.contains(&w.as_str()));
     let question = answer.contains(['?', '？', '¿']);
@@ -328,21 +329,27 @@ fn find_hits(conversation: &Conversation, words: &[String], index: &AnchorIndex)
     }
 
     // The conversation's own text, turns separated by a word no tokenizer
-    // output can equal, so phrases do not match across turns.
-    let mut history: Vec<String> = Vec::new();
-    for turn in &conversation.turns {
-        for text in [
-            Some(turn.user.as_str()),
-            turn.assistant.as_deref(),
-            turn.distractor.as_deref(),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            history.extend(tokens(text));
-            history.push("\u{0}".into());
+    // output can equal, so phrases do not match across turns. Tokenised only
+    // when a foreign anchor turns up: most answers carry none, and the
+    // history is the longest text the scorer reads.
+    let mut history: Option<Vec<String>> = None;
+    let history_of = |conversation: &Conversation| {
+        let mut history: Vec<String> = Vec::new();
+        for turn in &conversation.turns {
+            for text in [
+                Some(turn.user.as_str()),
+                turn.assistant.as_deref(),
+                turn.distractor.as_deref(),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                history.extend(tokens(text));
+                history.push("\u{0}".into());
+            }
         }
-    }
+        history
+    };
     for (start, word) in words.iter().enumerate() {
         let Some(candidates) = index.by_first.get(word) else {
             continue;
@@ -352,7 +359,8 @@ fn find_hits(conversation: &Conversation, words: &[String], index: &AnchorIndex)
             if *owner == conversation.id || !words[start..].starts_with(phrase) {
                 continue;
             }
-            let kind = if contains_phrase(&history, phrase) {
+            let history = history.get_or_insert_with(|| history_of(conversation));
+            let kind = if contains_phrase(history, phrase) {
                 Kind::Neutral
             } else {
                 Kind::Foreign(owner.clone())

@@ -30,13 +30,11 @@ const APOSTROPHES: [char; 5] = ['\'', '\u{2019}', '\u{2018}', '\u{02BC}', '`'];
 /// other apostrophe is removed ("O'Brien" → "obrien"). "cannot" becomes
 /// "can", "not". Hyphens separate, so "forty-eight" → "forty", "eight".
 pub fn tokens(text: &str) -> Vec<String> {
-    let nfkc: String = text.nfkc().collect();
-    let folded = caseless::default_case_fold_str(&nfkc);
-    let chars: Vec<char> = folded
-        .nfd()
-        .filter(|c| !is_combining_mark(*c))
-        .map(|c| if APOSTROPHES.contains(&c) { '\'' } else { c })
-        .collect();
+    let chars = if text.is_ascii() {
+        ascii_chars(text)
+    } else {
+        unicode_chars(text)
+    };
 
     let mut raw: Vec<String> = Vec::new();
     let mut cur = String::new();
@@ -79,6 +77,30 @@ pub fn tokens(text: &str) -> Vec<String> {
         resolve_word(&word, &mut out);
     }
     out
+}
+
+/// The characters [`tokens`] splits: NFKC, full case folding, combining
+/// marks removed, apostrophes unified.
+fn unicode_chars(text: &str) -> Vec<char> {
+    let nfkc: String = text.nfkc().collect();
+    let folded = caseless::default_case_fold_str(&nfkc);
+    folded
+        .nfd()
+        .filter(|c| !is_combining_mark(*c))
+        .map(|c| if APOSTROPHES.contains(&c) { '\'' } else { c })
+        .collect()
+}
+
+/// [`unicode_chars`] for ASCII text, where NFKC and NFD change nothing,
+/// there is no combining mark and case folding is `A-Z` to `a-z`: the same
+/// characters without the three Unicode passes (most answers are ASCII).
+fn ascii_chars(text: &str) -> Vec<char> {
+    text.bytes()
+        .map(|b| match b.to_ascii_lowercase() {
+            b'`' => '\'',
+            b => char::from(b),
+        })
+        .collect()
 }
 
 /// Resolves contractions and possessives of one raw word into `out`.
@@ -431,6 +453,23 @@ mod tests {
         assert_eq!(t("Ｏｒｉａｎｅ"), words("oriane"));
         assert_eq!(t("Straße"), words("strasse"));
         assert_eq!(t("Zoë in Tromsø"), words("zoe in tromsø"));
+    }
+
+    /// The ASCII shortcut gives exactly the Unicode passes' characters: on
+    /// every ASCII character, and on seeded random ASCII strings.
+    #[test]
+    fn ascii_shortcut_matches_the_unicode_passes() {
+        let all: String = (0u8..=127).map(char::from).collect();
+        assert_eq!(ascii_chars(&all), unicode_chars(&all));
+        use rand::Rng;
+        let mut rng = cb_base::seed::rng(7, "ascii-tokens-test", 0);
+        for _ in 0..2000 {
+            let len = rng.random_range(0..40);
+            let text: String = (0..len)
+                .map(|_| char::from(rng.random_range(0u8..=127)))
+                .collect();
+            assert_eq!(ascii_chars(&text), unicode_chars(&text), "{text:?}");
+        }
     }
 
     #[test]

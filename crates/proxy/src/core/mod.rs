@@ -53,6 +53,7 @@
 //! reading a reply, in `transport.rs`.
 
 mod fallback;
+mod shape;
 mod transport;
 
 pub use transport::{display_url, UpstreamHealth};
@@ -147,6 +148,10 @@ pub struct Core {
     primary: Url,
     fallback: Url,
     context: Option<Url>,
+    /// The primary's and fallback's base URLs as events show them
+    /// ([`display_url`]), worked out once rather than for every request.
+    shown_primary: String,
+    shown_fallback: String,
 }
 
 impl Core {
@@ -170,6 +175,8 @@ impl Core {
             .tcp_nodelay(true)
             .build()?;
         Ok(Core {
+            shown_primary: display_url(&config.primary_url),
+            shown_fallback: display_url(&config.fallback_url),
             config,
             client,
             primary,
@@ -201,7 +208,7 @@ impl Core {
         let mut event = SwitchEvent {
             request: index,
             mode: cfg.mode.as_str().to_string(),
-            provider_primary: display_url(&cfg.primary_url),
+            provider_primary: self.shown_primary.clone(),
             provider_fallback: None,
             model_requested: cb_base::record::bounded_field(&requested),
             model_actual: None,
@@ -255,7 +262,7 @@ impl Core {
             Primary::Failover(reason) => reason,
         };
         event.reason = reason.label();
-        event.provider_fallback = Some(display_url(&cfg.fallback_url));
+        event.provider_fallback = Some(self.shown_fallback.clone());
         let reply = self.fallback(index, client, deadline, &mut event).await;
         finish(event, reply)
     }

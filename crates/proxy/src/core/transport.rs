@@ -192,13 +192,14 @@ pub(super) fn not_a_completion(reply: &Reply) -> Option<&'static str> {
     let ReplyBody::Full(bytes) = &reply.body else {
         return None;
     };
-    match serde_json::from_slice::<serde_json::Value>(bytes) {
-        Err(_) => Some("was not JSON"),
-        Ok(v) if v.get("choices").is_some_and(serde_json::Value::is_array) => None,
-        Ok(_) => Some("was not a chat completion (no `choices` array)"),
+    match super::shape::shape(bytes) {
+        Shape::NotJson => Some("was not JSON"),
+        Shape::Completion => None,
+        Shape::NoChoices => Some("was not a chat completion (no `choices` array)"),
     }
 }
 
+use super::shape::Shape;
 pub use cb_base::url::display_url;
 use cb_base::url::under_v1;
 

@@ -22,6 +22,7 @@ use cb_proxy::ProxyMode;
 use cb_wire::content::content_text;
 use cb_wire::openai::ChatRequest;
 use serde_json::Value;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -138,6 +139,34 @@ pub fn driver_client() -> anyhow::Result<reqwest::Client> {
 pub struct DriverClient {
     tls: reqwest::Client,
     plain: PlainPool,
+    /// The chat URL and plain address of each base URL sent to, worked out
+    /// once rather than parsed again for every request (a run has a few
+    /// targets; at most [`MAX_ROUTES`] are kept).
+    routes: Arc<Mutex<Vec<Route>>>,
+}
+
+/// Base URLs whose route [`DriverClient`] keeps; past them, a route is
+/// worked out for each request, as before.
+const MAX_ROUTES: usize = 64;
+
+/// Where requests to one base URL go.
+#[derive(Debug, Clone)]
+struct Route {
+    base: String,
+    url: String,
+    address: Option<Address>,
+}
+
+impl Route {
+    fn of(base: &str) -> Self {
+        let url = cb_base::url::under_v1(base, "/chat/completions");
+        let address = Address::of(&url);
+        Route {
+            base: base.to_string(),
+            url,
+            address,
+        }
+    }
 }
 
 impl DriverClient {
@@ -147,7 +176,21 @@ impl DriverClient {
         DriverClient {
             tls,
             plain: PlainPool::default(),
+            routes: Arc::default(),
         }
+    }
+
+    /// The route of `base`, from the memo when it is there.
+    fn route(&self, base: &str) -> Route {
+        let mut routes = self.routes.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(route) = routes.iter().find(|r| r.base == base) {
+            return route.clone();
+        }
+        let route = Route::of(base);
+        if routes.len() < MAX_ROUTES {
+            routes.push(route.clone());
+        }
+        route
     }
 }
 
@@ -258,8 +301,8 @@ pub async fn send_body(
     stream: bool,
     options: SendOptions,
 ) -> Exchange {
-    let url = cb_base::url::under_v1(&target.url, "/chat/completions");
-    let request = match Address::of(&url) {
+    let Route { url, address, .. } = client.route(&target.url);
+    let request = match address {
         Some(address) => Outgoing::Plain {
             pool: &client.plain,
             address,
