@@ -160,7 +160,7 @@ pub const LEXICON_DECISIVE: LexiconRule = LexiconRule {
 pub const LEXICON_FIRST: LexiconRule = LexiconRule {
     letters: 10,
     words: 3,
-    name_share: 0.25,
+    name_share: 0.2,
     marked_share: 0.25,
     unknown_share: 0.2,
     longest_gap: 6,
@@ -215,6 +215,12 @@ fn lexicon_entry(word: &str) -> Option<bool> {
         word.strip_suffix("'s")
             .and_then(|stem| lexicon.get(stem).copied())
     })
+}
+
+/// Whether `word` (lower case) is an English word by the lexicon, marked
+/// or not.
+pub(crate) fn is_english_word(word: &str) -> bool {
+    lexicon_entry(word).is_some()
 }
 
 /// Texts the memo keeps; past this it starts again (the answers stay the

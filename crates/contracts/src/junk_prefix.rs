@@ -21,10 +21,17 @@
 //!    bullet (`* item`) is fine.
 //! 5. A word fragment: the reply starts with a lowercase letter. Fine when
 //!    the prompt asks for a continuation, a list, a format or lowercase, when
-//!    the user wrote that very word, or when the word is an identifier or a
-//!    name that is written lowercase (`iPhone`, `npm`, `van Gogh`). Fail
-//!    when the first word is a known suffix fragment (`ing`, `tion`, `'s`) or
-//!    when a later sentence starts with a capital (so the text does use
+//!    the user wrote that very word, when the word is an identifier (an
+//!    inner capital, a digit or code punctuation: `iPhone`, `e.g.`), a
+//!    name's particle (at most four letters, no suffix fragment, before a
+//!    capitalised word:
+//!    `van Gogh`, `de Gaulle`), or a command the reply also shows as code,
+//!    opening an inline span or a fenced line (`npm install` over
+//!    `` `npm install left-pad` ``). A leading `'s` is fine before a word
+//!    that ends in `s` and is no English word (the Dutch genitive article:
+//!    `'s ochtends`, `'s Zomers`; `'s always` is a clipped `it's`). Fail
+//!    when the first word is a known suffix fragment (`ing`, `tion`, `'s`)
+//!    or when a later sentence starts with a capital (so the text does use
 //!    capitals); undetermined otherwise (an all-lowercase style).
 //!
 //! Prompts that end mid-sentence make stray punctuation and fragments
@@ -89,31 +96,6 @@ const INVISIBLE: &[char] = &['\u{FEFF}', '\u{200B}', '\u{200C}', '\u{200D}', '\u
 const SUFFIX_FRAGMENTS: &[&str] = &[
     "ing", "ed", "tion", "sion", "ment", "ness", "ly", "ity", "ous", "ive", "able", "ible", "'s",
     "'re", "'ll", "'ve", "'m", "'d", "n't",
-];
-
-/// Words written lowercase even at the start of a sentence.
-const LOWERCASE_WORDS: &[&str] = &[
-    "van", "von", "de", "da", "di", "du", "del", "della", "der", "den", "ter", "ten", "e.g", "i.e",
-    "vs", "etc", "npm", "pip", "git", "curl", "sudo", "ssh", "grep", "bash", "cargo", "yarn",
-    "pnpm", "brew", "apt", "docker", "kubectl", "node", "python", "python3", "x", "y",
-];
-
-/// Dutch words that legitimately follow a leading `'s` (`'s ochtends`).
-const DUTCH_S: &[&str] = &[
-    "ochtends",
-    "morgens",
-    "middags",
-    "avonds",
-    "nachts",
-    "winters",
-    "zomers",
-    "zondags",
-    "maandags",
-    "gravenhage",
-    "hertogenbosch",
-    "werelds",
-    "lands",
-    "rijks",
 ];
 
 /// The `junk_prefix` contract.
@@ -266,7 +248,7 @@ fn fragment(input: &ContractInput<'_>, text: &str, continuation: Continuation) -
         // 's, 're, n't: contraction fragments; 'quoted' words are fine.
         let lower = word.to_lowercase();
         let next = text[word.len()..].split_whitespace().next().unwrap_or("");
-        let dutch = lower == "'s" && DUTCH_S.contains(&next.to_lowercase().as_str());
+        let dutch = lower == "'s" && is_dutch_genitive(next);
         if !SUFFIX_FRAGMENTS.contains(&lower.as_str()) || dutch {
             return Outcome::Pass;
         }
@@ -278,7 +260,8 @@ fn fragment(input: &ContractInput<'_>, text: &str, continuation: Continuation) -
     if continuation == Continuation::Asked
         || prompt::user_wrote_word(request, word)
         || looks_like_identifier(word)
-        || LOWERCASE_WORDS.contains(&word)
+        || is_name_particle(word, text)
+        || shown_as_code(word, text)
     {
         return Outcome::Pass;
     }
@@ -313,6 +296,51 @@ fn fragment(input: &ContractInput<'_>, text: &str, continuation: Continuation) -
     }
 }
 
+/// `'s ochtends`, `'s Zomers`: the Dutch genitive article before a word
+/// that ends in `s` and is no English word (`'s always` is a clipped
+/// `it's`).
+fn is_dutch_genitive(next: &str) -> bool {
+    let next = next
+        .trim_end_matches(|c: char| !c.is_alphabetic())
+        .to_lowercase();
+    next.len() > 2 && next.ends_with('s') && !crate::detect::is_english_word(&next)
+}
+
+/// `van Gogh`, `de Gaulle`, `von Trier`, `da Vinci`: a word of at most four
+/// letters, no suffix fragment, right before a capitalised word is a name's
+/// particle.
+fn is_name_particle(word: &str, text: &str) -> bool {
+    let mut words = text.split_whitespace();
+    let first = words.next().unwrap_or("");
+    first == word
+        && !SUFFIX_FRAGMENTS.contains(&word)
+        && (1..=4).contains(&word.chars().count())
+        && word.chars().all(char::is_alphabetic)
+        && words
+            .next()
+            .is_some_and(|next| next.starts_with(char::is_uppercase))
+}
+
+/// `npm install left-pad` over a code block that runs it: a command the
+/// reply also shows as code (inline or fenced), where it opens the code.
+fn shown_as_code(word: &str, text: &str) -> bool {
+    let opens = |code: &str| code.split_whitespace().next() == Some(word);
+    let mut in_fence = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if in_fence && opens(line) {
+            return true;
+        }
+        if !in_fence && line.split('`').skip(1).step_by(2).any(opens) {
+            return true;
+        }
+    }
+    false
+}
+
 /// `iPhone`, `eBay`, `x86`, `node_modules`, `user@example.com`: a word with
 /// an inner capital, a digit or code punctuation is a name or an identifier.
 fn looks_like_identifier(word: &str) -> bool {
@@ -329,6 +357,48 @@ mod tests {
 
     fn judge_reply(reply: &'static str, user: &str) -> Outcome {
         JunkPrefix.check(&input(reply, user)).unwrap()
+    }
+
+    #[test]
+    fn particles_commands_and_the_dutch_genitive_are_rules_not_lists() {
+        let user = "Which painting is the most famous?";
+        assert_eq!(
+            judge_reply(
+                "van Gogh's Starry Night, most likely. It hangs in New York.",
+                user
+            ),
+            Outcome::Pass
+        );
+        assert_eq!(
+            judge_reply(
+                "npm install left-pad adds it. Run `npm install left-pad` in the project.",
+                "How do I add a package?"
+            ),
+            Outcome::Pass
+        );
+        assert_eq!(
+            judge_reply(
+                "'s Ochtends is het rustig. Dan loop ik.",
+                "Wanneer loop je?"
+            ),
+            Outcome::Pass
+        );
+        // Positive controls: a clipped "it's", a fragment before a name, a
+        // command word the reply never shows as code.
+        for (reply, user) in [
+            (
+                "'s always been that way. It depends on the tide.",
+                "Why is it so?",
+            ),
+            ("ing Paris first. Then go south.", "Where should I start?"),
+            (
+                "npm is the usual tool. It comes with Node.",
+                "How do I add a package?",
+            ),
+        ] {
+            let out = judge_reply(reply, user);
+            assert!(out.is_fail(), "{reply}: {out}");
+        }
     }
 
     #[test]
