@@ -141,6 +141,7 @@ fn check_dataset(name: &str, dataset: &Dataset, passes: usize) -> Vec<Pass> {
         .collect();
     (1..=passes)
         .map(|n| {
+            let before = contracts.lingua_calls();
             let mut pass = Pass::new(format!("{name}, pass {n}"));
             for (answers, conversation) in &all {
                 let language = pass.time(|| language_of(&contracts, conversation));
@@ -154,7 +155,7 @@ fn check_dataset(name: &str, dataset: &Dataset, passes: usize) -> Vec<Pass> {
                     }
                 }
             }
-            pass.lingua = contracts.lingua_calls();
+            pass.lingua = contracts.lingua_calls() - before;
             pass
         })
         .collect()

@@ -52,7 +52,8 @@
 //!
 //! The lexicon rule reads the English lexicon (`data/english-words.txt`,
 //! written by `scripts/english-lexicon.py` from wordfreq's lists): the
-//! 40,000 most frequent English words, each marked when it is at least five
+//! 40,000 most frequent English words that are written in ASCII letters
+//! (39,474), each marked when it is at least five
 //! times as frequent in English as in each other Latin-script language the
 //! contracts know (`the`, `you`, `sister`, `overnight`; not `a`, `is`,
 //! `long`, `hotel`, which those languages use too). A text fits a
@@ -103,7 +104,8 @@ pub const MIN_STOPWORD_SHARE: f64 = 0.35;
 pub struct FunctionWordRule {
     /// At least this many letters.
     pub letters: usize,
-    /// Capitalised words after the first hold at most this share of them.
+    /// Names (capitalised words that do not open a sentence) hold at most
+    /// this share of them.
     pub name_share: f64,
     /// At least this share of the words are English function words...
     pub stop_share: f64,
@@ -186,10 +188,9 @@ const ENGLISH_STOPWORDS: &[&str] = &[
     "which", "while", "who", "why", "with", "won't", "would", "you", "you're", "your",
 ];
 
-/// The English lexicon, one word a line after a `#` header: the words at
-/// least ten times as frequent in English as in any other Latin-script
-/// language the contracts know (written by `scripts/english-lexicon.py`
-/// from wordfreq's lists).
+/// The English lexicon after a `#` header, one word and its mark a line
+/// (written by `scripts/english-lexicon.py` from wordfreq's lists: see the
+/// file's documentation).
 const ENGLISH_LEXICON: &str = include_str!("../data/english-words.txt");
 
 /// The lexicon, built on first use: each word with whether it is marked
@@ -217,10 +218,22 @@ fn lexicon_entry(word: &str) -> Option<bool> {
     })
 }
 
-/// Whether `word` (lower case) is an English word by the lexicon, marked
-/// or not.
-pub(crate) fn is_english_word(word: &str) -> bool {
-    lexicon_entry(word).is_some()
+/// Whether `word` (lower case) is marked English in the lexicon.
+pub(crate) fn is_marked_english(word: &str) -> bool {
+    lexicon_entry(word) == Some(true)
+}
+
+/// `word` with the accents of Latin letters taken off (`café` as `cafe`),
+/// when that leaves it in ASCII; `None` for `weiß` or `dziś`.
+fn fold_accents(word: &str) -> Option<String> {
+    const FROM: &str = "àáâäãåèéêëìíîïòóôöõùúûüýÿñç";
+    const TO: &str = "aaaaaaeeeeiiiiooooouuuuyync";
+    word.chars()
+        .map(|c| match FROM.chars().position(|f| f == c) {
+            Some(i) => TO.chars().nth(i),
+            None => c.is_ascii().then_some(c),
+        })
+        .collect()
 }
 
 /// Texts the memo keeps; past this it starts again (the answers stay the
@@ -460,8 +473,6 @@ struct FunctionWords {
     name_words: usize,
     /// Letters of those names.
     name_letters: usize,
-    /// Whether there is a name.
-    names: bool,
     /// Whether any word after the first is capitalised, a sentence's first
     /// word included (the short rule's test: one plain sentence).
     later_capitals: bool,
@@ -512,14 +523,16 @@ impl FunctionWords {
             let name = !starts && word.chars().count() > 1 && capitalised;
             counts.later_capitals |= counts.words > 0 && word.chars().count() > 1 && capitalised;
             if name {
-                counts.names = true;
                 counts.name_words += 1;
                 counts.name_letters += letters;
             } else {
-                if !ascii {
+                // A letter outside ASCII in a word the lexicon knows
+                // without its accents (`café`, `naïve`) is English's too.
+                let folded = (!ascii).then(|| fold_accents(&lower)).flatten();
+                if !ascii && folded.as_deref().and_then(lexicon_entry).is_none() {
                     counts.foreign_letters = true;
                 }
-                match lexicon_entry(&lower) {
+                match lexicon_entry(folded.as_deref().unwrap_or(&lower)) {
                     Some(true) => {
                         counts.marked += 1;
                         unmarked = 0;
@@ -568,7 +581,8 @@ impl FunctionWords {
     /// A lexicon `rule`.
     fn fits_lexicon(&self, rule: &LexiconRule) -> bool {
         let others = (self.words - self.name_words) as f64;
-        self.letters >= rule.letters
+        !self.foreign_letters
+            && self.letters >= rule.letters
             && self.words >= rule.words
             && self.name_letters as f64 <= rule.name_share * self.letters as f64
             && self.marked >= 1
@@ -621,6 +635,7 @@ fn from_lingua(l: lingua::Language) -> Option<Language> {
 }
 
 mod audit;
+pub(crate) use audit::FOREIGN_RATIO as AUDIT_FOREIGN_RATIO;
 pub use audit::{audit_english_path, EnglishPathAudit, PathAudit};
 
 #[cfg(test)]

@@ -23,13 +23,14 @@
 //!    the prompt asks for a continuation, a list, a format or lowercase, when
 //!    the user wrote that very word, when the word is an identifier (an
 //!    inner capital, a digit or code punctuation: `iPhone`, `e.g.`), a
-//!    name's particle (at most four letters, no suffix fragment, before a
-//!    capitalised word:
-//!    `van Gogh`, `de Gaulle`), or a command the reply also shows as code,
+//!    surname's particle before a capitalised word (one of `van von de da
+//!    di du del della der den ter ten le la dos das zu`: `van Gogh`,
+//!    `de Gaulle`), or a command the reply also shows as code,
 //!    opening an inline span or a fenced line (`npm install` over
 //!    `` `npm install left-pad` ``). A leading `'s` is fine before a word
-//!    that ends in `s` and is no English word (the Dutch genitive article:
-//!    `'s ochtends`, `'s Zomers`; `'s always` is a clipped `it's`). Fail
+//!    that ends in `s` and is not marked English in the lexicon of
+//!    `detect.rs` (the Dutch genitive article: `'s ochtends`, `'s winters`;
+//!    `'s always` is a clipped `it's`). Fail
 //!    when the first word is a known suffix fragment (`ing`, `tion`, `'s`)
 //!    or when a later sentence starts with a capital (so the text does use
 //!    capitals); undetermined otherwise (an all-lowercase style).
@@ -296,26 +297,28 @@ fn fragment(input: &ContractInput<'_>, text: &str, continuation: Continuation) -
     }
 }
 
-/// `'s ochtends`, `'s Zomers`: the Dutch genitive article before a word
-/// that ends in `s` and is no English word (`'s always` is a clipped
-/// `it's`).
+/// `'s ochtends`, `'s winters`: the Dutch genitive article before a word
+/// that ends in `s` and is not marked English in the lexicon (`'s always`
+/// is a clipped `it's`).
 fn is_dutch_genitive(next: &str) -> bool {
     let next = next
         .trim_end_matches(|c: char| !c.is_alphabetic())
         .to_lowercase();
-    next.len() > 2 && next.ends_with('s') && !crate::detect::is_english_word(&next)
+    next.len() > 2 && next.ends_with('s') && !crate::detect::is_marked_english(&next)
 }
 
-/// `van Gogh`, `de Gaulle`, `von Trier`, `da Vinci`: a word of at most four
-/// letters, no suffix fragment, right before a capitalised word is a name's
-/// particle.
+/// The particles of European surnames, written lowercase before the name.
+const NAME_PARTICLES: &[&str] = &[
+    "van", "von", "de", "da", "di", "du", "del", "della", "der", "den", "ter", "ten", "le", "la",
+    "dos", "das", "zu",
+];
+
+/// `van Gogh`, `de Gaulle`, `von Trier`, `da Vinci`: a surname's particle
+/// right before a capitalised word.
 fn is_name_particle(word: &str, text: &str) -> bool {
     let mut words = text.split_whitespace();
-    let first = words.next().unwrap_or("");
-    first == word
-        && !SUFFIX_FRAGMENTS.contains(&word)
-        && (1..=4).contains(&word.chars().count())
-        && word.chars().all(char::is_alphabetic)
+    words.next() == Some(word)
+        && NAME_PARTICLES.contains(&word)
         && words
             .next()
             .is_some_and(|next| next.starts_with(char::is_uppercase))
@@ -391,6 +394,7 @@ mod tests {
                 "Why is it so?",
             ),
             ("ing Paris first. Then go south.", "Where should I start?"),
+            ("and I think so. It works.", "Does it work?"),
             (
                 "npm is the usual tool. It comes with Node.",
                 "How do I add a package?",

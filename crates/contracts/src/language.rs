@@ -32,8 +32,7 @@
 //!   Dutch), so the reply is judged on its own words. When fewer than
 //!   [`MIN_REPLY_LETTERS`] letters are left without them, the reply
 //!   cannot fail: it passes when what is left (at least
-//!   [`MIN_MASKED_LETTERS`] letters) passes, or else when the reply as
-//!   written passes, and is undetermined otherwise.
+//!   [`MIN_MASKED_LETTERS`] letters) passes, and is undetermined otherwise.
 //! - Undetermined: fewer than [`MIN_REPLY_LETTERS`] letters, code or JSON
 //!   only, an unknown conversation language, or a detector that is unsure.
 //!
@@ -95,6 +94,8 @@ const _: () = assert!(super::detect::ENGLISH_FIRST_CONFIDENCE >= SEGMENT_CONFIDE
 /// A sentence counts as foreign only when its top language is this many
 /// times as likely as the expected one.
 pub const FOREIGN_RATIO: f64 = 4.0;
+// The audit of the English shortcuts counts a disagreement by the same ratio.
+const _: () = assert!(super::detect::AUDIT_FOREIGN_RATIO == FOREIGN_RATIO);
 /// A switch: the expected language holds less than this share of the
 /// judged letters.
 pub const SWITCH_SHARE: f64 = 0.25;
@@ -278,19 +279,18 @@ impl LanguageContract {
         let outcome = if masked_letters >= MIN_REPLY_LETTERS {
             self.judge(&masked, expected, &others)
         } else {
-            // Little is left without the names: what is left may pass the
-            // reply, or else the reply as written may, but neither can
-            // fail it (too short to, or by its names alone).
+            // Little is left without the names: what is left (when there is
+            // enough of it) may pass the reply, but it cannot fail it, and
+            // the names alone neither pass nor fail it.
             let left = (masked_letters >= MIN_MASKED_LETTERS)
                 .then(|| self.judge(&masked, expected, &others))
                 .filter(|o| *o == Outcome::Pass);
-            match left.unwrap_or_else(|| self.judge(&prose, expected, &others)) {
-                Outcome::Fail { reason } => Outcome::undetermined(format!(
-                    "{reason}, but without the names the user wrote the reply is too short to judge \
+            left.unwrap_or_else(|| {
+                Outcome::undetermined(format!(
+                    "without the names the user wrote, too short to judge the language \
                      ({masked_letters} letters of prose; {MIN_REPLY_LETTERS} needed)"
-                )),
-                outcome => outcome,
-            }
+                ))
+            })
         };
         Some(match (outcome, certainty) {
             (Outcome::Fail { reason }, Certainty::Weak) => Outcome::undetermined(format!(
@@ -307,10 +307,10 @@ impl LanguageContract {
     /// ideographs without kana are Japanese or Chinese alike, and the
     /// conversation says which.
     fn classify(&self, text: &str, expected: Language) -> Option<Language> {
-        // In an English conversation a sentence counts for English when
-        // lingua puts it first at SEGMENT_CONFIDENCE or more: the
-        // English-first path answers that for long plain English without
-        // lingua (see `detect.rs`).
+        // In an English conversation a sentence the English-first path
+        // takes counts for English: where lingua is sure it puts English
+        // first at SEGMENT_CONFIDENCE or more there, and it never takes a
+        // sentence lingua counts for another language (see `detect.rs`).
         if expected == Language::En && self.detector.english_first(text) {
             return Some(expected);
         }

@@ -10,6 +10,11 @@ use super::{
     ENGLISH_FIRST_CONFIDENCE, RELIABLE_CONFIDENCE,
 };
 use std::collections::HashMap;
+
+/// The `language` contract's foreign ratio (a sentence counts for another
+/// language only when that one is this many times as likely as English);
+/// `language.rs` asserts that the two are equal.
+pub const FOREIGN_RATIO: f64 = 4.0;
 use std::sync::OnceLock;
 
 /// How one shortcut compares with lingua on some texts.
@@ -22,7 +27,7 @@ pub struct PathAudit {
     pub fired: usize,
     /// Pieces it decided where lingua is unsure: no language at
     /// `ENGLISH_FIRST_CONFIDENCE` (0.35) or more, or no top language
-    /// `language::FOREIGN_RATIO` times as likely as English (the
+    /// [`FOREIGN_RATIO`] times as likely as English (the
     /// English-first path only: there a sentence lingua cannot place
     /// counts for no language, and the path counts it for English).
     pub unsure: Vec<String>,
@@ -140,9 +145,7 @@ fn audit_piece(
     });
     let first = first.then(|| {
         let foreign = top.is_some_and(|(l, c)| {
-            l != Language::En
-                && c >= ENGLISH_FIRST_CONFIDENCE
-                && c >= crate::language::FOREIGN_RATIO * english
+            l != Language::En && c >= ENGLISH_FIRST_CONFIDENCE && c >= FOREIGN_RATIO * english
         });
         if english_top(ENGLISH_FIRST_CONFIDENCE) {
             Verdict::Agrees
