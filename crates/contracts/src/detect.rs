@@ -218,9 +218,10 @@ fn lexicon_entry(word: &str) -> Option<bool> {
     })
 }
 
-/// Whether `word` (lower case) is marked English in the lexicon.
-pub(crate) fn is_marked_english(word: &str) -> bool {
-    lexicon_entry(word) == Some(true)
+/// Whether `word` (lower case) is an English word by the lexicon, marked
+/// or not.
+pub(crate) fn is_english_word(word: &str) -> bool {
+    lexicon_entry(word).is_some()
 }
 
 /// `word` with the accents of Latin letters taken off (`café` as `cafe`),

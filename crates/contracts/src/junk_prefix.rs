@@ -28,9 +28,9 @@
 //!    `de Gaulle`), or a command the reply also shows as code,
 //!    opening an inline span or a fenced line (`npm install` over
 //!    `` `npm install left-pad` ``). A leading `'s` is fine before a word
-//!    that ends in `s` and is not marked English in the lexicon of
-//!    `detect.rs` (the Dutch genitive article: `'s ochtends`, `'s winters`;
-//!    `'s always` is a clipped `it's`). Fail
+//!    that ends in `s` and is no English word by the lexicon of `detect.rs`
+//!    (the Dutch genitive article: `'s ochtends`, `'s avonds`; `'s always`
+//!    is a clipped `it's`). Fail
 //!    when the first word is a known suffix fragment (`ing`, `tion`, `'s`)
 //!    or when a later sentence starts with a capital (so the text does use
 //!    capitals); undetermined otherwise (an all-lowercase style).
@@ -39,7 +39,8 @@
 //! undetermined rather than failures. Structured-output requests are left
 //! to `schema`, empty replies to `empty`.
 //!
-//! Blind spots: fragments in scripts without case (Japanese, Chinese); a
+//! Blind spots: fragments in scripts without case (Japanese, Chinese); the
+//! Dutch genitive before a word English also has (`'s winters`); a
 //! clipped word that is still a word with a capital (`Ello` for `Hello`);
 //! junk in the middle or at the end of a reply.
 
@@ -297,14 +298,14 @@ fn fragment(input: &ContractInput<'_>, text: &str, continuation: Continuation) -
     }
 }
 
-/// `'s ochtends`, `'s winters`: the Dutch genitive article before a word
-/// that ends in `s` and is not marked English in the lexicon (`'s always`
-/// is a clipped `it's`).
+/// `'s ochtends`, `'s avonds`: the Dutch genitive article before a word
+/// that ends in `s` and is no English word (`'s always` and `'s Squats`
+/// are a clipped `it's` and a broken start).
 fn is_dutch_genitive(next: &str) -> bool {
     let next = next
         .trim_end_matches(|c: char| !c.is_alphabetic())
         .to_lowercase();
-    next.len() > 2 && next.ends_with('s') && !crate::detect::is_marked_english(&next)
+    next.len() > 2 && next.ends_with('s') && !crate::detect::is_english_word(&next)
 }
 
 /// The particles of European surnames, written lowercase before the name.
