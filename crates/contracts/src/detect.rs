@@ -168,8 +168,9 @@ pub const LEXICON_FIRST: LexiconRule = LexiconRule {
     longest_gap: 6,
 };
 
-/// What the English-first path stands for: lingua would put English first
-/// at this confidence or more.
+/// Where lingua is sure of a sentence the English-first path takes, it puts
+/// English first at this confidence or more (the audit checks it); where
+/// it is unsure, the path counts the sentence for English all the same.
 pub const ENGLISH_FIRST_CONFIDENCE: f64 = 0.35;
 
 /// Common English words (function words, contractions and a few frequent
@@ -321,9 +322,9 @@ impl Detector {
         self.latin.get().is_some()
     }
 
-    /// Whether lingua would put English first at
-    /// [`ENGLISH_FIRST_CONFIDENCE`] or more on `text`, by the English-first
-    /// path alone (see the file's documentation); `false` says nothing.
+    /// Whether the English-first path counts `text` for English in an
+    /// English conversation (see the file's documentation): never a
+    /// sentence lingua counts for another language; `false` says nothing.
     pub(crate) fn english_first(&self, text: &str) -> bool {
         self.languages.contains(&Language::En) && script_vote(text) == Some(Script::Latin) && {
             let counts = FunctionWords::of(&latin_only(text));
