@@ -28,7 +28,7 @@ pub(super) enum Shape {
 /// The [`Shape`] of `bytes`.
 pub(super) fn shape(bytes: &[u8]) -> Shape {
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let top = match de.deserialize_any(Top) {
+    let top = match de.deserialize_any(Walk::Top) {
         Ok(top) => top,
         Err(_) => return Shape::NotJson,
     };
@@ -49,15 +49,22 @@ struct Skip;
 impl<'de> DeserializeSeed<'de> for Skip {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(Kind).map(|_| ())
+        d.deserialize_any(Walk::Any).map(|_| ())
     }
 }
 
-/// Visits one value and says whether it is an array; its elements and
-/// entries are consumed with [`Skip`], its keys as strings.
-struct Kind;
+/// Visits one value, consuming its elements and entries with [`Skip`] and
+/// its keys as strings, and says of it:
+#[derive(Clone, Copy)]
+enum Walk {
+    /// whether it is an array;
+    Any,
+    /// (the top-level value) whether it is an object whose last `choices`
+    /// is an array.
+    Top,
+}
 
-impl<'de> Visitor<'de> for Kind {
+impl<'de> Visitor<'de> for Walk {
     type Value = bool;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any JSON value")
@@ -82,13 +89,18 @@ impl<'de> Visitor<'de> for Kind {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
         while seq.next_element_seed(Skip)?.is_some() {}
-        Ok(true)
+        Ok(matches!(self, Walk::Any))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
-        while map.next_key_seed(Key)?.is_some() {
-            map.next_value_seed(Skip)?;
+        let mut choices = false;
+        while let Some(is_choices) = map.next_key_seed(Key)? {
+            if is_choices && matches!(self, Walk::Top) {
+                choices = map.next_value_seed(IsArray)?;
+            } else {
+                map.next_value_seed(Skip)?;
+            }
         }
-        Ok(false)
+        Ok(choices)
     }
 }
 
@@ -115,56 +127,13 @@ impl<'de> Visitor<'de> for KeyVisitor {
     }
 }
 
-/// The top-level value: whether it is an object whose last `choices` is an
-/// array.
-struct Top;
+/// One value, consumed; whether it is an array.
+struct IsArray;
 
-impl<'de> Visitor<'de> for Top {
-    type Value = bool;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_str<E>(self, _: &str) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_unit<E>(self) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<bool, A::Error> {
-        Kind.visit_seq(seq).map(|_| false)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
-        let mut choices = false;
-        while let Some(is_choices) = map.next_key_seed(Key)? {
-            if is_choices {
-                choices = map.next_value_seed(KindSeed)?;
-            } else {
-                map.next_value_seed(Skip)?;
-            }
-        }
-        Ok(choices)
-    }
-}
-
-/// [`Kind`] as a seed.
-struct KindSeed;
-
-impl<'de> DeserializeSeed<'de> for KindSeed {
+impl<'de> DeserializeSeed<'de> for IsArray {
     type Value = bool;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
-        d.deserialize_any(Kind)
+        d.deserialize_any(Walk::Any)
     }
 }
 
