@@ -20,8 +20,8 @@ use continuity_bench::contracts::calibrate::{load_part, Part};
 use continuity_bench::contracts::{audit_english_path, ContractInput, Contracts, Language};
 use continuity_bench::dataset::generate::{generate, GenerateOptions};
 use continuity_bench::dataset::{messages::client_messages, model, Conversation, Dataset};
+use continuity_bench::driver::SYSTEM_PROMPT;
 use continuity_bench::openai::ChatRequest;
-use continuity_bench::systems::SYSTEM_PROMPT;
 use std::time::{Duration, Instant};
 
 /// Conversations of the large dataset.

@@ -8,7 +8,7 @@
 //! 127.0.0.1. The request is turn 1 of the default dataset's first
 //! conversation, as the driver sends it (system prompt, then the user's
 //! message), not streamed. The driver side is the driver's own HTTP path
-//! ([`continuity_bench::systems::send`] with [`driver_client`]: body read
+//! ([`continuity_bench::client::send`] with [`driver_client`]: body read
 //! under the size cap, JSON parsed, the answer extracted) on
 //! [`CONNECTIONS`] concurrent tasks for [`SECONDS`] seconds; `wrk` gets the
 //! same connection count, two threads and the same duration, with the body
@@ -26,10 +26,10 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use anyhow::{bail, ensure, Context};
+use continuity_bench::client::{driver_client, send, SendOptions, SystemKind, Target};
 use continuity_bench::dataset::{Conversation, BUILTIN_DATASETS};
 use continuity_bench::faults::{FaultPlan, FaultProfile};
 use continuity_bench::openai::{ChatMessage, ChatRequest};
-use continuity_bench::systems::{driver_client, send, SendOptions, SystemKind, Target};
 use continuity_bench::upstream::{start_pair, ConversationIndex, LatencyProfile, UpstreamContext};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
@@ -91,7 +91,7 @@ async fn bench() -> anyhow::Result<()> {
     let request = ChatRequest {
         model: continuity_bench::config::DRIVER_MODEL.to_string(),
         messages: vec![
-            message("system", continuity_bench::systems::SYSTEM_PROMPT),
+            message("system", continuity_bench::driver::SYSTEM_PROMPT),
             message("user", &first.user),
         ],
         stream: false,

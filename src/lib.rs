@@ -4,11 +4,13 @@
 
 pub use cb_base::{record, secret, seed, source, stop, url};
 pub use cb_canary as canary;
+pub use cb_client as client;
 pub use cb_continuity as continuity;
 pub use cb_contracts as contracts;
 pub use cb_dataset as dataset;
 pub use cb_degrade as degrade;
 pub use cb_dialect as dialect;
+pub use cb_driver as driver;
 pub use cb_faults as faults;
 pub use cb_proxy as proxy;
 pub use cb_proxy::policy;
@@ -17,8 +19,6 @@ pub use cb_scoring as scoring;
 pub use cb_scoring::judge;
 pub use cb_semantics as semantics;
 pub use cb_stats as stats;
-pub use cb_systems as systems;
-pub use cb_systems::driver;
 pub use cb_upstream as upstream;
 pub use cb_wire::{openai, server};
 

@@ -159,7 +159,7 @@ pub struct CanaryRunArgs {
     #[arg(long, value_name = "URL")]
     pub webhook: Option<String>,
     /// Largest reply read from the endpoint, in bytes (default 4 MiB).
-    #[arg(long, value_name = "BYTES", default_value_t = crate::systems::DEFAULT_MAX_RESPONSE_BYTES,
+    #[arg(long, value_name = "BYTES", default_value_t = crate::client::DEFAULT_MAX_RESPONSE_BYTES,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_response_bytes: u64,
 }

@@ -100,7 +100,7 @@ pub struct SystemOptions {
     #[arg(long = "header", value_name = "NAME:HEADER=VALUE")]
     pub headers: Vec<String>,
     /// The model id the driver asks every system for (a gateway routes on it).
-    #[arg(long, default_value = crate::systems::DRIVER_MODEL)]
+    #[arg(long, default_value = crate::driver::DRIVER_MODEL)]
     pub model: String,
     /// How long to wait for each --gateway to answer a probe request before
     /// giving up with the configuration it should have.
@@ -109,7 +109,7 @@ pub struct SystemOptions {
     /// Largest response body, in bytes, read from a system under test
     /// (default 4 MiB). A larger one, plain or streamed, is an `error` and
     /// is not read further.
-    #[arg(long, value_name = "BYTES", default_value_t = crate::systems::DEFAULT_MAX_RESPONSE_BYTES,
+    #[arg(long, value_name = "BYTES", default_value_t = crate::client::DEFAULT_MAX_RESPONSE_BYTES,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_response_bytes: u64,
     /// The dialect the built-in systems' fallback speaks: openai, anthropic

@@ -22,11 +22,11 @@ pub use crate::continuity::config::{
     RequestsInFlight, ResolvedConfig, ResolvedGateway, RunConfig, BOOTSTRAP_RESAMPLES,
     DEFAULT_JUDGE_CACHE_NAME,
 };
-pub use crate::report::dir::{default_report_dir, OutDir};
-pub use crate::semantics::config::SemanticsConfig;
-pub use crate::systems::{
+pub use crate::driver::{
     EnvLookup, GatewaySpec, Replay, SystemsConfig, DRIVER_MODEL, FALLBACK_MODEL,
 };
+pub use crate::report::dir::{default_report_dir, OutDir};
+pub use crate::semantics::config::SemanticsConfig;
 pub use canary::{canary_config, canary_release_config};
 pub use error::ConfigError;
 pub use grade::{grade_config, GradeConfig, GradeConfigError, GRADE_PROFILES};

@@ -4,9 +4,9 @@
 
 use super::ConfigError;
 use crate::cli::SystemOptions;
+use crate::driver::{EnvLookup, GatewaySpec, SystemsConfig};
 use crate::proxy::ProxyMode;
 use crate::secret::Secret;
-use crate::systems::{EnvLookup, GatewaySpec, SystemsConfig};
 
 /// Validates the system options into the systems under test, reading
 /// `env:` header values from the environment.

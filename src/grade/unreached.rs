@@ -11,7 +11,7 @@
 use super::summary::CaseEvidence;
 
 /// The client text of a request that found no system to connect to
-/// (`cb_systems`' transport reason for a connect error).
+/// (`cb_client`'s transport reason for a connect error).
 const NO_CONNECTION: &str = "connection failed";
 
 /// Whether nothing of `case` reached the system: inconclusive, and every

@@ -7,14 +7,14 @@
 use crate::common::gateways::free_port;
 use crate::common::hostile::{self, Hostile};
 use crate::common::{csv_rows, quick_run, repo};
+use continuity_bench::client::send_body;
+use continuity_bench::client::{
+    driver_client, send, DriverClient, Exchange, SendOptions, SystemKind, Target,
+};
 use continuity_bench::config::{GatewaySpec, Replay, RunConfig};
 use continuity_bench::continuity::{self, report::ReportData};
 use continuity_bench::openai::{ChatMessage, ChatRequest};
 use continuity_bench::secret::Secret;
-use continuity_bench::systems::client::send_body;
-use continuity_bench::systems::{
-    driver_client, send, DriverClient, Exchange, SendOptions, SystemKind, Target,
-};
 use std::path::Path;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;

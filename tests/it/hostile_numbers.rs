@@ -10,8 +10,8 @@
 
 use crate::common::gateways::free_port;
 use crate::common::repo;
+use continuity_bench::client::{driver_client, send, SendOptions, SystemKind, Target};
 use continuity_bench::openai::{ChatMessage, ChatRequest};
-use continuity_bench::systems::{driver_client, send, SendOptions, SystemKind, Target};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::process::{Command, Output};

@@ -194,7 +194,7 @@ fn config(
             gateways,
             model: continuity_bench::config::DRIVER_MODEL.to_string(),
             gateway_wait: Duration::from_secs(5),
-            max_response_bytes: continuity_bench::systems::DEFAULT_MAX_RESPONSE_BYTES,
+            max_response_bytes: continuity_bench::client::DEFAULT_MAX_RESPONSE_BYTES,
             fallback_dialect: continuity_bench::dialect::Dialect::Openai,
         },
         stream,

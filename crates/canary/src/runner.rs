@@ -228,7 +228,7 @@ pub async fn execute(
     let notifier = Notifier::new(config.notify.clone(), config.webhook.clone())
         .map_err(CanaryError::Client)?;
 
-    let client = cb_systems::driver_client().map_err(|e| CanaryError::Client(e.to_string()))?;
+    let client = cb_client::driver_client().map_err(|e| CanaryError::Client(e.to_string()))?;
     let (sim, base, headers) = match &config.endpoint {
         CanaryEndpoint::Simulated(sim) => {
             let endpoint = SimEndpoint::start(sim.clone())

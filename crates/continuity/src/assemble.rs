@@ -258,7 +258,7 @@ pub fn run_notes(config: &ResolvedConfig) -> Vec<String> {
     if let Some(cap) = flight.cap {
         let bound = flight.bound.map_or("the open-file limit", |b| b.describe());
         let files = match (flight.bound, flight.open_file_limit) {
-            (None | Some(cb_systems::driver::Bound::OpenFiles), Some(limit)) => {
+            (None | Some(cb_driver::Bound::OpenFiles), Some(limit)) => {
                 format!(" ({limit})")
             }
             _ => String::new(),

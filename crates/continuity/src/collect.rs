@@ -5,9 +5,9 @@
 use crate::config::RunConfig;
 use cb_base::record::TurnRecord;
 use cb_dataset::Dataset;
+use cb_driver::replay::INTERRUPTED;
+use cb_driver::ConversationOutcome;
 use cb_scoring::{bleed_in, score_fast, AnchorIndex, Judge, Scored, Verdict, VerdictMethod};
-use cb_systems::driver::replay::INTERRUPTED;
-use cb_systems::driver::ConversationOutcome;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::Arc;

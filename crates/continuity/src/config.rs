@@ -3,10 +3,10 @@
 //! every report and read back by `report DIR`.
 
 use cb_base::source::Source;
+use cb_driver::Shard;
+use cb_driver::{Replay, SystemsConfig};
 use cb_report::dir::OutDir;
 use cb_stats::CONFIDENCE;
-use cb_systems::driver::Shard;
-use cb_systems::{Replay, SystemsConfig};
 use cb_upstream::provider::{Providers, ResolvedProviders};
 use cb_upstream::LatencyProfile;
 use serde::{Deserialize, Serialize};
@@ -179,7 +179,7 @@ pub struct ResolvedConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupted_by: Option<cb_base::stop::Stop>,
     /// How many requests could be in flight at once (see
-    /// [`cb_systems::driver::gate`]).
+    /// [`cb_driver::gate`]).
     #[serde(default)]
     pub requests_in_flight: RequestsInFlight,
     /// The model id the driver asked for.
@@ -242,7 +242,7 @@ pub struct RequestsInFlight {
     /// Which limit set the cap (`open files`, `memory`, `--max-in-flight`);
     /// `None` when nothing was capped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bound: Option<cb_systems::driver::gate::Bound>,
+    pub bound: Option<cb_driver::gate::Bound>,
     /// Most requests that were in flight at once.
     pub peak: Option<usize>,
 }

@@ -7,8 +7,8 @@
 use super::collect::Collected;
 use cb_contracts::{columns, ContractInput, Contracts};
 use cb_dataset::Dataset;
-use cb_systems::driver::replay::{first_sent, request_messages};
-use cb_systems::Replay;
+use cb_driver::replay::{first_sent, request_messages};
+use cb_driver::Replay;
 use cb_wire::openai::ChatRequest;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;

@@ -17,8 +17,8 @@
 //! judge, when asked for, is not counted.
 
 use cb_dataset::{Conversation, Dataset};
+use cb_driver::Replay;
 use cb_faults::{FaultAction, FaultPlan, Role};
-use cb_systems::Replay;
 use cb_wire::openai::approx_tokens;
 
 /// Default of `--cost-limit-tokens`: above two million estimated tokens a

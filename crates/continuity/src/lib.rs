@@ -28,12 +28,13 @@ pub use assemble::run_notes;
 use crate::config::{RequestsInFlight, ResolvedConfig, RunConfig};
 use anyhow::Context;
 use assemble::assemble;
+use cb_client::{driver_client, SystemKind};
 use cb_dataset::Dataset;
+use cb_driver::{self as driver, gate, DriverOptions, GatePlan, RequestGate};
+use cb_driver::{Systems, SystemsSpec, SYSTEM_PROMPT};
 use cb_faults::{FaultPlan, FaultProfile};
 use cb_report::dir::OutDir;
 use cb_scoring::AnchorIndex;
-use cb_systems::driver::{self, gate, DriverOptions, GatePlan, RequestGate};
-use cb_systems::{driver_client, SystemKind, Systems, SystemsSpec, SYSTEM_PROMPT};
 use cb_upstream::provider::{PassThrough, Providers};
 use cb_upstream::{ConversationIndex, UpstreamContext};
 use collect::{collect, judge_undetermined, mark_bleed, progress_bar};
@@ -368,7 +369,7 @@ pub async fn execute(
             &systems.targets,
             Arc::clone(&dataset),
             &options,
-            cb_systems::DriverClient::new(client.clone()),
+            cb_client::DriverClient::new(client.clone()),
             cancel.clone(),
             tx,
         )

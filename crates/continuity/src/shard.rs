@@ -11,8 +11,8 @@
 
 use cb_base::source::Source;
 use cb_dataset::Dataset;
+use cb_driver::Shard;
 use cb_report::ReportError;
-use cb_systems::driver::Shard;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::Read;

@@ -53,28 +53,7 @@ pub enum ProxyError {
     Bind(#[from] std::io::Error),
 }
 
-/// What the fallback receives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ProxyMode {
-    /// System prompt (if any) and the last user message only.
-    Stateless,
-    /// The full `messages` array.
-    History,
-}
-
-impl ProxyMode {
-    /// Both modes, in the order the built-in systems run.
-    pub const ALL: [ProxyMode; 2] = [ProxyMode::Stateless, ProxyMode::History];
-
-    /// The name used on the command line and in reports.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            ProxyMode::Stateless => "stateless",
-            ProxyMode::History => "history",
-        }
-    }
-}
+pub use cb_base::reference::ProxyMode;
 
 /// A reference proxy's resolved configuration.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -2,7 +2,7 @@
 //! by the command line.
 
 use crate::timing::{GiveUpBounds, Timing};
-use cb_systems::SystemsConfig;
+use cb_driver::SystemsConfig;
 use std::path::PathBuf;
 use std::time::Duration;
 

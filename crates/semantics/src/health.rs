@@ -7,8 +7,8 @@
 //! checks) are counted too.
 
 use cb_base::secret::redact;
+use cb_client::Target;
 use cb_faults::Role;
-use cb_systems::Target;
 use serde::Serialize;
 use std::time::Duration;
 

@@ -35,9 +35,10 @@ pub use report::{CaseResult, SemanticsJson, SemanticsReport, SystemResult};
 
 use crate::config::SemanticsConfig;
 use case::{Case, Shape, CONTEXT_MODEL};
+use cb_client::driver_client;
+use cb_driver::{BuiltinProxyOptions, Systems, SystemsSpec, SYSTEM_PROMPT};
 use cb_faults::{CaseScript, FaultPlan, Role};
 use cb_proxy::ProxyBehaviour;
-use cb_systems::{driver_client, BuiltinProxyOptions, Systems, SystemsSpec, SYSTEM_PROMPT};
 use cb_upstream::{ConversationIndex, IndexEntry, LatencyProfile, UpstreamContext};
 use cb_wire::openai::{ChatMessage, ChatRequest, StreamOptions};
 use checks::{measure, Outcome};

@@ -5,10 +5,10 @@
 //! and the scripts' details, never from a header a gateway may strip.
 
 use crate::config::SemanticsConfig;
+use cb_client::sse::assemble_finished;
+use cb_client::{send, Exchange, Target};
 use cb_contracts::{ContractInput, Language};
 use cb_faults::Role;
-use cb_systems::sse::assemble_finished;
-use cb_systems::{send, Exchange, Target};
 use cb_upstream::log::TurnKey;
 use cb_upstream::{SimulatedModel, UpstreamContext};
 use cb_wire::openai::ChatRequest;

@@ -152,15 +152,15 @@ async fn streams_name_the_provider_in_every_chunk_and_end_with_done() {
 #[tokio::test(start_paused = true)]
 async fn the_slow_route_sends_headers_at_once_and_its_first_token_late() {
     let sim = SimEndpoint::start(config(small())).await.unwrap();
-    let client = cb_systems::driver_client().unwrap();
+    let client = cb_client::driver_client().unwrap();
     let request = probe::request(ProbeKind::Roleplay, "a/b", "fjord", Language::En);
     let started = Instant::now();
-    let exchange = cb_systems::client::send_to(
+    let exchange = cb_client::send_to(
         &client,
         &format!("{}/chat/completions", sim.url()),
         &[],
         &request,
-        cb_systems::SendOptions::new(Duration::from_secs(5)),
+        cb_client::SendOptions::new(Duration::from_secs(5)),
     )
     .await;
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
@@ -171,12 +171,12 @@ async fn the_slow_route_sends_headers_at_once_and_its_first_token_late() {
     // Not streamed: at once (the ttft contract judges streams only).
     let plain = probe::request(ProbeKind::Schema, "a/b", "fjord", Language::En);
     let started = Instant::now();
-    let _ = cb_systems::client::send_to(
+    let _ = cb_client::send_to(
         &client,
         &format!("{}/chat/completions", sim.url()),
         &[],
         &plain,
-        cb_systems::SendOptions::new(Duration::from_secs(5)),
+        cb_client::SendOptions::new(Duration::from_secs(5)),
     )
     .await;
     assert!(started.elapsed() < AT_ONCE);

@@ -5,7 +5,7 @@
 
 use crate::discover::Route;
 use crate::evidence::{TransportError, TransportKind};
-use cb_systems::Exchange;
+use cb_client::Exchange;
 
 /// `Ok` when the exchange brought a usable 2xx reply, else the transport
 /// error it was.

@@ -4,8 +4,8 @@
 
 use crate::evidence::ProbeKind;
 use crate::probe;
+use cb_client::Exchange;
 use cb_contracts::{ContractInput, ContractName, Contracts, Language, Outcome};
-use cb_systems::Exchange;
 use cb_wire::openai::ChatRequest;
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! The streamed probe on the wire, read so that a hung stream can be told
 //! from a timeout: the design fails a route whose open stream shows no
 //! text within the ttft limit, and a timeout before the headers is a
-//! transport error. [`cb_systems::client::send_to`] bounds the whole
+//! transport error. [`cb_client::send_to`] bounds the whole
 //! exchange with one deadline and keeps nothing of a stream it gave up on,
 //! so this reads the stream itself, with the one SSE reader
 //! ([`cb_wire::sse::TraceReader`]) and the one assembler, and keeps what
@@ -13,8 +13,8 @@
 //! redacted as it is read.
 
 use cb_base::secret::{redact_owned, Secret};
-use cb_systems::sse::{assemble, StreamTrace, TraceReader};
-use cb_systems::Exchange;
+use cb_client::sse::{assemble, StreamTrace, TraceReader};
+use cb_client::Exchange;
 use cb_wire::openai::ChatRequest;
 use serde_json::Value;
 use std::time::Duration;
@@ -59,7 +59,7 @@ fn failed(status: Option<u16>, error: String, started: Instant) -> Exchange {
 }
 
 /// Whether some event so far carried text content.
-fn has_text(trace_events: &[cb_systems::sse::TimedEvent]) -> bool {
+fn has_text(trace_events: &[cb_client::sse::TimedEvent]) -> bool {
     trace_events.iter().any(|e| {
         serde_json::from_str::<Value>(&e.data)
             .ok()

@@ -28,7 +28,7 @@ async fn setup() -> (SimEndpoint, Prober) {
         ..ContractSettings::default()
     };
     let prober = Prober::new(
-        cb_systems::driver_client().unwrap(),
+        cb_client::driver_client().unwrap(),
         ProbeTarget {
             chat_url: format!("{}/chat/completions", sim.url()),
             headers: Vec::new(),

@@ -6,8 +6,8 @@
 
 use crate::config::ResolvedConfig;
 use crate::shard::ShardManifest;
+use cb_driver::Shard;
 use cb_report::ReportError;
-use cb_systems::driver::Shard;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 

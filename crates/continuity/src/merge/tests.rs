@@ -6,7 +6,7 @@ use super::*;
 use crate::report::fixture::report_data;
 use crate::report::{summary_context, write_report};
 use crate::shard::ShardManifest;
-use cb_systems::driver::Shard;
+use cb_driver::Shard;
 use std::path::Path;
 
 /// Conversations of the fixture's rows: c001 to c030, index = number - 1.

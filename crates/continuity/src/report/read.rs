@@ -8,8 +8,8 @@ use crate::config::{RequestsInFlight, ResolvedConfig};
 use crate::record::EventRecord;
 use crate::summary::{InFlight, SummaryContext};
 use cb_base::record::{AttemptRecord, TurnRecord};
+use cb_driver::Shard;
 use cb_report::ReportError;
-use cb_systems::driver::Shard;
 use std::path::Path;
 
 /// What a report directory holds besides the summary: the resolved

@@ -208,7 +208,7 @@ mod tests {
     #[test]
     fn a_peak_below_concurrency_is_said_in_the_table_with_its_cause() {
         use crate::summary::InFlight;
-        use cb_systems::driver::{Bound, Shard};
+        use cb_driver::{Bound, Shard};
         // The fixture's peak reached --concurrency: no line.
         assert!(!render_table(&summary()).contains("BELOW"));
         let mut s = summary();

@@ -18,10 +18,10 @@ use super::{
 use crate::record::{EventRecord, Stage};
 use cb_base::record::{AttemptRecord, TurnRecord};
 use cb_contracts::{parse_applied, ContractName};
+use cb_driver::Shard;
 use cb_faults::FaultMode;
 use cb_scoring::{Verdict, VerdictMethod};
 use cb_stats::{cluster_bootstrap, describe, rate, CONFIDENCE, PERCENTILE_METHOD};
-use cb_systems::driver::Shard;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 

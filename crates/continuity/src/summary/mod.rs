@@ -17,9 +17,9 @@ pub use build::{summarize, SummaryContext};
 
 use super::record::Stage;
 use cb_contracts::ContractName;
+use cb_driver::{Bound, Shard};
 pub use cb_stats::Rate;
 use cb_stats::{Distribution, Interval};
-use cb_systems::driver::{Bound, Shard};
 use serde::{Deserialize, Serialize};
 
 /// Everything a run concluded, with the counts behind every rate.

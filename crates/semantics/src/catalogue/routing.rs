@@ -7,8 +7,8 @@ use super::build::{case, primary};
 use super::errors::status_error;
 use crate::case::{Case, Check, CheckId as Id, Ideal, Rule};
 use crate::timing::{GiveUpBounds, Timing};
+use cb_driver::FALLBACK_MODEL;
 use cb_faults::{Act, CaseScript, ErrorKind, ErrorSpec, Script, When};
-use cb_systems::FALLBACK_MODEL;
 use std::time::Duration;
 
 /// `accounting`, `model-id-map`, `extra-params`, `slow-reasoning-primary`,

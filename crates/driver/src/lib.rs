@@ -1,5 +1,7 @@
-//! The driver: replays conversations through the systems under test, as a
-//! chat client does, with C concurrent workers and one collector.
+//! The driver: starts the systems under test ([`systems`]), then replays
+//! conversations through them as a chat client does, with C concurrent
+//! workers and one collector; the request gate ([`gate`]) bounds what is in
+//! flight, and a shard ([`shard`]) picks this process's conversations.
 //!
 //! Every conversation of every system in a run is one job; jobs are shuffled
 //! with a seeded generator so that systems interleave in one pool and none
@@ -11,14 +13,17 @@
 pub mod gate;
 pub mod replay;
 pub mod shard;
+pub mod spec;
+pub mod systems;
 
 pub use gate::{Bound, GatePlan, RequestGate};
 pub use replay::replay_conversation;
 pub use shard::{Shard, ShardError};
+pub use spec::{EnvLookup, GatewaySpec, Replay, SystemsConfig, DRIVER_MODEL, FALLBACK_MODEL};
+pub use systems::{BuiltinProxyOptions, Systems, SystemsSpec, SYSTEM_PROMPT};
 
-use crate::spec::Replay;
-use crate::Target;
 use cb_base::record::TurnRecord;
+use cb_client::Target;
 use cb_dataset::Dataset;
 use rand::seq::SliceRandom;
 use std::collections::VecDeque;
@@ -82,7 +87,7 @@ pub async fn run_once(
     targets: &[Target],
     dataset: Arc<Dataset>,
     options: &DriverOptions,
-    client: crate::DriverClient,
+    client: cb_client::DriverClient,
     cancel: CancellationToken,
     results: mpsc::Sender<ConversationOutcome>,
 ) {

@@ -12,11 +12,10 @@
 //! cut at [`cb_base::record::ANSWER_BOUND`], and the collector may cut it in
 //! memory ([`TurnRecord::bound_answer`]) once scoring is done.
 
-use super::DriverOptions;
-use crate::client::{send_body, DriverClient};
 use crate::spec::Replay;
-use crate::{SendOptions, Target};
+use crate::DriverOptions;
 use cb_base::record::TurnRecord;
+use cb_client::{send_body, DriverClient, SendOptions, Target};
 use cb_dataset::Conversation;
 use cb_wire::openai::{ChatMessage, ChatRequest};
 use tokio::time::Instant;

@@ -1,27 +1,11 @@
-//! The systems under test, shared by every suite: starting them (an
-//! upstream pair and a reference proxy per built-in system, an upstream
-//! pair per external gateway), the preflight request that proves each one
-//! answers before the work starts, and how to address them ([`client`]:
-//! the driver's HTTP client, one bounded exchange with a deadline, no
-//! redirects and a size cap; [`sse`]: server-sent events read as a client
-//! does; `content`: what a reply's `content` holds; `room`: the shared
-//! memory bound for large bodies). Everything read from a system under test
-//! is redacted before it is kept.
+//! Starting the systems under test, shared by every suite: an upstream
+//! pair and a reference proxy per built-in system, an upstream pair per
+//! external gateway, and the preflight request that proves each one
+//! answers before the work starts.
 
-pub mod client;
-pub mod driver;
-pub mod plain;
-mod room;
-pub mod spec;
-pub use cb_wire::sse;
-pub use spec::{EnvLookup, GatewaySpec, Replay, SystemsConfig, DRIVER_MODEL, FALLBACK_MODEL};
-
-pub use client::{
-    driver_client, send, DriverClient, Exchange, SendOptions, SystemKind, Target,
-    DEFAULT_MAX_RESPONSE_BYTES,
-};
-
+use crate::spec::{SystemsConfig, FALLBACK_MODEL};
 use anyhow::Context;
+use cb_client::{send, SendOptions, SystemKind, Target};
 use cb_proxy::{self, ProxyBehaviour, ProxyConfig, ProxyMode};
 use cb_upstream::{self, UpstreamContext, UpstreamPair};
 use cb_wire::server::ServerHandle;

@@ -12,7 +12,7 @@
 //! once hyper has written it, and a request is one connection task and
 //! the caller's future.
 //!
-//! The bounds stay those of [`super::client`]: the caller's deadline wraps
+//! The bounds stay those of [`crate::send`]: the caller's deadline wraps
 //! connect, send and read; the size cap is applied to what is read; a
 //! redirect is never followed (hyper's connection API has no redirects);
 //! no proxy is read from the environment. An `https://` system, or a URL

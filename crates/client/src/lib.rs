@@ -1,9 +1,14 @@
-//! Addressing a system under test: who it is ([`Target`]), the driver's
-//! HTTP client, and one chat-completions exchange with a deadline
-//! ([`send`]): what came back, when its first byte and (for a stream) its
-//! first content token arrived, and the reason there is no usable answer
-//! when there is none. A request with `stream: true` is read as
-//! server-sent events, chunk by chunk, to the end.
+//! The client side of every exchange with a system under test, shared by
+//! the driver, the catalogue and the canary: who a system is ([`Target`]),
+//! the one hardened HTTP client builder of the workspace ([`hardened`]: no
+//! proxy from the environment, no redirects), and one chat-completions
+//! exchange with a deadline ([`send`]): what came back, when its first byte
+//! and (for a stream) its first content token arrived, and the reason there
+//! is no usable answer when there is none. A request with `stream: true` is
+//! read as server-sent events ([`sse`]), chunk by chunk, to the end. Plain
+//! `http://` systems go through bare connections ([`plain`]), the least
+//! memory a request in flight can hold; `room` is the shared memory bound
+//! for large bodies.
 //!
 //! A system under test may be hostile, so the exchange is bounded: a
 //! redirect is not followed (it is an error naming the status and the
@@ -11,17 +16,21 @@
 //! error and is not read further (the connection is dropped), and
 //! everything read is redacted ([`cb_base::secret::redact`]) before it is
 //! kept or cut into an excerpt, so an echoed header value never gets past
-//! this file.
+//! this crate.
 
-use super::plain::{Address, Connection, PlainPool};
-use super::room::{reserve_large, Room, SMALL_BODY};
-use super::sse::{assemble, StreamTrace, TraceReader};
+pub mod plain;
+mod room;
+pub use cb_wire::sse;
+
 use anyhow::Context as _;
+use cb_base::reference::ProxyMode;
 use cb_base::secret::{redact, redact_owned, Secret};
-use cb_proxy::ProxyMode;
 use cb_wire::content::content_text;
 use cb_wire::openai::ChatRequest;
+use plain::{Address, Connection, PlainPool};
+use room::{reserve_large, Room, SMALL_BODY};
 use serde_json::Value;
+use sse::{assemble, StreamTrace, TraceReader};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::time::Instant;
@@ -111,20 +120,28 @@ const BODY_EXCERPT: usize = 200;
 /// Longest excerpt of a redirect's `Location` kept in a reason.
 const LOCATION_EXCERPT: usize = 120;
 
-/// The HTTP client of the driver: no proxy from the environment, no retries,
-/// no redirects (a 3xx reaches [`send`], which makes it an error: following
-/// one turns the POST into a GET and can carry a secret header to another
-/// server), a connection pool large enough for the workers. Idle connections
-/// are dropped after 2 s, before the 5 s keep-alive of common gateway
-/// servers (uvicorn, Node) closes them under a request that reuses one.
-///
-/// # Errors
-/// When the TLS backend cannot be initialised.
-pub fn driver_client() -> anyhow::Result<reqwest::Client> {
+/// The one way the workspace builds an HTTP client: no proxy from the
+/// environment (a harness on loopback must never send a key through a
+/// proxy it was not told of), no redirects (following one turns a POST
+/// into a GET and can carry a secret header to another server; a 3xx
+/// reaches the caller, which makes it an error), and no Nagle delay. Each
+/// caller adds its own timeouts and pool bounds.
+pub fn hardened() -> reqwest::ClientBuilder {
     reqwest::Client::builder()
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
         .tcp_nodelay(true)
+}
+
+/// The HTTP client of the driver: [`hardened`], no retries, a connection
+/// pool large enough for the workers. Idle connections are dropped after
+/// 2 s, before the 5 s keep-alive of common gateway servers (uvicorn, Node)
+/// closes them under a request that reuses one.
+///
+/// # Errors
+/// When the TLS backend cannot be initialised.
+pub fn driver_client() -> anyhow::Result<reqwest::Client> {
+    hardened()
         .pool_max_idle_per_host(512)
         .pool_idle_timeout(Duration::from_secs(2))
         .build()
@@ -132,7 +149,7 @@ pub fn driver_client() -> anyhow::Result<reqwest::Client> {
 }
 
 /// The client of the driver's replay: plain `http://` systems through the
-/// bare connections of [`super::plain`] (the least memory a request in
+/// bare connections of [`plain`] (the least memory a request in
 /// flight can hold), anything else through [`driver_client`]'s reqwest
 /// client. The same bounds apply to both.
 #[derive(Debug, Clone)]

@@ -4,9 +4,9 @@
 //! built-in fallback use, and how conversations are replayed. The command
 //! line validates its flags into these (`continuity-bench`'s `config`).
 
-use crate::SendOptions;
+use cb_base::reference::ProxyMode;
 use cb_base::secret::Secret;
-use cb_proxy::ProxyMode;
+use cb_client::SendOptions;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 

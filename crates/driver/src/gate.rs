@@ -35,7 +35,7 @@
 //! it is sent. The plan is printed before the run, and the report states
 //! the limit, the cap and the peak of requests actually in flight.
 
-use crate::SystemKind;
+use cb_client::SystemKind;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -66,7 +66,7 @@ pub const MEMORY_PER_BUILTIN_REQUEST: u64 = 160 * 1024;
 /// Memory one request through an external gateway holds in this process,
 /// bytes: the driver's connection end (a bare hyper connection: its
 /// dispatch channel, 8 KiB write buffer and 4 KiB read buffer, see
-/// `crate::plain`) and the upstream's (hyper's 8 KiB write buffer and 8 KiB
+/// `cb_client::plain`) and the upstream's (hyper's 8 KiB write buffer and 8 KiB
 /// read buffer), their tasks, and the upstream's record of the request.
 /// Measured (`scripts/scale-memory --max-in-flight 8000`: 10,000
 /// conversations in fast-forward against the `proxy` command in its own
@@ -340,7 +340,7 @@ impl RequestGate {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cb_proxy::ProxyMode;
+    use cb_base::reference::ProxyMode;
 
     const BUILTIN: SystemKind = SystemKind::Builtin(ProxyMode::History);
 
@@ -356,7 +356,7 @@ mod tests {
     #[test]
     fn a_run_that_does_not_fit_is_capped_by_the_sum_over_its_systems() {
         // Both built-in systems: each one's pools can reach the cap.
-        let both = [BUILTIN, SystemKind::Builtin(cb_proxy::ProxyMode::Stateless)];
+        let both = [BUILTIN, SystemKind::Builtin(ProxyMode::Stateless)];
         let plan = GatePlan::new(10_000, &both, Some(20_000), Some(5_000)).unwrap();
         assert_eq!(plan.cap, Some(17_744 / 12));
         let line = plan.describe(10_000).unwrap();
@@ -403,7 +403,7 @@ mod tests {
     #[test]
     fn the_memory_budget_caps_by_the_sum_over_the_systems() {
         let builtin = (MEMORY_BUDGET / MEMORY_PER_BUILTIN_REQUEST) as usize;
-        let both = [BUILTIN, SystemKind::Builtin(cb_proxy::ProxyMode::Stateless)];
+        let both = [BUILTIN, SystemKind::Builtin(ProxyMode::Stateless)];
         let plan = GatePlan::new(10_000, &both, None, None).unwrap();
         assert_eq!((plan.cap, plan.bound), (Some(builtin), Some(Bound::Memory)));
         assert_eq!(builtin, 409);
