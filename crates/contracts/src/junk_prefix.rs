@@ -14,8 +14,14 @@
 //!    `Ù…Ø±Ø­Ø¨Ù‹Ø§`) while the rest of the reply has words and no
 //!    mojibake: fail. A reply garbled throughout is left to `language`.
 //! 3. Stray punctuation: `,` `.` `;` `:` `!` `?` `)` `]` `}` and their
-//!    full-width forms, `、` `。` `」` `』` `】` `》`: fail. A dot that starts
-//!    a name (`.NET`, `.env`) is fine; `...` and `…` are undetermined.
+//!    full-width forms, `、` `。` `」` `』` `】` `》`, spaced (`. The`) or
+//!    glued (`.The`, `、あなた`), at the start or inside the Markdown that
+//!    opens the reply (`**.Your**`, `# .Your`): fail. A dot that starts a
+//!    name (`.NET`, `.env`) is fine by the rule in `junk_prefix/shapes.rs`
+//!    (ASCII token with an inner capital, digit or code punctuation, or a
+//!    lowercase non-English word); a dot before a lowercase English word
+//!    (`.profile`) is undetermined; `...` and `…` are undetermined. After a
+//!    byte-order mark the rest is judged too and its junk named.
 //! 4. A lone `*` or `**` whose emphasis is not closed in the first
 //!    paragraph: fail. A roleplay action (`*smiles*`), bold (`**Yes.**`) or a
 //!    bullet (`* item`) is fine.
@@ -27,7 +33,10 @@
 //!    di du del della der den ter ten le la dos das zu`: `van Gogh`,
 //!    `de Gaulle`), or a command the reply also shows as code,
 //!    opening an inline span or a fenced line (`npm install` over
-//!    `` `npm install left-pad` ``). A leading `'s` is fine before a word
+//!    `` `npm install left-pad` ``), or a command by its shape (a known
+//!    tool or an executable-shaped non-English word before a flag, a path
+//!    or a subcommand: `kubectl get pods`, `ls -la`, `xargs の`; the rule
+//!    and lists are in `junk_prefix/shapes.rs`). A leading `'s` is fine before a word
 //!    that ends in `s` and is no English word by the lexicon of `detect.rs`
 //!    (the Dutch genitive article: `'s ochtends`, `'s avonds`; `'s always`
 //!    is a clipped `it's`). Fail
@@ -44,9 +53,12 @@
 //! clipped word that is still a word with a capital (`Ello` for `Hello`);
 //! junk in the middle or at the end of a reply.
 
+mod shapes;
+
 use super::prompt::{self, Continuation};
 use super::text::{is_blank, segments};
 use super::{requested_format, Contract, ContractInput, ContractName, Outcome};
+use shapes::DotStart;
 
 /// Chat-template and special tokens that never belong in a reply.
 pub const TEMPLATE_TOKENS: &[&str] = &[
@@ -118,14 +130,26 @@ impl Contract for JunkPrefix {
 }
 
 fn judge(input: &ContractInput<'_>) -> Outcome {
-    let request = input.request;
     let text = input.text.trim_start_matches(|c: char| c.is_whitespace());
     if let Some(first) = text.chars().next().filter(|c| INVISIBLE.contains(c)) {
+        // Judge what follows too, so junk after a byte-order mark is named.
+        let rest = text.trim_start_matches(|c: char| INVISIBLE.contains(&c) || c.is_whitespace());
+        let after = match judge_visible(input, rest) {
+            Outcome::Fail { reason } => format!(", then: {reason}"),
+            _ => String::new(),
+        };
         return Outcome::fail(format!(
-            "the reply starts with the invisible character U+{:04X}",
+            "the reply starts with the invisible character U+{:04X}{after}",
             first as u32
         ));
     }
+    judge_visible(input, text)
+}
+
+/// The checks after the invisible characters, on `text` (the reply from its
+/// first visible character).
+fn judge_visible(input: &ContractInput<'_>, text: &str) -> Outcome {
+    let request = input.request;
     if let Some(word) = mojibake_prefix(text) {
         return Outcome::fail(format!(
             "the reply starts with the mojibake {word:?} and the rest is clean: its first bytes were decoded with the wrong encoding"
@@ -152,6 +176,14 @@ fn judge(input: &ContractInput<'_>) -> Outcome {
     let Some(first) = text.chars().next() else {
         return Outcome::Pass;
     };
+    if let Some(inner) = markdown_inner(text) {
+        if let Some(stray) = inner.chars().next().filter(|c| STRAY.contains(c)) {
+            let out = punctuation(inner, stray, continuation);
+            if out != Outcome::Pass {
+                return out;
+            }
+        }
+    }
     if first == '*' {
         return asterisk(text);
     }
@@ -178,6 +210,21 @@ fn mojibake_prefix(text: &str) -> Option<&str> {
         .is_some_and(super::mojibake::is_lead_reading);
     let clean_rest = rest.chars().any(char::is_alphabetic) && super::mojibake::find(rest).is_none();
     (opens && clean_rest && super::mojibake::find(word).is_some()).then_some(word)
+}
+
+/// The text inside the Markdown that opens `text`: after a heading's `#`s
+/// and up to three emphasis markers (`**.Your**` gives `.Your**`); `None`
+/// when nothing opens it.
+fn markdown_inner(text: &str) -> Option<&str> {
+    let hashes = text.len() - text.trim_start_matches('#').len();
+    let after_heading = if (1..=6).contains(&hashes) && text[hashes..].starts_with([' ', '\t']) {
+        text[hashes..].trim_start_matches([' ', '\t'])
+    } else {
+        text
+    };
+    let markers = after_heading.len() - after_heading.trim_start_matches(['*', '_']).len();
+    let inner = &after_heading[markers.min(3)..];
+    (inner.len() < text.len()).then_some(inner)
 }
 
 /// A `<|...|>` or `<｜...｜>` token not in the list.
@@ -229,7 +276,15 @@ fn punctuation(text: &str, first: char, continuation: Continuation) -> Outcome {
         return Outcome::undetermined("the reply starts with an ellipsis");
     }
     if first == '.' && text[1..].starts_with(|c: char| c.is_alphanumeric()) {
-        return Outcome::Pass; // .NET, .env, .gitignore
+        match shapes::dot_start(&text[1..]) {
+            DotStart::Name => return Outcome::Pass, // .NET, .env, .gitignore
+            DotStart::Unsure if continuation != Continuation::Asked => {
+                return Outcome::undetermined(
+                    "the reply starts with a dot before a lowercase English word: a dotfile's name or a stray dot",
+                );
+            }
+            _ => {}
+        }
     }
     if continuation == Continuation::Possible {
         return Outcome::undetermined(format!(
@@ -264,6 +319,7 @@ fn fragment(input: &ContractInput<'_>, text: &str, continuation: Continuation) -
         || looks_like_identifier(word)
         || is_name_particle(word, text)
         || shown_as_code(word, text)
+        || shapes::opens_with_command(text)
     {
         return Outcome::Pass;
     }
