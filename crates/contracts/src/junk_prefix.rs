@@ -25,7 +25,11 @@
 //! 4. A lone `*` or `**` whose emphasis is not closed in the first
 //!    paragraph: fail. A roleplay action (`*smiles*`), bold (`**Yes.**`) or a
 //!    bullet (`* item`) is fine.
-//! 5. A word fragment: the reply starts with a lowercase letter. Fine when
+//! 5. A word fragment: the reply starts with a lowercase letter. A suffix
+//!    fragment glued to a capitalised word or a word of another script
+//!    (`ingYour`, `'sThe`, `tionÉ`, `tionあなた`; not an acronym,
+//!    `lyNASA`) fails, as does one inside the opening Markdown
+//!    (`**ing Your**`, `**lyA**`). Fine when
 //!    the prompt asks for a continuation, a list, a format or lowercase, when
 //!    the user wrote that very word, when the word is an identifier (an
 //!    inner capital, a digit or code punctuation: `iPhone`, `e.g.`), a
@@ -48,7 +52,8 @@
 //! undetermined rather than failures. Structured-output requests are left
 //! to `schema`, empty replies to `empty`.
 //!
-//! Blind spots: fragments in scripts without case (Japanese, Chinese); the
+//! Blind spots: a name that starts with a suffix and a capital (`edX`)
+//! reads as a glued fragment; fragments in scripts without case (Japanese, Chinese); the
 //! Dutch genitive before a word English also has (`'s winters`); a
 //! clipped word that is still a word with a capital (`Ello` for `Hello`);
 //! junk in the middle or at the end of a reply.
@@ -177,11 +182,8 @@ fn judge_visible(input: &ContractInput<'_>, text: &str) -> Outcome {
         return Outcome::Pass;
     };
     if let Some(inner) = markdown_inner(text) {
-        if let Some(stray) = inner.chars().next().filter(|c| STRAY.contains(c)) {
-            let out = punctuation(inner, stray, continuation);
-            if out != Outcome::Pass {
-                return out;
-            }
+        if let Some(out) = junk_in_markdown(input, inner, continuation) {
+            return out;
         }
     }
     if first == '*' {
@@ -225,6 +227,66 @@ fn markdown_inner(text: &str) -> Option<&str> {
     let markers = after_heading.len() - after_heading.trim_start_matches(['*', '_']).len();
     let inner = &after_heading[markers.min(3)..];
     (inner.len() < text.len()).then_some(inner)
+}
+
+/// Junk right inside the Markdown that opens the reply (`inner`, after
+/// the markers): stray punctuation, a template token, a suffix fragment
+/// spaced or glued. `None` when there is none, so the usual checks run.
+fn junk_in_markdown(
+    input: &ContractInput<'_>,
+    inner: &str,
+    continuation: Continuation,
+) -> Option<Outcome> {
+    let first = inner.chars().next()?;
+    if STRAY.contains(&first) {
+        let out = punctuation(inner, first, continuation);
+        return (out != Outcome::Pass).then_some(out);
+    }
+    let token = TEMPLATE_TOKENS
+        .iter()
+        .copied()
+        .find(|t| inner.starts_with(*t))
+        .or_else(|| generic_special_token(inner));
+    if let Some(token) = token.filter(|t| !prompt::user_mentions(input.request, t)) {
+        return Some(Outcome::fail(format!(
+            "the reply's opening Markdown starts with the template token {token}"
+        )));
+    }
+    let word = inner
+        .split(char::is_whitespace)
+        .next()
+        .unwrap_or("")
+        .trim_end_matches(|c: char| !c.is_alphanumeric());
+    let fragment = SUFFIX_FRAGMENTS.contains(&word) || glued_fragment(word).is_some();
+    (fragment && continuation != Continuation::Asked).then(|| {
+        Outcome::fail(format!(
+            "the reply's opening Markdown starts with the word fragment {word:?}"
+        ))
+    })
+}
+
+/// `ingYour`, `'sThe`, `tionあなた`: a suffix fragment glued to a
+/// capitalised word or to a word in a script without Latin letters.
+fn glued_fragment(word: &str) -> Option<&'static str> {
+    let fragment = SUFFIX_FRAGMENTS
+        .iter()
+        .copied()
+        .filter(|f| word.starts_with(*f))
+        .max_by_key(|f| f.len())?;
+    let remainder = &word[fragment.len()..];
+    let next = remainder.chars().next()?;
+    // `ingThe`, `tionÉ`, `'sC'est`; not an acronym (`lyNASA`).
+    let acronym = remainder.chars().filter(|c| c.is_uppercase()).count() > 1;
+    let capitalised = next.is_uppercase() && !acronym;
+    let foreign = next.is_alphabetic() && !next.is_ascii() && !is_latin(next);
+    (capitalised || foreign).then_some(fragment)
+}
+
+/// A letter of the Latin script (ASCII or Latin-1/Extended).
+fn is_latin(c: char) -> bool {
+    c.is_ascii_alphabetic()
+        || ('\u{00C0}'..='\u{024F}').contains(&c)
+        || ('\u{1E00}'..='\u{1EFF}').contains(&c)
 }
 
 /// A `<|...|>` or `<｜...｜>` token not in the list.
@@ -301,6 +363,14 @@ fn fragment(input: &ContractInput<'_>, text: &str, continuation: Continuation) -
         .next()
         .unwrap_or("")
         .trim_end_matches(|c: char| !c.is_alphanumeric() && c != '\'');
+    if let Some(fragment) = glued_fragment(word) {
+        if continuation != Continuation::Asked {
+            return Outcome::fail(format!(
+                "the reply starts with the word fragment {fragment:?} glued to {:?}",
+                &word[fragment.len()..]
+            ));
+        }
+    }
     if text.starts_with('\'') {
         // 's, 're, n't: contraction fragments; 'quoted' words are fine.
         let lower = word.to_lowercase();

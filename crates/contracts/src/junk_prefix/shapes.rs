@@ -25,7 +25,9 @@
 //!   ([`SUBCOMMANDS`]), a word in another script (`xargs の`), or a word
 //!   that is no English word (`git zeigt`); or
 //! - is no English word by the lexicon (`kubectl`, `terraform`) and is
-//!   followed by a flag, a path or a subcommand.
+//!   followed by a flag, a path, or a subcommand that an argument follows
+//!   (not an English function word, the end of the reply: `kubectl get
+//!   pods` is a command, `ust run it`, a clipped `Just run it`, is not).
 //!
 //! A known tool followed by English prose (`npm is the usual tool`, `find
 //! the file`) is no command, so a clipped word before prose still fails.
@@ -274,8 +276,24 @@ pub fn opens_with_command(text: &str) -> bool {
             !bare.is_empty() && (!bare.is_ascii() || !is_english_word(&bare.to_lowercase()));
         return argument || foreign;
     }
-    argument && !is_english_word(first)
+    // An unlisted word needs more than a subcommand-like word after it:
+    // `ust run it` is a clipped `Just run it`, `kubectl get pods` a command.
+    let then = tokens
+        .next()
+        .map(|t| t.trim_matches(|c: char| !c.is_alphanumeric()));
+    let prose_after = SUBCOMMANDS.contains(&next)
+        && then.is_none_or(|t| FUNCTION_WORDS.contains(&t.to_lowercase().as_str()));
+    argument && !prose_after && !is_english_word(first)
 }
+
+/// English function words: after an unlisted word and a subcommand-like
+/// word they show prose (`ust run it`), not a command's argument.
+const FUNCTION_WORDS: &[&str] = &[
+    "the", "a", "an", "it", "its", "you", "your", "to", "of", "and", "or", "in", "on", "at",
+    "what", "that", "this", "is", "are", "for", "with", "my", "me", "we", "us", "they", "them",
+    "he", "she", "his", "her", "there", "here", "then", "so", "but", "if", "as", "by", "from",
+    "how", "when", "where", "which", "who", "why", "all", "some", "any", "more", "out",
+];
 
 /// `-la`, `--save-dev`, `-n`.
 fn is_flag(token: &str) -> bool {
@@ -357,6 +375,8 @@ mod tests {
             ("npm is the usual tool. It comes with Node.", "How?"),
             ("find the file first. Then open it.", "How do I start?"),
             ("ello how are you? I am fine.", "Hello!"),
+            ("ust run it again. It should work.", "It failed."),
+            ("ite down what you did. Then ask.", "How do I prepare?"),
         ] {
             let out = judge(reply, user);
             assert!(out.is_fail(), "{reply:?}: {out}");
