@@ -2,8 +2,14 @@
 //! wholesale switch, a sustained mix of two languages, or mojibake.
 //!
 //! Expected language: given by the caller (a canary probe knows it), else
-//! detected from the last user message, or from all user messages when the
-//! last is too short. When that guess is weak (confidence at least
+//! detected from the user's own words in the last user message, or in all
+//! user messages when the last is too short. Own words: the messages
+//! without code, URLs and pasted blocks (logs, stack traces, quoted
+//! e-mails and their headers, command and git output, paths, code lines;
+//! fenced or not, the rule is in `pasted.rs`). Pasted text never decides
+//! the language: when nothing else is left, the whole text gives at best
+//! a weak guess. A reply in a language the user wrote a sentence of their
+//! own in (reliably detected) never fails as a switch. When that guess is weak (confidence at least
 //! [`WEAK_CONFIDENCE`] but below the reliable 0.6), it can confirm a reply
 //! in the same language but never fails one: a disagreement is then
 //! undetermined. Languages the last user message names or asks for ("in
@@ -71,6 +77,7 @@
 //! about 50 MB of memory once the models are loaded (lazily, on first use).
 
 use super::detect::{Detection, Detector};
+use super::pasted;
 use super::prompt::{self, OtherLanguages};
 use super::text::{is_blank, proper_names, prose, segments, weighted_letters, without_names};
 use super::{mojibake, requested_format, Contract, ContractInput, ContractName, Language, Outcome};
@@ -170,14 +177,22 @@ impl LanguageContract {
             return Some((given, Certainty::Sure));
         }
         let users = prompt::user_texts(input.request);
-        let guess = |text: &str| {
+        // The user's own words decide (see `pasted.rs`); pasted text alone
+        // can only make a weak guess.
+        let guess = |text: &str, own: bool| {
             let text = prose(text);
+            let text = if own {
+                pasted::own_words(&text).into_owned()
+            } else {
+                text.into_owned()
+            };
             (weighted_letters(&text) >= MIN_REPLY_LETTERS)
                 .then(|| self.detector.detect(&text))
                 .flatten()
         };
-        let last = users.last().and_then(|l| guess(l));
-        let all = || guess(&users.join("\n"));
+        let last = users.last().and_then(|l| guess(l, true));
+        let all = || guess(&users.join("\n"), true);
+        let whole = || guess(&users.join("\n"), false);
         let sure = |d: Detection| d.reliable.then_some((d.language, Certainty::Sure));
         let weak = |d: Detection| {
             (d.confidence >= WEAK_CONFIDENCE).then_some((d.language, Certainty::Weak))
@@ -186,6 +201,29 @@ impl LanguageContract {
             .or_else(|| all().and_then(sure))
             .or_else(|| last.and_then(weak))
             .or_else(|| all().and_then(weak))
+            .or_else(|| whole().and_then(weak))
+    }
+
+    /// The languages the user wrote a sentence in, in their own words
+    /// (reliably detected, [`MIN_SEGMENT_LETTERS`] letters or more): a
+    /// reply in one of them never fails as a switch.
+    fn user_languages(&self, input: &ContractInput<'_>) -> Vec<Language> {
+        let mut out = Vec::new();
+        for user in prompt::user_texts(input.request) {
+            let text = prose(&user);
+            let own = pasted::own_words(&text);
+            for segment in segments(&own) {
+                if weighted_letters(segment) < MIN_SEGMENT_LETTERS {
+                    continue;
+                }
+                if let Some(d) = self.detector.detect(segment).filter(|d| d.reliable) {
+                    if !out.contains(&d.language) {
+                        out.push(d.language);
+                    }
+                }
+            }
+        }
+        out
     }
 }
 
@@ -276,15 +314,17 @@ impl LanguageContract {
             ));
         };
         let others = prompt::other_languages(input.request, expected);
+        // Asked only when a reply would fail as a switch.
+        let spoken = |l: Language| self.user_languages(input).contains(&l);
         let masked_letters = weighted_letters(&masked);
         let outcome = if masked_letters >= MIN_REPLY_LETTERS {
-            self.judge(&masked, expected, &others)
+            self.judge(&masked, expected, &others, &spoken)
         } else {
             // Little is left without the names: what is left (when there is
             // enough of it) may pass the reply, but it cannot fail it, and
             // the names alone neither pass nor fail it.
             let left = (masked_letters >= MIN_MASKED_LETTERS)
-                .then(|| self.judge(&masked, expected, &others))
+                .then(|| self.judge(&masked, expected, &others, &spoken))
                 .filter(|o| *o == Outcome::Pass);
             left.unwrap_or_else(|| {
                 Outcome::undetermined(format!(
@@ -352,7 +392,16 @@ impl LanguageContract {
             && (rest_segments < MIN_MIX_SEGMENTS || (rest as f64) < MIX_SHARE * all)
     }
 
-    fn judge(&self, prose: &str, expected: Language, others: &OtherLanguages) -> Outcome {
+    /// The verdict on `prose` against `expected`; `spoken` says whether the
+    /// user wrote a sentence of their own in a language, which a reply may
+    /// then be in without failing as a switch.
+    fn judge(
+        &self,
+        prose: &str,
+        expected: Language,
+        others: &OtherLanguages,
+        spoken: &dyn Fn(Language) -> bool,
+    ) -> Outcome {
         let judged: Vec<(&str, usize)> = segments(prose)
             .into_iter()
             .map(|s| (s, weighted_letters(s)))
@@ -371,7 +420,7 @@ impl LanguageContract {
         if tally.judged_letters == 0 {
             // Only short sentences: judge the prose as a whole.
             return match self.classify(prose, expected) {
-                Some(l) if !foreign(l) => Outcome::Pass,
+                Some(l) if !foreign(l) || spoken(l) => Outcome::Pass,
                 Some(l) => Outcome::fail(format!(
                     "the reply is in {l}; the conversation is in {expected}"
                 )),
@@ -387,6 +436,9 @@ impl LanguageContract {
             .max_by_key(|(_, &n)| n)
             .map(|(&l, _)| l)
             .unwrap_or(expected);
+        if foreign(dominant) && expected_share < SWITCH_SHARE && spoken(dominant) {
+            return Outcome::Pass;
+        }
         if foreign(dominant) && expected_share < SWITCH_SHARE {
             return Outcome::fail(format!(
                 "the reply is in {dominant}; the conversation is in {expected} ({:.0} % of the judged text is in {dominant})",
