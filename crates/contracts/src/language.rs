@@ -31,6 +31,12 @@
 //!   while the expected language is also there. One foreign sentence (a
 //!   quotation) or a borrowed word or proper name inside a sentence is not
 //!   a mix.
+//! - All-caps Latin runs of two letters or more (`ALTER SUBSCRIPTION`,
+//!   `USB`, the `OVERRIDING` of `使用OVERRIDING`) are blanked out of the
+//!   reply like names: SQL keywords, constants and acronyms are in no
+//!   natural language. In a Portuguese conversation a sentence lingua puts
+//!   Spanish first but that holds `ã` or `õ` (which Spanish never writes)
+//!   counts for Portuguese.
 //! - The proper names the user wrote (see `text::proper_names`) are
 //!   blanked out of the reply before any of this: a name the reply repeats
 //!   says nothing of the reply's language ("You grew up in Blemiliwych."
@@ -55,7 +61,20 @@
 //! reply written only in kanji in a Chinese conversation, and the reverse;
 //! a translation the user asked for without naming the language makes any
 //! language acceptable; in German, every noun is capitalised, so the names
-//! the user wrote include the nouns of their messages.
+//! the user wrote include the nouns of their messages. Seen on text nobody
+//! here wrote (issue 37), not fixed: an Italian sentence full of IT
+//! loanwords (`il file di log del server`) can read as English, and
+//! European Portuguese in its older spelling (`acção`, `óptimo`) as
+//! Spanish; Hindi in Latin letters (Hinglish) and Vietnamese without
+//! diacritics are guessed as German, Indonesian or Dutch or left
+//! undetermined (neither is a language of the plausible set in that form),
+//! so a switch from them to English goes unseen; in a Chinese, Japanese
+//! or Korean reply two short foreign sentences can stay under
+//! [`MIX_SHARE`], because each CJK character weighs three letters. A
+//! pasted English sentence with no mark of a paste counts as the user's
+//! own (see `pasted.rs`), so a reply that switches to English then passes.
+//! European Portuguese in the older spelling is read as Portuguese only in
+//! a sentence with `ã` or `õ`; without one it may still read as Spanish.
 //!
 //! Detector: the script first (Cyrillic, Hangul, Arabic, Devanagari, kana,
 //! ideographs), then `lingua` 1.8 with the eleven Latin-script language
@@ -79,7 +98,9 @@
 use super::detect::{Detection, Detector};
 use super::pasted;
 use super::prompt::{self, OtherLanguages};
-use super::text::{is_blank, proper_names, prose, segments, weighted_letters, without_names};
+use super::text::{
+    is_blank, proper_names, prose, segments, weighted_letters, without_all_caps, without_names,
+};
 use super::{mojibake, requested_format, Contract, ContractInput, ContractName, Language, Outcome};
 use std::collections::BTreeMap;
 use std::collections::HashMap;
@@ -302,6 +323,7 @@ impl LanguageContract {
         let names = proper_names(&prompt::user_texts(input.request));
         let prose = prose(input.text);
         let masked = without_names(&prose, &names);
+        let masked = without_all_caps(&masked);
         let letters = weighted_letters(&prose);
         if letters < MIN_REPLY_LETTERS {
             return Some(Outcome::undetermined(format!(
@@ -365,6 +387,13 @@ impl LanguageContract {
             .find(|(l, _)| *l == expected)
             .map_or(0.0, |&(_, c)| c);
         if top == expected || of_expected >= confidence {
+            return Some(expected);
+        }
+        // Spanish never writes ã or õ: in a Portuguese conversation such a
+        // sentence is Portuguese, whatever its older spelling (`acção`,
+        // `seleccione`) makes lingua think.
+        if expected == Language::Pt && top == Language::Es && text.contains(['ã', 'õ', 'Ã', 'Õ'])
+        {
             return Some(expected);
         }
         (confidence >= FOREIGN_RATIO * of_expected).then_some(top)
