@@ -707,4 +707,37 @@ mod tests {
         assert!(judge("Oi!", &reply, Some(Language::Pt)).is_fail());
         assert_eq!(judge("Oi!", &reply, Some(Language::Es)), Outcome::Pass);
     }
+
+    #[test]
+    fn all_caps_code_words_and_the_older_portuguese_spelling_do_not_fail() {
+        let it_user = "Come aggiungo una colonna alla tabella dei clienti senza perdere i dati?";
+        let it = "Il nome compare nella finestra. Usa ALTER TABLE ... ADD COLUMN ... WITH (check = false). \
+                  Se impostato a VERO, le applicazioni possono leggere la nuova colonna.";
+        assert_eq!(judge(it_user, it, None), Outcome::Pass);
+        // Positive control: the same answer switched to English still fails.
+        let en = "To add the column, run ALTER TABLE CLIENTI ADD COLUMN NOTE TEXT DEFAULT NULL. \
+                  Then check that the applications see the new field before you go on.";
+        assert!(judge(it_user, en, None).is_fail());
+        let pt_user = "Não consigo abrir o ficheiro que a minha colega me enviou ontem.";
+        let pt = "Por favor seleccione da lista a seguir a impressora que está a tentar utilizar. \
+                  Se não aparecer na lista, seleccione outra opção.";
+        assert!(!judge(pt_user, pt, None).is_fail());
+        let es = sentences(Language::Es)[..3].join(" ");
+        assert!(judge(pt_user, &es, None).is_fail());
+        // The mechanisms themselves: all-caps runs are blanked, and a
+        // sentence lingua reads as Spanish counts for Portuguese in a
+        // Portuguese conversation only when it holds ã or õ.
+        let blanked = without_all_caps("Usa ALTER TABLE ... WITH (x). 使用OVERRIDING覆盖 OpenPGP");
+        for gone in ["ALTER", "TABLE", "WITH", "OVERRIDING"] {
+            assert!(!blanked.contains(gone), "{blanked}");
+        }
+        assert!(
+            blanked.contains("Usa") && blanked.contains("使用 覆盖") && blanked.contains("OpenPGP")
+        );
+        let contract = LanguageContract::new(Language::ALL.to_vec());
+        let spanish = "Seleccione la opción del menú y pulse el botón para continuar.";
+        assert_eq!(contract.classify(spanish, Language::Pt), Some(Language::Es));
+        let tilde = "Seleccione la opción não del menú y pulse el botón para continuar.";
+        assert_eq!(contract.classify(tilde, Language::Pt), Some(Language::Pt));
+    }
 }
