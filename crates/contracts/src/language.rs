@@ -27,7 +27,10 @@
 //! - Fail, switch: the whole reply is reliably another language and less
 //!   than [`SWITCH_SHARE`] of its judged letters are in the expected one.
 //! - Fail, mix: at least [`MIN_MIX_SEGMENTS`] sentences reliably in one
-//!   other language, holding at least [`MIX_SHARE`] of the judged letters,
+//!   other language, holding at least [`MIX_SHARE`] of the judged letters
+//!   (in a Chinese, Japanese or Korean conversation, of the judged
+//!   characters each counted once: weighed three letters, CJK sentences
+//!   hid two short foreign ones under the share),
 //!   while the expected language is also there. One foreign sentence (a
 //!   quotation) or a borrowed word or proper name inside a sentence is not
 //!   a mix.
@@ -68,9 +71,7 @@
 //! Spanish; Hindi in Latin letters (Hinglish) and Vietnamese without
 //! diacritics are guessed as German, Indonesian or Dutch or left
 //! undetermined (neither is a language of the plausible set in that form),
-//! so a switch from them to English goes unseen; in a Chinese, Japanese
-//! or Korean reply two short foreign sentences can stay under
-//! [`MIX_SHARE`], because each CJK character weighs three letters. A
+//! so a switch from them to English goes unseen. A
 //! pasted English sentence with no mark of a paste counts as the user's
 //! own (see `pasted.rs`), so a reply that switches to English then passes.
 //! European Portuguese in the older spelling is read as Portuguese only in
@@ -253,16 +254,30 @@ impl LanguageContract {
 struct Tally {
     letters: BTreeMap<Language, usize>,
     segments: BTreeMap<Language, usize>,
+    /// Letters counted one a character, CJK included (for the mix share
+    /// of a CJK conversation).
+    chars: BTreeMap<Language, usize>,
     judged_letters: usize,
     judged_segments: usize,
+    judged_chars: usize,
 }
 
 impl Tally {
-    fn add(&mut self, language: Language, letters: usize) {
+    fn add(&mut self, language: Language, letters: usize, chars: usize) {
         *self.letters.entry(language).or_default() += letters;
         *self.segments.entry(language).or_default() += 1;
+        *self.chars.entry(language).or_default() += chars;
         self.judged_letters += letters;
         self.judged_segments += 1;
+        self.judged_chars += chars;
+    }
+
+    /// The share of the judged characters, each counted once.
+    fn char_share(&self, language: Language) -> f64 {
+        if self.judged_chars == 0 {
+            return 0.0;
+        }
+        self.chars.get(&language).copied().unwrap_or(0) as f64 / self.judged_chars as f64
     }
 
     fn share(&self, language: Language) -> f64 {
@@ -442,7 +457,8 @@ impl LanguageContract {
         let mut tally = Tally::default();
         for (segment, letters) in judged {
             if let Some(language) = self.classify(segment, expected) {
-                tally.add(language, letters);
+                let chars = segment.chars().filter(|c| c.is_alphabetic()).count();
+                tally.add(language, letters, chars);
             }
         }
         let foreign = |l: Language| l != expected && !others.allows(l);
@@ -479,7 +495,17 @@ impl LanguageContract {
             .keys()
             .copied()
             .filter(|&l| foreign(l))
-            .find(|&l| tally.segments_in(l) >= MIN_MIX_SEGMENTS && tally.share(l) >= MIX_SHARE);
+            .find(|&l| {
+                // In a CJK conversation the share counts each character
+                // once: weighed three letters, CJK sentences hide two
+                // short foreign ones under the share.
+                let share = if matches!(expected, Language::Ja | Language::Zh | Language::Ko) {
+                    tally.char_share(l)
+                } else {
+                    tally.share(l)
+                };
+                tally.segments_in(l) >= MIN_MIX_SEGMENTS && share >= MIX_SHARE
+            });
         if let Some(l) = mixed {
             return Outcome::fail(format!(
                 "sustained mix: {} of {} judged sentences are in {l}, the rest mostly in {expected}",
@@ -739,5 +765,34 @@ mod tests {
         assert_eq!(contract.classify(spanish, Language::Pt), Some(Language::Es));
         let tilde = "Seleccione la opción não del menú y pulse el botón para continuar.";
         assert_eq!(contract.classify(tilde, Language::Pt), Some(Language::Pt));
+    }
+
+    #[test]
+    fn two_short_foreign_sentences_in_a_cjk_reply_are_a_mix() {
+        for l in [Language::Ja, Language::Zh, Language::Ko] {
+            let own = sentences(l);
+            // Short English sentences lingua is sure of: weighed three
+            // letters a CJK character, they hold under a fifth.
+            let en = [
+                "Check that the cable is plugged in properly.",
+                "Make sure that the power is switched on.",
+            ];
+            let mixed = format!(
+                "{} {} {} {} {} {}",
+                own[0], en[0], own[1], own[2], en[1], own[3]
+            );
+            let out = judge(&own[6..9].join(" "), &mixed, None);
+            assert!(
+                out.reason().is_some_and(|r| r.contains("mix")),
+                "{l}: {out}"
+            );
+            // Negative control: one English sentence is a quotation.
+            let one = format!("{} {} {} {} {}", own[0], en[0], own[1], own[2], own[3]);
+            assert_eq!(
+                judge(&own[6..9].join(" "), &one, None),
+                Outcome::Pass,
+                "{l}"
+            );
+        }
     }
 }
