@@ -40,6 +40,12 @@ pub struct ContractsCalibrateArgs {
     /// datasets/contracts-calibration-heldout.jsonl.
     #[arg(long)]
     pub held_out: Option<PathBuf>,
+    /// A labelled set of your own (JSONL, the same fields), scored alone
+    /// instead of the two built-in parts: for instance the catalog-built
+    /// set `python3 scripts/catalog-calibration.py --out FILE` writes from
+    /// the installed gettext catalogs.
+    #[arg(long, conflicts_with_all = ["cases", "held_out"])]
+    pub set: Option<PathBuf>,
 }
 
 /// Arguments of `judge`.

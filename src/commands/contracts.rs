@@ -12,10 +12,13 @@ use std::process::ExitCode;
 pub fn contracts(args: &ContractsArgs) -> anyhow::Result<ExitCode> {
     let ContractsCommand::Calibrate(args) = &args.command;
     let contracts = Contracts::default();
-    let parts = [
-        (Part::Development, args.cases.as_deref()),
-        (Part::HeldOut, args.held_out.as_deref()),
-    ];
+    let parts = match &args.set {
+        Some(set) => vec![(Part::Supplied, Some(set.as_path()))],
+        None => vec![
+            (Part::Development, args.cases.as_deref()),
+            (Part::HeldOut, args.held_out.as_deref()),
+        ],
+    };
     let mut met = true;
     for (i, (part, path)) in parts.into_iter().enumerate() {
         let (source, cases) = load_part(part, path)?;

@@ -66,6 +66,10 @@ pub enum Part {
     Development,
     /// The cases written after the freeze.
     HeldOut,
+    /// A set the caller supplies (`contracts calibrate --set FILE`), such
+    /// as the one `scripts/catalog-calibration.py` builds from installed
+    /// message catalogs; no built-in copy.
+    Supplied,
 }
 
 impl Part {
@@ -74,6 +78,7 @@ impl Part {
         match self {
             Part::Development => "development",
             Part::HeldOut => "held-out",
+            Part::Supplied => "supplied",
         }
     }
 }
@@ -217,6 +222,13 @@ static BUILT_IN_HELD_OUT: BuiltIn = BuiltIn {
     text: HELD_OUT_CASES,
 };
 
+/// The supplied part has no built-in copy: this empty one stands for it
+/// when no path is given.
+static BUILT_IN_NONE: BuiltIn = BuiltIn {
+    path: "--set FILE (no built-in supplied set; build one with scripts/catalog-calibration.py)",
+    text: "",
+};
+
 /// Loads the development part at `path`, or the built-in one when `None`.
 /// Returns the name of the source (the path, or the default path marked
 /// built in) and the cases.
@@ -238,6 +250,9 @@ pub fn load_part(
     let built_in = match part {
         Part::Development => &BUILT_IN,
         Part::HeldOut => &BUILT_IN_HELD_OUT,
+        // No built-in copy: an empty set, which `calibration::load` names
+        // as the file to give.
+        Part::Supplied => &BUILT_IN_NONE,
     };
     let source = path.map_or(Source::BuiltIn(built_in), |p| Source::File(p.to_path_buf()));
     let cases = calibration::load(&source)?;

@@ -14,12 +14,22 @@
 //!    `Ù…Ø±Ø­Ø¨Ù‹Ø§`) while the rest of the reply has words and no
 //!    mojibake: fail. A reply garbled throughout is left to `language`.
 //! 3. Stray punctuation: `,` `.` `;` `:` `!` `?` `)` `]` `}` and their
-//!    full-width forms, `、` `。` `」` `』` `】` `》`: fail. A dot that starts
-//!    a name (`.NET`, `.env`) is fine; `...` and `…` are undetermined.
+//!    full-width forms, `、` `。` `」` `』` `】` `》`, spaced (`. The`) or
+//!    glued (`.The`, `、あなた`), at the start or inside the Markdown that
+//!    opens the reply (`**.Your**`, `# .Your`): fail. A dot that starts a
+//!    name (`.NET`, `.env`) is fine by the rule in `junk_prefix/shapes.rs`
+//!    (ASCII token with an inner capital, digit or code punctuation, or a
+//!    lowercase non-English word); a dot before a lowercase English word
+//!    (`.profile`) is undetermined; `...` and `…` are undetermined. After a
+//!    byte-order mark the rest is judged too and its junk named.
 //! 4. A lone `*` or `**` whose emphasis is not closed in the first
 //!    paragraph: fail. A roleplay action (`*smiles*`), bold (`**Yes.**`) or a
 //!    bullet (`* item`) is fine.
-//! 5. A word fragment: the reply starts with a lowercase letter. Fine when
+//! 5. A word fragment: the reply starts with a lowercase letter. A suffix
+//!    fragment glued to a capitalised word or a word of another script
+//!    (`ingYour`, `'sThe`, `tionÉ`, `tionあなた`; not an acronym,
+//!    `lyNASA`) fails, as does one inside the opening Markdown
+//!    (`**ing Your**`, `**lyA**`). Fine when
 //!    the prompt asks for a continuation, a list, a format or lowercase, when
 //!    the user wrote that very word, when the word is an identifier (an
 //!    inner capital, a digit or code punctuation: `iPhone`, `e.g.`), a
@@ -27,7 +37,10 @@
 //!    di du del della der den ter ten le la dos das zu`: `van Gogh`,
 //!    `de Gaulle`), or a command the reply also shows as code,
 //!    opening an inline span or a fenced line (`npm install` over
-//!    `` `npm install left-pad` ``). A leading `'s` is fine before a word
+//!    `` `npm install left-pad` ``), or a command by its shape (a known
+//!    tool or an executable-shaped non-English word before a flag, a path
+//!    or a subcommand: `kubectl get pods`, `ls -la`, `xargs の`; the rule
+//!    and lists are in `junk_prefix/shapes.rs`). A leading `'s` is fine before a word
 //!    that ends in `s` and is no English word by the lexicon of `detect.rs`
 //!    (the Dutch genitive article: `'s ochtends`, `'s avonds`; `'s always`
 //!    is a clipped `it's`). Fail
@@ -39,14 +52,18 @@
 //! undetermined rather than failures. Structured-output requests are left
 //! to `schema`, empty replies to `empty`.
 //!
-//! Blind spots: fragments in scripts without case (Japanese, Chinese); the
+//! Blind spots: a name that starts with a suffix and a capital (`edX`)
+//! reads as a glued fragment; fragments in scripts without case (Japanese, Chinese); the
 //! Dutch genitive before a word English also has (`'s winters`); a
 //! clipped word that is still a word with a capital (`Ello` for `Hello`);
 //! junk in the middle or at the end of a reply.
 
+mod shapes;
+
 use super::prompt::{self, Continuation};
 use super::text::{is_blank, segments};
 use super::{requested_format, Contract, ContractInput, ContractName, Outcome};
+use shapes::DotStart;
 
 /// Chat-template and special tokens that never belong in a reply.
 pub const TEMPLATE_TOKENS: &[&str] = &[
@@ -118,14 +135,26 @@ impl Contract for JunkPrefix {
 }
 
 fn judge(input: &ContractInput<'_>) -> Outcome {
-    let request = input.request;
     let text = input.text.trim_start_matches(|c: char| c.is_whitespace());
     if let Some(first) = text.chars().next().filter(|c| INVISIBLE.contains(c)) {
+        // Judge what follows too, so junk after a byte-order mark is named.
+        let rest = text.trim_start_matches(|c: char| INVISIBLE.contains(&c) || c.is_whitespace());
+        let after = match judge_visible(input, rest) {
+            Outcome::Fail { reason } => format!(", then: {reason}"),
+            _ => String::new(),
+        };
         return Outcome::fail(format!(
-            "the reply starts with the invisible character U+{:04X}",
+            "the reply starts with the invisible character U+{:04X}{after}",
             first as u32
         ));
     }
+    judge_visible(input, text)
+}
+
+/// The checks after the invisible characters, on `text` (the reply from its
+/// first visible character).
+fn judge_visible(input: &ContractInput<'_>, text: &str) -> Outcome {
+    let request = input.request;
     if let Some(word) = mojibake_prefix(text) {
         return Outcome::fail(format!(
             "the reply starts with the mojibake {word:?} and the rest is clean: its first bytes were decoded with the wrong encoding"
@@ -152,6 +181,11 @@ fn judge(input: &ContractInput<'_>) -> Outcome {
     let Some(first) = text.chars().next() else {
         return Outcome::Pass;
     };
+    if let Some(inner) = markdown_inner(text) {
+        if let Some(out) = junk_in_markdown(input, inner, continuation) {
+            return out;
+        }
+    }
     if first == '*' {
         return asterisk(text);
     }
@@ -178,6 +212,81 @@ fn mojibake_prefix(text: &str) -> Option<&str> {
         .is_some_and(super::mojibake::is_lead_reading);
     let clean_rest = rest.chars().any(char::is_alphabetic) && super::mojibake::find(rest).is_none();
     (opens && clean_rest && super::mojibake::find(word).is_some()).then_some(word)
+}
+
+/// The text inside the Markdown that opens `text`: after a heading's `#`s
+/// and up to three emphasis markers (`**.Your**` gives `.Your**`); `None`
+/// when nothing opens it.
+fn markdown_inner(text: &str) -> Option<&str> {
+    let hashes = text.len() - text.trim_start_matches('#').len();
+    let after_heading = if (1..=6).contains(&hashes) && text[hashes..].starts_with([' ', '\t']) {
+        text[hashes..].trim_start_matches([' ', '\t'])
+    } else {
+        text
+    };
+    let markers = after_heading.len() - after_heading.trim_start_matches(['*', '_']).len();
+    let inner = &after_heading[markers.min(3)..];
+    (inner.len() < text.len()).then_some(inner)
+}
+
+/// Junk right inside the Markdown that opens the reply (`inner`, after
+/// the markers): stray punctuation, a template token, a suffix fragment
+/// spaced or glued. `None` when there is none, so the usual checks run.
+fn junk_in_markdown(
+    input: &ContractInput<'_>,
+    inner: &str,
+    continuation: Continuation,
+) -> Option<Outcome> {
+    let first = inner.chars().next()?;
+    if STRAY.contains(&first) {
+        let out = punctuation(inner, first, continuation);
+        return (out != Outcome::Pass).then_some(out);
+    }
+    let token = TEMPLATE_TOKENS
+        .iter()
+        .copied()
+        .find(|t| inner.starts_with(*t))
+        .or_else(|| generic_special_token(inner));
+    if let Some(token) = token.filter(|t| !prompt::user_mentions(input.request, t)) {
+        return Some(Outcome::fail(format!(
+            "the reply's opening Markdown starts with the template token {token}"
+        )));
+    }
+    let word = inner
+        .split(char::is_whitespace)
+        .next()
+        .unwrap_or("")
+        .trim_end_matches(|c: char| !c.is_alphanumeric());
+    let fragment = SUFFIX_FRAGMENTS.contains(&word) || glued_fragment(word).is_some();
+    (fragment && continuation != Continuation::Asked).then(|| {
+        Outcome::fail(format!(
+            "the reply's opening Markdown starts with the word fragment {word:?}"
+        ))
+    })
+}
+
+/// `ingYour`, `'sThe`, `tionあなた`: a suffix fragment glued to a
+/// capitalised word or to a word in a script without Latin letters.
+fn glued_fragment(word: &str) -> Option<&'static str> {
+    let fragment = SUFFIX_FRAGMENTS
+        .iter()
+        .copied()
+        .filter(|f| word.starts_with(*f))
+        .max_by_key(|f| f.len())?;
+    let remainder = &word[fragment.len()..];
+    let next = remainder.chars().next()?;
+    // `ingThe`, `tionÉ`, `'sC'est`; not an acronym (`lyNASA`).
+    let acronym = remainder.chars().filter(|c| c.is_uppercase()).count() > 1;
+    let capitalised = next.is_uppercase() && !acronym;
+    let foreign = next.is_alphabetic() && !next.is_ascii() && !is_latin(next);
+    (capitalised || foreign).then_some(fragment)
+}
+
+/// A letter of the Latin script (ASCII or Latin-1/Extended).
+fn is_latin(c: char) -> bool {
+    c.is_ascii_alphabetic()
+        || ('\u{00C0}'..='\u{024F}').contains(&c)
+        || ('\u{1E00}'..='\u{1EFF}').contains(&c)
 }
 
 /// A `<|...|>` or `<｜...｜>` token not in the list.
@@ -229,7 +338,15 @@ fn punctuation(text: &str, first: char, continuation: Continuation) -> Outcome {
         return Outcome::undetermined("the reply starts with an ellipsis");
     }
     if first == '.' && text[1..].starts_with(|c: char| c.is_alphanumeric()) {
-        return Outcome::Pass; // .NET, .env, .gitignore
+        match shapes::dot_start(&text[1..]) {
+            DotStart::Name => return Outcome::Pass, // .NET, .env, .gitignore
+            DotStart::Unsure if continuation != Continuation::Asked => {
+                return Outcome::undetermined(
+                    "the reply starts with a dot before a lowercase English word: a dotfile's name or a stray dot",
+                );
+            }
+            _ => {}
+        }
     }
     if continuation == Continuation::Possible {
         return Outcome::undetermined(format!(
@@ -246,6 +363,14 @@ fn fragment(input: &ContractInput<'_>, text: &str, continuation: Continuation) -
         .next()
         .unwrap_or("")
         .trim_end_matches(|c: char| !c.is_alphanumeric() && c != '\'');
+    if let Some(fragment) = glued_fragment(word) {
+        if continuation != Continuation::Asked {
+            return Outcome::fail(format!(
+                "the reply starts with the word fragment {fragment:?} glued to {:?}",
+                &word[fragment.len()..]
+            ));
+        }
+    }
     if text.starts_with('\'') {
         // 's, 're, n't: contraction fragments; 'quoted' words are fine.
         let lower = word.to_lowercase();
@@ -264,6 +389,7 @@ fn fragment(input: &ContractInput<'_>, text: &str, continuation: Continuation) -
         || looks_like_identifier(word)
         || is_name_particle(word, text)
         || shown_as_code(word, text)
+        || shapes::opens_with_command(text)
     {
         return Outcome::Pass;
     }
@@ -355,182 +481,4 @@ fn looks_like_identifier(word: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::tests::{input, input_for, request};
-
-    fn judge_reply(reply: &'static str, user: &str) -> Outcome {
-        JunkPrefix.check(&input(reply, user)).unwrap()
-    }
-
-    #[test]
-    fn particles_commands_and_the_dutch_genitive_are_rules_not_lists() {
-        let user = "Which painting is the most famous?";
-        assert_eq!(
-            judge_reply(
-                "van Gogh's Starry Night, most likely. It hangs in New York.",
-                user
-            ),
-            Outcome::Pass
-        );
-        assert_eq!(
-            judge_reply(
-                "npm install left-pad adds it. Run `npm install left-pad` in the project.",
-                "How do I add a package?"
-            ),
-            Outcome::Pass
-        );
-        assert_eq!(
-            judge_reply(
-                "'s Ochtends is het rustig. Dan loop ik.",
-                "Wanneer loop je?"
-            ),
-            Outcome::Pass
-        );
-        // Positive controls: a clipped "it's", a fragment before a name, a
-        // command word the reply never shows as code.
-        for (reply, user) in [
-            (
-                "'s always been that way. It depends on the tide.",
-                "Why is it so?",
-            ),
-            ("ing Paris first. Then go south.", "Where should I start?"),
-            ("and I think so. It works.", "Does it work?"),
-            (
-                "npm is the usual tool. It comes with Node.",
-                "How do I add a package?",
-            ),
-        ] {
-            let out = judge_reply(reply, user);
-            assert!(out.is_fail(), "{reply}: {out}");
-        }
-    }
-
-    #[test]
-    fn every_kind_of_junk_fails() {
-        for (reply, user) in [
-            (", Sure! Here it is.", "Give me a recipe."),
-            (
-                ". The capital is Canberra.",
-                "What is the capital of Australia?",
-            ),
-            ("。日本の首都は東京です。", "日本の首都はどこですか？"),
-            ("」はい、そうです。", "本当ですか？"),
-            ("<|im_start|>assistant\nHello.", "Hi there."),
-            ("</s> Water boils at 100 °C.", "When does water boil?"),
-            ("[INST] Hold the button.", "How do I reset it?"),
-            ("<|weird_token|>Hello.", "Hi there."),
-            (
-                "assistant\n\nPlay more games.",
-                "How do I get better at chess?",
-            ),
-            ("\u{FEFF}Prepare well.", "Any advice?"),
-            (
-                "ï»¿Halo! Ada yang bisa saya bantu?",
-                "Halo, bisa bantu saya?",
-            ),
-            ("Ù…Ø±Ø\u{AD}Ø¨Ù‹Ø§! أنا بخير.", "مرحبًا، كيف حالك؟"),
-            ("*Sure, here is a poem:\n\nLeaves fall.", "Write a poem."),
-            (
-                "**Because of scattering. Blue light scatters more.",
-                "Why is the sky blue?",
-            ),
-            (
-                "ing the answer is yes. Let it cool first.",
-                "Can I freeze rice?",
-            ),
-            ("ello! How can I help you today?", "Hello!"),
-            (
-                "'s a good question. Whales breathe air.",
-                "Why do whales surface?",
-            ),
-        ] {
-            let out = judge_reply(reply, user);
-            assert!(out.is_fail(), "{reply:?}: {out}");
-        }
-    }
-
-    #[test]
-    fn what_the_prompt_calls_for_passes() {
-        for (reply, user) in [
-            (
-                "*smiles* Ahoy there! Grab a rope.",
-                "*waves* Ahoy, captain!",
-            ),
-            ("\"Hygge\" is a Danish word.", "What does hygge mean?"),
-            (
-                "«Guernica» fue pintado por Picasso.",
-                "¿Quién pintó el Guernica?",
-            ),
-            ("「木漏れ日」とは日の光のことです。", "「木漏れ日」とは？"),
-            // Accented capitals before closing quotes are no mojibake.
-            ("ÇA VA… oui, très bien.", "Ça va ?"),
-            ("Ông ấy đến Hà Nội hôm qua.", "Ông ấy đến khi nào?"),
-            ("- Go to bed early.\n- Keep it dark.", "Tips for sleep?"),
-            ("* Water\n* Sun cream", "What should I bring?"),
-            (
-                "**Short answer:** yes. It is fine.",
-                "Can I charge overnight?",
-            ),
-            (
-                "saw a boat. He ran to the shore.",
-                "Continue this sentence: He opened the door and",
-            ),
-            (".NET is a developer platform.", "What is .NET?"),
-            ("iPhones are easy to learn. Pixels too.", "Which phone?"),
-            (
-                "npm install adds the package. Use --save-dev too.",
-                "How do I install with npm?",
-            ),
-            (
-                "van Gogh painted it in 1889. It hangs in New York.",
-                "Who painted The Starry Night?",
-            ),
-            (
-                "'s Ochtends is het rustig. Dan loop ik.",
-                "Wanneer loop je?",
-            ),
-            ("— ¡Marta! ¡Cuánto tiempo!", "Escribe un diálogo."),
-            (
-                "<|im_start|> marks a message in ChatML. It opens it.",
-                "What does <|im_start|> mean?",
-            ),
-            ("¡Hola! ¿Qué tal?", "¡Hola!"),
-            (
-                "(Fun fact!) Octopuses have three hearts.",
-                "Tell me a fun fact.",
-            ),
-        ] {
-            assert_eq!(judge_reply(reply, user), Outcome::Pass, "{reply:?}");
-        }
-    }
-
-    #[test]
-    fn unsure_cases_are_undetermined() {
-        for (reply, user) in [
-            ("…a soft patter on the roof.", "Describe the rain."),
-            ("sure, here you go", "Tell me something."),
-            (
-                "then it rained. It was cold.",
-                "so yesterday i went out and",
-            ),
-        ] {
-            let out = judge_reply(reply, user);
-            assert!(
-                matches!(out, Outcome::Undetermined { .. }),
-                "{reply:?}: {out}"
-            );
-        }
-    }
-
-    #[test]
-    fn structured_output_and_empty_replies_are_not_judged() {
-        let mut r = request(&[("user", "Weather as JSON.")]);
-        r.extra.insert(
-            "response_format".into(),
-            serde_json::json!({"type": "json_object"}),
-        );
-        assert_eq!(JunkPrefix.check(&input_for(", {}", &r)), None);
-        assert_eq!(JunkPrefix.check(&input("  ", "Hi?")), None);
-    }
-}
+mod tests;

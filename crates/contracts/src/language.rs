@@ -2,8 +2,14 @@
 //! wholesale switch, a sustained mix of two languages, or mojibake.
 //!
 //! Expected language: given by the caller (a canary probe knows it), else
-//! detected from the last user message, or from all user messages when the
-//! last is too short. When that guess is weak (confidence at least
+//! detected from the user's own words in the last user message, or in all
+//! user messages when the last is too short. Own words: the messages
+//! without code, URLs and pasted blocks (logs, stack traces, quoted
+//! e-mails and their headers, command and git output, paths, code lines;
+//! fenced or not, the rule is in `pasted.rs`). Pasted text never decides
+//! the language: when nothing else is left, the whole text gives at best
+//! a weak guess. A reply in a language the user wrote a sentence of their
+//! own in (reliably detected) never fails as a switch. When that guess is weak (confidence at least
 //! [`WEAK_CONFIDENCE`] but below the reliable 0.6), it can confirm a reply
 //! in the same language but never fails one: a disagreement is then
 //! undetermined. Languages the last user message names or asks for ("in
@@ -21,10 +27,19 @@
 //! - Fail, switch: the whole reply is reliably another language and less
 //!   than [`SWITCH_SHARE`] of its judged letters are in the expected one.
 //! - Fail, mix: at least [`MIN_MIX_SEGMENTS`] sentences reliably in one
-//!   other language, holding at least [`MIX_SHARE`] of the judged letters,
+//!   other language, holding at least [`MIX_SHARE`] of the judged letters
+//!   (in a Chinese, Japanese or Korean conversation, of the judged
+//!   characters each counted once: weighed three letters, CJK sentences
+//!   hid two short foreign ones under the share),
 //!   while the expected language is also there. One foreign sentence (a
 //!   quotation) or a borrowed word or proper name inside a sentence is not
 //!   a mix.
+//! - All-caps Latin runs of two letters or more (`ALTER SUBSCRIPTION`,
+//!   `USB`, the `OVERRIDING` of `使用OVERRIDING`) are blanked out of the
+//!   reply like names: SQL keywords, constants and acronyms are in no
+//!   natural language. In a Portuguese conversation a sentence lingua puts
+//!   Spanish first but that holds `ã` or `õ` (which Spanish never writes)
+//!   counts for Portuguese.
 //! - The proper names the user wrote (see `text::proper_names`) are
 //!   blanked out of the reply before any of this: a name the reply repeats
 //!   says nothing of the reply's language ("You grew up in Blemiliwych."
@@ -49,7 +64,18 @@
 //! reply written only in kanji in a Chinese conversation, and the reverse;
 //! a translation the user asked for without naming the language makes any
 //! language acceptable; in German, every noun is capitalised, so the names
-//! the user wrote include the nouns of their messages.
+//! the user wrote include the nouns of their messages. Seen on text nobody
+//! here wrote (issue 37), not fixed: an Italian sentence full of IT
+//! loanwords (`il file di log del server`) can read as English, and
+//! European Portuguese in its older spelling (`acção`, `óptimo`) as
+//! Spanish; Hindi in Latin letters (Hinglish) and Vietnamese without
+//! diacritics are guessed as German, Indonesian or Dutch or left
+//! undetermined (neither is a language of the plausible set in that form),
+//! so a switch from them to English goes unseen. A
+//! pasted English sentence with no mark of a paste counts as the user's
+//! own (see `pasted.rs`), so a reply that switches to English then passes.
+//! European Portuguese in the older spelling is read as Portuguese only in
+//! a sentence with `ã` or `õ`; without one it may still read as Spanish.
 //!
 //! Detector: the script first (Cyrillic, Hangul, Arabic, Devanagari, kana,
 //! ideographs), then `lingua` 1.8 with the eleven Latin-script language
@@ -71,8 +97,11 @@
 //! about 50 MB of memory once the models are loaded (lazily, on first use).
 
 use super::detect::{Detection, Detector};
+use super::pasted;
 use super::prompt::{self, OtherLanguages};
-use super::text::{is_blank, proper_names, prose, segments, weighted_letters, without_names};
+use super::text::{
+    is_blank, proper_names, prose, segments, weighted_letters, without_all_caps, without_names,
+};
 use super::{mojibake, requested_format, Contract, ContractInput, ContractName, Language, Outcome};
 use std::collections::BTreeMap;
 use std::collections::HashMap;
@@ -170,14 +199,22 @@ impl LanguageContract {
             return Some((given, Certainty::Sure));
         }
         let users = prompt::user_texts(input.request);
-        let guess = |text: &str| {
+        // The user's own words decide (see `pasted.rs`); pasted text alone
+        // can only make a weak guess.
+        let guess = |text: &str, own: bool| {
             let text = prose(text);
+            let text = if own {
+                pasted::own_words(&text).into_owned()
+            } else {
+                text.into_owned()
+            };
             (weighted_letters(&text) >= MIN_REPLY_LETTERS)
                 .then(|| self.detector.detect(&text))
                 .flatten()
         };
-        let last = users.last().and_then(|l| guess(l));
-        let all = || guess(&users.join("\n"));
+        let last = users.last().and_then(|l| guess(l, true));
+        let all = || guess(&users.join("\n"), true);
+        let whole = || guess(&users.join("\n"), false);
         let sure = |d: Detection| d.reliable.then_some((d.language, Certainty::Sure));
         let weak = |d: Detection| {
             (d.confidence >= WEAK_CONFIDENCE).then_some((d.language, Certainty::Weak))
@@ -186,6 +223,29 @@ impl LanguageContract {
             .or_else(|| all().and_then(sure))
             .or_else(|| last.and_then(weak))
             .or_else(|| all().and_then(weak))
+            .or_else(|| whole().and_then(weak))
+    }
+
+    /// The languages the user wrote a sentence in, in their own words
+    /// (reliably detected, [`MIN_SEGMENT_LETTERS`] letters or more): a
+    /// reply in one of them never fails as a switch.
+    fn user_languages(&self, input: &ContractInput<'_>) -> Vec<Language> {
+        let mut out = Vec::new();
+        for user in prompt::user_texts(input.request) {
+            let text = prose(&user);
+            let own = pasted::own_words(&text);
+            for segment in segments(&own) {
+                if weighted_letters(segment) < MIN_SEGMENT_LETTERS {
+                    continue;
+                }
+                if let Some(d) = self.detector.detect(segment).filter(|d| d.reliable) {
+                    if !out.contains(&d.language) {
+                        out.push(d.language);
+                    }
+                }
+            }
+        }
+        out
     }
 }
 
@@ -194,16 +254,30 @@ impl LanguageContract {
 struct Tally {
     letters: BTreeMap<Language, usize>,
     segments: BTreeMap<Language, usize>,
+    /// Letters counted one a character, CJK included (for the mix share
+    /// of a CJK conversation).
+    chars: BTreeMap<Language, usize>,
     judged_letters: usize,
     judged_segments: usize,
+    judged_chars: usize,
 }
 
 impl Tally {
-    fn add(&mut self, language: Language, letters: usize) {
+    fn add(&mut self, language: Language, letters: usize, chars: usize) {
         *self.letters.entry(language).or_default() += letters;
         *self.segments.entry(language).or_default() += 1;
+        *self.chars.entry(language).or_default() += chars;
         self.judged_letters += letters;
         self.judged_segments += 1;
+        self.judged_chars += chars;
+    }
+
+    /// The share of the judged characters, each counted once.
+    fn char_share(&self, language: Language) -> f64 {
+        if self.judged_chars == 0 {
+            return 0.0;
+        }
+        self.chars.get(&language).copied().unwrap_or(0) as f64 / self.judged_chars as f64
     }
 
     fn share(&self, language: Language) -> f64 {
@@ -264,6 +338,7 @@ impl LanguageContract {
         let names = proper_names(&prompt::user_texts(input.request));
         let prose = prose(input.text);
         let masked = without_names(&prose, &names);
+        let masked = without_all_caps(&masked);
         let letters = weighted_letters(&prose);
         if letters < MIN_REPLY_LETTERS {
             return Some(Outcome::undetermined(format!(
@@ -276,15 +351,17 @@ impl LanguageContract {
             ));
         };
         let others = prompt::other_languages(input.request, expected);
+        // Asked only when a reply would fail as a switch.
+        let spoken = |l: Language| self.user_languages(input).contains(&l);
         let masked_letters = weighted_letters(&masked);
         let outcome = if masked_letters >= MIN_REPLY_LETTERS {
-            self.judge(&masked, expected, &others)
+            self.judge(&masked, expected, &others, &spoken)
         } else {
             // Little is left without the names: what is left (when there is
             // enough of it) may pass the reply, but it cannot fail it, and
             // the names alone neither pass nor fail it.
             let left = (masked_letters >= MIN_MASKED_LETTERS)
-                .then(|| self.judge(&masked, expected, &others))
+                .then(|| self.judge(&masked, expected, &others, &spoken))
                 .filter(|o| *o == Outcome::Pass);
             left.unwrap_or_else(|| {
                 Outcome::undetermined(format!(
@@ -327,6 +404,13 @@ impl LanguageContract {
         if top == expected || of_expected >= confidence {
             return Some(expected);
         }
+        // Spanish never writes ã or õ: in a Portuguese conversation such a
+        // sentence is Portuguese, whatever its older spelling (`acção`,
+        // `seleccione`) makes lingua think.
+        if expected == Language::Pt && top == Language::Es && text.contains(['ã', 'õ', 'Ã', 'Õ'])
+        {
+            return Some(expected);
+        }
         (confidence >= FOREIGN_RATIO * of_expected).then_some(top)
     }
 
@@ -352,7 +436,16 @@ impl LanguageContract {
             && (rest_segments < MIN_MIX_SEGMENTS || (rest as f64) < MIX_SHARE * all)
     }
 
-    fn judge(&self, prose: &str, expected: Language, others: &OtherLanguages) -> Outcome {
+    /// The verdict on `prose` against `expected`; `spoken` says whether the
+    /// user wrote a sentence of their own in a language, which a reply may
+    /// then be in without failing as a switch.
+    fn judge(
+        &self,
+        prose: &str,
+        expected: Language,
+        others: &OtherLanguages,
+        spoken: &dyn Fn(Language) -> bool,
+    ) -> Outcome {
         let judged: Vec<(&str, usize)> = segments(prose)
             .into_iter()
             .map(|s| (s, weighted_letters(s)))
@@ -364,14 +457,15 @@ impl LanguageContract {
         let mut tally = Tally::default();
         for (segment, letters) in judged {
             if let Some(language) = self.classify(segment, expected) {
-                tally.add(language, letters);
+                let chars = segment.chars().filter(|c| c.is_alphabetic()).count();
+                tally.add(language, letters, chars);
             }
         }
         let foreign = |l: Language| l != expected && !others.allows(l);
         if tally.judged_letters == 0 {
             // Only short sentences: judge the prose as a whole.
             return match self.classify(prose, expected) {
-                Some(l) if !foreign(l) => Outcome::Pass,
+                Some(l) if !foreign(l) || spoken(l) => Outcome::Pass,
                 Some(l) => Outcome::fail(format!(
                     "the reply is in {l}; the conversation is in {expected}"
                 )),
@@ -387,6 +481,9 @@ impl LanguageContract {
             .max_by_key(|(_, &n)| n)
             .map(|(&l, _)| l)
             .unwrap_or(expected);
+        if foreign(dominant) && expected_share < SWITCH_SHARE && spoken(dominant) {
+            return Outcome::Pass;
+        }
         if foreign(dominant) && expected_share < SWITCH_SHARE {
             return Outcome::fail(format!(
                 "the reply is in {dominant}; the conversation is in {expected} ({:.0} % of the judged text is in {dominant})",
@@ -398,7 +495,17 @@ impl LanguageContract {
             .keys()
             .copied()
             .filter(|&l| foreign(l))
-            .find(|&l| tally.segments_in(l) >= MIN_MIX_SEGMENTS && tally.share(l) >= MIX_SHARE);
+            .find(|&l| {
+                // In a CJK conversation the share counts each character
+                // once: weighed three letters, CJK sentences hide two
+                // short foreign ones under the share.
+                let share = if matches!(expected, Language::Ja | Language::Zh | Language::Ko) {
+                    tally.char_share(l)
+                } else {
+                    tally.share(l)
+                };
+                tally.segments_in(l) >= MIN_MIX_SEGMENTS && share >= MIX_SHARE
+            });
         if let Some(l) = mixed {
             return Outcome::fail(format!(
                 "sustained mix: {} of {} judged sentences are in {l}, the rest mostly in {expected}",
@@ -625,5 +732,67 @@ mod tests {
         let reply = sentences(Language::Es)[..3].join(" ");
         assert!(judge("Oi!", &reply, Some(Language::Pt)).is_fail());
         assert_eq!(judge("Oi!", &reply, Some(Language::Es)), Outcome::Pass);
+    }
+
+    #[test]
+    fn all_caps_code_words_and_the_older_portuguese_spelling_do_not_fail() {
+        let it_user = "Come aggiungo una colonna alla tabella dei clienti senza perdere i dati?";
+        let it = "Il nome compare nella finestra. Usa ALTER TABLE ... ADD COLUMN ... WITH (check = false). \
+                  Se impostato a VERO, le applicazioni possono leggere la nuova colonna.";
+        assert_eq!(judge(it_user, it, None), Outcome::Pass);
+        // Positive control: the same answer switched to English still fails.
+        let en = "To add the column, run ALTER TABLE CLIENTI ADD COLUMN NOTE TEXT DEFAULT NULL. \
+                  Then check that the applications see the new field before you go on.";
+        assert!(judge(it_user, en, None).is_fail());
+        let pt_user = "Não consigo abrir o ficheiro que a minha colega me enviou ontem.";
+        let pt = "Por favor seleccione da lista a seguir a impressora que está a tentar utilizar. \
+                  Se não aparecer na lista, seleccione outra opção.";
+        assert!(!judge(pt_user, pt, None).is_fail());
+        let es = sentences(Language::Es)[..3].join(" ");
+        assert!(judge(pt_user, &es, None).is_fail());
+        // The mechanisms themselves: all-caps runs are blanked, and a
+        // sentence lingua reads as Spanish counts for Portuguese in a
+        // Portuguese conversation only when it holds ã or õ.
+        let blanked = without_all_caps("Usa ALTER TABLE ... WITH (x). 使用OVERRIDING覆盖 OpenPGP");
+        for gone in ["ALTER", "TABLE", "WITH", "OVERRIDING"] {
+            assert!(!blanked.contains(gone), "{blanked}");
+        }
+        assert!(
+            blanked.contains("Usa") && blanked.contains("使用 覆盖") && blanked.contains("OpenPGP")
+        );
+        let contract = LanguageContract::new(Language::ALL.to_vec());
+        let spanish = "Seleccione la opción del menú y pulse el botón para continuar.";
+        assert_eq!(contract.classify(spanish, Language::Pt), Some(Language::Es));
+        let tilde = "Seleccione la opción não del menú y pulse el botón para continuar.";
+        assert_eq!(contract.classify(tilde, Language::Pt), Some(Language::Pt));
+    }
+
+    #[test]
+    fn two_short_foreign_sentences_in_a_cjk_reply_are_a_mix() {
+        for l in [Language::Ja, Language::Zh, Language::Ko] {
+            let own = sentences(l);
+            // Short English sentences lingua is sure of: weighed three
+            // letters a CJK character, they hold under a fifth.
+            let en = [
+                "Check that the cable is plugged in properly.",
+                "Make sure that the power is switched on.",
+            ];
+            let mixed = format!(
+                "{} {} {} {} {} {}",
+                own[0], en[0], own[1], own[2], en[1], own[3]
+            );
+            let out = judge(&own[6..9].join(" "), &mixed, None);
+            assert!(
+                out.reason().is_some_and(|r| r.contains("mix")),
+                "{l}: {out}"
+            );
+            // Negative control: one English sentence is a quotation.
+            let one = format!("{} {} {} {} {}", own[0], en[0], own[1], own[2], own[3]);
+            assert_eq!(
+                judge(&own[6..9].join(" "), &one, None),
+                Outcome::Pass,
+                "{l}"
+            );
+        }
     }
 }

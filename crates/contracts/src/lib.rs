@@ -19,6 +19,7 @@ mod empty;
 mod junk_prefix;
 mod language;
 mod mojibake;
+mod pasted;
 pub mod phrasebook;
 mod prompt;
 mod refusal;

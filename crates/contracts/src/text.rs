@@ -148,6 +148,45 @@ pub fn without_names<'a>(text: &'a str, names: &BTreeSet<String>) -> Cow<'a, str
     Cow::Owned(out)
 }
 
+/// `text` with every all-caps Latin run of two letters or more blanked
+/// (`ALTER SUBSCRIPTION`, `USB`, the `OVERRIDING` of `使用OVERRIDING`):
+/// SQL keywords, constants and acronyms are in no natural language. A run
+/// that touches a lowercase ASCII letter (`OpenPGP`) is part of a word and
+/// kept.
+pub fn without_all_caps(text: &str) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let mut runs = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i].is_ascii_uppercase() {
+            let start = i;
+            while i < bytes.len() && bytes[i].is_ascii_uppercase() {
+                i += 1;
+            }
+            let before = start > 0 && bytes[start - 1].is_ascii_lowercase();
+            let after = i < bytes.len() && bytes[i].is_ascii_lowercase();
+            if i - start >= 2 && !before && !after {
+                runs.push((start, i));
+            }
+        } else {
+            i += 1;
+        }
+    }
+    if runs.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = 0;
+    for (start, end) in runs {
+        // ASCII bytes: both ends are char boundaries.
+        out.push_str(&text[rest..start]);
+        out.push(' ');
+        rest = end;
+    }
+    out.push_str(&text[rest..]);
+    Cow::Owned(out)
+}
+
 /// The words of `text` (runs of letters), each with whether a sentence
 /// boundary (`.`, `!`, `?`, a line break, a colon or a quotation mark)
 /// came between it and the word before.

@@ -25,7 +25,9 @@ mod schema_break;
 
 pub use drift::Drift;
 pub use instance::instance_for_schema;
-pub use junk::JunkStyle;
+pub use junk::{
+    apply_shaped as junk_shaped, not_applicable as junk_shape_not_applicable, JunkShape, JunkStyle,
+};
 pub use schema_break::SchemaBreakStyle;
 
 use cb_contracts::{detect_language, Language};
@@ -160,3 +162,5 @@ fn truncate(reply: Completion, rng: &mut impl Rng) -> Completion {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_junk;

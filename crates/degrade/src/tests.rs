@@ -10,7 +10,10 @@ use cb_wire::openai::{ChatMessage, ChatRequest};
 use serde_json::json;
 
 /// A request of `messages`, with `response_format` when given.
-fn request(messages: Vec<ChatMessage>, format: Option<serde_json::Value>) -> ChatRequest {
+pub(crate) fn request(
+    messages: Vec<ChatMessage>,
+    format: Option<serde_json::Value>,
+) -> ChatRequest {
     let mut extra = serde_json::Map::new();
     if let Some(f) = format {
         extra.insert("response_format".into(), f);
@@ -28,7 +31,11 @@ fn request(messages: Vec<ChatMessage>, format: Option<serde_json::Value>) -> Cha
 /// are in English, which the suites know and pass on (their first turns are
 /// too short to tell the language from); the phrasebook conversations leave
 /// it to detection.
-fn violated(contracts: &Contracts, request: &ChatRequest, reply: &Completion) -> Vec<ContractName> {
+pub(crate) fn violated(
+    contracts: &Contracts,
+    request: &ChatRequest,
+    reply: &Completion,
+) -> Vec<ContractName> {
     let english = request.messages.first().is_some_and(|m| m.role == "system");
     let input = ContractInput {
         request,
@@ -45,7 +52,7 @@ fn violated(contracts: &Contracts, request: &ChatRequest, reply: &Completion) ->
 
 /// Requests and the simulated model's clean replies to them: every turn of
 /// the first conversations of the committed dataset.
-fn simulated() -> Vec<(ChatRequest, Completion)> {
+pub(crate) fn simulated() -> Vec<(ChatRequest, Completion)> {
     let dataset = Dataset::load(std::path::Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../datasets/continuity-150.jsonl"
@@ -68,7 +75,7 @@ fn simulated() -> Vec<(ChatRequest, Completion)> {
 }
 
 /// A conversation and a clean reply in each language, from the phrasebook.
-fn multilingual() -> Vec<(ChatRequest, Completion)> {
+pub(crate) fn multilingual() -> Vec<(ChatRequest, Completion)> {
     Language::ALL
         .into_iter()
         .map(|l| {

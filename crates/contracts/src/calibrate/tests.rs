@@ -209,3 +209,54 @@ fn every_calibration_verdict_is_the_frozen_one() {
         changed.join("\n")
     );
 }
+
+/// The catalog-built set by kind of case: per language, clean replies
+/// failed, switches, mixes and close-pair switches caught. The set is
+/// built at run time from the installed catalogs, never committed, so this
+/// runs on demand:
+/// `python3 scripts/catalog-calibration.py --out /tmp/catalog.jsonl`, then
+/// `CB_CATALOG_SET=/tmp/catalog.jsonl cargo test -p cb-contracts
+/// catalog_set_by_kind -- --ignored --nocapture`.
+#[test]
+#[ignore = "needs CB_CATALOG_SET, a set scripts/catalog-calibration.py builds"]
+fn catalog_set_by_kind() {
+    let path = std::env::var_os("CB_CATALOG_SET")
+        .expect("set CB_CATALOG_SET to the file scripts/catalog-calibration.py wrote");
+    let (_, cases) = load_part(Part::Supplied, Some(Path::new(&path))).unwrap();
+    let contracts = Contracts::default();
+    // (language, kind) -> (cases, failed, undetermined)
+    let mut table: BTreeMap<(String, String), (usize, usize, usize)> = BTreeMap::new();
+    for case in &cases {
+        let kind = case
+            .id
+            .split("-cat-")
+            .nth(1)
+            .and_then(|k| k.split('-').next())
+            .unwrap_or("other")
+            .to_string();
+        let request = case.chat_request();
+        let outcome = contracts
+            .check(&case.input(&request))
+            .into_iter()
+            .find(|r| r.name == ContractName::Language)
+            .and_then(|r| r.outcome);
+        let row = table
+            .entry((case.language.code().to_string(), kind))
+            .or_default();
+        row.0 += 1;
+        match outcome {
+            Some(Outcome::Fail { .. }) => row.1 += 1,
+            Some(Outcome::Undetermined { .. }) | None => row.2 += 1,
+            Some(Outcome::Pass) => {}
+        }
+    }
+    println!("language  kind     cases  failed  undetermined");
+    let mut clean_failed = 0;
+    for ((language, kind), (n, failed, undetermined)) in &table {
+        println!("{language:<8}  {kind:<7}  {n:>5}  {failed:>6}  {undetermined:>12}");
+        if matches!(kind.as_str(), "short" | "long" | "pasted") {
+            clean_failed += failed;
+        }
+    }
+    assert_eq!(clean_failed, 0, "clean replies failed");
+}
