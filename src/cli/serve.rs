@@ -181,6 +181,45 @@ pub struct ProxyArgs {
     /// enable_thinking=false); repeatable.
     #[arg(long, value_parser = parse_param)]
     pub fallback_param: Vec<(String, serde_json::Value)>,
+    /// Most memory one request may make the proxy hold, in bytes or with a
+    /// KiB, MiB or GiB suffix (64KiB to 1GiB). It bounds, each on its own:
+    /// what a stream sends before its first token (comments and token-less
+    /// chunks included), the streamed text kept for a continuation, and
+    /// what a dialect translator holds without output. Past it the request
+    /// ends as request_memory_exceeded: a failover when nothing reached the
+    /// client yet, else an error event (and no continuation).
+    #[arg(long, default_value = "16MiB", value_parser = parse_bytes)]
+    pub request_memory: u64,
+    /// A client that reads nothing for this long while the proxy has bytes
+    /// for it is disconnected, its stream's upstream dropped, and counted in
+    /// /metrics (continuity_proxy_connections_write_timeouts_total).
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    pub write_timeout: std::time::Duration,
+}
+
+/// A byte count: digits, optionally followed by KiB, MiB or GiB.
+fn parse_bytes(arg: &str) -> Result<u64, String> {
+    let arg = arg.trim();
+    let (digits, unit) = match arg.find(|c: char| !c.is_ascii_digit()) {
+        Some(at) => arg.split_at(at),
+        None => (arg, ""),
+    };
+    let scale: u64 = match unit.trim() {
+        "" | "B" => 1,
+        "KiB" => 1 << 10,
+        "MiB" => 1 << 20,
+        "GiB" => 1 << 30,
+        _ => {
+            return Err(format!(
+                "{arg:?} is not a size; pass bytes, or e.g. 512KiB, 16MiB, 1GiB"
+            ))
+        }
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .ok_or_else(|| format!("{arg:?} is not a size; pass bytes, or e.g. 512KiB, 16MiB, 1GiB"))
 }
 
 /// How the `proxy` continues a broken stream.

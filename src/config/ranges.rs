@@ -46,6 +46,9 @@ pub const MAX_ROUNDS: u64 = 1_000_000;
 /// `--max-body-bytes`): 1 KiB to 1 GiB.
 pub const BODY_BYTES: (u64, u64) = (1024, 1024 * 1024 * 1024);
 
+/// Smallest and largest `--request-memory` of the proxy: 64 KiB to 1 GiB.
+pub const REQUEST_MEMORY: (u64, u64) = (64 * 1024, 1024 * 1024 * 1024);
+
 /// A value outside its allowed range.
 #[derive(Debug, thiserror::Error)]
 #[error("{key} = {value} is out of range: allowed {allowed}")]
@@ -142,7 +145,14 @@ pub fn proxy_args(a: &crate::cli::ProxyArgs) -> Result<(), OutOfRange> {
         ("--retry-delay", a.retry_delay),
         ("--first-token-timeout", a.first_token_timeout),
         ("--stall-timeout", a.stall_timeout),
+        ("--write-timeout", a.write_timeout),
     ])?;
+    count(
+        "--request-memory",
+        a.request_memory,
+        REQUEST_MEMORY.0,
+        REQUEST_MEMORY.1,
+    )?;
     duration("--retry-after-cap", a.retry_after_cap, MAX_RETRY_AFTER)?;
     count(
         "--fallback-retries",

@@ -80,6 +80,12 @@ pub fn proxy_config(args: ProxyArgs) -> Result<ProxyConfig, ConfigError> {
     config.fallback_429_retries = args.fallback_retries;
     config.seed = args.seed;
     config.events_path = args.events;
+    if args.write_timeout.is_zero() {
+        return Err(ConfigError::ZeroDuration {
+            flag: "--write-timeout",
+        });
+    }
+    config.write_timeout = args.write_timeout;
     if let Some(&code) = args.retry_status.iter().find(|&&code| {
         !matches!(
             crate::policy::classify(crate::policy::Outcome::Status(code)),
@@ -106,6 +112,8 @@ pub fn proxy_config(args: ProxyArgs) -> Result<ProxyConfig, ConfigError> {
         fallback_max_tokens: args.fallback_max_tokens,
         fallback_params: args.fallback_param.into_iter().collect(),
         fallback_dialect: args.fallback_dialect,
+        request_memory: usize::try_from(args.request_memory).unwrap_or(usize::MAX),
+        stall_clock: crate::proxy::StallClock::Content,
     };
     Ok(config)
 }

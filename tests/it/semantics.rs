@@ -169,6 +169,12 @@ const CONTROLS: &[Control] = &[
         not_passed: &[("broken-200", Fail), ("body-stall", Fail)],
     },
     Control {
+        kind: Misbehaviour::StallTimerCountsEveryLine,
+        stream: true,
+        cases: &["ok", "stream-stall", "stream-keepalive"],
+        not_passed: &[("stream-keepalive", Fail)],
+    },
+    Control {
         kind: Misbehaviour::SplicesWithoutAccounting,
         stream: true,
         cases: &["ok", "stream-cut", "continuation-usage"],

@@ -241,6 +241,19 @@ pub enum End {
         /// How long the stream is silent before it closes.
         silent: Duration,
     },
+    /// A stream sends this many content chunks, then only keep-alive
+    /// comments (`: ping`), one every `every`, for `silent`, then the
+    /// connection closes with no finish chunk and no `data: [DONE]` (a
+    /// provider that stopped generating but whose router keeps the
+    /// connection warm). A plain body stalls as [`End::StallAfter`] does.
+    KeepAliveAfter {
+        /// Content chunks sent before the keep-alives.
+        tokens: usize,
+        /// Gap between two keep-alive comments.
+        every: Duration,
+        /// How long keep-alives are sent before the connection closes.
+        silent: Duration,
+    },
     /// A plain body ends cleanly halfway through its JSON: complete at
     /// the HTTP level, a 200 that is not the chat completion it claims to
     /// be. A stream sends one content chunk, then its body ends cleanly

@@ -124,13 +124,17 @@ pub fn incoming(dialect: Dialect, reply: Reply, client: &Value, id: &str, create
 /// A fallback's event stream in `dialect` as OpenAI chunk frames, for the
 /// relay to read as it reads an OpenAI fallback's (`client`: the OpenAI
 /// request it answers); an OpenAI stream is returned as it is.
-pub fn translate_source(dialect: Dialect, source: Source, client: &Value) -> Source {
+///
+/// The translator holds at most `budget` bytes: past that many bytes read
+/// without a frame out, the stream ends with [`crate::relay::OverBudget`]
+/// (one 400 MB line from an Anthropic upstream cannot be held).
+pub fn translate_source(dialect: Dialect, source: Source, client: &Value, budget: usize) -> Source {
     let created = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let options = ChunkOptions::for_client(client, "chatcmpl-proxy", created);
     match bridge::stream_translator(dialect, options) {
-        Some(translator) => translate_stream(source, translator),
+        Some(translator) => translate_stream(source, translator, budget),
         None => source,
     }
 }
@@ -142,13 +146,27 @@ fn broken(e: impl fmt::Display) -> std::io::Error {
 /// The upstream's body through `translator`: its OpenAI frames as they
 /// complete; a malformed or cut upstream stream breaks the client's off
 /// (no `[DONE]`), so the client cannot take it for a complete answer.
-fn translate_stream(upstream: Source, translator: Box<dyn StreamTranslator>) -> Source {
-    futures::stream::unfold(Some((upstream, translator)), |state| async move {
+fn translate_stream(
+    upstream: Source,
+    translator: Box<dyn StreamTranslator>,
+    budget: usize,
+) -> Source {
+    futures::stream::unfold(Some((upstream, translator)), move |state| async move {
         let (mut upstream, mut translator) = state?;
+        // Bytes fed since the translator last gave a frame: what it may
+        // be holding.
+        let mut held = 0usize;
         loop {
             match upstream.next().await {
                 Some(Ok(bytes)) => match translator.feed(&bytes) {
-                    Ok(frames) if frames.is_empty() => continue,
+                    Ok(frames) if frames.is_empty() => {
+                        held = held.saturating_add(bytes.len());
+                        if held > budget {
+                            let over = std::io::Error::other(crate::relay::OverBudget(budget));
+                            return Some((Err(over), None));
+                        }
+                        continue;
+                    }
                     Ok(frames) => {
                         return Some((Ok(Bytes::from(frames)), Some((upstream, translator))))
                     }

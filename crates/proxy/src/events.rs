@@ -1,13 +1,16 @@
 //! Switch events: one record per client request saying which upstream
 //! answered and why. They go to three places: an optional JSON-lines file
-//! (`--events PATH`, appended and flushed per line), a bounded in-memory list
+//! (`--events PATH`, appended one whole line per write; after a failed
+//! write, a partial line is cut off, the error is printed once on stderr
+//! and no more lines are written), a bounded in-memory list
 //! the embedding harness reads with [`EventSink::snapshot`], and the counters
 //! of `GET /metrics` (see [`super::metrics`]).
 
+use crate::ProxyMode;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -18,11 +21,7 @@ use std::sync::Mutex;
 /// the report reads. The `proxy` command's `--events PATH` keeps them all.
 pub const MEMORY_CAP: usize = 10_000;
 
-/// The `reason` of a request that did not switch.
-pub const REASON_NONE: &str = "none";
-
-/// The `reason` of a request rejected before any upstream was called.
-pub const REASON_INVALID: &str = "invalid_request";
+pub use super::reason::SwitchReason;
 
 /// One request's switch event.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -30,7 +29,7 @@ pub struct SwitchEvent {
     /// Sequence number of the request at this proxy, from 0.
     pub request: u64,
     /// `stateless` or `history`.
-    pub mode: String,
+    pub mode: ProxyMode,
     /// Provider first tried (its base URL).
     pub provider_primary: String,
     /// Provider failed over to (its base URL), if the request switched.
@@ -41,10 +40,10 @@ pub struct SwitchEvent {
     /// stream continued from the fallback: the fallback's, whose text
     /// ends the answer); `None` when no upstream answered.
     pub model_actual: Option<String>,
-    /// Why it switched: `timeout`, `connect_error`, `body_error` or
-    /// `status_NNN`; `none` when it did not, `invalid_request` when the
-    /// client's body was not a chat request.
-    pub reason: String,
+    /// Why it switched, or why the request ended as it did; every value
+    /// is listed and documented on [`SwitchReason`] (`none` when it did
+    /// not switch).
+    pub reason: SwitchReason,
     /// Time spent on the primary, ms (to its full body when not streaming,
     /// to its response headers when streaming).
     pub latency_primary_ms: f64,
@@ -68,6 +67,12 @@ pub struct SwitchEvent {
     pub stream: bool,
     /// Status returned to the client.
     pub status: u16,
+    /// Whether the client's stream, sent with this status, ended without
+    /// `[DONE]`: cut by `--deadline` (`reason: deadline_cut`), past
+    /// `--request-memory`, or broken and not continued. Written only when
+    /// true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut: bool,
     /// Whether an upstream's `Retry-After` asked for more than
     /// [`cb_wire::RETRY_AFTER_MAX`] (one hour) and was read as that.
     #[serde(default)]
@@ -78,7 +83,41 @@ pub struct SwitchEvent {
 #[derive(Debug)]
 pub struct EventSink {
     memory: Mutex<VecDeque<SwitchEvent>>,
-    file: Option<Mutex<BufWriter<File>>>,
+    file: Option<Mutex<EventsFile>>,
+}
+
+/// The events file and whether writing to it has stopped.
+#[derive(Debug)]
+struct EventsFile {
+    file: File,
+    path: std::path::PathBuf,
+    stopped: bool,
+}
+
+impl EventsFile {
+    /// Appends `line` (ending in a newline) with one write call; on an
+    /// error, cuts the file back to its length before, so no torn line is
+    /// left, then stops writing and says so once on stderr.
+    fn append(&mut self, line: &[u8]) -> bool {
+        if self.stopped {
+            return false;
+        }
+        let before = self.file.metadata().map(|m| m.len()).ok();
+        let Err(e) = self.file.write_all(line) else {
+            return true;
+        };
+        if let Some(len) = before {
+            let _ = self.file.set_len(len);
+        }
+        self.stopped = true;
+        eprintln!(
+            "continuity-bench proxy: cannot append to --events {}: {e}; no more switch events \
+             are written to it (they are still counted in /metrics as \
+             continuity_proxy_event_write_errors_total); free space or pass another --events",
+            self.path.display()
+        );
+        false
+    }
 }
 
 impl EventSink {
@@ -98,7 +137,11 @@ impl EventSink {
         let file = OpenOptions::new().create(true).append(true).open(path)?;
         Ok(EventSink {
             memory: Mutex::new(VecDeque::new()),
-            file: Some(Mutex::new(BufWriter::new(file))),
+            file: Some(Mutex::new(EventsFile {
+                file,
+                path: path.to_path_buf(),
+                stopped: false,
+            })),
         })
     }
 
@@ -107,10 +150,11 @@ impl EventSink {
     pub fn record(&self, event: SwitchEvent) -> bool {
         let mut written = true;
         if let Some(file) = &self.file {
-            written = match serde_json::to_string(&event) {
-                Ok(line) => {
+            written = match serde_json::to_vec(&event) {
+                Ok(mut line) => {
+                    line.push(b'\n');
                     let mut w = file.lock().unwrap_or_else(|p| p.into_inner());
-                    writeln!(w, "{line}").and_then(|()| w.flush()).is_ok()
+                    w.append(&line)
                 }
                 Err(_) => false,
             };
@@ -143,12 +187,12 @@ mod tests {
     fn event(request: u64) -> SwitchEvent {
         SwitchEvent {
             request,
-            mode: "history".into(),
+            mode: ProxyMode::History,
             provider_primary: "http://p".into(),
             provider_fallback: Some("http://f".into()),
             model_requested: "m".into(),
             model_actual: Some("f".into()),
-            reason: "status_503".into(),
+            reason: SwitchReason::Status(503),
             latency_primary_ms: 1.0,
             latency_fallback_ms: Some(2.0),
             fallback_attempts: 1,
@@ -156,8 +200,23 @@ mod tests {
             continuation: None,
             stream: false,
             status: 200,
+            cut: false,
             retry_after_clamped: false,
         }
+    }
+
+    #[test]
+    fn a_failed_write_is_reported_and_writing_stops() {
+        // /dev/full fails every write with ENOSPC, as a full disk does.
+        let Ok(sink) = EventSink::with_file(Path::new("/dev/full")) else {
+            return;
+        };
+        assert!(!sink.record(event(0)));
+        assert!(!sink.record(event(1)));
+        let file = sink.file.as_ref().unwrap().lock().unwrap();
+        assert!(file.stopped);
+        drop(file);
+        assert_eq!(sink.snapshot().len(), 2, "events stay in memory");
     }
 
     #[test]

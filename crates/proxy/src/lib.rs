@@ -11,6 +11,7 @@ pub mod events;
 pub mod metrics;
 pub mod payload;
 pub mod policy;
+pub mod reason;
 pub mod relay;
 pub mod server;
 
@@ -83,6 +84,10 @@ pub struct ProxyConfig {
     pub seed: u64,
     /// Append one JSON line per request (the switch event) to this file.
     pub events_path: Option<PathBuf>,
+    /// Longest time a write to a client may make no progress (the client
+    /// reads nothing); past it the connection is closed and its stream's
+    /// upstream dropped (default [`cb_wire::server::WRITE_TIMEOUT`], 30 s).
+    pub write_timeout: Duration,
     /// Same-route retries, stream limits, continuation, the context route
     /// and what the fallback needs.
     pub behaviour: ProxyBehaviour,
@@ -159,7 +164,36 @@ pub struct ProxyBehaviour {
     /// The dialect the fallback speaks (default `openai`); another one is
     /// translated to and from ([`dialect`]).
     pub fallback_dialect: cb_dialect::Dialect,
+    /// Most bytes one request may make the proxy hold (default
+    /// [`REQUEST_MEMORY`], 16 MiB), counted separately for: what a stream
+    /// sends before its first token (comments and token-less chunks
+    /// included), the text relayed and kept for a continuation, and what
+    /// a dialect translator holds without output. Past it the request
+    /// ends as `request_memory_exceeded`: a failover when nothing reached
+    /// the client, else an error event and no continuation.
+    pub request_memory: usize,
+    /// What restarts the stall timer of a relayed stream (default
+    /// [`StallClock::Content`]). No flag sets it: the other value is the
+    /// control of the `stream-keepalive` catalogue case.
+    pub stall_clock: StallClock,
 }
+
+/// What restarts the stall timer (`stall_timeout`) of a relayed stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StallClock {
+    /// Only a chunk carrying a token: comments and empty chunks do not, so
+    /// a stream sending only keep-alives is a stall.
+    #[default]
+    Content,
+    /// Every line, comments included (the behaviour before keep-alive
+    /// stalls were detected; a stream kept warm with `: ping` never
+    /// stalls). Only for the catalogue's control gateway.
+    EveryLine,
+}
+
+/// The default of [`ProxyBehaviour::request_memory`]: 16 MiB.
+pub const REQUEST_MEMORY: usize = 16 * 1024 * 1024;
 
 impl Default for ProxyBehaviour {
     fn default() -> Self {
@@ -176,6 +210,8 @@ impl Default for ProxyBehaviour {
             fallback_max_tokens: None,
             fallback_params: serde_json::Map::new(),
             fallback_dialect: cb_dialect::Dialect::Openai,
+            request_memory: REQUEST_MEMORY,
+            stall_clock: StallClock::Content,
         }
     }
 }
@@ -196,6 +232,7 @@ impl ProxyConfig {
             backoff_cap: Duration::from_secs(5),
             seed: cb_base::seed::DEFAULT_SEED,
             events_path: None,
+            write_timeout: cb_wire::server::WRITE_TIMEOUT,
             behaviour: ProxyBehaviour::default(),
         }
     }

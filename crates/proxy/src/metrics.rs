@@ -2,7 +2,7 @@
 //! text format. They are the only state shared between requests besides the
 //! event sink; no conversation content is ever kept.
 
-use super::events::{SwitchEvent, REASON_INVALID, REASON_NONE};
+use super::events::{SwitchEvent, SwitchReason};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::Mutex;
@@ -36,6 +36,10 @@ const RETRIES_PRIMARY: Family = Family {
 const CONTINUATIONS: Family = Family {
     name: "continuity_proxy_continuations_total",
     help: "Streams that broke after their first tokens, by how they were continued.",
+};
+const CUTS: Family = Family {
+    name: "continuity_proxy_streams_cut_total",
+    help: "Streams sent with a status that ended without [DONE], by the event's reason (deadline_cut, request_memory_exceeded, ...).",
 };
 const EVENT_WRITE_ERRORS: Family = Family {
     name: "continuity_proxy_event_write_errors_total",
@@ -74,11 +78,11 @@ impl Metrics {
 
     /// Counts one finished request from its switch event.
     pub fn observe(&self, event: &SwitchEvent) {
-        let mode = &event.mode;
+        let mode = event.mode.as_str();
         self.add(&REQUESTS, 1, |l| {
             let _ = write!(l, "mode=\"{mode}\",status=\"{}\"", event.status);
         });
-        if event.reason == REASON_INVALID {
+        if event.reason == SwitchReason::InvalidRequest {
             return;
         }
         let primary = u64::from(event.primary_attempts.max(1));
@@ -97,7 +101,14 @@ impl Metrics {
                 let _ = write!(l, "mode=\"{mode}\",how=\"{how}\"");
             });
         }
-        if event.reason != REASON_NONE {
+        if event.cut {
+            self.add(&CUTS, 1, |l| {
+                let _ = write!(l, "mode=\"{mode}\",reason=\"{}\"", event.reason);
+            });
+        }
+        // A request switched when it went to another route; a stream cut
+        // by the deadline on its only route did not.
+        if event.provider_fallback.is_some() || (event.reason.is_failover() && !event.cut) {
             self.add(&FAILOVERS, 1, |l| {
                 let _ = write!(l, "mode=\"{mode}\",reason=\"{}\"", event.reason);
             });
@@ -143,6 +154,7 @@ impl Metrics {
             &RETRIES_PRIMARY,
             &CONTINUATIONS,
             &ATTEMPTS,
+            &CUTS,
             &EVENT_WRITE_ERRORS,
         ] {
             let _ = writeln!(out, "# HELP {} {}", family.name, family.help);
@@ -163,12 +175,12 @@ mod tests {
     fn event(reason: &str, fallback_attempts: u32, status: u16) -> SwitchEvent {
         SwitchEvent {
             request: 0,
-            mode: "stateless".into(),
+            mode: crate::ProxyMode::Stateless,
             provider_primary: "p".into(),
             provider_fallback: None,
             model_requested: "m".into(),
             model_actual: None,
-            reason: reason.into(),
+            reason: reason.parse().unwrap(),
             latency_primary_ms: 0.0,
             latency_fallback_ms: None,
             fallback_attempts,
@@ -176,8 +188,26 @@ mod tests {
             continuation: None,
             stream: false,
             status,
+            cut: false,
             retry_after_clamped: false,
         }
+    }
+
+    #[test]
+    fn a_deadline_cut_is_counted_as_a_cut_not_a_failover() {
+        let m = Metrics::default();
+        let mut cut = event("deadline_cut", 0, 200);
+        cut.stream = true;
+        cut.cut = true;
+        m.observe(&cut);
+        let text = m.render();
+        assert!(text.contains(
+            "continuity_proxy_streams_cut_total{mode=\"stateless\",reason=\"deadline_cut\"} 1\n"
+        ));
+        assert!(
+            !text.contains("continuity_proxy_failovers_total{"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! `Authorization` the client sends stays here, and nothing is logged.
 
 use super::core::{complete_event, Core, Reply, ReplyBody, UpstreamHealth};
-use super::events::{EventSink, SwitchEvent, REASON_INVALID};
+use super::events::{EventSink, SwitchEvent, SwitchReason};
 use super::metrics::Metrics;
 use super::payload::ClientRequest;
 use super::{ProxyConfig, ProxyError};
@@ -107,9 +107,9 @@ impl ProxyState {
     fn record(&self, event: SwitchEvent) {
         let inner = &self.inner;
         inner.metrics.observe(&event);
-        let mode = event.mode.clone();
+        let mode = event.mode;
         if !inner.events.record(event) {
-            inner.metrics.event_write_error(&mode);
+            inner.metrics.event_write_error(mode.as_str());
         }
     }
 }
@@ -142,8 +142,13 @@ pub async fn spawn(
     listen: SocketAddr,
     config: ProxyConfig,
 ) -> Result<(ServerHandle, ProxyState), ProxyError> {
+    let limits = cb_wire::server::Limits {
+        write_timeout: config.write_timeout,
+        ..cb_wire::server::Limits::default()
+    };
     let state = ProxyState::new(config)?;
-    let handle = cb_wire::server::serve(listen, router(state.clone())).await?;
+    let handle =
+        cb_wire::server::serve_with(listen, router(state.clone()), limits, |_, _| ()).await?;
     let _ = state.inner.connections.set(handle.stats());
     Ok((handle, state))
 }
@@ -243,10 +248,14 @@ fn connection_lines(stats: Option<&Arc<ConnectionStats>>) -> String {
          continuity_proxy_connections_accepted_total {}\n\
          # HELP continuity_proxy_connections_refused_total Client connections answered 503 at once because the connection cap was reached.\n\
          # TYPE continuity_proxy_connections_refused_total counter\n\
-         continuity_proxy_connections_refused_total {}\n",
+         continuity_proxy_connections_refused_total {}\n\
+         # HELP continuity_proxy_connections_write_timeouts_total Client connections closed because the client read nothing for --write-timeout.\n\
+         # TYPE continuity_proxy_connections_write_timeouts_total counter\n\
+         continuity_proxy_connections_write_timeouts_total {}\n",
         stats.open(),
         stats.accepted(),
-        stats.refused()
+        stats.refused(),
+        stats.write_timeouts()
     )
 }
 
@@ -260,12 +269,12 @@ fn invalid(state: &ProxyState, index: u64) -> (Reply, SwitchEvent) {
     );
     let event = SwitchEvent {
         request: index,
-        mode: config.mode.as_str().to_string(),
+        mode: config.mode,
         provider_primary: cb_base::url::display_url(&config.primary_url),
         provider_fallback: None,
         model_requested: String::new(),
         model_actual: None,
-        reason: REASON_INVALID.to_string(),
+        reason: SwitchReason::InvalidRequest,
         latency_primary_ms: 0.0,
         latency_fallback_ms: None,
         fallback_attempts: 0,
@@ -273,6 +282,7 @@ fn invalid(state: &ProxyState, index: u64) -> (Reply, SwitchEvent) {
         continuation: None,
         stream: false,
         status: reply.status.as_u16(),
+        cut: false,
         retry_after_clamped: false,
     };
     (reply, event)

@@ -187,7 +187,9 @@ pub async fn answer(
             End::CutAfter(_) => wire::cut_json(&body),
             End::HalfBody => wire::half_json(&body),
             End::BodyStall { silent } => wire::stalled_json(&body, silent),
-            End::Complete | End::NoDone | End::StallAfter { .. } => json_response(200, body),
+            End::Complete | End::NoDone | End::StallAfter { .. } | End::KeepAliveAfter { .. } => {
+                json_response(200, body)
+            }
         };
     }
     wire::pause(answer.ttft).await;
@@ -215,6 +217,17 @@ pub async fn answer(
         End::StallAfter { tokens, silent } => {
             frames.truncate(first_content + tokens);
             Tail::CloseAfter(silent)
+        }
+        End::KeepAliveAfter {
+            tokens,
+            every,
+            silent,
+        } => {
+            frames.truncate(first_content + tokens);
+            Tail::KeepAlive {
+                every,
+                left: silent,
+            }
         }
         End::HalfBody => {
             frames.truncate(first_content + 1);

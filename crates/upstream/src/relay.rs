@@ -52,6 +52,17 @@ impl LiveShape {
             End::StallAfter { tokens, silent } => Some((tokens, Tail::CloseAfter(silent))),
             End::HalfBody => Some((1, Tail::CloseAfter(Duration::ZERO))),
             End::BodyStall { silent } => Some((0, Tail::CloseAfter(silent))),
+            End::KeepAliveAfter {
+                tokens,
+                every,
+                silent,
+            } => Some((
+                tokens,
+                Tail::KeepAlive {
+                    every,
+                    left: silent,
+                },
+            )),
         };
         LiveShape {
             late,
@@ -106,6 +117,13 @@ impl Relay {
             match self.phase {
                 Phase::Done => return None,
                 Phase::Ending(tail) => {
+                    if let Some((wait, rest)) = tail.keep_alive() {
+                        // The fault itself: a keep-alive comment every `every` while no
+                        // content comes.
+                        tokio::time::sleep(wait).await;
+                        self.phase = Phase::Ending(rest);
+                        return Some(Ok(Bytes::from_static(super::wire::KEEP_ALIVE.as_bytes())));
+                    }
                     self.phase = Phase::Done;
                     return self.end(tail).await;
                 }
@@ -244,7 +262,7 @@ impl Relay {
                 tokio::time::sleep(CUT_AFTER).await;
                 Some(Err(cut_error()))
             }
-            Tail::CloseAfter(silent) => {
+            Tail::CloseAfter(silent) | Tail::KeepAlive { left: silent, .. } => {
                 // The guard stays alive through the silence: a client that
                 // gives up on it is recorded.
                 tokio::time::sleep(silent).await;

@@ -56,6 +56,7 @@ pub async fn execute(
                 guard.set_action(match shape.end {
                     End::CutAfter(_)
                     | End::StallAfter { .. }
+                    | End::KeepAliveAfter { .. }
                     | End::HalfBody
                     | End::BodyStall { .. } => cb_base::record::AttemptAction::BodyCut,
                     End::Complete | End::NoDone => cb_base::record::AttemptAction::Ok,
@@ -100,6 +101,15 @@ pub fn describe(act: &Act) -> String {
                 End::CutAfter(k) => parts.push(format!("cut after {k} chunks")),
                 End::StallAfter { tokens, silent } => parts.push(format!(
                     "silent {} after {tokens} chunks, then closed",
+                    secs(silent)
+                )),
+                End::KeepAliveAfter {
+                    tokens,
+                    every,
+                    silent,
+                } => parts.push(format!(
+                    "only `: ping` every {} for {} after {tokens} chunks, then closed",
+                    secs(every),
                     secs(silent)
                 )),
                 End::HalfBody => parts.push("the body ends cleanly halfway".to_string()),

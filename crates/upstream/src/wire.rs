@@ -167,6 +167,36 @@ pub enum Tail {
     /// Silence for this long, then the body ends normally (the connection
     /// closes without the rest of the stream).
     CloseAfter(Duration),
+    /// Keep-alive comments ([`KEEP_ALIVE`]) one every `every` for `left`,
+    /// then the body ends normally: no content, no finish, no `[DONE]`.
+    KeepAlive {
+        /// Gap between two comments.
+        every: Duration,
+        /// Time left before the body ends.
+        left: Duration,
+    },
+}
+
+/// The keep-alive comment of [`Tail::KeepAlive`].
+pub const KEEP_ALIVE: &str = ": ping\n\n";
+
+impl Tail {
+    /// What a tail does next: `Some((wait, rest))` to wait and send one
+    /// keep-alive comment then go on as `rest`; `None` when it is not a
+    /// keep-alive with a comment still due (the wait left, if any, is
+    /// that of [`Tail::CloseAfter`]).
+    pub fn keep_alive(self) -> Option<(Duration, Tail)> {
+        match self {
+            Tail::KeepAlive { every, left } if !every.is_zero() && left >= every => Some((
+                every,
+                Tail::KeepAlive {
+                    every,
+                    left: left - every,
+                },
+            )),
+            _ => None,
+        }
+    }
 }
 
 /// A 200 event stream that sends each frame at its due time (an offset from
@@ -180,19 +210,29 @@ pub fn paced_stream(
     guard.set_sent(200);
     let first = tokio::time::Instant::now();
     let stream = futures::stream::unfold(
-        (frames.into_iter(), Some(guard)),
-        move |(mut frames, mut guard)| async move {
+        (frames.into_iter(), Some(guard), tail),
+        move |(mut frames, mut guard, tail)| async move {
             match frames.next() {
                 Some((offset, text)) => {
                     let deadline = first + offset;
                     if deadline > tokio::time::Instant::now() {
                         tokio::time::sleep_until(deadline).await;
                     }
-                    Some((Ok(Bytes::from(text)), (frames, guard)))
+                    Some((Ok(Bytes::from(text)), (frames, guard, tail)))
                 }
                 // Polled once more after the last frame: the stream is done,
-                // breaks off, or goes silent and then ends.
+                // breaks off, or goes silent (or sends only keep-alives)
+                // and then ends.
                 None => {
+                    if let Some((wait, rest)) = tail.keep_alive() {
+                        // The fault itself: a keep-alive comment every `every`
+                        // while no content comes.
+                        tokio::time::sleep(wait).await;
+                        return Some((
+                            Ok(Bytes::from_static(KEEP_ALIVE.as_bytes())),
+                            (frames, guard, rest),
+                        ));
+                    }
                     let g = guard.take()?;
                     match tail {
                         Tail::Complete => {
@@ -204,9 +244,9 @@ pub fn paced_stream(
                             // The fault itself: the stream breaks off this long after its last
                             // event.
                             tokio::time::sleep(CUT_AFTER).await;
-                            Some((Err(cut_error()), (frames, None)))
+                            Some((Err(cut_error()), (frames, None, tail)))
                         }
-                        Tail::CloseAfter(silent) => {
+                        Tail::CloseAfter(silent) | Tail::KeepAlive { left: silent, .. } => {
                             // The guard stays alive through the silence: a
                             // client that gives up on it is recorded.
                             tokio::time::sleep(silent).await;

@@ -17,6 +17,11 @@
 //!   slowloris and abandoned connections are closed;
 //! - a request body silent for [`BODY_READ_TIMEOUT`] between two frames
 //!   is cut (the handler sees a body error);
+//! - a client that reads nothing for [`WRITE_TIMEOUT`] while the server
+//!   has bytes for it (a write that cannot progress that long) is
+//!   disconnected, so its response's buffers and whatever feeds them (a
+//!   proxy's upstream connection) are freed; counted
+//!   ([`ConnectionStats::write_timeouts`]);
 //! - on start, the process's soft open-file limit is raised to its hard
 //!   limit, so the cap, not the descriptor table, decides.
 //!
@@ -30,6 +35,7 @@
 use axum::extract::ConnectInfo;
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
+use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -55,6 +61,11 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(60);
 /// Longest silence inside a request body: 30 s.
 pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Longest time a write to a client may make no progress (the client reads
+/// nothing and the socket's buffer is full): 30 s. Past it the connection
+/// is closed.
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// How long the `503` to a connection beyond the cap may take to write.
 const REFUSE_WRITE: Duration = Duration::from_secs(1);
 
@@ -70,6 +81,8 @@ pub struct Limits {
     pub header_read_timeout: Duration,
     /// Longest silence inside a request body.
     pub body_read_timeout: Duration,
+    /// Longest time a write to the client may make no progress.
+    pub write_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -78,6 +91,7 @@ impl Default for Limits {
             max_connections: MAX_CONNECTIONS,
             header_read_timeout: HEADER_READ_TIMEOUT,
             body_read_timeout: BODY_READ_TIMEOUT,
+            write_timeout: WRITE_TIMEOUT,
         }
     }
 }
@@ -88,6 +102,7 @@ pub struct ConnectionStats {
     accepted: AtomicU64,
     refused: AtomicU64,
     open: AtomicU64,
+    write_timeouts: AtomicU64,
 }
 
 impl ConnectionStats {
@@ -104,6 +119,12 @@ impl ConnectionStats {
     /// Connections open now.
     pub fn open(&self) -> u64 {
         self.open.load(Ordering::Relaxed)
+    }
+
+    /// Connections closed because the client read nothing for the write
+    /// timeout ([`Limits::write_timeout`]).
+    pub fn write_timeouts(&self) -> u64 {
+        self.write_timeouts.load(Ordering::Relaxed)
     }
 }
 
@@ -287,7 +308,13 @@ async fn accept_loop<I>(
         stats.open.fetch_add(1, Ordering::Relaxed);
         let reset = ResetOnClose::default();
         let connection = ConnectInfo(info(&tcp, &reset));
-        let tcp = Resettable { tcp, reset };
+        let tcp = Resettable {
+            tcp,
+            reset,
+            write_timeout: limits.write_timeout,
+            stalled: None,
+            stats: stats.clone(),
+        };
         let router = router.clone();
         let stop = stop.clone();
         let stats = stats.clone();
@@ -334,13 +361,57 @@ impl ResetOnClose {
     }
 }
 
-/// An accepted connection whose close is a reset once its handle is armed.
+/// An accepted connection whose close is a reset once its handle is armed,
+/// and whose writes fail once one has made no progress for the write
+/// timeout.
 struct Resettable {
     tcp: TcpStream,
     reset: ResetOnClose,
+    write_timeout: Duration,
+    /// Running while a write waits on a full socket buffer.
+    stalled: Option<Pin<Box<tokio::time::Sleep>>>,
+    stats: Arc<ConnectionStats>,
 }
 
 impl Resettable {
+    /// After a write that returned `Pending`: starts the write timer (once
+    /// per stall) and fails the write when it has run out.
+    fn stall<T>(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<T>> {
+        let limit = self.write_timeout;
+        let timer = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+        match timer.as_mut().poll(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(()) => {
+                self.stalled = None;
+                self.stats.write_timeouts.fetch_add(1, Ordering::Relaxed);
+                Poll::Ready(Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!(
+                        "the client read nothing for {} ms (the write timeout)",
+                        limit.as_millis()
+                    ),
+                )))
+            }
+        }
+    }
+
+    /// A write's result, with the write timer kept: progress stops it.
+    fn timed<T>(
+        &mut self,
+        polled: Poll<std::io::Result<T>>,
+        cx: &mut Context<'_>,
+    ) -> Poll<std::io::Result<T>> {
+        match polled {
+            Poll::Pending => self.stall(cx),
+            ready => {
+                self.stalled = None;
+                ready
+            }
+        }
+    }
+
     fn linger_if_armed(&self) {
         if self.reset.armed() {
             let _ = self.tcp.set_zero_linger();
@@ -370,7 +441,8 @@ impl AsyncWrite for Resettable {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.tcp).poll_write(cx, buf)
+        let polled = Pin::new(&mut self.tcp).poll_write(cx, buf);
+        self.timed(polled, cx)
     }
 
     fn poll_write_vectored(
@@ -378,7 +450,8 @@ impl AsyncWrite for Resettable {
         cx: &mut Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.tcp).poll_write_vectored(cx, bufs)
+        let polled = Pin::new(&mut self.tcp).poll_write_vectored(cx, bufs);
+        self.timed(polled, cx)
     }
 
     fn is_write_vectored(&self) -> bool {

@@ -102,6 +102,11 @@ pub enum Misbehaviour {
     /// leaves the fallback's usage as it counted it
     /// ([`super::careless::splicing`]).
     SplicesWithoutAccounting,
+    /// The reference proxy, with its stall timer restarted by every line
+    /// a stream sends, comments included ([`continuity_bench::proxy::StallClock::EveryLine`]):
+    /// a stream kept warm with `: ping` after its first tokens never
+    /// stalls, and the client waits until the upstream closes.
+    StallTimerCountsEveryLine,
 }
 
 /// Most primary attempts of `HammersPrimary`.
@@ -216,6 +221,9 @@ async fn start_counted(
     fallback: String,
 ) -> (ServerHandle, Answered) {
     let answered = Answered::default();
+    if kind == Misbehaviour::StallTimerCountsEveryLine {
+        return (every_line_proxy(primary, fallback).await, answered);
+    }
     let state = Gateway {
         answered: answered.clone(),
         kind,
@@ -230,6 +238,27 @@ async fn start_counted(
         .with_state(state);
     let server = serve(([127, 0, 0, 1], 0).into(), router).await.unwrap();
     (server, answered)
+}
+
+/// The reference proxy (history mode) with the fast profile's stream
+/// limits and what the simulated fallback needs, as the catalogue runs it,
+/// but with its stall timer restarted by every line.
+async fn every_line_proxy(primary: String, fallback: String) -> ServerHandle {
+    use continuity_bench::proxy::{ProxyConfig, ProxyMode, StallClock};
+    let timing = continuity_bench::semantics::timing::Timing::fast();
+    let mut config = ProxyConfig::new(ProxyMode::History, primary, fallback);
+    config.behaviour.first_token_timeout = Some(timing.builtin_first_token_timeout);
+    config.behaviour.stall_timeout = Some(timing.builtin_stall_timeout);
+    config.behaviour.fallback_max_tokens = Some(1024);
+    config
+        .behaviour
+        .fallback_params
+        .insert("enable_thinking".into(), Value::Bool(false));
+    config.behaviour.stall_clock = StallClock::EveryLine;
+    let (server, _state) = continuity_bench::proxy::spawn(([127, 0, 0, 1], 0).into(), config)
+        .await
+        .unwrap();
+    server
 }
 
 /// [`handle`], counting its 2xx answers.
@@ -568,7 +597,8 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
         | Misbehaviour::HoldsWithoutDone
         | Misbehaviour::StaysOnFallback
         | Misbehaviour::TrustsPlainBodies
-        | Misbehaviour::SplicesWithoutAccounting => messages.clone(),
+        | Misbehaviour::SplicesWithoutAccounting
+        | Misbehaviour::StallTimerCountsEveryLine => messages.clone(),
         Misbehaviour::TruncateToLast3 => messages[messages.len().saturating_sub(3)..].to_vec(),
     });
     if g.kind == Misbehaviour::DropsParams {

@@ -6,9 +6,10 @@
 //! stream is continued from the fallback ([`Continuer`]).
 
 use super::transport::{not_a_completion, read_full, BodyLimits, ReadError, Sent};
-use super::{ms, serialisation, unanswered, Core, Reply, ReplyBody, REASON_CONTEXT};
+use super::{ms, serialisation, unanswered, Core, Reply, ReplyBody};
 use crate::backoff::backoff_delay;
 use crate::events::SwitchEvent;
+use crate::events::SwitchReason;
 use crate::payload::{add_fallback_needs, fallback_body, ClientRequest};
 use crate::relay::{self, Continuer, NotOpened, Plan};
 use crate::Continuation;
@@ -87,7 +88,7 @@ impl Core {
             .context_model
             .clone()
             .or_else(|| cfg.fallback_model.clone());
-        event.reason = REASON_CONTEXT.to_string();
+        event.reason = SwitchReason::ContextLengthExceeded;
         event.provider_fallback = b.context_fallback.as_deref().map(super::display_url);
         event.fallback_attempts = 1;
         let start = Instant::now();
@@ -135,12 +136,13 @@ impl Core {
                         t.dialect,
                         relay::source_of(response),
                         t.client,
+                        b.request_memory,
                     ),
                     Some(HeaderValue::from_static("text/event-stream")),
                 ),
                 None => (relay::source_of(response), content_type),
             };
-            return match relay::open(source, first_token_by, deadline).await {
+            return match relay::open(source, first_token_by, deadline, b.request_memory).await {
                 Ok(opened) => Reply {
                     status,
                     content_type,
@@ -149,6 +151,8 @@ impl Core {
                         stall_timeout: b.stall_timeout,
                         deadline,
                         continuer: None,
+                        budget: b.request_memory,
+                        stall_clock: b.stall_clock,
                     })),
                 },
                 Err(NotOpened::NoFirstToken) => unanswered(
@@ -162,6 +166,15 @@ impl Core {
                     "stream_broken",
                 ),
                 Err(NotOpened::Deadline) => Reply::deadline(cfg.deadline),
+                Err(NotOpened::OverBudget) => unanswered(
+                    StatusCode::BAD_GATEWAY,
+                    &format!(
+                        "the {who}'s stream made the proxy hold more than --request-memory \
+                         ({} bytes) before its first token; raise --request-memory to allow more",
+                        b.request_memory
+                    ),
+                    "request_memory_exceeded",
+                ),
             };
         }
         match read_full(response, BodyLimits::from_now(self, deadline)).await {

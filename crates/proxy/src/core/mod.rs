@@ -58,7 +58,7 @@ mod transport;
 
 pub use transport::{display_url, UpstreamHealth};
 
-use super::events::{SwitchEvent, REASON_NONE};
+use super::events::{SwitchEvent, SwitchReason};
 use super::payload::{primary_bytes, ClientRequest};
 use super::relay::{self, NotOpened, Plan};
 use super::{ProxyConfig, ProxyError};
@@ -72,12 +72,8 @@ use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
 use transport::{endpoint, not_a_completion, read_full, BodyLimits, ReadError, Sent};
 
-/// The switch-event reason of a request sent to the larger-context route.
+/// The error code of a 400 that sends a request to the larger-context route.
 pub const REASON_CONTEXT: &str = "context_length_exceeded";
-
-/// The switch-event reason of a stream continued from the fallback after
-/// the primary's broke (when the request had not switched before).
-pub const REASON_STREAM_BROKEN: &str = "stream_broken";
 
 /// The body of a reply to the client.
 #[derive(Debug)]
@@ -207,12 +203,12 @@ impl Core {
         let requested = client.model.clone();
         let mut event = SwitchEvent {
             request: index,
-            mode: cfg.mode.as_str().to_string(),
+            mode: cfg.mode,
             provider_primary: self.shown_primary.clone(),
             provider_fallback: None,
             model_requested: cb_base::record::bounded_field(&requested),
             model_actual: None,
-            reason: REASON_NONE.to_string(),
+            reason: SwitchReason::None,
             latency_primary_ms: 0.0,
             latency_fallback_ms: None,
             fallback_attempts: 0,
@@ -220,6 +216,7 @@ impl Core {
             continuation: None,
             stream: client.stream,
             status: 0,
+            cut: false,
             retry_after_clamped: false,
         };
         let primary_model = cfg.primary_model.as_deref();
@@ -261,7 +258,7 @@ impl Core {
             },
             Primary::Failover(reason) => reason,
         };
-        event.reason = reason.label();
+        event.reason = reason.into();
         event.provider_fallback = Some(self.shown_fallback.clone());
         let reply = self.fallback(index, client, deadline, &mut event).await;
         finish(event, reply)
@@ -331,7 +328,8 @@ impl Core {
                 Decision::Deliver if client.stream => {
                     let first_token_by = b.first_token_timeout.and_then(|t| sent_at.checked_add(t));
                     let content_type = response.headers().get(header::CONTENT_TYPE).cloned();
-                    match relay::open(relay::source_of(response), first_token_by, deadline).await {
+                    let source = relay::source_of(response);
+                    match relay::open(source, first_token_by, deadline, b.request_memory).await {
                         Ok(opened) => Primary::Reply(Reply {
                             status: StatusCode::OK,
                             content_type,
@@ -342,6 +340,8 @@ impl Core {
                                 // whole request's deadline.
                                 deadline: overall,
                                 continuer: self.continuer(client),
+                                budget: b.request_memory,
+                                stall_clock: b.stall_clock,
                             })),
                         }),
                         Err(NotOpened::NoFirstToken) => {
@@ -349,6 +349,9 @@ impl Core {
                         }
                         Err(NotOpened::Broke) => Primary::Failover(body_error()),
                         Err(NotOpened::Deadline) => Primary::Failover(FailoverReason::Timeout),
+                        Err(NotOpened::OverBudget) => {
+                            Primary::Failover(FailoverReason::RequestMemory)
+                        }
                     }
                 }
                 Decision::Deliver | Decision::PassThrough => {
@@ -400,11 +403,28 @@ pub fn complete_event(event: &mut SwitchEvent, report: relay::Report, fallback_u
         if event.provider_fallback.is_none() {
             event.provider_fallback = Some(display_url(fallback_url));
         }
-        if event.reason == REASON_NONE {
-            event.reason = REASON_STREAM_BROKEN.to_string();
+        if event.reason == SwitchReason::None {
+            event.reason = SwitchReason::StreamBroken;
         }
     }
+    match report.reason {
+        // A stall on keep-alives says why the stream switched, as
+        // `stream_broken` would.
+        Some(SwitchReason::KeepaliveStall)
+            if matches!(
+                event.reason,
+                SwitchReason::None | SwitchReason::StreamBroken
+            ) =>
+        {
+            event.reason = SwitchReason::KeepaliveStall;
+        }
+        Some(SwitchReason::KeepaliveStall) | None => {}
+        // A cut or a budget overrun is how the request ended for the
+        // client, whatever it switched on before.
+        Some(reason) => event.reason = reason,
+    }
     event.continuation = report.continuation;
+    event.cut = report.cut;
 }
 
 /// The failover reason of a body that broke before anything reached the

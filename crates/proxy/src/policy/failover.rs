@@ -43,11 +43,15 @@ pub enum FailoverReason {
     /// A stream's first token did not come within the time-to-first-token
     /// limit (nothing had reached the client).
     FirstTokenTimeout,
+    /// Before its first token a stream made the proxy hold more than the
+    /// request's memory budget (nothing had reached the client).
+    RequestMemory,
 }
 
 impl FailoverReason {
     /// The label used in switch events and metrics: `timeout`,
-    /// `connect_error`, `body_error`, `status_NNN` or `first_token_timeout`.
+    /// `connect_error`, `body_error`, `status_NNN`, `first_token_timeout` or
+    /// `request_memory_exceeded`.
     pub fn label(self) -> String {
         match self {
             FailoverReason::Timeout => "timeout".to_string(),
@@ -55,6 +59,7 @@ impl FailoverReason {
             FailoverReason::BodyError => "body_error".to_string(),
             FailoverReason::Status(code) => format!("status_{code}"),
             FailoverReason::FirstTokenTimeout => "first_token_timeout".to_string(),
+            FailoverReason::RequestMemory => "request_memory_exceeded".to_string(),
         }
     }
 }

@@ -6,7 +6,7 @@
 //! the client gets a clean error event.
 
 use super::read::{Kind, Read, Relayed};
-use super::{aborted, open, source_of, Chunk, NotOpened, Opened, Report, Source, DONE};
+use super::{aborted, cut, open, source_of, Chunk, NotOpened, Opened, Report, Source, DONE};
 use crate::Continuation;
 use axum::http::{header, HeaderValue};
 use bytes::Bytes;
@@ -225,7 +225,12 @@ impl Answered {
 impl Continuer {
     /// Sends `body` to the fallback (translated to its dialect) and waits
     /// for its headers.
-    async fn attempt(&self, body: &Value, deadline: Instant) -> Result<Answered, String> {
+    async fn attempt(
+        &self,
+        body: &Value,
+        deadline: Instant,
+        budget: usize,
+    ) -> Result<Answered, String> {
         let limit = Instant::now()
             .checked_add(self.attempt_timeout)
             .map_or(deadline, |t| t.min(deadline));
@@ -250,7 +255,7 @@ impl Continuer {
                 let status = response.status();
                 let source = source_of(response);
                 let body = if status.is_success() {
-                    crate::dialect::translate_source(self.dialect, source, body)
+                    crate::dialect::translate_source(self.dialect, source, body, budget)
                 } else {
                     source
                 };
@@ -268,6 +273,7 @@ impl Continuer {
         sent: String,
         tx: &mpsc::Sender<Chunk>,
         deadline: Instant,
+        budget: usize,
     ) -> (Report, Option<Chunk>) {
         let mut attempts = 1u32;
         let began = Instant::now();
@@ -279,6 +285,8 @@ impl Continuer {
                     fallback_attempts: attempts,
                     fallback_model: None,
                     latency_fallback_ms: since(),
+                    reason: None,
+                    cut: true,
                 },
                 Some(Ok(error_event(&format!(
                     "the upstream's stream broke and could not be continued: {why}"
@@ -287,10 +295,10 @@ impl Continuer {
         };
         let prefill = self.how == Continuation::Prefill && !sent.is_empty();
         let first = if prefill {
-            self.attempt(&with_prefill(&self.body, &sent), deadline)
+            self.attempt(&with_prefill(&self.body, &sent), deadline, budget)
                 .await
         } else {
-            self.attempt(&self.body, deadline).await
+            self.attempt(&self.body, deadline, budget).await
         };
         let (response, splice, how) = match first {
             Ok(r) if r.status().is_success() && prefill => (
@@ -308,7 +316,7 @@ impl Continuer {
             Ok(r) if prefill && r.status() == reqwest::StatusCode::BAD_REQUEST => {
                 drop(r);
                 attempts += 1;
-                match self.attempt(&self.body, deadline).await {
+                match self.attempt(&self.body, deadline, budget).await {
                     Ok(r) if r.status().is_success() => {
                         (r, Splice::Skip(sent.clone()), "prefill rejected, restart")
                     }
@@ -332,7 +340,7 @@ impl Continuer {
         let first_token_by = self
             .first_token_timeout
             .and_then(|t| Instant::now().checked_add(t));
-        let opened = match open(response.body, first_token_by, deadline).await {
+        let opened = match open(response.body, first_token_by, deadline, budget).await {
             Ok(opened) => opened,
             Err(NotOpened::NoFirstToken) => {
                 return failed("the fallback sent no first token in time".into(), attempts)
@@ -340,6 +348,12 @@ impl Continuer {
             Err(NotOpened::Broke) => return failed("the fallback's stream broke".into(), attempts),
             Err(NotOpened::Deadline) => {
                 return failed("the request's deadline passed".into(), attempts)
+            }
+            Err(NotOpened::OverBudget) => {
+                return failed(
+                    format!("the fallback's stream went past --request-memory ({budget} bytes) before its first token"),
+                    attempts,
+                )
             }
         };
         let model = self
@@ -352,6 +366,8 @@ impl Continuer {
             fallback_attempts: attempts,
             fallback_model: model.clone(),
             latency_fallback_ms: since(),
+            reason: None,
+            cut: false,
         };
         let accounting = Accounting {
             prefill: how == "prefill",
@@ -365,37 +381,66 @@ impl Continuer {
             ..
         } = opened;
         let mut queue: std::collections::VecDeque<Relayed> = head.into();
+        // The stall timer counts content, as the primary's relay does.
+        let mut last_content = Instant::now();
         loop {
-            let line = match queue.pop_front() {
-                Some(line) => line,
-                None => match upstream
-                    .next_line(
-                        self.stall_timeout
-                            .and_then(|s| Instant::now().checked_add(s)),
-                        deadline,
-                    )
-                    .await
-                {
-                    Read::Line(line) => line,
-                    Read::End if finished => {
-                        for held in splice.held() {
-                            if tx.send(Ok(held)).await.is_err() {
-                                return (report(how), None);
+            let line =
+                match queue.pop_front() {
+                    Some(line) => line,
+                    None => match upstream
+                        .next_line(
+                            self.stall_timeout.and_then(|s| last_content.checked_add(s)),
+                            deadline,
+                        )
+                        .await
+                    {
+                        Read::Line(line) => line,
+                        Read::End if finished => {
+                            for held in splice.held() {
+                                if tx.send(Ok(held)).await.is_err() {
+                                    return (
+                                        Report {
+                                            cut: true,
+                                            ..report(how)
+                                        },
+                                        None,
+                                    );
+                                }
                             }
+                            return (report(how), Some(Ok(Bytes::from_static(DONE))));
                         }
-                        return (report(how), Some(Ok(Bytes::from_static(DONE))));
-                    }
-                    Read::End | Read::Broke | Read::Silent => {
-                        return failed("the fallback's stream broke too".into(), attempts)
-                    }
-                    Read::Deadline => return (report(how), Some(Err(aborted("deadline")))),
-                },
-            };
+                        Read::End | Read::Broke | Read::Silent => {
+                            return failed("the fallback's stream broke too".into(), attempts)
+                        }
+                        Read::OverBudget => return failed(
+                            format!(
+                                "the fallback's stream went past --request-memory ({budget} bytes)"
+                            ),
+                            attempts,
+                        ),
+                        Read::Deadline => {
+                            return (
+                                Report {
+                                    reason: cut().reason,
+                                    cut: true,
+                                    ..report(how)
+                                },
+                                Some(Err(aborted("deadline"))),
+                            )
+                        }
+                    },
+                };
             let event = match line.kind {
                 Kind::Done => {
                     for held in splice.held() {
                         if tx.send(Ok(held)).await.is_err() {
-                            return (report(how), None);
+                            return (
+                                Report {
+                                    cut: true,
+                                    ..report(how)
+                                },
+                                None,
+                            );
                         }
                     }
                     return (report(how), Some(Ok(line.raw)));
@@ -410,6 +455,9 @@ impl Continuer {
                 Kind::Event(e) => e,
             };
             finished |= event.finish;
+            if event.token() {
+                last_content = Instant::now();
+            }
             let mut event = event;
             accounting.apply(&mut event.value);
             let mut flushed = Vec::new();
@@ -441,7 +489,13 @@ impl Continuer {
             items.extend(out);
             for item in items {
                 if tx.send(Ok(item)).await.is_err() {
-                    return (report(how), None);
+                    return (
+                        Report {
+                            cut: true,
+                            ..report(how)
+                        },
+                        None,
+                    );
                 }
             }
         }

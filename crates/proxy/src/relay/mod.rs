@@ -26,7 +26,9 @@ mod read;
 mod tests;
 
 pub use continuation::Continuer;
+pub use read::OverBudget;
 
+use crate::events::SwitchReason;
 use axum::body::Body;
 use bytes::Bytes;
 use futures::stream::{BoxStream, StreamExt};
@@ -86,10 +88,16 @@ pub enum NotOpened {
     Broke,
     /// The request's deadline passed.
     Deadline,
+    /// What the stream made the proxy hold before its first token
+    /// (comments, token-less chunks, one unfinished line) passed the
+    /// request's memory budget.
+    OverBudget,
 }
 
 /// Reads `response` up to its first token, waiting at most until
-/// `first_token_by` for it and never past `deadline`.
+/// `first_token_by` for it and never past `deadline`, and holding at most
+/// `budget` bytes (the lines held, comments and token-less chunks
+/// included, and the line being read).
 ///
 /// # Errors
 /// [`NotOpened`] when the first token does not come.
@@ -97,13 +105,22 @@ pub async fn open(
     body: Source,
     first_token_by: Option<Instant>,
     deadline: Instant,
+    budget: usize,
 ) -> Result<Opened, NotOpened> {
-    let mut upstream = Upstream::new(body);
-    let mut head = Vec::new();
+    let mut upstream = Upstream::new(body, budget);
+    let mut head: Vec<Relayed> = Vec::new();
+    let mut held = 0usize;
     let mut delivered = String::new();
     let mut finished = false;
     loop {
-        match upstream.next_line(first_token_by, deadline).await {
+        if held.saturating_add(upstream.pending()) > budget {
+            return Err(NotOpened::OverBudget);
+        }
+        let read = upstream.next_line(first_token_by, deadline).await;
+        if let Read::Line(line) = &read {
+            held = held.saturating_add(line.raw.len());
+        }
+        match read {
             Read::Line(line) => match &line.kind {
                 Kind::Done => {
                     head.push(line);
@@ -147,6 +164,7 @@ pub async fn open(
             Read::End | Read::Broke => return Err(NotOpened::Broke),
             Read::Silent => return Err(NotOpened::NoFirstToken),
             Read::Deadline => return Err(NotOpened::Deadline),
+            Read::OverBudget => return Err(NotOpened::OverBudget),
         }
     }
 }
@@ -166,6 +184,13 @@ pub struct Report {
     /// Milliseconds from the break to the continuation's end (or its
     /// failure), when the fallback was asked.
     pub latency_fallback_ms: Option<f64>,
+    /// How the stream ended when the event must say more than `none` or
+    /// `stream_broken`: cut by the deadline, past the memory budget, or
+    /// stalled on keep-alives.
+    pub reason: Option<SwitchReason>,
+    /// Whether the client's stream ended without `[DONE]` (cut by the
+    /// deadline, past the budget, or broken and not completed).
+    pub cut: bool,
 }
 
 /// What a relay needs besides the opened stream.
@@ -179,6 +204,11 @@ pub struct Plan {
     pub deadline: Instant,
     /// How to continue a break; `None`: the break reaches the client.
     pub continuer: Option<Continuer>,
+    /// The request's memory budget: the text kept for a continuation is
+    /// at most this many bytes (past it, a break is not continued).
+    pub budget: usize,
+    /// What restarts the stall timer.
+    pub stall_clock: crate::StallClock,
 }
 
 impl Plan {
@@ -199,13 +229,21 @@ impl Plan {
 
     /// Relays the stream; returns how it ended and the last item, not yet
     /// sent.
+    ///
+    /// The stall timer counts content: only a chunk with a token restarts
+    /// it, so a stream that sends nothing but comments or empty chunks for
+    /// the stall limit is broken (`keepalive_stall`). The text kept for a
+    /// continuation stops at the budget; a break past it is not continued.
     async fn run(self, tx: &mpsc::Sender<Chunk>) -> (Report, Option<Chunk>) {
         let Plan {
             opened,
             stall_timeout,
             deadline,
             continuer,
+            budget,
+            stall_clock,
         } = self;
+        let every_line = stall_clock == crate::StallClock::EveryLine;
         let Opened {
             mut upstream,
             mut head,
@@ -216,50 +254,132 @@ impl Plan {
         let last_of_head = if done { head.pop() } else { None };
         for line in head {
             if tx.send(Ok(line.raw)).await.is_err() {
-                return (Report::default(), None);
+                return (gone(), None);
             }
         }
         if done {
             return (Report::default(), last_of_head.map(|line| Ok(line.raw)));
         }
-        loop {
-            let quiet = stall_timeout.and_then(|s| Instant::now().checked_add(s));
-            match upstream.next_line(quiet, deadline).await {
+        // Text is kept only for a continuation, and only up to the budget.
+        let mut kept = continuer.is_some();
+        if !kept {
+            delivered = String::new();
+        }
+        let mut last_content = Instant::now();
+        let mut keepalives = false;
+        let ended = loop {
+            let quiet = stall_timeout.and_then(|s| last_content.checked_add(s));
+            let read = upstream.next_line(quiet, deadline).await;
+            if every_line && matches!(read, Read::Line(_)) {
+                last_content = Instant::now();
+            }
+            match read {
                 Read::Line(line) => match &line.kind {
                     Kind::Done => return (Report::default(), Some(Ok(line.raw))),
                     Kind::Event(e) if !e.error => {
-                        delivered.push_str(&e.content);
+                        if e.token() {
+                            last_content = Instant::now();
+                            keepalives = false;
+                        } else {
+                            keepalives = true;
+                        }
+                        if kept {
+                            delivered.push_str(&e.content);
+                            if delivered.len() > budget {
+                                kept = false;
+                                delivered = String::new();
+                            }
+                        }
                         finished |= e.finish;
                         if tx.send(Ok(line.raw)).await.is_err() {
-                            return (Report::default(), None);
+                            return (gone(), None);
                         }
                     }
-                    Kind::Event(_) | Kind::Malformed => break,
+                    Kind::Event(_) | Kind::Malformed => break None,
                     Kind::Other => {
+                        keepalives = true;
                         if tx.send(Ok(line.raw)).await.is_err() {
-                            return (Report::default(), None);
+                            return (gone(), None);
                         }
                     }
                 },
                 Read::End if finished => {
                     return (Report::default(), Some(Ok(Bytes::from_static(DONE))))
                 }
-                Read::End | Read::Broke | Read::Silent => break,
-                Read::Deadline => return (Report::default(), Some(Err(aborted("deadline")))),
+                Read::Silent if keepalives => break Some(SwitchReason::KeepaliveStall),
+                Read::End | Read::Broke | Read::Silent => break None,
+                Read::OverBudget => break Some(SwitchReason::RequestMemoryExceeded),
+                Read::Deadline => return (cut(), Some(Err(aborted("deadline")))),
             }
-        }
+        };
         drop(upstream);
+        if ended == Some(SwitchReason::RequestMemoryExceeded) {
+            return over_budget(
+                "the upstream sent a line longer than the proxy's --request-memory",
+                budget,
+            );
+        }
         match continuer {
             None => (
                 Report {
                     continuation: Some("not continued".into()),
+                    reason: ended,
+                    cut: true,
                     ..Report::default()
                 },
                 Some(Err(aborted("the upstream's stream broke"))),
             ),
-            Some(c) => c.run(delivered, tx, deadline).await,
+            Some(_) if !kept => over_budget(
+                "the upstream's stream broke after more text than --request-memory keeps \
+                 for a continuation",
+                budget,
+            ),
+            Some(c) => {
+                let (mut report, last) = c.run(delivered, tx, deadline, budget).await;
+                report.reason = report.reason.or(ended);
+                (report, last)
+            }
         }
     }
+}
+
+/// The report of a stream whose client went away (or was disconnected by
+/// the write timeout) before it ended: it did not get the whole answer.
+fn gone() -> Report {
+    Report {
+        cut: true,
+        ..Report::default()
+    }
+}
+
+/// The report of a stream cut by the request's deadline while it was
+/// still being relayed: the client got part of the answer and no `[DONE]`.
+pub(super) fn cut() -> Report {
+    Report {
+        reason: Some(SwitchReason::DeadlineCut),
+        cut: true,
+        ..Report::default()
+    }
+}
+
+/// How a stream ends that went past the request's memory budget after its
+/// first token: not continued, and a clean error event for the client.
+fn over_budget(why: &str, budget: usize) -> (Report, Option<Chunk>) {
+    (
+        Report {
+            continuation: Some(format!(
+                "not continued: past --request-memory ({budget} bytes)"
+            )),
+            reason: Some(SwitchReason::RequestMemoryExceeded),
+            cut: true,
+            ..Report::default()
+        },
+        Some(Ok(Bytes::from(cb_wire::openai::frame::error_event(
+            &format!("{why} ({budget} bytes); raise --request-memory to allow more"),
+            "proxy_error",
+            Some("request_memory_exceeded"),
+        )))),
+    )
 }
 
 /// The error that aborts the client's body.

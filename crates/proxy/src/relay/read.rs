@@ -109,6 +109,21 @@ pub(super) enum Read {
     Broke,
     Silent,
     Deadline,
+    /// The line being read, or what a translator held without output, is
+    /// past the request's memory budget (`--request-memory`).
+    OverBudget,
+}
+
+/// The error a source gives when it stopped reading because it held more
+/// than the request's memory budget (a dialect translator that produced
+/// nothing for that many bytes, [`crate::dialect::translate_source`]).
+#[derive(Debug, thiserror::Error)]
+#[error("held more than --request-memory ({0} bytes) without a complete event")]
+pub struct OverBudget(pub usize);
+
+/// Whether a source's error is [`OverBudget`].
+fn over_budget(e: &std::io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<OverBudget>())
 }
 
 /// An upstream's body, read line by line.
@@ -116,15 +131,23 @@ pub(super) struct Upstream {
     body: Source,
     reader: SseReader,
     ended: bool,
+    /// The request's memory budget: a line longer than this is not held.
+    budget: usize,
 }
 
 impl Upstream {
-    pub(super) fn new(body: Source) -> Self {
+    pub(super) fn new(body: Source, budget: usize) -> Self {
         Upstream {
             body,
             reader: SseReader::default(),
             ended: false,
+            budget,
         }
+    }
+
+    /// Bytes held of a line not yet complete.
+    pub(super) fn pending(&self) -> usize {
+        self.reader.pending()
     }
 
     /// The next line (with its line end), waiting until `quiet_until` for
@@ -141,6 +164,9 @@ impl Upstream {
             if self.ended {
                 return Read::End;
             }
+            if self.reader.pending() > self.budget {
+                return Read::OverBudget;
+            }
             if self.reader.pending() > MAX_LINE {
                 return Read::Broke;
             }
@@ -151,6 +177,7 @@ impl Upstream {
                     self.ended = true;
                     self.reader.end();
                 }
+                Ok(Some(Err(e))) if over_budget(&e) => return Read::OverBudget,
                 Ok(Some(Err(_))) => return Read::Broke,
                 Err(_) if limit >= deadline => return Read::Deadline,
                 Err(_) => return Read::Silent,

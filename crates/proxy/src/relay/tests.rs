@@ -115,17 +115,27 @@ fn a_prefill_continuation_passes_and_an_ignored_prefill_is_dropped() {
 async fn a_line_without_end_past_the_cap_is_a_broken_stream() {
     let chunk = Bytes::from(vec![b'x'; 64 * 1024]);
     let endless = futures::stream::iter((0..40).map(move |_| Ok(chunk.clone()))).boxed();
-    let mut upstream = Upstream::new(endless);
+    let mut upstream = Upstream::new(endless, crate::REQUEST_MEMORY);
     let deadline = Instant::now() + Duration::from_secs(10);
     assert!(matches!(
         upstream.next_line(None, deadline).await,
         Read::Broke
     ));
-    let mut short =
-        Upstream::new(futures::stream::iter([Ok(Bytes::from_static(b"data: x\n"))]).boxed());
+    let mut short = Upstream::new(
+        futures::stream::iter([Ok(Bytes::from_static(b"data: x\n"))]).boxed(),
+        64,
+    );
     assert!(matches!(
         short.next_line(None, deadline).await,
         Read::Line(_)
+    ));
+    // Past a budget below the line cap, the same line is past the budget.
+    let chunk = Bytes::from(vec![b'x'; 64 * 1024]);
+    let endless = futures::stream::iter((0..40).map(move |_| Ok(chunk.clone()))).boxed();
+    let mut upstream = Upstream::new(endless, 128 * 1024);
+    assert!(matches!(
+        upstream.next_line(None, deadline).await,
+        Read::OverBudget
     ));
 }
 

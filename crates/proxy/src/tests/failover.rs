@@ -24,7 +24,7 @@ async fn decision_tree_end_to_end() {
             assert_eq!(got, 200, "{status} must switch");
             assert_eq!(text_of(&body), "from fallback");
             assert_eq!(fallback.seen().len(), 1, "{status}");
-            assert_eq!(event.reason, format!("status_{status}"));
+            assert_eq!(event.reason.to_string(), format!("status_{status}"));
             assert_eq!(event.provider_fallback.as_deref(), Some(f.url().as_str()));
         } else {
             assert_eq!(got, status, "{status} must pass through");
@@ -34,7 +34,7 @@ async fn decision_tree_end_to_end() {
                 fallback.seen().is_empty(),
                 "{status} must not reach the fallback"
             );
-            assert_eq!(event.reason, "none");
+            assert_eq!(event.reason.to_string(), "none");
             assert_eq!(event.provider_fallback, None);
         }
         assert_eq!(event.status, got);
@@ -52,7 +52,7 @@ async fn held_connection_times_out_and_switches() {
     assert!(began.elapsed() >= Duration::from_millis(300));
     assert_eq!((primary.seen().len(), fallback.seen().len()), (1, 1));
     let event = only_event(&state);
-    assert_eq!(event.reason, "timeout");
+    assert_eq!(event.reason.to_string(), "timeout");
     assert!(
         event.latency_primary_ms >= 300.0,
         "{}",
@@ -72,7 +72,7 @@ async fn refused_connection_switches() {
     let (got, body) = post(&proxy, &conversation()).await;
     assert_eq!((got, text_of(&body).as_str()), (200, "after refusal"));
     assert_eq!(fallback.seen().len(), 1);
-    assert_eq!(only_event(&state).reason, "connect_error");
+    assert_eq!(only_event(&state).reason.to_string(), "connect_error");
 }
 
 #[tokio::test(start_paused = true)]
@@ -119,7 +119,7 @@ async fn fallback_payload_per_mode_with_mapped_models() {
         let event = only_event(&state);
         assert_eq!(event.model_requested, "client-model");
         assert_eq!(event.model_actual.as_deref(), Some("fallback-model"));
-        assert_eq!(event.mode, mode.as_str());
+        assert_eq!(event.mode, mode);
     }
 }
 
@@ -240,7 +240,10 @@ async fn overall_deadline_cuts_a_slow_chain() {
     assert!(took < Duration::from_millis(1500), "{took:?}");
     assert_eq!(fallback.seen().len(), 1);
     let event = only_event(&state);
-    assert_eq!((event.reason.as_str(), event.status), ("timeout", 504));
+    assert_eq!(
+        (event.reason.to_string().as_str(), event.status),
+        ("timeout", 504)
+    );
     assert_eq!(event.model_actual, None);
 }
 
@@ -274,17 +277,17 @@ async fn metrics_and_events_file() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let reasons: Vec<(&str, u16)> = events
+    let reasons: Vec<(String, u16)> = events
         .iter()
-        .map(|e| (e.reason.as_str(), e.status))
+        .map(|e| (e.reason.to_string(), e.status))
         .collect();
     assert_eq!(
         reasons,
         [
-            ("none", 200),
-            ("status_503", 200),
-            ("none", 400),
-            ("invalid_request", 400)
+            ("none".to_string(), 200),
+            ("status_503".to_string(), 200),
+            ("none".to_string(), 400),
+            ("invalid_request".to_string(), 400)
         ]
     );
 
@@ -366,7 +369,10 @@ async fn the_primary_is_retried_once_after_a_short_retry_after_or_a_500() {
             assert_eq!(text_of(&body), "from primary");
             assert_eq!(primary.seen().len(), 2);
             assert!(fallback.seen().is_empty());
-            assert_eq!((event.primary_attempts, event.reason.as_str()), (2, "none"));
+            assert_eq!(
+                (event.primary_attempts, event.reason.to_string().as_str()),
+                (2, "none")
+            );
         } else {
             assert_eq!(text_of(&body), "from fallback");
             assert_eq!(primary.seen().len(), 1, "no retry: fail over at once");
@@ -419,7 +425,7 @@ async fn context_length_goes_to_the_larger_context_route_when_there_is_one() {
     assert!(fallback.seen().is_empty());
     assert_eq!(wide.seen()[0].body["model"], "large-model");
     let event = only_event(&state);
-    assert_eq!(event.reason, "context_length_exceeded");
+    assert_eq!(event.reason.to_string(), "context_length_exceeded");
     assert_eq!(event.model_actual.as_deref(), Some("large-model"));
     // Without one, the 400 passes through as the tree says.
     let (p, _primary) = mock(vec![too_long]).await;

@@ -61,7 +61,7 @@ async fn an_absurd_content_length_on_a_plain_answer_fails_over() {
         // Recorded as what it is: neither passed through ("none") nor
         // waited out until a timeout (the stall the issue reported).
         assert!(
-            !["none", "timeout"].contains(&event.reason.as_str()),
+            !["none", "timeout"].contains(&event.reason.to_string().as_str()),
             "{length}: {}",
             event.reason
         );

@@ -8,6 +8,7 @@
 mod failover;
 mod hostile;
 mod hostile_numbers;
+mod memory;
 mod streams;
 
 use super::backoff::backoff_delay;
@@ -49,6 +50,16 @@ enum Step {
         parts: Vec<&'static str>,
         gap: Duration,
         hold: bool,
+    },
+    /// Answer 200 (event stream) with `head`, then `repeat` sent `times`
+    /// times `gap` apart (a zero gap sends as fast as the proxy reads),
+    /// then end the body; `counter` counts the repeats sent.
+    Endless {
+        head: Vec<String>,
+        repeat: String,
+        times: usize,
+        gap: Duration,
+        counter: Arc<AtomicUsize>,
     },
 }
 
@@ -132,6 +143,39 @@ async fn mock_chat(State(mock): State<Arc<Mock>>, headers: HeaderMap, body: Byte
                 ))
                 .unwrap()
         }
+        Step::Endless {
+            head,
+            repeat,
+            times,
+            gap,
+            counter,
+        } => {
+            let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(4);
+            tokio::spawn(async move {
+                for event in head {
+                    if tx.send(Ok(Bytes::from(event))).await.is_err() {
+                        return;
+                    }
+                }
+                let repeat = Bytes::from(repeat);
+                for _ in 0..times {
+                    if !gap.is_zero() {
+                        // The scripted gap between repeats (virtual time).
+                        tokio::time::sleep(gap).await;
+                    }
+                    if tx.send(Ok(repeat.clone())).await.is_err() {
+                        return;
+                    }
+                    counter.fetch_add(1, Ordering::SeqCst);
+                }
+            });
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from_stream(
+                    tokio_stream::wrappers::ReceiverStream::new(rx),
+                ))
+                .unwrap()
+        }
         Step::Sse(events, gate) => {
             let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(16);
             tokio::spawn(async move {
@@ -161,6 +205,7 @@ async fn mock(steps: Vec<Step>) -> (ServerHandle, Arc<Mock>) {
     });
     let router = Router::new()
         .route("/v1/chat/completions", routing::post(mock_chat))
+        .route("/v1/messages", routing::post(mock_chat))
         .route(
             "/v1/models",
             routing::get(|| async { axum::Json(json!({"object": "list", "data": []})) }),

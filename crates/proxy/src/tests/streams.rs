@@ -48,7 +48,10 @@ async fn streaming_failover_then_piped_as_it_arrives() {
     assert_eq!(text, "Your sister is Oriane.");
     let event = only_event(&state);
     assert!(event.stream);
-    assert_eq!((event.reason.as_str(), event.status), ("status_503", 200));
+    assert_eq!(
+        (event.reason.to_string().as_str(), event.status),
+        ("status_503", 200)
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -85,7 +88,7 @@ async fn a_late_first_token_fails_over_before_anything_reaches_the_client() {
     let (got, body) = post(&proxy, &streaming(conversation())).await;
     assert_eq!(got, 200);
     assert_eq!(streamed_text(&body).unwrap(), "from fallback");
-    assert_eq!(only_event(&state).reason, "first_token_timeout");
+    assert_eq!(only_event(&state).reason.to_string(), "first_token_timeout");
 }
 
 #[tokio::test(start_paused = true)]
@@ -102,7 +105,7 @@ async fn a_cut_or_stalled_stream_is_continued_from_the_fallback_without_a_seam()
     let event = only_event(&state);
     assert_eq!(event.continuation.as_deref(), Some("prefill"));
     assert_eq!(
-        (event.reason.as_str(), event.fallback_attempts),
+        (event.reason.to_string().as_str(), event.fallback_attempts),
         ("stream_broken", 1)
     );
     // Silent after "one ": a stall, continued the same way.

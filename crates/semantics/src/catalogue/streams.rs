@@ -1,5 +1,6 @@
-//! The streaming cases: a slow first token, a stream cut, stalled or
-//! malformed, one without `[DONE]`, and a cut primary whose fallback
+//! The streaming cases: a slow first token, a stream cut, stalled (silent
+//! or kept warm with keep-alive comments) or malformed, one without
+//! `[DONE]`, and a cut primary whose fallback
 //! rejects an assistant prefill. They always stream, whatever `--stream`
 //! says.
 
@@ -9,6 +10,20 @@ use crate::case::{Case, Check, CheckId as Id, Ideal, Rule, Streaming, ANSWER_WOR
 use crate::timing::Timing;
 use cb_faults::{Act, CaseScript, End, ErrorKind, ErrorSpec, Script, When};
 use std::time::Duration;
+
+/// The gap between two keep-alive comments of `stream-keepalive`: a third
+/// of the reference proxies' stall limit, so a timer that every line
+/// restarts never runs out.
+fn keepalive_every(t: &Timing) -> Duration {
+    t.builtin_stall_timeout / 3
+}
+
+/// How long `stream-keepalive` sends comments before it closes: halfway
+/// between the wall bound and the hang cut, so a gateway that waits for
+/// the close is past the wall bound yet ends inside the case.
+fn keepalive_for(t: &Timing) -> Duration {
+    (t.stall_wall_bound + t.stall_bound) / 2
+}
 
 /// The streaming cases.
 pub(super) fn streams(t: &Timing) -> Vec<Case> {
@@ -63,6 +78,32 @@ pub(super) fn streams(t: &Timing) -> Vec<Case> {
                     s.end = End::StallAfter {
                         tokens: STALL_AT,
                         silent: t.stall_silence,
+                    };
+                }))),
+                Ideal::Answer,
+                vec![
+                    Check::required(Id::StallBounded, Rule::WallAtMost(t.stall_wall_bound)),
+                    Check::required(Id::AliveAfter, Rule::AliveAfter),
+                ],
+                t.stall_bound,
+            )
+        },
+        Case {
+            streaming: Streaming::Always,
+            alive_after: true,
+            ..case(
+                "stream-keepalive",
+                format!(
+                    "after {STALL_AT} chunks the stream sends only `: ping` comments, one every {}, for {}, then closes",
+                    secs(keepalive_every(t)),
+                    secs(keepalive_for(t))
+                ),
+                "the stall detected inside the bound although comments keep the connection busy, then the whole answer or a clean error; healthy afterwards",
+                primary(Script::always(Act::shaped(|s| {
+                    s.end = End::KeepAliveAfter {
+                        tokens: STALL_AT,
+                        every: keepalive_every(t),
+                        silent: keepalive_for(t),
                     };
                 }))),
                 Ideal::Answer,

@@ -48,6 +48,7 @@ fn every_case_the_issue_lists_is_there_once() {
         "slow-first-token",
         "stream-cut",
         "stream-stall",
+        "stream-keepalive",
         "malformed-chunk",
         "no-done",
         "context-length",

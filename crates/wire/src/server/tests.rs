@@ -99,3 +99,100 @@ async fn a_good_request_is_served_beside_a_thousand_idle_connections() {
     assert!(reply.ends_with("ok"), "{reply}");
     assert_eq!(stats.refused(), 0);
 }
+
+/// A body of 64 KiB pieces without end, that sets its flag when dropped.
+struct Endless(Arc<AtomicBool>);
+
+impl Drop for Endless {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+impl hyper::body::Body for Endless {
+    type Data = axum::body::Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        Poll::Ready(Some(Ok(hyper::body::Frame::data(
+            axum::body::Bytes::from_static(&[b'x'; 64 * 1024]),
+        ))))
+    }
+}
+
+/// A router whose `/endless` streams [`Endless`] until its client goes;
+/// `dropped` is set when the body is freed.
+fn endless(dropped: Arc<AtomicBool>) -> Router {
+    Router::new().route(
+        "/endless",
+        get(move || {
+            let body = Endless(dropped.clone());
+            async move { axum::body::Body::new(body) }
+        }),
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_client_that_reads_nothing_is_disconnected_by_the_write_timer_and_counted() {
+    let dropped = Arc::new(AtomicBool::new(false));
+    let limits = Limits {
+        write_timeout: Duration::from_secs(5),
+        ..Limits::default()
+    };
+    let server = serve_with(local(), endless(dropped.clone()), limits, |_, _| ())
+        .await
+        .unwrap();
+    let stats = server.stats();
+    let mut tcp = TcpStream::connect(server.addr).await.unwrap();
+    tcp.write_all(b"GET /endless HTTP/1.1\r\nhost: x\r\n\r\n")
+        .await
+        .unwrap();
+    // Reads nothing: the socket's buffers fill, the write timer runs out.
+    for _ in 0..10_000 {
+        if stats.write_timeouts() == 1 && stats.open() == 0 {
+            break;
+        }
+        // A poll of the counters, bounded by the loop: they decide.
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!((stats.write_timeouts(), stats.open()), (1, 0));
+    assert!(
+        dropped.load(Ordering::SeqCst),
+        "the response body was freed"
+    );
+    drop(tcp);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_client_that_reads_slowly_but_steadily_is_not_disconnected() {
+    // The negative control: a client that drains what has come once a
+    // second makes room, so no write waits the whole write timeout.
+    let dropped = Arc::new(AtomicBool::new(false));
+    let limits = Limits {
+        write_timeout: Duration::from_secs(5),
+        ..Limits::default()
+    };
+    let server = serve_with(local(), endless(dropped), limits, |_, _| ())
+        .await
+        .unwrap();
+    let stats = server.stats();
+    let mut tcp = TcpStream::connect(server.addr).await.unwrap();
+    tcp.write_all(b"GET /endless HTTP/1.1\r\nhost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut read = 0usize;
+    for _ in 0..200 {
+        // The client's pace (virtual time): a read every second.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        read += tcp.read(&mut buf).await.unwrap();
+        while let Ok(n) = tcp.try_read(&mut buf) {
+            read += n;
+        }
+    }
+    assert!(read > 0);
+    assert_eq!((stats.write_timeouts(), stats.open()), (0, 1));
+}
