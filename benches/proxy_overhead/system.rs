@@ -87,10 +87,9 @@ impl Bench {
             "the proxy kept {} events, expected {kept} of {proxied}",
             events.len()
         );
-        if let Some(e) = events
-            .iter()
-            .find(|e| e.reason != "none" || e.status != 200)
-        {
+        if let Some(e) = events.iter().find(|e| {
+            e.reason != continuity_bench::proxy::events::SwitchReason::None || e.status != 200
+        }) {
             bail!("a proxied request did not succeed through the primary: {e:?}");
         }
         let attempts = self.ctx.log.snapshot();

@@ -71,9 +71,11 @@ pub struct CalibrateArgs {
     /// The judge to calibrate (none: fast path only).
     #[command(flatten)]
     pub judge: JudgeOptions,
-    /// Labelled cases (JSONL).
-    #[arg(long, default_value = crate::judge::calibrate::DEFAULT_CASES)]
-    pub cases: PathBuf,
+    /// Labelled cases (JSONL). Default: the built-in copy of
+    /// datasets/judge-calibration.jsonl, so the command works from any
+    /// directory.
+    #[arg(long)]
+    pub cases: Option<PathBuf>,
     /// Master seed of the judge's retry backoff jitter.
     #[arg(long, default_value_t = crate::seed::DEFAULT_SEED)]
     pub seed: u64,

@@ -41,9 +41,13 @@ pub struct GradeArgs {
     /// suites' reports in paper/, degraded/ and semantics/. Default:
     /// reports/grade-<UTC timestamp>, made unique with a suffix. A
     /// directory that holds files is refused (a report is never
-    /// overwritten).
+    /// overwritten) unless --force.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Write into an existing, non-empty --out directory (its report files,
+    /// and those of its suites' directories, are replaced).
+    #[arg(long)]
+    pub force: bool,
     /// Exit 1 unless every system but the negative controls meets these
     /// thresholds: comma-separated KEY=VALUE, with cpr=P and clean-cpr=P
     /// (paper profile, at least P %), semantics-fail=N (at most N scored

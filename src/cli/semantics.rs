@@ -54,9 +54,13 @@ pub struct SemanticsArgs {
     pub json: Option<PathBuf>,
     /// Write semantics.json, scorecard.md, scorecard.svg and scorecard.png
     /// into this directory; it is created, and refused if it holds files
-    /// (a report is never overwritten).
+    /// (a report is never overwritten) unless --force.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Write into an existing, non-empty --out directory (its report files
+    /// are replaced).
+    #[arg(long)]
+    pub force: bool,
     /// The answer contracts.
     #[command(flatten)]
     pub contracts: ContractOptions,

@@ -80,6 +80,7 @@ fn run_args(args: &GradeArgs, profile: &str, out: PathBuf) -> RunArgs {
     run.quiet = args.quiet;
     run.contracts = args.contracts.clone();
     run.out = Some(out);
+    run.force = args.force;
     run
 }
 
@@ -144,7 +145,7 @@ pub fn grade_config(
     }
     let mut semantics = super::semantics_config(&semantics_args(args))?;
     let out = match &args.out {
-        Some(dir) => claim_given(dir, false)?,
+        Some(dir) => claim_given(dir, args.force)?,
         None => {
             let base = super::default_report_dir(now_utc);
             let name = format!(
@@ -162,7 +163,7 @@ pub fn grade_config(
             super::run_config(&run_args(args, profile, out.join(profile)), now_utc)?,
         ));
     }
-    semantics.out = Some(claim_given(&out.join("semantics"), false)?);
+    semantics.out = Some(claim_given(&out.join("semantics"), args.force)?);
     Ok(GradeConfig {
         systems,
         systems_file: args.systems.systems.clone(),

@@ -60,7 +60,10 @@ pub fn calibrate_config(
 ) -> Result<CalibrateConfig, JudgeConfigError> {
     Ok(CalibrateConfig {
         judge: judge_config(&args.judge, env)?,
-        cases: args.cases.clone(),
+        cases: match &args.cases {
+            Some(path) => crate::source::Source::File(path.clone()),
+            None => crate::source::Source::BuiltIn(&crate::judge::calibrate::BUILT_IN_CASES),
+        },
         seed: args.seed,
         concurrency: args.concurrency.max(1),
     })

@@ -103,7 +103,7 @@ pub fn semantics_config(args: &SemanticsArgs) -> Result<SemanticsConfig, Semanti
     };
     // Claimed last: nothing is created for arguments refused above.
     let out = match &args.out {
-        Some(dir) => Some(claim_given(dir, false)?),
+        Some(dir) => Some(claim_given(dir, args.force)?),
         None => None,
     };
     Ok(SemanticsConfig {

@@ -301,3 +301,54 @@ fn a_retry_status_the_proxy_does_not_fail_over_on_is_refused() {
     }
     assert!(parse("429,503,404").is_ok());
 }
+
+#[test]
+fn judge_calibrate_uses_its_built_in_cases_without_a_path() {
+    use crate::cli::JudgeCommand;
+    let parse = |args: &[&str]| {
+        let mut all = vec!["continuity-bench", "judge", "calibrate"];
+        all.extend_from_slice(args);
+        match Cli::try_parse_from(all).unwrap().command {
+            Command::Judge(j) => match j.command {
+                JudgeCommand::Calibrate(c) => c,
+            },
+            _ => unreachable!(),
+        }
+    };
+    let no_env = |_: &str| None;
+    // No --cases: the compiled-in copy, readable whatever the working
+    // directory (the path it names does not need to exist here).
+    let config = calibrate_config(&parse(&[]), no_env).unwrap();
+    assert_eq!(
+        config.cases.label(),
+        "datasets/judge-calibration.jsonl (built in)"
+    );
+    let cases: Vec<crate::judge::calibrate::CalibrationCase> =
+        crate::report::calibration::load(&config.cases).unwrap();
+    assert!(cases.len() > 10, "{} cases", cases.len());
+    // A file given is read from disk.
+    let config = calibrate_config(&parse(&["--cases", "/nonexistent/x.jsonl"]), no_env).unwrap();
+    assert!(
+        crate::report::calibration::load::<crate::judge::calibrate::CalibrationCase>(&config.cases)
+            .is_err()
+    );
+}
+
+#[test]
+fn semantics_out_takes_force_like_run() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("semantics.json"), "{}").unwrap();
+    let out = dir.path().to_str().unwrap();
+    let parse = |args: &[&str]| {
+        let mut all = vec!["continuity-bench", "semantics", "--out", out];
+        all.extend_from_slice(args);
+        match Cli::try_parse_from(all).unwrap().command {
+            Command::Semantics(s) => s,
+            _ => unreachable!(),
+        }
+    };
+    let err = semantics_config(&parse(&[])).unwrap_err().to_string();
+    assert!(err.contains("--force"), "{err}");
+    let config = semantics_config(&parse(&["--force"])).unwrap();
+    assert_eq!(config.out.as_deref(), Some(dir.path()));
+}

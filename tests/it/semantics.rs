@@ -308,7 +308,7 @@ async fn the_reference_proxies_pass_the_catalogue() {
     .unwrap();
     for name in ["stateless", "history"] {
         let s = system(&report, name);
-        assert_eq!(s.cases.len(), 38);
+        assert_eq!(s.cases.len(), 39);
         assert_eq!(
             not_passed(s),
             BTreeMap::new(),

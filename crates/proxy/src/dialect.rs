@@ -126,7 +126,7 @@ pub fn incoming(dialect: Dialect, reply: Reply, client: &Value, id: &str, create
 /// request it answers); an OpenAI stream is returned as it is.
 ///
 /// The translator holds at most `budget` bytes: past that many bytes read
-/// without a frame out, the stream ends with [`crate::relay::OverBudget`]
+/// without a frame out, the stream ends with [`OverBudget`]
 /// (one 400 MB line from an Anthropic upstream cannot be held).
 pub fn translate_source(dialect: Dialect, source: Source, client: &Value, budget: usize) -> Source {
     let created = std::time::SystemTime::now()
@@ -162,7 +162,7 @@ fn translate_stream(
                     Ok(frames) if frames.is_empty() => {
                         held = held.saturating_add(bytes.len());
                         if held > budget {
-                            let over = std::io::Error::other(crate::relay::OverBudget(budget));
+                            let over = std::io::Error::other(OverBudget(budget));
                             return Some((Err(over), None));
                         }
                         continue;
@@ -184,6 +184,13 @@ fn translate_stream(
     })
     .boxed()
 }
+
+/// The error a source gives when it stopped reading because it held more
+/// than the request's memory budget (a dialect translator that produced
+/// nothing for that many bytes, [`translate_source`]).
+#[derive(Debug, thiserror::Error)]
+#[error("held more than --request-memory ({0} bytes) without a complete event")]
+pub struct OverBudget(pub usize);
 
 #[cfg(test)]
 mod tests {

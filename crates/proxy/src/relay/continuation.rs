@@ -384,52 +384,53 @@ impl Continuer {
         // The stall timer counts content, as the primary's relay does.
         let mut last_content = Instant::now();
         loop {
-            let line =
-                match queue.pop_front() {
-                    Some(line) => line,
-                    None => match upstream
-                        .next_line(
-                            self.stall_timeout.and_then(|s| last_content.checked_add(s)),
-                            deadline,
-                        )
-                        .await
-                    {
-                        Read::Line(line) => line,
-                        Read::End if finished => {
-                            for held in splice.held() {
-                                if tx.send(Ok(held)).await.is_err() {
-                                    return (
-                                        Report {
-                                            cut: true,
-                                            ..report(how)
-                                        },
-                                        None,
-                                    );
-                                }
+            let line = match queue.pop_front() {
+                Some(line) => line,
+                None => match upstream
+                    .next_line(
+                        self.stall_timeout.and_then(|s| last_content.checked_add(s)),
+                        deadline,
+                    )
+                    .await
+                {
+                    Read::Line(line) => line,
+                    Read::End if finished => {
+                        for held in splice.held() {
+                            if tx.send(Ok(held)).await.is_err() {
+                                return (
+                                    Report {
+                                        cut: true,
+                                        ..report(how)
+                                    },
+                                    None,
+                                );
                             }
-                            return (report(how), Some(Ok(Bytes::from_static(DONE))));
                         }
-                        Read::End | Read::Broke | Read::Silent => {
-                            return failed("the fallback's stream broke too".into(), attempts)
-                        }
-                        Read::OverBudget => return failed(
+                        return (report(how), Some(Ok(Bytes::from_static(DONE))));
+                    }
+                    Read::End | Read::Broke | Read::Silent => {
+                        return failed("the fallback's stream broke too".into(), attempts)
+                    }
+                    Read::OverBudget => {
+                        return failed(
                             format!(
                                 "the fallback's stream went past --request-memory ({budget} bytes)"
                             ),
                             attempts,
-                        ),
-                        Read::Deadline => {
-                            return (
-                                Report {
-                                    reason: cut().reason,
-                                    cut: true,
-                                    ..report(how)
-                                },
-                                Some(Err(aborted("deadline"))),
-                            )
-                        }
-                    },
-                };
+                        )
+                    }
+                    Read::Deadline => {
+                        return (
+                            Report {
+                                reason: cut().reason,
+                                cut: true,
+                                ..report(how)
+                            },
+                            Some(Err(aborted("deadline"))),
+                        )
+                    }
+                },
+            };
             let event = match line.kind {
                 Kind::Done => {
                     for held in splice.held() {

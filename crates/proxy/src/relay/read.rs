@@ -114,12 +114,7 @@ pub(super) enum Read {
     OverBudget,
 }
 
-/// The error a source gives when it stopped reading because it held more
-/// than the request's memory budget (a dialect translator that produced
-/// nothing for that many bytes, [`crate::dialect::translate_source`]).
-#[derive(Debug, thiserror::Error)]
-#[error("held more than --request-memory ({0} bytes) without a complete event")]
-pub struct OverBudget(pub usize);
+pub use crate::dialect::OverBudget;
 
 /// Whether a source's error is [`OverBudget`].
 fn over_budget(e: &std::io::Error) -> bool {

@@ -7,17 +7,24 @@
 
 use super::{score_with, FastPath};
 use crate::{AnchorIndex, Judge, Scored, Verdict, VerdictMethod};
-use cb_base::source::Source;
+use cb_base::source::{BuiltIn, Source};
 use cb_dataset::{Anchor, Category, Conversation, Dataset, Turn, TurnKind};
 pub use cb_report::calibration::CalibrationError;
 use cb_report::calibration::{self, percent, Binary, Confusion, LabelledCase};
 use futures::StreamExt;
 use serde::Deserialize;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Path of the committed calibration set, relative to the repository root.
 pub const DEFAULT_CASES: &str = "datasets/judge-calibration.jsonl";
+
+/// The committed calibration set, compiled in, so that `judge calibrate`
+/// works from any directory and after `cargo install`.
+pub static BUILT_IN_CASES: BuiltIn = BuiltIn {
+    path: DEFAULT_CASES,
+    text: include_str!("../../../../datasets/judge-calibration.jsonl"),
+};
 
 /// The hand label of a case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -372,8 +379,9 @@ impl Calibration {
 /// A validated `judge calibrate` invocation.
 #[derive(Debug, Clone)]
 pub struct CalibrateConfig {
-    /// The calibration set.
-    pub cases: PathBuf,
+    /// The calibration set: the built-in copy, or a file given with
+    /// `--cases`.
+    pub cases: Source,
     /// The judge, if any.
     pub judge: Option<super::JudgeConfig>,
     /// Master seed of the judge's backoff jitter.
@@ -397,7 +405,7 @@ pub struct CalibrateOutcome {
 /// # Errors
 /// When the set cannot be read or the judge cannot be started.
 pub async fn run(config: &CalibrateConfig, fast: FastPath) -> anyhow::Result<CalibrateOutcome> {
-    let cases = load_cases(&config.cases)?;
+    let cases: Vec<CalibrationCase> = calibration::load(&config.cases)?;
     let active = match &config.judge {
         Some(j) => Some(super::start(j, config.seed).await?),
         None => None,
@@ -406,7 +414,7 @@ pub async fn run(config: &CalibrateConfig, fast: FastPath) -> anyhow::Result<Cal
         .as_ref()
         .map(|a| (a.judge.as_ref() as &dyn Judge, a.description.clone()));
     let calibration = calibrate(&cases, fast, judge, config.concurrency).await;
-    let mut report = calibration.render(&config.cases.display().to_string());
+    let mut report = calibration.render(&config.cases.label());
     if let Some(a) = &active {
         let s = a.judge.stats();
         let _ = writeln!(

@@ -321,7 +321,7 @@ fn real_fast_path_never_decides_wrongly() {
 #[tokio::test(start_paused = true)]
 async fn calibrate_against_the_simulated_judge_prints_agreement_and_kappa() {
     let config = calibrate::CalibrateConfig {
-        cases: cases_path(),
+        cases: cb_base::source::Source::BuiltIn(&calibrate::BUILT_IN_CASES),
         judge: Some(JudgeConfig {
             endpoint: JudgeEndpoint::Sim,
             model: SIM_MODEL.into(),
