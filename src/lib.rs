@@ -26,8 +26,6 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod grade;
-#[cfg(test)]
-mod layers;
 
 use std::process::ExitCode;
 

@@ -24,9 +24,9 @@ pub struct GradeArgs {
     /// case.
     #[arg(long, value_name = "IDS")]
     pub cases: Option<String>,
-    /// Dataset (JSONL) of the continuity runs. Default: the built-in
-    /// datasets/continuity-150.jsonl.
-    #[arg(long)]
+    /// Dataset (JSONL) of the continuity runs; the help lists the built-in
+    /// ones.
+    #[arg(long, help = super::builtins::dataset_help(" of the continuity runs"))]
     pub dataset: Option<PathBuf>,
     /// Conversations in flight at once in the continuity runs.
     #[arg(long, default_value_t = 100)]

@@ -6,6 +6,7 @@
 //! smaller commands, `calibrate` for the calibration tools), and the groups
 //! of flags several commands flatten into theirs in `options`.
 
+mod builtins;
 mod calibrate;
 mod canary;
 mod grade;
@@ -20,7 +21,7 @@ pub use calibrate::{
 pub use canary::{CanaryAction, CanaryArgs, CanaryReleaseArgs, CanaryRunArgs};
 pub use grade::GradeArgs;
 pub use options::{ContractOptions, JudgeOptions, LatencyArg, ProviderOptions, SystemOptions};
-pub use run::{MergeArgs, ReportAction, ReportArgs, RunArgs};
+pub use run::{table_columns, MergeArgs, ReportAction, ReportArgs, RunArgs};
 pub use semantics::SemanticsArgs;
 pub use serve::{ContinuationArg, GenerateArgs, ProxyArgs, ProxyModeArg, UpstreamsArgs};
 

@@ -24,13 +24,11 @@ pub struct RunArgs {
     /// limit caps it either way.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_in_flight: Option<u64>,
-    /// Dataset (JSONL). Default: the built-in datasets/continuity-150.jsonl
-    /// (150 conversations, seed 42).
-    #[arg(long)]
+    /// Dataset (JSONL); the help lists the built-in ones.
+    #[arg(long, help = super::builtins::dataset_help(""))]
     pub dataset: Option<PathBuf>,
-    /// Fault profile (TOML): a file, or the name of a built-in one (paper,
-    /// storm). Default: the built-in paper profile.
-    #[arg(long)]
+    /// Fault profile (TOML); the help lists the built-in ones.
+    #[arg(long, help = super::builtins::faults_help())]
     pub faults: Option<PathBuf>,
     /// Master seed of the fault schedule, latency jitter, backoff and bootstrap.
     #[arg(long, default_value_t = crate::seed::DEFAULT_SEED)]
@@ -68,6 +66,10 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Print every column of the results table (it is cut to fit 100
+    /// terminal columns by default; the report files keep every column).
+    #[arg(long)]
+    pub wide: bool,
     /// Exit with status 1 when the CPR of `--fail-system` is below this
     /// percentage (0-100).
     #[arg(long)]
@@ -105,6 +107,16 @@ pub struct RunArgs {
     pub shard: Option<crate::driver::Shard>,
 }
 
+/// The results table's columns: every one with `--wide`, else those that
+/// fit 100 terminal columns.
+pub fn table_columns(wide: bool) -> crate::continuity::report::Columns {
+    if wide {
+        crate::continuity::report::Columns::All
+    } else {
+        crate::continuity::report::Columns::Fit
+    }
+}
+
 /// Arguments of `report`: a report directory to re-render, or `merge`.
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
@@ -115,6 +127,10 @@ pub struct ReportArgs {
     /// A report directory written by `run` or by `grade`.
     #[arg(required = true)]
     pub dir: Option<PathBuf>,
+    /// Print every column of the results table (it is cut to fit 100
+    /// terminal columns by default; the report files keep every column).
+    #[arg(long)]
+    pub wide: bool,
 }
 
 /// The subcommands of `report`.
@@ -143,4 +159,8 @@ pub struct MergeArgs {
     /// Write into an existing, non-empty --out directory.
     #[arg(long)]
     pub force: bool,
+    /// Print every column of the results table (it is cut to fit 100
+    /// terminal columns by default; the report files keep every column).
+    #[arg(long)]
+    pub wide: bool,
 }

@@ -50,13 +50,12 @@ pub struct UpstreamsArgs {
     /// Address of the fallback upstream.
     #[arg(long, default_value = "127.0.0.1:9002")]
     pub fallback: SocketAddr,
-    /// Fault profile (TOML): a file, or the name of a built-in one (paper,
-    /// storm). Default: the built-in paper profile.
-    #[arg(long)]
+    /// Fault profile (TOML); the help lists the built-in ones.
+    #[arg(long, help = super::builtins::faults_help())]
     pub faults: Option<PathBuf>,
-    /// Dataset (JSONL) whose conversations the upstreams recognise. Default:
-    /// the built-in datasets/continuity-150.jsonl.
-    #[arg(long)]
+    /// Dataset (JSONL) whose conversations the upstreams recognise; the
+    /// help lists the built-in ones.
+    #[arg(long, help = super::builtins::dataset_help(" whose conversations the upstreams recognise"))]
     pub dataset: Option<PathBuf>,
     /// Master seed of the fault schedule and latency jitter.
     #[arg(long, default_value_t = crate::seed::DEFAULT_SEED)]

@@ -43,7 +43,10 @@ pub async fn grade(args: &GradeArgs) -> anyhow::Result<ExitCode> {
         if let Some(data) = &outcome.data {
             crate::secret::println!(
                 "{profile}:\n{}",
-                crate::continuity::report::render_table(&data.summary)
+                crate::continuity::report::render_table(
+                    &data.summary,
+                    crate::continuity::report::Columns::Fit,
+                )
             );
         }
         outcomes.push((*profile, outcome));

@@ -19,7 +19,13 @@ pub fn merge(args: &MergeArgs) -> anyhow::Result<ExitCode> {
     };
     crate::continuity::report::write_report(&out, &data)
         .with_context(|| format!("cannot write the merged report in {}", out.display()))?;
-    crate::secret::print!("{}", crate::continuity::report::render_table(&data.summary));
+    crate::secret::print!(
+        "{}",
+        crate::continuity::report::render_table(
+            &data.summary,
+            crate::cli::table_columns(args.wide),
+        )
+    );
     crate::secret::println!(
         "merged {} shards ({} conversations) · report in {}",
         data.config.merged_from.len(),

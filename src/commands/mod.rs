@@ -33,7 +33,7 @@ pub async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Grade(args) => grade::grade(&args).await,
         Command::Report(args) => match (args.action, args.dir) {
             (Some(crate::cli::ReportAction::Merge(merge)), _) => merge::merge(&merge),
-            (None, Some(dir)) => report::report(&dir),
+            (None, Some(dir)) => report::report(&dir, crate::cli::table_columns(args.wide)),
             (None, None) => {
                 anyhow::bail!("report needs a report directory, or `report merge DIR...`")
             }

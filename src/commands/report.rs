@@ -9,7 +9,7 @@ use std::process::ExitCode;
 /// `report DIR`: reads config.json and the CSV files back, rebuilds the
 /// summary (keeping the notes of the previous summary.json), rewrites
 /// summary.json, summary.md and the plots, and prints the table.
-pub fn report(dir: &Path) -> anyhow::Result<ExitCode> {
+pub fn report(dir: &Path, columns: crate::continuity::report::Columns) -> anyhow::Result<ExitCode> {
     if crate::grade::is_grade_dir(dir) {
         return grade_report(dir);
     }
@@ -29,7 +29,7 @@ pub fn report(dir: &Path) -> anyhow::Result<ExitCode> {
     };
     let written = report::write_summary_files(dir, &data)
         .with_context(|| format!("cannot re-render the report in {}", dir.display()))?;
-    crate::secret::print!("{}", report::render_table(&data.summary));
+    crate::secret::print!("{}", report::render_table(&data.summary, columns));
     crate::secret::println!("Rewrote {} file(s) in {}.", written.len(), dir.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -37,7 +37,10 @@ pub async fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(stopped.exit_code_or(EXIT_INTERRUPTED)));
     };
     let summary = &data.summary;
-    crate::secret::println!("{}", continuity::report::render_table(summary));
+    crate::secret::println!(
+        "{}",
+        continuity::report::render_table(summary, crate::cli::table_columns(args.wide))
+    );
     crate::secret::println!(
         "wall time {:.1} s · report in {}",
         outcome.wall.as_secs_f64(),

@@ -413,6 +413,30 @@ fn runs_from_any_directory_with_no_path_argument() {
         "{config}"
     );
     assert!(reports[0].join("summary.md").is_file());
+    // The default dataset's table fits a 100-column terminal; `--wide`
+    // (here through `report DIR`) keeps every column, wider than that.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.starts_with("system"), "{stdout}");
+    for line in stdout.lines() {
+        assert!(
+            line.chars().count() <= 100,
+            "{} chars: {line}",
+            line.chars().count()
+        );
+    }
+    let wide = std::process::Command::new(env!("CARGO_BIN_EXE_continuity-bench"))
+        .arg("report")
+        .arg(&reports[0])
+        .arg("--wide")
+        .output()
+        .unwrap();
+    let wide = String::from_utf8_lossy(&wide.stdout);
+    let header = wide.lines().next().unwrap_or_default();
+    assert!(
+        header.contains("clustered 95 %") && header.contains("survival"),
+        "{wide}"
+    );
+    assert!(header.chars().count() > 100, "{wide}");
 }
 
 /// `--max-in-flight` holds requests back without changing what a run

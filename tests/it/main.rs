@@ -11,6 +11,8 @@
 //! - [`grade`]: `grade` over a systems file, its page in a headless
 //!   browser, `--fail-under` and `report DIR`;
 //! - [`controls`]: positive and negative controls of every `run` metric;
+//! - [`docs`]: every relative link in the README and the book resolves;
+//!   `docs/SUMMARY.md` lists every chapter;
 //! - [`dialects`]: fallbacks in the Anthropic and Gemini dialects: what
 //!   reaches them, lossy translations caught, the context squeeze;
 //! - [`interrupt`]: Ctrl-C in every phase;
@@ -41,6 +43,7 @@ mod common;
 mod contracts;
 mod controls;
 mod dialects;
+mod docs;
 mod end_to_end;
 mod grade;
 mod hostile;

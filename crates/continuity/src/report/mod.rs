@@ -19,7 +19,7 @@ pub(crate) mod fixture;
 
 pub use json::restore_delivery;
 pub use read::{read_report, summary_context, ReportRows};
-pub use table::render_table;
+pub use table::{render_table, Columns};
 
 use super::record::EventRecord;
 use super::summary::Summary;

@@ -1,6 +1,8 @@
 //! The summary table printed on stdout at the end of `run` and `report DIR`:
 //! one line per system (through [`cb_report::Table`]), the warnings, then
-//! one line for CLO.
+//! one line for CLO. By default it keeps the columns that fit a 100-column
+//! terminal ([`Columns::Fit`]); `--wide` prints every one ([`Columns::All`]),
+//! as the report files always do.
 
 use crate::summary::Summary;
 use cb_report::format::{
@@ -25,17 +27,52 @@ const HEADERS: [&str; 12] = [
     "event-turn p50/p95 ms",
 ];
 
+/// Which columns the terminal table prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Columns {
+    /// The columns that fit 100 terminal columns (with system names of up
+    /// to 9 characters): system, events, CPR, its Wilson interval,
+    /// availability, bleed, attempts per event, event-turn p50/p95; a
+    /// system whose retries storm gets a `STORM` line under the table.
+    #[default]
+    Fit,
+    /// Every column (`--wide`).
+    All,
+}
+
+/// The indexes into [`HEADERS`] that [`Columns::Fit`] keeps, with the
+/// shorter header each is printed under.
+const FIT: [(usize, &str); 8] = [
+    (0, "system"),
+    (1, "events"),
+    (2, "CPR"),
+    (3, "{level} Wilson"),
+    (6, "avail."),
+    (8, "bleed"),
+    (9, "attempts"),
+    (11, "p50/p95 ms"),
+];
+
 /// The table: system | failover/planned events | CPR | Wilson | clustered |
 /// clean CPR | availability | survival | bleeding answers | attempts/event | storm |
 /// event-turn p50/p95 ms, then the warnings, then a CLO line; an interrupted
 /// run says so first.
-pub fn render_table(summary: &Summary) -> String {
+pub fn render_table(summary: &Summary, columns: Columns) -> String {
     let level = confidence(summary.confidence);
-    let mut table =
-        Table::new(HEADERS.iter().map(|h| h.replace("{level}", &level))).right_aligned_from(1);
+    let headers: Vec<String> = match columns {
+        Columns::All => HEADERS
+            .iter()
+            .map(|h| h.replace("{level}", &level))
+            .collect(),
+        Columns::Fit => FIT
+            .iter()
+            .map(|(_, h)| h.replace("{level}", &level))
+            .collect(),
+    };
+    let mut table = Table::new(headers).right_aligned_from(1);
     for x in &summary.systems {
         let latency = &x.event_latency_ms;
-        table.push([
+        let row = [
             x.name.clone(),
             format!("{}/{}", x.stages.failover, x.stages.total()),
             rate_with_counts(&x.cpr),
@@ -60,7 +97,11 @@ pub fn render_table(summary: &Summary) -> String {
                     ms_number(latency.p95, false)
                 )
             },
-        ]);
+        ];
+        match columns {
+            Columns::All => table.push(row),
+            Columns::Fit => table.push(FIT.iter().map(|(i, _)| row[*i].clone())),
+        }
     }
     let mut out = String::new();
     if summary.interrupted {
@@ -71,6 +112,15 @@ pub fn render_table(summary: &Summary) -> String {
         );
     }
     out.push_str(&table.render());
+    if columns == Columns::Fit {
+        for x in summary.systems.iter().filter(|x| x.attempts.storm) {
+            let _ = writeln!(
+                out,
+                "STORM {}: its attempts per failover event form a retry storm (--wide shows the column)",
+                x.name
+            );
+        }
+    }
     out.push_str(&in_flight_lines(summary));
     for warning in summary.systems.iter().filter_map(|x| x.warning.as_ref()) {
         out.push_str(&format!("WARNING {warning}\n"));
@@ -148,7 +198,7 @@ mod tests {
 
     #[test]
     fn table_has_the_right_numbers_in_aligned_columns() {
-        let table = render_table(&summary());
+        let table = render_table(&summary(), Columns::All);
         let lines: Vec<&str> = table.lines().collect();
         assert_eq!(lines.len(), 6, "{table}");
         assert!(
@@ -195,7 +245,7 @@ mod tests {
             Some("history: only 3 of 10 planned events reached the fault".into());
         s.systems[1].cpr = cb_stats::rate(0, 0);
         s.systems[1].cpr_clustered = None;
-        let table = render_table(&s);
+        let table = render_table(&s, Columns::All);
         let lines: Vec<&str> = table.lines().collect();
         assert!(lines[0].starts_with("INTERRUPTED (Ctrl-C)"), "{table}");
         assert!(lines[4].contains("n/a (0/0)"), "{table}");
@@ -210,7 +260,7 @@ mod tests {
         use crate::summary::InFlight;
         use cb_driver::{Bound, Shard};
         // The fixture's peak reached --concurrency: no line.
-        assert!(!render_table(&summary()).contains("BELOW"));
+        assert!(!render_table(&summary(), Columns::All).contains("BELOW"));
         let mut s = summary();
         let capped = InFlight {
             shard: None,
@@ -221,7 +271,7 @@ mod tests {
             peak: Some(409),
         };
         s.requests_in_flight = vec![capped];
-        let table = render_table(&s);
+        let table = render_table(&s, Columns::All);
         let line = table.lines().find(|l| l.starts_with("BELOW")).unwrap();
         assert_eq!(
             line,
@@ -243,7 +293,7 @@ mod tests {
             ..few
         };
         s.requests_in_flight = vec![few, unmet, InFlight { peak: None, ..few }];
-        let table = render_table(&s);
+        let table = render_table(&s, Columns::All);
         let lines: Vec<&str> = table.lines().filter(|l| l.starts_with("BELOW")).collect();
         assert_eq!(lines.len(), 2, "{table}");
         assert!(lines[0].starts_with("BELOW --concurrency (shard 1/4): at most 76"));
@@ -252,10 +302,45 @@ mod tests {
     }
 
     #[test]
+    fn the_default_table_fits_100_columns_and_wide_keeps_every_column() {
+        let fit = render_table(&summary(), Columns::Fit);
+        for line in fit.lines() {
+            assert!(
+                line.chars().count() <= 100,
+                "{} chars: {line}",
+                line.chars().count()
+            );
+        }
+        let header = fit.lines().next().unwrap_or_default();
+        assert!(header.starts_with("system"), "{fit}");
+        assert!(
+            header.contains("95 % Wilson") && !header.contains("clustered"),
+            "{fit}"
+        );
+        assert!(!fit.contains("STORM"), "{fit}");
+        // The wide table is wider than 100 columns: the cut is real.
+        let all = render_table(&summary(), Columns::All);
+        assert!(all.lines().any(|l| l.chars().count() > 100), "{all}");
+        assert!(
+            all.contains("clustered 95 %") && all.contains("survival"),
+            "{all}"
+        );
+        // A storm, which only --wide has a column for, gets its own line.
+        let mut s = summary();
+        s.systems[1].attempts.storm = true;
+        let fit = render_table(&s, Columns::Fit);
+        let storm: Vec<&str> = fit.lines().filter(|l| l.starts_with("STORM")).collect();
+        assert_eq!(storm.len(), 1, "{fit}");
+        assert!(storm[0].starts_with("STORM history:"), "{fit}");
+        assert!(storm[0].chars().count() <= 100, "{}", storm[0]);
+        assert!(!render_table(&s, Columns::All).contains("STORM history:"));
+    }
+
+    #[test]
     fn missing_clo_is_said() {
         let mut s = summary();
         s.clo = None;
-        assert!(render_table(&s)
+        assert!(render_table(&s, Columns::All)
             .ends_with("CLO: not computed (needs both `stateless` and `history`)\n"));
     }
 }

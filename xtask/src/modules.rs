@@ -1,5 +1,5 @@
 //! The module graph of one crate, read from its sources (through
-//! [`scan`](super::scan)), and its cycles.
+//! [`scan`](crate::scan)), and its cycles.
 //!
 //! The top-level modules of a crate are the files and directories directly
 //! in its `src/` (`lib.rs` and `main.rs` excepted). Module A depends on
@@ -16,7 +16,7 @@
 //! crate root re-exports (`crate::FaultProfile` names no module, though
 //! `profile` defines it).
 
-use super::scan::{scan, Scan};
+use crate::scan::{scan, Scan};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Top-level module -> the top-level modules it depends on.

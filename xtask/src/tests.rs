@@ -3,10 +3,16 @@
 //! another and a crate whose modules import each other in a ring, must be
 //! reported, each by name; the same workspace without them must pass, test
 //! code, comments and strings must not count, and a known tangle that is
-//! gone must be reported too.
+//! gone must be reported too. Then the same checks on this workspace, as
+//! `cargo xtask layers` runs them, so that `cargo test` keeps them.
 
-use super::modules::{find_cycle, module_graph, tangles, Graph, Paths};
-use super::*;
+#![allow(clippy::unwrap_used)]
+
+use crate::layers::*;
+use crate::metadata::{Kind, Member};
+use crate::modules::{find_cycle, module_graph, tangles, Graph, Paths};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 
 fn member(name: &str, deps: &[(&str, Kind)]) -> Member {
     let mut map: BTreeMap<String, BTreeSet<Kind>> = BTreeMap::new();
@@ -77,33 +83,95 @@ fn a_bad_edge_is_reported_by_name() {
 }
 
 #[test]
-fn every_dependency_table_of_a_manifest_is_read() {
+fn the_crates_above_the_suites_and_the_short_lists_are_held() {
+    use Kind::{Dev, Normal};
+    let mut ws = layered();
+    ws.push(member(
+        "cb-grade",
+        &[("cb-continuity", Normal), ("cb-semantics", Normal)],
+    ));
+    ws.push(member("cb-wire", &[("cb-base", Normal)]));
+    ws.push(member(
+        "cb-client",
+        &[
+            ("cb-base", Normal),
+            ("cb-wire", Normal),
+            ("cb-testkit", Dev),
+        ],
+    ));
+    add(&mut ws, ROOT, "cb-grade", Normal);
+    assert_eq!(crate_violations(&ws), Vec::<String>::new());
+
+    let mut bad = ws.clone();
+    add(&mut bad, "cb-continuity", "cb-grade", Normal);
+    add(&mut bad, "cb-client", "cb-faults", Normal);
+    add(&mut bad, "cb-base", XTASK, Dev);
+    bad.push(member(XTASK, &[]));
+    let v = crate_violations(&bad);
+    assert_eq!(v.len(), 3, "{v:#?}");
+    let has = |start: &str| assert!(v.iter().any(|l| l.starts_with(start)), "{start}\n{v:#?}");
+    has("cb-continuity depends on cb-grade ([dependencies]), which sits above the suites");
+    has("cb-client depends on cb-faults: it may import only cb-base, cb-wire");
+    has("cb-base depends on xtask ([dev-dependencies]): nothing imports");
+}
+
+#[test]
+fn cargo_metadata_gives_every_dependency_kind_by_package_name() {
+    // A real workspace on disk, read by the real `cargo metadata`: a
+    // renamed dependency, a dev one and a platform-specific build one.
     let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
     std::fs::write(
-        dir.path().join("Cargo.toml"),
-        r#"
-[package]
-name = "cb-core"
-
-[dependencies]
-cb-base = { path = "../base" }
-serde.workspace = true
-
-[dev-dependencies]
-suite = { path = "../continuity", package = "cb-continuity" }
-
-[target.'cfg(unix)'.build-dependencies]
-cb-semantics = { path = "../semantics" }
-"#,
+        root.join("Cargo.toml"),
+        "[workspace]\nmembers = [\"core\", \"base\", \"suite\", \"semantics\"]\nresolver = \"2\"\n",
     )
     .unwrap();
-    let m = read_member(dir.path()).unwrap();
-    assert_eq!(m.name, "cb-core");
+    let krate = |dir: &str, name: &str, deps: &str| {
+        std::fs::create_dir_all(root.join(dir).join("src")).unwrap();
+        std::fs::write(root.join(dir).join("src/lib.rs"), "").unwrap();
+        std::fs::write(
+            root.join(dir).join("Cargo.toml"),
+            format!(
+                "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n{deps}"
+            ),
+        )
+        .unwrap();
+    };
+    krate("base", "cb-base", "");
+    krate("suite", "cb-continuity", "");
+    krate("semantics", "cb-semantics", "");
+    krate(
+        "core",
+        "cb-core",
+        "[dependencies]\ncb-base = { path = \"../base\" }\n\
+         [dev-dependencies]\nsuite = { path = \"../suite\", package = \"cb-continuity\" }\n\
+         [target.'cfg(unix)'.build-dependencies]\ncb-semantics = { path = \"../semantics\" }\n",
+    );
+    let members = crate::metadata::workspace(&root.join("Cargo.toml")).unwrap();
+    let names: Vec<&str> = members.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["cb-base", "cb-continuity", "cb-core", "cb-semantics"]
+    );
+    let m = &members[2];
     let kinds = |d: &str| m.deps.get(d).cloned().unwrap_or_default();
     assert_eq!(kinds("cb-base"), BTreeSet::from([Kind::Normal]));
     assert_eq!(kinds("cb-continuity"), BTreeSet::from([Kind::Dev]));
     assert_eq!(kinds("cb-semantics"), BTreeSet::from([Kind::Build]));
-    assert!(m.deps.contains_key("serde"));
+    // And the rules see both of its edges to the suites.
+    let v = crate_violations(&members);
+    assert!(
+        v.iter().any(|l| l.starts_with(
+            "cb-core depends on the suite cb-continuity ([dev-dependencies]): a core crate never imports a suite"
+        )),
+        "{v:#?}"
+    );
+    assert!(
+        v.iter()
+            .any(|l| l
+                .starts_with("cb-core depends on the suite cb-semantics ([build-dependencies])")),
+        "{v:#?}"
+    );
 }
 
 fn files(list: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -238,4 +306,30 @@ fn the_graph_prints_bottom_up() {
         "{graph}"
     );
     assert!(graph.contains("cb-base           -\n"), "{graph}");
+}
+
+/// The members of this workspace, from `cargo metadata`.
+fn workspace() -> Vec<Member> {
+    crate::metadata::workspace(&crate::root_manifest()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn the_suites_sit_above_the_core_and_beside_each_other() {
+    let members = workspace();
+    assert!(members.len() > SUITES.len() + 1, "{members:?}");
+    let violations = crate_violations(&members);
+    assert!(violations.is_empty(), "{}", violations.join("\n"));
+}
+
+#[test]
+fn no_crate_has_a_module_cycle() {
+    let violations = crate::check(&crate::root_manifest()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(violations.is_empty(), "{}", violations.join("\n"));
+}
+
+#[test]
+fn the_crate_graph_has_one_line_per_member() {
+    let members = workspace();
+    let graph = crate_graph(&members);
+    assert_eq!(graph.lines().count(), members.len(), "{graph}");
 }

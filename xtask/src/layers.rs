@@ -1,36 +1,56 @@
-//! The layers of the workspace, checked by a test so that nothing rests on
-//! review alone: the compiler refuses a dependency cycle between crates, but
-//! not a core crate that imports a suite, one suite that imports another,
-//! or two modules of a crate that import each other.
+//! The layers of the workspace, checked so that nothing rests on review
+//! alone: the compiler refuses a dependency cycle between crates, but not a
+//! core crate that imports a suite, one suite that imports another, or two
+//! modules of a crate that import each other.
 //!
-//! Every workspace member's `Cargo.toml` is read (with `toml`), and:
+//! The crates and their dependencies come from `cargo metadata` (every
+//! dependency kind, platform-specific ones included, a renamed one by its
+//! package), and:
 //!
 //! - the suite crates are [`SUITES`]; no core crate (every other `cb-*`
 //!   crate) depends on a suite, in `[dependencies]`, `[dev-dependencies]`
 //!   or `[build-dependencies]`;
 //! - no suite depends on another suite;
-//! - only the root package, [`ROOT`] (the command line), depends on the
-//!   suites, and nothing depends on it;
+//! - the crates [`ABOVE_SUITES`] (`cb-grade`) may import the suites; only
+//!   the root package, [`ROOT`] (the command line), imports them, and
+//!   nothing imports the root or the `xtask`;
+//! - a crate in [`ONLY`] imports no workspace crate but those listed
+//!   (`cb-client`: `cb-base` and `cb-wire`);
 //! - no crate has a cycle among its top-level modules ([`modules`]): none
 //!   through `crate::` paths, and none through `super::` paths that climb
-//!   to the crate root but the [`KNOWN_TANGLES`] (the test fails when one
-//!   of those is gone, so that the list only shrinks).
+//!   to the crate root but the [`KNOWN_TANGLES`] (the check fails when one
+//!   of those is gone, so that the list only shrinks). Cargo knows nothing
+//!   of modules, so this part reads the sources (`src/` of each member) as
+//!   it did before it moved here from the root package's tests.
 //!
-//! `scripts/crate-graph` prints the crate graph this reads, bottom-up.
+//! `cargo xtask graph` (and `scripts/crate-graph`) prints the crate graph
+//! this reads, bottom-up.
 
-mod modules;
-mod scan;
-
-use modules::{module_graph, tangles, Paths, Tangle};
+use crate::metadata::{Kind, Member};
+use crate::modules::{module_graph, tangles, Paths, Tangle};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The suite crates: each imports the core only, never another suite.
-const SUITES: [&str; 3] = ["cb-continuity", "cb-semantics", "cb-canary"];
+pub const SUITES: [&str; 3] = ["cb-continuity", "cb-semantics", "cb-canary"];
 
-/// The root package, the command line: the one crate that imports the suites.
-const ROOT: &str = "continuity-bench";
+/// Crates above the suites, which may import them: `grade` runs every suite
+/// over one systems file. Checked when they are workspace members.
+pub const ABOVE_SUITES: [&str; 1] = ["cb-grade"];
+
+/// The root package, the command line: imports the suites and the crates
+/// above them; nothing imports it.
+pub const ROOT: &str = "continuity-bench";
+
+/// Developer tooling: a workspace member nothing may import.
+pub const XTASK: &str = "xtask";
+
+/// Core crates held to a short list of the workspace crates they may
+/// import, checked when they are workspace members: the HTTP client, which
+/// the canary uses alone, rests on the base and the wire, never on the
+/// driver, the upstreams or the proxies.
+pub const ONLY: &[(&str, &[&str])] = &[("cb-client", &["cb-base", "cb-wire"])];
 
 /// Top-level modules that import each other through `super::` paths
 /// climbing to the crate root, found when this test was written, in crates
@@ -40,7 +60,7 @@ const ROOT: &str = "continuity-bench";
 /// reply types); in cb-upstream `server` routes to `dialect_routes`, which
 /// reads `server`'s pipeline state. Any other tangle fails the test, and
 /// so does one of these once it is gone: remove it here then.
-const KNOWN_TANGLES: &[(&str, &[&str])] = &[
+pub const KNOWN_TANGLES: &[(&str, &[&str])] = &[
     (
         "cb-dataset",
         &[
@@ -56,61 +76,23 @@ const KNOWN_TANGLES: &[(&str, &[&str])] = &[
     ("cb-upstream", &["dialect_routes", "server"]),
 ];
 
-/// The tables of a manifest that name dependencies, with the kind each
-/// gives.
-const DEPENDENCY_TABLES: [(&str, Kind); 3] = [
-    ("dependencies", Kind::Normal),
-    ("build-dependencies", Kind::Build),
-    ("dev-dependencies", Kind::Dev),
-];
-
-/// How a crate depends on another.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Kind {
-    /// `[dependencies]`.
-    Normal,
-    /// `[build-dependencies]`.
-    Build,
-    /// `[dev-dependencies]`: tests, benchmarks and examples only.
-    Dev,
-}
-
-impl Kind {
-    /// The manifest table that gives this kind.
-    fn table(self) -> &'static str {
-        match self {
-            Kind::Normal => "[dependencies]",
-            Kind::Build => "[build-dependencies]",
-            Kind::Dev => "[dev-dependencies]",
-        }
-    }
-}
-
-/// One workspace member, as its manifest declares it.
-#[derive(Debug, Clone)]
-struct Member {
-    /// The package name.
-    name: String,
-    /// The directory holding its `Cargo.toml`.
-    dir: PathBuf,
-    /// Every package it depends on (workspace member or not), with how.
-    deps: BTreeMap<String, BTreeSet<Kind>>,
-}
-
 /// What breaks the rules between crates, one sentence each; empty when the
 /// layers hold. Dependencies on packages outside `members` are not looked
 /// at.
-fn crate_violations(members: &[Member]) -> Vec<String> {
+pub fn crate_violations(members: &[Member]) -> Vec<String> {
     let names: BTreeSet<&str> = members.iter().map(|m| m.name.as_str()).collect();
     let mut out = Vec::new();
     for suite in SUITES {
         if !names.contains(suite) {
             out.push(format!(
-                "the suite {suite} is not a workspace member: update SUITES in src/layers/mod.rs"
+                "the suite {suite} is not a workspace member: update SUITES in xtask/src/layers.rs"
             ));
         }
     }
+    let is_suite = |n: &str| SUITES.contains(&n);
+    let is_above = |n: &str| ABOVE_SUITES.contains(&n);
     for m in members {
+        let who = m.name.as_str();
         for (dep, kinds) in &m.deps {
             if !names.contains(dep.as_str()) {
                 continue;
@@ -120,109 +102,46 @@ fn crate_violations(members: &[Member]) -> Vec<String> {
                 .map(|k| k.table())
                 .collect::<Vec<_>>()
                 .join(", ");
-            let who = &m.name;
-            if dep == ROOT {
+            if dep == ROOT || dep == XTASK {
                 out.push(format!(
-                    "{who} depends on {ROOT} ({tables}): nothing imports the command line; move what it needs into a core crate"
+                    "{who} depends on {dep} ({tables}): nothing imports the command line or the xtask; move what it needs into a core crate"
                 ));
-            } else if SUITES.contains(&dep.as_str()) && *who != ROOT {
-                let what = if SUITES.contains(&who.as_str()) {
+            } else if is_above(dep) && who != ROOT {
+                out.push(format!(
+                    "{who} depends on {dep} ({tables}), which sits above the suites: only the command line imports it; move what both need into a core crate"
+                ));
+            } else if is_suite(dep) && who != ROOT && !is_above(who) {
+                let what = if is_suite(who) {
                     "a suite imports the core only, never another suite"
                 } else if who.starts_with("cb-") {
                     "a core crate never imports a suite"
                 } else {
-                    "only the command line imports the suites"
+                    "only the command line and the crates above the suites import the suites"
                 };
                 out.push(format!(
                     "{who} depends on the suite {dep} ({tables}): {what}; move what both need into a core crate"
                 ));
             }
         }
+        if let Some((_, allowed)) = ONLY.iter().find(|(n, _)| *n == who) {
+            for (dep, kinds) in &m.deps {
+                let kinds_normal = kinds.iter().any(|k| *k != Kind::Dev);
+                if names.contains(dep.as_str()) && kinds_normal && !allowed.contains(&dep.as_str())
+                {
+                    out.push(format!(
+                        "{who} depends on {dep}: it may import only {} (ONLY in xtask/src/layers.rs); move what it needs into one of them",
+                        allowed.join(", ")
+                    ));
+                }
+            }
+        }
     }
     out
 }
 
-/// The workspace members named by the manifest in `root`: its own package
-/// (if it has one) and every `members` entry, a `dir/*` entry meaning each
-/// directory in `dir` that holds a `Cargo.toml`.
-fn read_members(root: &Path) -> Result<Vec<Member>, String> {
-    let manifest = read_manifest(&root.join("Cargo.toml"))?;
-    let mut dirs = Vec::new();
-    if manifest.contains_key("package") {
-        dirs.push(root.to_path_buf());
-    }
-    let patterns = manifest
-        .get("workspace")
-        .and_then(|w| w.get("members"))
-        .and_then(|m| m.as_array())
-        .ok_or("the root Cargo.toml has no [workspace] members")?;
-    for pattern in patterns {
-        let pattern = pattern
-            .as_str()
-            .ok_or("a workspace member is not a string")?;
-        if let Some(parent) = pattern.strip_suffix("/*") {
-            let parent = root.join(parent);
-            let entries = std::fs::read_dir(&parent)
-                .map_err(|e| format!("cannot list {}: {e}", parent.display()))?;
-            let mut found: Vec<PathBuf> = entries
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|d| d.join("Cargo.toml").is_file())
-                .collect();
-            found.sort();
-            dirs.extend(found);
-        } else {
-            dirs.push(root.join(pattern));
-        }
-    }
-    dirs.into_iter().map(|dir| read_member(&dir)).collect()
-}
-
-/// One member from `dir/Cargo.toml`: its name and what it depends on, in
-/// each dependency table, platform-specific ones (`[target.'cfg(..)'.*]`)
-/// included. A dependency renamed with `package = ".."` is named by its
-/// package.
-fn read_member(dir: &Path) -> Result<Member, String> {
-    let path = dir.join("Cargo.toml");
-    let manifest = read_manifest(&path)?;
-    let name = manifest
-        .get("package")
-        .and_then(|p| p.get("name"))
-        .and_then(|n| n.as_str())
-        .ok_or_else(|| format!("{} has no package name", path.display()))?
-        .to_string();
-    let mut tables = vec![&manifest];
-    if let Some(targets) = manifest.get("target").and_then(|t| t.as_table()) {
-        tables.extend(targets.values().filter_map(|t| t.as_table()));
-    }
-    let mut deps: BTreeMap<String, BTreeSet<Kind>> = BTreeMap::new();
-    for table in tables {
-        for (key, kind) in DEPENDENCY_TABLES {
-            let Some(entries) = table.get(key).and_then(|d| d.as_table()) else {
-                continue;
-            };
-            for (dep, spec) in entries {
-                let package = spec.get("package").and_then(|p| p.as_str()).unwrap_or(dep);
-                deps.entry(package.to_string()).or_default().insert(kind);
-            }
-        }
-    }
-    Ok(Member {
-        name,
-        dir: dir.to_path_buf(),
-        deps,
-    })
-}
-
-fn read_manifest(path: &Path) -> Result<toml::Table, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    text.parse()
-        .map_err(|e| format!("cannot parse {}: {e}", path.display()))
-}
-
 /// Every `.rs` file under `src`, as its path from `src` ('/'-separated)
 /// and its text.
-fn read_sources(src: &Path) -> Result<Vec<(String, String)>, String> {
+pub fn read_sources(src: &Path) -> Result<Vec<(String, String)>, String> {
     let mut out = Vec::new();
     let mut pending = vec![src.to_path_buf()];
     while let Some(dir) = pending.pop() {
@@ -256,7 +175,7 @@ fn read_sources(src: &Path) -> Result<Vec<(String, String)>, String> {
 /// `sources`, one sentence each: every tangle through `crate::` paths, and
 /// every tangle through `super::` paths too that is not in `known`, and
 /// every `known` tangle that is gone.
-fn module_violations(
+pub fn module_violations(
     name: &str,
     sources: &[(String, String)],
     known: &[BTreeSet<String>],
@@ -283,7 +202,7 @@ fn module_violations(
         .filter(|k| !found.iter().any(|t| t.modules == **k))
     {
         out.push(format!(
-            "{name}: the modules {} no longer import each other as KNOWN_TANGLES in src/layers/mod.rs says: remove or update its entry",
+            "{name}: the modules {} no longer import each other as KNOWN_TANGLES in xtask/src/layers.rs says: remove or update its entry",
             k.iter().cloned().collect::<Vec<_>>().join(", ")
         ));
     }
@@ -291,7 +210,7 @@ fn module_violations(
 }
 
 /// The [`KNOWN_TANGLES`] of the crate `name`.
-fn known_tangles(name: &str) -> Vec<BTreeSet<String>> {
+pub fn known_tangles(name: &str) -> Vec<BTreeSet<String>> {
     KNOWN_TANGLES
         .iter()
         .filter(|(c, _)| *c == name)
@@ -339,7 +258,7 @@ fn levels<'m>(
 /// everything it depends on, dev-dependencies included unless they make a
 /// cycle (cargo allows one through a dev-dependency); crates of one level
 /// sort by name.
-fn crate_graph(members: &[Member]) -> String {
+pub fn crate_graph(members: &[Member]) -> String {
     let names: BTreeSet<&str> = members.iter().map(|m| m.name.as_str()).collect();
     let by_name: BTreeMap<&str, &Member> = members.iter().map(|m| (m.name.as_str(), m)).collect();
     let level = levels(members, &names, true)
@@ -372,52 +291,3 @@ fn crate_graph(members: &[Member]) -> String {
     }
     out
 }
-
-/// The members of this workspace, whose manifest is the root package's.
-fn workspace() -> Vec<Member> {
-    read_members(Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap_or_else(|e| panic!("{e}"))
-}
-
-#[test]
-fn the_suites_sit_above_the_core_and_beside_each_other() {
-    let members = workspace();
-    assert!(members.len() > SUITES.len() + 1, "{members:?}");
-    let violations = crate_violations(&members);
-    assert!(violations.is_empty(), "{}", violations.join("\n"));
-}
-
-#[test]
-fn no_crate_has_a_module_cycle() {
-    let members = workspace();
-    let mut violations = Vec::new();
-    for (name, _) in KNOWN_TANGLES {
-        if !members.iter().any(|m| m.name == *name) {
-            violations.push(format!(
-                "KNOWN_TANGLES names {name}, which is not a workspace member: update it"
-            ));
-        }
-    }
-    for member in members {
-        let sources = read_sources(&member.dir.join("src")).unwrap_or_else(|e| panic!("{e}"));
-        assert!(!sources.is_empty(), "{} has no sources", member.name);
-        violations.extend(module_violations(
-            &member.name,
-            &sources,
-            &known_tangles(&member.name),
-        ));
-    }
-    assert!(violations.is_empty(), "{}", violations.join("\n"));
-}
-
-/// Prints the crate graph (`scripts/crate-graph` shows it).
-#[test]
-fn print_the_crate_graph() {
-    let members = workspace();
-    let graph = crate_graph(&members);
-    assert_eq!(graph.lines().count(), members.len(), "{graph}");
-    println!(
-        "crate graph, bottom-up (each crate, then the workspace crates it depends on):\n{graph}"
-    );
-}
-
-mod tests;
