@@ -8,17 +8,6 @@ use crate::common::repo;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-/// Chapters other branches are writing, listed in `docs/SUMMARY.md` ahead
-/// of their merge: a link to one of them may point at a file that is not
-/// there yet. Once present, a file is checked like any other; remove its
-/// name here after the merge.
-const RESERVED: [&str; 4] = [
-    "docs/contracts-live-traffic.md",
-    "docs/proxy-memory.md",
-    "docs/canary-power.md",
-    "docs/scale.md",
-];
-
 /// A link found in a Markdown file: its line and its target as written.
 #[derive(Debug, PartialEq, Eq)]
 struct Link {
@@ -124,10 +113,7 @@ fn broken_links(root: &Path, file: &Path) -> Vec<String> {
             continue;
         }
         if !root.join(&resolved).exists() {
-            let reserved = RESERVED.iter().any(|r| Path::new(r) == resolved);
-            if !reserved {
-                broken.push(format!("{shown} (no file {})", resolved.display()));
-            }
+            broken.push(format!("{shown} (no file {})", resolved.display()));
             continue;
         }
         let is_markdown = resolved.extension().is_some_and(|e| e == "md");
