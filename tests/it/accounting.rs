@@ -7,7 +7,10 @@
 use crate::common::gateways::{start_on_free_ports, Misbehaviour};
 use crate::common::{execute, gateway_spec, quick_run, system};
 use continuity_bench::continuity::record::Stage;
-use continuity_bench::continuity::{self, report::render_table};
+use continuity_bench::continuity::{
+    self,
+    report::{render_table, Columns},
+};
 
 async fn run_beside(kind: Misbehaviour) -> (tempfile::TempDir, continuity::RunOutcome) {
     let (gateway, primary, fallback) = start_on_free_ports(kind).await;
@@ -59,7 +62,7 @@ async fn conversations_that_break_before_the_fault_are_not_failover_events() {
         .starts_with("broke at turn 1:"));
     let warning = control.warning.as_deref().unwrap();
     assert!(warning.contains("broke before it"), "{warning}");
-    let table = render_table(&data.summary);
+    let table = render_table(&data.summary, Columns::Fit);
     assert!(table.contains("WARNING control: only"), "{table}");
     // The reference systems reach every fault and get no warning.
     for name in ["stateless", "history"] {
@@ -90,7 +93,7 @@ async fn a_gateway_that_never_calls_its_upstreams_has_no_cpr() {
         data.attempts.iter().all(|a| a.system != "control"),
         "its upstreams saw nothing"
     );
-    let table = render_table(&data.summary);
+    let table = render_table(&data.summary, Columns::Fit);
     let line = table.lines().find(|l| l.starts_with("control")).unwrap();
     assert!(
         line.contains("0/150") && line.contains("n/a (0/0)"),
