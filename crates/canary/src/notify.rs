@@ -59,9 +59,7 @@ impl Notifier {
     pub fn new(command: Option<String>, webhook: Option<String>) -> Result<Self, String> {
         let client = match &webhook {
             Some(_) => Some(
-                reqwest::Client::builder()
-                    .no_proxy()
-                    .redirect(reqwest::redirect::Policy::none())
+                cb_client::hardened()
                     .timeout(WEBHOOK_TIMEOUT)
                     .build()
                     .map_err(|e| e.to_string())?,

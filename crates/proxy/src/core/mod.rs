@@ -163,12 +163,9 @@ impl Core {
             Some(url) => Some(endpoint("--context-fallback", url)?),
             None => None,
         };
-        let client = reqwest::Client::builder()
-            .no_proxy()
-            .redirect(reqwest::redirect::Policy::none())
+        let client = cb_client::hardened()
             .pool_idle_timeout(Duration::from_secs(30))
             .pool_max_idle_per_host(256)
-            .tcp_nodelay(true)
             .build()?;
         Ok(Core {
             shown_primary: display_url(&config.primary_url),

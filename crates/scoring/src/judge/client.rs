@@ -135,9 +135,7 @@ impl LlmJudge {
     /// When the URL is not http(s) or the HTTP client cannot be built.
     pub fn new(settings: JudgeSettings, cache: Option<VerdictCache>) -> Result<Self, ClientError> {
         let url = chat_url(&settings.endpoint)?;
-        let http = reqwest::Client::builder()
-            .no_proxy()
-            .redirect(reqwest::redirect::Policy::none())
+        let http = cb_client::hardened()
             .timeout(settings.timeout)
             .connect_timeout(settings.timeout)
             .build()

@@ -87,11 +87,8 @@ impl PassThrough {
         timeout: Duration,
         max_response_bytes: u64,
     ) -> Result<Self, PassThroughError> {
-        let http = reqwest::Client::builder()
-            .no_proxy()
-            .redirect(reqwest::redirect::Policy::none())
+        let http = cb_client::hardened()
             .connect_timeout(timeout)
-            .tcp_nodelay(true)
             .build()
             .map_err(|e| PassThroughError::Http(e.to_string()))?;
         Ok(PassThrough {
