@@ -538,3 +538,100 @@ async fn a_wrong_key_or_a_control_that_is_no_route_stops_before_the_first_probe(
     );
     assert!(!dir.path().join("b/state.json").exists(), "no round ran");
 }
+
+#[tokio::test]
+async fn a_hostile_listing_reaches_neither_the_terminal_nor_the_report_raw() {
+    let hostile = [
+        "evil\u{1b}[2J\u{1b}[31mred",
+        "two\nlines",
+        "<img src=x onerror=alert(1)>",
+        "pipe|cell",
+        "\u{202e}lanigiro",
+        "bell\u{7}\u{0}",
+    ];
+    let mut extra: Vec<serde_json::Value> = hostile
+        .iter()
+        .map(|tag| serde_json::json!({"tag": tag, "provider_name": "Evil"}))
+        .collect();
+    extra.push(serde_json::json!({"tag": "z".repeat(4096)}));
+    extra.push(serde_json::json!({"tag": "ok", "provider_name": "Line\r\nBreak"}));
+    let server = openrouter::start_listing_also(KEY, extra).await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report");
+    let endpoint = format!("{}/api/v1", server.url());
+    let env = |_: &str| Some(KEY.to_string());
+    let c = config_with_env(
+        &[
+            "--endpoint",
+            &endpoint,
+            "--model",
+            "meta-llama/llama-3.3-70b-instruct",
+            "--rounds",
+            "1",
+            "--no-wait",
+            "--ttft-limit",
+            "1s",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &env,
+    );
+    let (outcome, printed) = run(&c).await;
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for (what, text) in [("stdout", &printed), ("report.md", &md)] {
+        let raw: Vec<char> = text
+            .chars()
+            .filter(|&c| (c.is_control() && c != '\n') || c == '\u{202e}')
+            .collect();
+        assert!(raw.is_empty(), "{what} holds {raw:?}");
+        for needle in [
+            "<img",
+            "pipe|cell",
+            "two\nlines",
+            "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz",
+        ] {
+            assert!(!text.contains(needle), "{what} holds {needle:?}");
+        }
+    }
+    // Each refused entry is said as an alert, escaped; the plain routes
+    // are probed as before.
+    let alerts = printed
+        .lines()
+        .filter(|l| l.starts_with("alert: route listing:"))
+        .count();
+    assert_eq!(alerts, 8, "{printed}");
+    assert!(printed.contains("evil\\u{1b}"), "{printed}");
+    assert_eq!(outcome.report.routes.len(), openrouter::routes().len());
+}
+
+#[tokio::test]
+async fn a_listing_of_a_hundred_thousand_routes_is_refused_with_its_count() {
+    let extra: Vec<serde_json::Value> = (0..100_000)
+        .map(|i| serde_json::json!({"tag": format!("r{i}")}))
+        .collect();
+    let server = openrouter::start_listing_also(KEY, extra).await;
+    let dir = tempfile::tempdir().unwrap();
+    let endpoint = format!("{}/api/v1", server.url());
+    let env = |_: &str| Some(KEY.to_string());
+    let c = config_with_env(
+        &[
+            "--endpoint",
+            &endpoint,
+            "--rounds",
+            "1",
+            "--out",
+            dir.path().join("a").to_str().unwrap(),
+        ],
+        &env,
+    );
+    let mut print = |_: &str| {};
+    let err = runner::execute(&c, CancellationToken::new(), &mut print)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("100011 routes") && err.contains("--routes"),
+        "{err}"
+    );
+    assert!(!dir.path().join("a/state.json").exists(), "no round ran");
+}

@@ -6,10 +6,30 @@
 //! The request is bounded like every exchange with a remote system: a
 //! deadline, a size cap, no redirects (the client follows none), and
 //! everything quoted in an error redacted first.
+//!
+//! The listing is treated as hostile: it names at most [`MAX_ROUTES`]
+//! routes (a longer one is refused whole, before any entry is read), each
+//! id and provider name at most [`MAX_NAME_CHARS`] characters of letters,
+//! digits, spaces and `-_./:@+()`; an entry with anything else (a control
+//! or bidi character, a line break, markup, a table pipe) is refused, and
+//! said with [`shown`], so no byte of it reaches a terminal or a Markdown
+//! file raw. Duplicates are dropped with a set, in linear time.
 
 use cb_base::secret::{redact_owned, Secret};
 use serde_json::Value;
+use std::collections::HashSet;
 use std::time::Duration;
+
+/// Most routes a listing may name. OpenRouter lists a handful per model
+/// (the busiest had about 30 in 2026); a listing past this is refused with
+/// an alert, never probed.
+pub const MAX_ROUTES: usize = 256;
+
+/// Longest route id or provider name accepted, in characters.
+pub const MAX_NAME_CHARS: usize = 128;
+
+/// Longest excerpt of a refused name shown, in characters.
+const SHOWN_CHARS: usize = 60;
 
 /// One route of the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,6 +101,14 @@ pub enum DiscoverError {
         /// What is wrong.
         reason: String,
     },
+    /// A listing with more routes than [`MAX_ROUTES`].
+    #[error("the route listing at {url} names {count} routes, more than the {max} the canary accepts: refused; pass the routes with --routes", max = MAX_ROUTES)]
+    TooMany {
+        /// The listing URL.
+        url: String,
+        /// How many entries it had.
+        count: usize,
+    },
     /// A listing with no route.
     #[error("the endpoint lists no route for the model {model} ({url}); check --model, or pass the routes with --routes")]
     NoRoutes {
@@ -109,6 +137,10 @@ impl DiscoverError {
                 url: redact(&url),
                 reason,
             },
+            DiscoverError::TooMany { url, count } => DiscoverError::TooMany {
+                url: redact(&url),
+                count,
+            },
             DiscoverError::NoRoutes { model, url } => DiscoverError::NoRoutes {
                 model,
                 url: redact(&url),
@@ -125,6 +157,25 @@ pub fn listing_url(endpoint: &str, model: &str) -> String {
     cb_base::url::join(endpoint, &format!("/models/{model}/endpoints"))
 }
 
+/// The routes a listing named, and the entries refused.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Listing {
+    /// The routes kept, in the listing's order, each id once.
+    pub routes: Vec<Route>,
+    /// Each refused entry, said safely (its position, why, the name
+    /// [`shown`]).
+    pub refused: Vec<String>,
+}
+
+/// Why a listing body was not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListingProblem {
+    /// Not of OpenRouter's shape.
+    Shape(String),
+    /// More entries than [`MAX_ROUTES`].
+    TooMany(usize),
+}
+
 /// Lists the routes of `model` at `endpoint`, within `deadline`, reading at
 /// most `cap` bytes.
 ///
@@ -137,7 +188,7 @@ pub async fn discover(
     headers: &[(String, Secret)],
     deadline: Duration,
     cap: u64,
-) -> Result<Vec<Route>, DiscoverError> {
+) -> Result<Listing, DiscoverError> {
     let url = listing_url(endpoint, model);
     let mut builder = client.get(&url);
     for (name, value) in headers {
@@ -158,24 +209,30 @@ pub async fn discover(
         return Err(DiscoverError::Status {
             url: url.clone(),
             status,
-            body: text.chars().take(EXCERPT).collect(),
+            body: shown_upto(&text, EXCERPT),
         });
     }
     let json: Value = serde_json::from_str(&text).map_err(|e| DiscoverError::Shape {
         url: url.clone(),
         reason: format!("not JSON: {e}"),
     })?;
-    let routes = parse_listing(&json).map_err(|reason| DiscoverError::Shape {
-        url: url.clone(),
-        reason,
+    let listing = parse_listing(&json).map_err(|problem| match problem {
+        ListingProblem::Shape(reason) => DiscoverError::Shape {
+            url: url.clone(),
+            reason,
+        },
+        ListingProblem::TooMany(count) => DiscoverError::TooMany {
+            url: url.clone(),
+            count,
+        },
     })?;
-    if routes.is_empty() {
+    if listing.routes.is_empty() {
         return Err(DiscoverError::NoRoutes {
             model: model.to_string(),
             url,
         });
     }
-    Ok(routes)
+    Ok(listing)
 }
 
 async fn read(builder: reqwest::RequestBuilder, cap: u64) -> Result<(u16, Vec<u8>), String> {
@@ -203,17 +260,23 @@ async fn read(builder: reqwest::RequestBuilder, cap: u64) -> Result<(u16, Vec<u8
     Ok((status, bytes))
 }
 
-/// The routes of a listing body, in its order, each id once.
+/// The routes of a listing body, in its order, each id once; entries whose
+/// id or provider name is not a plain name are refused (see the module).
 ///
 /// # Errors
-/// When `data.endpoints` is missing or an entry has neither a tag nor a
-/// provider name.
-pub fn parse_listing(json: &Value) -> Result<Vec<Route>, String> {
+/// [`ListingProblem::TooMany`] past [`MAX_ROUTES`] entries (checked before
+/// any is read); [`ListingProblem::Shape`] when `data.endpoints` is missing
+/// or an entry has neither a tag nor a provider name.
+pub fn parse_listing(json: &Value) -> Result<Listing, ListingProblem> {
     let entries = json
         .pointer("/data/endpoints")
         .and_then(Value::as_array)
-        .ok_or("no data.endpoints array")?;
-    let mut routes: Vec<Route> = Vec::new();
+        .ok_or_else(|| ListingProblem::Shape("no data.endpoints array".into()))?;
+    if entries.len() > MAX_ROUTES {
+        return Err(ListingProblem::TooMany(entries.len()));
+    }
+    let mut listing = Listing::default();
+    let mut seen: HashSet<&str> = HashSet::with_capacity(entries.len());
     for (i, entry) in entries.iter().enumerate() {
         let text = |key: &str| {
             entry
@@ -221,17 +284,78 @@ pub fn parse_listing(json: &Value) -> Result<Vec<Route>, String> {
                 .and_then(Value::as_str)
                 .map(str::trim)
                 .filter(|s| !s.is_empty())
-                .map(str::to_string)
         };
         let provider_name = text("provider_name");
-        let id = text("tag")
-            .or_else(|| provider_name.clone())
-            .ok_or_else(|| format!("data.endpoints[{i}] has neither a tag nor a provider_name"))?;
-        if !routes.iter().any(|r| r.id == id) {
-            routes.push(Route { id, provider_name });
+        let id = text("tag").or(provider_name).ok_or_else(|| {
+            ListingProblem::Shape(format!(
+                "data.endpoints[{i}] has neither a tag nor a provider_name"
+            ))
+        })?;
+        let problem = [("id", Some(id)), ("provider name", provider_name)]
+            .into_iter()
+            .find_map(|(what, name)| {
+                let name = name?;
+                name_problem(name).map(|why| format!("its {what} {} {why}", shown(name)))
+            });
+        if let Some(problem) = problem {
+            listing
+                .refused
+                .push(format!("data.endpoints[{i}] refused: {problem}"));
+            continue;
+        }
+        if seen.insert(id) {
+            listing.routes.push(Route {
+                id: id.to_string(),
+                provider_name: provider_name.map(str::to_string),
+            });
         }
     }
-    Ok(routes)
+    Ok(listing)
+}
+
+/// Whether `c` may appear in a route id or provider name.
+fn plain(c: char) -> bool {
+    c.is_alphanumeric() || " -_./:@+()".contains(c)
+}
+
+/// Why `name` is not accepted as a route id or provider name, if it is not.
+fn name_problem(name: &str) -> Option<String> {
+    let chars = name.chars().count();
+    if chars > MAX_NAME_CHARS {
+        return Some(format!(
+            "is {chars} characters long, more than {MAX_NAME_CHARS}"
+        ));
+    }
+    name.chars().find(|&c| !plain(c)).map(|c| {
+        format!(
+            "holds {}, outside letters, digits, spaces and -_./:@+()",
+            shown(&c.to_string())
+        )
+    })
+}
+
+/// `text` safe for a terminal and a Markdown table: its first
+/// characters, each one outside a plain name written as a `\u{..}` escape
+/// (a control character, a line break, `<`, `|`, a bidi override), cut
+/// with `…`.
+pub fn shown(text: &str) -> String {
+    shown_upto(text, SHOWN_CHARS)
+}
+
+fn shown_upto(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    for (n, c) in text.chars().enumerate() {
+        if n == max {
+            out.push('…');
+            break;
+        }
+        if plain(c) || (c.is_ascii_punctuation() && !"<>|`*_[]\\&".contains(c)) {
+            out.push(c);
+        } else {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -247,7 +371,7 @@ mod tests {
             {"name": "C", "provider_name": "DeepInfra", "tag": "deepinfra/fp8"},
             {"name": "D", "provider_name": "Novita", "tag": ""}
         ]}});
-        let routes = parse_listing(&listing).unwrap();
+        let routes = parse_listing(&listing).unwrap().routes;
         let ids: Vec<&str> = routes.iter().map(|r| r.id.as_str()).collect();
         assert_eq!(ids, ["deepinfra/fp8", "Together", "Novita"]);
         assert_eq!(routes[0].provider_name.as_deref(), Some("DeepInfra"));
@@ -278,5 +402,91 @@ mod tests {
             ),
             "https://openrouter.ai/api/v1/models/meta-llama/llama-3.3-70b-instruct/endpoints"
         );
+    }
+
+    #[test]
+    fn a_hostile_listing_keeps_only_plain_names_and_says_the_rest_safely() {
+        let long = "x".repeat(MAX_NAME_CHARS + 1);
+        let listing = json!({"data": {"endpoints": [
+            {"provider_name": "Deep Infra", "tag": "deepinfra/fp8"},
+            {"tag": "evil\u{1b}[2J\u{1b}[31mred"},
+            {"tag": "two\nlines"},
+            {"tag": "<script>alert(1)</script>"},
+            {"tag": "pipe|cell"},
+            {"tag": "\u{202e}lanigiro"},
+            {"tag": "bell\u{7}"},
+            {"tag": long},
+            {"tag": "fine", "provider_name": "Nice\rName"},
+            {"provider_name": "Together (US)"},
+            {"tag": "deepinfra/fp8"}
+        ]}});
+        let parsed = parse_listing(&listing).unwrap();
+        let ids: Vec<&str> = parsed.routes.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["deepinfra/fp8", "Together (US)"]);
+        assert_eq!(parsed.refused.len(), 8, "{:?}", parsed.refused);
+        for said in &parsed.refused {
+            assert!(
+                !said
+                    .chars()
+                    .any(|c| c.is_control() || "<>|\u{202e}".contains(c)),
+                "{said:?}"
+            );
+            assert!(said.chars().count() < 300, "{said}");
+        }
+        assert!(
+            parsed.refused[0].contains("evil\\u{1b}"),
+            "{}",
+            parsed.refused[0]
+        );
+        assert!(
+            parsed.refused[6].contains("characters long"),
+            "{}",
+            parsed.refused[6]
+        );
+        assert!(
+            parsed.refused[7].contains("provider name"),
+            "{}",
+            parsed.refused[7]
+        );
+    }
+
+    #[test]
+    fn a_listing_past_the_cap_is_refused_before_its_entries_are_read() {
+        let many = |n: usize| {
+            let endpoints: Vec<Value> = (0..n).map(|i| json!({"tag": format!("r{i}")})).collect();
+            json!({"data": {"endpoints": endpoints}})
+        };
+        assert_eq!(
+            parse_listing(&many(100_000)),
+            Err(ListingProblem::TooMany(100_000))
+        );
+        assert_eq!(
+            parse_listing(&many(MAX_ROUTES)).unwrap().routes.len(),
+            MAX_ROUTES
+        );
+        // Bad entries past the cap are never looked at.
+        let mut over = many(MAX_ROUTES + 1);
+        over["data"]["endpoints"][0] = json!({"name": "no id"});
+        assert_eq!(
+            parse_listing(&over),
+            Err(ListingProblem::TooMany(MAX_ROUTES + 1))
+        );
+        // Duplicates are dropped, the first kept.
+        let endpoints: Vec<Value> = (0..MAX_ROUTES)
+            .map(|i| json!({"tag": "same", "provider_name": format!("P{i}")}))
+            .collect();
+        let one = parse_listing(&json!({"data": {"endpoints": endpoints}})).unwrap();
+        assert_eq!(one.routes.len(), 1);
+        assert_eq!(one.routes[0].provider_name.as_deref(), Some("P0"));
+    }
+
+    #[test]
+    fn shown_escapes_what_a_terminal_or_markdown_would_act_on() {
+        assert_eq!(shown("deepinfra/fp8"), "deepinfra/fp8");
+        assert_eq!(
+            shown("a\u{1b}[0m|<b>"),
+            "a\\u{1b}\\u{5b}0m\\u{7c}\\u{3c}b\\u{3e}"
+        );
+        assert_eq!(shown(&"y".repeat(100)).chars().count(), SHOWN_CHARS + 1);
     }
 }

@@ -249,7 +249,7 @@ pub async fn execute(
         // The first listing is the first round's.
         sim.begin_round(machine.state().rounds + 1);
     }
-    let mut routes = resolve_routes(config, &client, &base, &headers, sim.as_ref())
+    let mut routes = resolve_routes(config, &client, &base, &headers, sim.as_ref(), &mut *print)
         .await
         .map_err(|e| key_refused(config, e))?;
     if let Some(control) = &config.policy.control {
@@ -336,7 +336,8 @@ pub async fn execute(
         // first round, a route gone from the listing leaves the round (and
         // the floor). A listing that fails after the first keeps the last.
         if config.routes.is_none() && tally.completed > 0 {
-            match resolve_routes(config, &client, &base, &headers, sim.as_ref()).await {
+            match resolve_routes(config, &client, &base, &headers, sim.as_ref(), &mut *print).await
+            {
                 Ok(listed) => routes = listed,
                 Err(e) => {
                     let e = key_refused(config, e);
@@ -531,13 +532,15 @@ fn duration_ms(d: Duration) -> u64 {
 }
 
 /// The routes to probe: `--routes` (with the simulated endpoint's provider
-/// names when offline), else the endpoint's listing.
+/// names when offline), else the endpoint's listing, each entry it refused
+/// said as an alert.
 async fn resolve_routes(
     config: &CanaryConfig,
     client: &reqwest::Client,
     base: &str,
     headers: &[(String, Secret)],
     sim: Option<&SimEndpoint>,
+    print: &mut (dyn FnMut(&str) + Send),
 ) -> Result<Vec<Route>, DiscoverError> {
     if let Some(names) = &config.routes {
         return Ok(names
@@ -560,4 +563,10 @@ async fn resolve_routes(
     )
     .await
     .map_err(|e| e.redacted(display_url))
+    .map(|listing| {
+        for refused in &listing.refused {
+            print(&format!("alert: route listing: {refused}\n"));
+        }
+        listing.routes
+    })
 }

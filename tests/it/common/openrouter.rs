@@ -97,14 +97,23 @@ pub fn routes() -> Vec<TestRoute> {
 
 struct Shared {
     routes: Vec<TestRoute>,
+    /// Entries listed after the routes, as given (hostile listings).
+    extra: Vec<Value>,
     key: String,
     counts: Mutex<HashMap<String, u64>>,
 }
 
 /// Serves the test endpoint on 127.0.0.1 at a free port, accepting `key`.
 pub async fn start(key: &str) -> ServerHandle {
+    start_listing_also(key, Vec::new()).await
+}
+
+/// As [`start`], its listing followed by `extra` entries as given (which
+/// name no route it answers for).
+pub async fn start_listing_also(key: &str, extra: Vec<Value>) -> ServerHandle {
     let shared = Arc::new(Shared {
         routes: routes(),
+        extra,
         key: key.to_string(),
         counts: Mutex::new(HashMap::new()),
     });
@@ -150,6 +159,7 @@ async fn listing(
             }
             e
         })
+        .chain(shared.extra.iter().cloned())
         .collect();
     Json(json!({"data": {"id": model, "name": model, "endpoints": endpoints}})).into_response()
 }

@@ -79,7 +79,7 @@ async fn discovery_lists_every_route_in_openrouters_shape() {
             assert!(e.get(key).is_some(), "{key}");
         }
     }
-    let routes = crate::discover::parse_listing(&body).unwrap();
+    let routes = crate::discover::parse_listing(&body).unwrap().routes;
     assert_eq!(routes[0].id, "atlas/bf16");
     assert_eq!(routes[0].provider_name.as_deref(), Some("Atlas"));
 }

@@ -250,13 +250,51 @@ fn catalog_set_by_kind() {
             Some(Outcome::Pass) => {}
         }
     }
-    println!("language  kind     cases  failed  undetermined");
-    let mut clean_failed = 0;
-    for ((language, kind), (n, failed, undetermined)) in &table {
-        println!("{language:<8}  {kind:<7}  {n:>5}  {failed:>6}  {undetermined:>12}");
-        if matches!(kind.as_str(), "short" | "long" | "pasted") {
-            clean_failed += failed;
+    // One Markdown row per language (the figures script quotes it): clean
+    // and pasted replies failed, switches, mixes and close pairs caught,
+    // each over its cases (`n/a` where the set has none).
+    const COLUMNS: [(&str, &[&str]); 5] = [
+        ("clean failed", &["short", "long"]),
+        ("pasted failed", &["pasted"]),
+        ("switches caught", &["switch"]),
+        ("mixes caught", &["mix"]),
+        ("close pair caught", &["close"]),
+    ];
+    let mut languages: Vec<&str> = Vec::new();
+    for (language, _) in table.keys() {
+        if !languages.contains(&language.as_str()) {
+            languages.push(language);
         }
     }
+    let cell = |language: Option<&str>, kinds: &[&str]| {
+        let (n, failed) = table
+            .iter()
+            .filter(|((l, k), _)| language.is_none_or(|x| x == l) && kinds.contains(&k.as_str()))
+            .fold((0, 0), |(n, f), (_, row)| (n + row.0, f + row.1));
+        if n == 0 {
+            "n/a".to_string()
+        } else {
+            format!("{failed}/{n}")
+        }
+    };
+    println!("<!-- catalog-table -->");
+    println!(
+        "| language | {} |",
+        COLUMNS.map(|(title, _)| title).join(" | ")
+    );
+    println!("|---{}|", "|---".repeat(COLUMNS.len()));
+    for language in languages.iter().map(|l| Some(*l)).chain([None]) {
+        let cells: Vec<String> = COLUMNS
+            .iter()
+            .map(|(_, kinds)| cell(language, kinds))
+            .collect();
+        println!("| {} | {} |", language.unwrap_or("all"), cells.join(" | "));
+    }
+    println!("<!-- /catalog-table -->");
+    let clean_failed: usize = table
+        .iter()
+        .filter(|((_, kind), _)| matches!(kind.as_str(), "short" | "long" | "pasted"))
+        .map(|(_, row)| row.1)
+        .sum();
     assert_eq!(clean_failed, 0, "clean replies failed");
 }

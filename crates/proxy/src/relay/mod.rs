@@ -94,10 +94,18 @@ pub enum NotOpened {
     OverBudget,
 }
 
+/// What holding one line costs besides its bytes: the [`Relayed`] itself
+/// and its allocation's bookkeeping. Counted so that a stream of tiny lines
+/// (`: ping` and blank lines, 4 bytes on average) cannot hold many times
+/// the budget in per-line overhead.
+const LINE_OVERHEAD: usize = std::mem::size_of::<Relayed>() + 32;
+
 /// Reads `response` up to its first token, waiting at most until
 /// `first_token_by` for it and never past `deadline`, and holding at most
 /// `budget` bytes (the lines held, comments and token-less chunks
-/// included, and the line being read).
+/// included, each with its [`LINE_OVERHEAD`], and the line being read).
+/// Consecutive comments and blank lines are held as one piece: the client
+/// gets the same bytes, the proxy holds them once.
 ///
 /// # Errors
 /// [`NotOpened`] when the first token does not come.
@@ -108,29 +116,26 @@ pub async fn open(
     budget: usize,
 ) -> Result<Opened, NotOpened> {
     let mut upstream = Upstream::new(body, budget);
-    let mut head: Vec<Relayed> = Vec::new();
-    let mut held = 0usize;
+    let mut head = Head::default();
     let mut delivered = String::new();
     let mut finished = false;
     loop {
-        if held.saturating_add(upstream.pending()) > budget {
+        if head.held.saturating_add(upstream.pending()) > budget {
             return Err(NotOpened::OverBudget);
         }
         let read = upstream.next_line(first_token_by, deadline).await;
-        if let Read::Line(line) = &read {
-            held = held.saturating_add(line.raw.len());
-        }
+        let opened = |upstream, head: Head, delivered, finished, done| Opened {
+            upstream,
+            head: head.lines(),
+            delivered,
+            finished,
+            done,
+        };
         match read {
             Read::Line(line) => match &line.kind {
                 Kind::Done => {
                     head.push(line);
-                    return Ok(Opened {
-                        upstream,
-                        head,
-                        delivered,
-                        finished,
-                        done: true,
-                    });
+                    return Ok(opened(upstream, head, delivered, finished, true));
                 }
                 Kind::Malformed => return Err(NotOpened::Broke),
                 Kind::Event(e) if e.error => return Err(NotOpened::Broke),
@@ -140,32 +145,63 @@ pub async fn open(
                     let token = e.token();
                     head.push(line);
                     if token {
-                        return Ok(Opened {
-                            upstream,
-                            head,
-                            delivered,
-                            finished,
-                            done: false,
-                        });
+                        return Ok(opened(upstream, head, delivered, finished, false));
                     }
                 }
-                Kind::Other => head.push(line),
+                Kind::Other => head.other(&line.raw),
             },
             // Finished without a token: an empty answer, let through.
             Read::End if finished => {
-                return Ok(Opened {
-                    upstream,
-                    head,
-                    delivered,
-                    finished,
-                    done: false,
-                })
+                return Ok(opened(upstream, head, delivered, finished, false));
             }
             Read::End | Read::Broke => return Err(NotOpened::Broke),
             Read::Silent => return Err(NotOpened::NoFirstToken),
             Read::Deadline => return Err(NotOpened::Deadline),
             Read::OverBudget => return Err(NotOpened::OverBudget),
         }
+    }
+}
+
+/// The lines held before the first token, and what they cost.
+#[derive(Default)]
+struct Head {
+    lines: Vec<Relayed>,
+    /// Comments and blank lines since the last chunk, held as one piece.
+    others: bytes::BytesMut,
+    /// Bytes held, with [`LINE_OVERHEAD`] per piece.
+    held: usize,
+}
+
+impl Head {
+    fn push(&mut self, line: Relayed) {
+        self.flush();
+        self.held = self
+            .held
+            .saturating_add(line.raw.len())
+            .saturating_add(LINE_OVERHEAD);
+        self.lines.push(line);
+    }
+
+    fn other(&mut self, raw: &[u8]) {
+        if self.others.is_empty() {
+            self.held = self.held.saturating_add(LINE_OVERHEAD);
+        }
+        self.held = self.held.saturating_add(raw.len());
+        self.others.extend_from_slice(raw);
+    }
+
+    fn flush(&mut self) {
+        if !self.others.is_empty() {
+            self.lines.push(Relayed {
+                raw: self.others.split().freeze(),
+                kind: Kind::Other,
+            });
+        }
+    }
+
+    fn lines(mut self) -> Vec<Relayed> {
+        self.flush();
+        self.lines
     }
 }
 

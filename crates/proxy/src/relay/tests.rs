@@ -174,3 +174,36 @@ fn the_clean_error_event_is_an_openai_error() {
     assert_eq!(read, "error in the stream after 1 chunks: the stream broke");
     assert!(event.starts_with(b"data: {\"error\":{\"code\":\"stream_broken\""));
 }
+
+/// Comments and blank lines before the first token are held as one piece
+/// (the client gets the same bytes), so a stream of tiny lines holds about
+/// its bytes, not a line's bookkeeping per 4 bytes; past the budget it is
+/// refused all the same.
+#[tokio::test]
+async fn comments_before_the_first_token_are_held_once_and_counted() {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let pings: Vec<u8> = b": ping\n\n:\n\n\n".repeat(4096);
+    let token = b"data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n".to_vec();
+    // The bytes come in pieces that cut lines anywhere.
+    let stream = |bytes: Vec<u8>| {
+        let pieces: Vec<_> = bytes
+            .chunks(997)
+            .map(|c| Ok(Bytes::copy_from_slice(c)))
+            .collect();
+        futures::stream::iter(pieces).boxed()
+    };
+    let all = [pings.clone(), token.clone()].concat();
+    let opened = super::open(stream(all.clone()), None, deadline, pings.len() * 2)
+        .await
+        .expect("opens within the budget");
+    let head: Vec<u8> = opened.head.iter().flat_map(|l| l.raw.to_vec()).collect();
+    // Up to the token's line; its blank line is read with the rest.
+    assert!(
+        head == all[..all.len() - 1],
+        "the client gets the bytes as they came"
+    );
+    assert!(opened.head.len() <= 3, "{} pieces held", opened.head.len());
+    // The same comments past a budget smaller than they are.
+    let refused = super::open(stream(all), None, deadline, pings.len() / 2).await;
+    assert_eq!(refused.err(), Some(super::NotOpened::OverBudget));
+}
