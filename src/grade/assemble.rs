@@ -6,7 +6,8 @@
 
 use super::summary::{
     AttemptEvidence, CaseEvidence, CaseInfo, CheckEvidence, ContinuityFigures, GradeSummary,
-    GradeSystem, LengthLatency, ProfileRun, RequestEvidence, ScorecardCounts, GRADE_KIND,
+    GradeSystem, GradedKind, LengthLatency, ProfileRun, RequestEvidence, ScorecardCounts,
+    SummaryKind,
 };
 use cb_continuity::report::{plot_data, ReportData};
 use cb_semantics::{CaseResult, SemanticsReport};
@@ -101,7 +102,7 @@ pub fn assemble(inputs: &GradeInputs<'_>) -> GradeSummary {
         .map(|entry| system(entry, inputs))
         .collect();
     GradeSummary {
-        kind: GRADE_KIND.to_string(),
+        kind: SummaryKind::Grade,
         tool: env!("CARGO_PKG_NAME").to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
         seed: inputs.seed,
@@ -213,11 +214,10 @@ fn system(entry: &SystemUnderTest, inputs: &GradeInputs<'_>) -> GradeSystem {
     GradeSystem {
         name: entry.name.clone(),
         kind: if entry.url.is_some() {
-            "gateway"
+            GradedKind::Gateway
         } else {
-            "builtin"
-        }
-        .to_string(),
+            GradedKind::Builtin
+        },
         url: entry.url.clone(),
         notes: entry.notes.clone(),
         control: entry.control,
@@ -247,11 +247,12 @@ fn evidence(c: &CaseResult) -> CaseEvidence {
                 .attempts
                 .iter()
                 .map(|a| AttemptEvidence {
-                    role: a.role.as_str().to_string(),
+                    role: a.role,
                     attempt: a.attempt,
                     at_ms: a.at_ms,
                     status: a.status,
-                    action: a.act.clone(),
+                    action: a.action,
+                    detail: a.act.clone(),
                     model: a.model.clone(),
                 })
                 .collect(),
@@ -259,7 +260,7 @@ fn evidence(c: &CaseResult) -> CaseEvidence {
         .collect();
     CaseEvidence {
         case: c.case.clone(),
-        verdict: c.verdict.as_str().to_string(),
+        verdict: c.verdict,
         scored: c.scored,
         reason: c.reason.clone(),
         checks: c
@@ -267,7 +268,7 @@ fn evidence(c: &CaseResult) -> CaseEvidence {
             .iter()
             .map(|k| CheckEvidence {
                 check: name_of(&k.check),
-                severity: name_of(&k.severity),
+                severity: k.severity,
                 passed: k.passed,
                 value: k.value.clone(),
                 bound: k.bound.clone(),

@@ -7,18 +7,23 @@ use super::page::evidence_id;
 use super::summary::{CaseEvidence, GradeSystem};
 use cb_report::format::ms;
 use cb_report::html::{escape, table, Cell};
+use cb_semantics::verdict::Verdict;
 use std::fmt::Write as _;
 
 /// One case of one system: a `<details>` element with the evidence id the
 /// scorecard links to (open when the case did not pass).
 pub fn render(sys: &GradeSystem, case: &CaseEvidence, out: &mut String) {
-    let open = if case.verdict == "pass" { "" } else { " open" };
+    let open = if case.verdict == Verdict::Pass {
+        ""
+    } else {
+        " open"
+    };
     let _ = writeln!(
         out,
         "<details id=\"{id}\"{open}><summary><code>{c}</code>: {v}{r}</summary>\n<section class=\"evidence\">",
         id = evidence_id(&sys.name, &case.case),
         c = escape(&case.case),
-        v = escape(&case.verdict),
+        v = escape(case.verdict.as_str()),
         r = if case.reason.is_empty() {
             String::new()
         } else {
@@ -31,7 +36,7 @@ pub fn render(sys: &GradeSystem, case: &CaseEvidence, out: &mut String) {
         .map(|k| {
             vec![
                 Cell::html(format!("<code>{}</code>", escape(&k.check)), None),
-                Cell::text(&k.severity),
+                Cell::text(k.severity.as_str()),
                 Cell::html(
                     if k.passed { "held" } else { "broken" }.into(),
                     Some(if k.passed { "pass" } else { "fail" }),
@@ -57,11 +62,11 @@ pub fn render(sys: &GradeSystem, case: &CaseEvidence, out: &mut String) {
             .iter()
             .map(|a| {
                 vec![
-                    Cell::text(&a.role),
+                    Cell::text(a.role.as_str()),
                     Cell::num(&a.attempt.to_string()),
                     Cell::num(&ms(a.at_ms)),
                     Cell::num(&a.status.map_or("-".into(), |s| s.to_string())),
-                    Cell::text(&a.action),
+                    Cell::text(&a.detail),
                     Cell::text(&a.model),
                 ]
             })

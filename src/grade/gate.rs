@@ -175,7 +175,7 @@ mod tests {
     fn system(name: &str, cpr: (u64, u64), fails: Option<u32>, control: bool) -> GradeSystem {
         GradeSystem {
             name: name.into(),
-            kind: "builtin".into(),
+            kind: crate::grade::summary::GradedKind::Builtin,
             url: None,
             notes: String::new(),
             control,

@@ -111,7 +111,7 @@ pub fn render(s: &GradeSummary) -> String {
                     sys.cases
                         .iter()
                         .find(|c| c.case == case.case)
-                        .map_or("not run".into(), |c| c.verdict.clone()),
+                        .map_or("not run".into(), |c| c.verdict.as_str().to_string()),
                 );
             }
             out.push_str(&row(&cells));

@@ -161,7 +161,7 @@ fn overview(s: &GradeSummary, out: &mut String) {
             );
             vec![
                 Cell::html(name, None),
-                Cell::text(&sys.kind),
+                Cell::text(sys.kind.as_str()),
                 Cell::num(&cpr),
                 Cell::num(&wilson),
                 Cell::num(&clustered),
@@ -217,9 +217,13 @@ fn scorecard(s: &GradeSummary, out: &mut String) {
                             "<a href=\"#{}\" title=\"{}\">{}</a>",
                             evidence_id(&sys.name, &c.case),
                             escape(&c.reason),
-                            escape(&c.verdict)
+                            escape(c.verdict.as_str())
                         ),
-                        Some(if c.scored { &c.verdict } else { "not_scored" }),
+                        Some(if c.scored {
+                            c.verdict.as_str()
+                        } else {
+                            "not_scored"
+                        }),
                     ),
                     None => Cell::text("not run"),
                 });
@@ -345,7 +349,12 @@ fn system_section(s: &GradeSummary, sys: &GradeSystem, _index: usize, out: &mut 
         }
     );
     let place = sys.url.as_deref().unwrap_or("built into the harness");
-    let _ = writeln!(out, "<p>{} · {}</p>", escape(&sys.kind), escape(place));
+    let _ = writeln!(
+        out,
+        "<p>{} · {}</p>",
+        escape(sys.kind.as_str()),
+        escape(place)
+    );
     if !sys.notes.is_empty() {
         let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(&sys.notes));
     }

@@ -3,19 +3,51 @@
 //! `report DIR` renders the page again from that file alone. Its JSON form
 //! is checked against `schema/grade.schema.json` in a test.
 
+use cb_base::record::AttemptAction;
+use cb_base::Role;
 use cb_continuity::summary::ContractRate;
+use cb_semantics::case::Severity;
+use cb_semantics::verdict::Verdict;
 use cb_stats::{Interval, Rate};
 use serde::{Deserialize, Serialize};
 
 /// Marks a `summary.json` written by `grade` (a run's has no `kind`).
 pub const GRADE_KIND: &str = "grade";
 
+/// What a `summary.json` is: written `"grade"` ([`GRADE_KIND`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SummaryKind {
+    /// A grade's.
+    Grade,
+}
+
+/// Which kind of system was graded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GradedKind {
+    /// A built-in reference proxy.
+    Builtin,
+    /// A gateway at a URL.
+    Gateway,
+}
+
+impl GradedKind {
+    /// `builtin` or `gateway`, as the summary writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GradedKind::Builtin => "builtin",
+            GradedKind::Gateway => "gateway",
+        }
+    }
+}
+
 /// Everything a grade concluded, per system, with the counts behind every
 /// rate and the evidence behind every scorecard cell.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GradeSummary {
-    /// Always [`GRADE_KIND`].
-    pub kind: String,
+    /// Always [`SummaryKind::Grade`].
+    pub kind: SummaryKind,
     /// The tool that wrote it.
     pub tool: String,
     /// Its version.
@@ -80,8 +112,8 @@ pub struct CaseInfo {
 pub struct GradeSystem {
     /// Its name.
     pub name: String,
-    /// `builtin` or `gateway`.
-    pub kind: String,
+    /// Built in or a gateway.
+    pub kind: GradedKind,
     /// A gateway's base URL.
     pub url: Option<String>,
     /// The notes of the systems file.
@@ -161,8 +193,8 @@ pub struct ScorecardCounts {
 pub struct CaseEvidence {
     /// The case id.
     pub case: String,
-    /// `pass`, `partial`, `safe`, `fail` or `inconclusive`.
-    pub verdict: String,
+    /// How the case went.
+    pub verdict: Verdict,
     /// Whether it counts in the scorecard.
     pub scored: bool,
     /// Why, when it is not `pass`.
@@ -180,8 +212,8 @@ pub struct CaseEvidence {
 pub struct CheckEvidence {
     /// The check's id.
     pub check: String,
-    /// `required`, `advisory` or `informational`.
-    pub severity: String,
+    /// How the check counts.
+    pub severity: Severity,
     /// Whether it held.
     pub passed: bool,
     /// What was measured.
@@ -202,16 +234,19 @@ pub struct RequestEvidence {
 /// One upstream attempt of the attempt log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AttemptEvidence {
-    /// `primary` or `fallback`.
-    pub role: String,
+    /// Which upstream.
+    pub role: Role,
     /// Attempt number at that upstream, from 1.
     pub attempt: u32,
     /// Arrival, milliseconds after the request was sent.
     pub at_ms: f64,
     /// Status answered (`None`: no status, a reset or a hold).
     pub status: Option<u16>,
-    /// What the upstream did.
-    pub action: String,
+    /// What the upstream did, as its attempt log records it.
+    pub action: AttemptAction,
+    /// What the upstream did, in words (`answer`, `error 503`, `reset
+    /// before headers`, ...).
+    pub detail: String,
     /// The model id it received.
     pub model: String,
 }

@@ -51,7 +51,7 @@ fn figures(profile: &str, preserved: u64, events: u64) -> ContinuityFigures {
 fn case(case: &str, verdict: &str) -> CaseEvidence {
     CaseEvidence {
         case: case.into(),
-        verdict: verdict.into(),
+        verdict: serde_json::from_value(serde_json::json!(verdict)).unwrap(),
         scored: true,
         reason: if verdict == "pass" {
             String::new()
@@ -60,7 +60,7 @@ fn case(case: &str, verdict: &str) -> CaseEvidence {
         },
         checks: vec![CheckEvidence {
             check: "no_failover".into(),
-            severity: "required".into(),
+            severity: cb_semantics::case::Severity::Required,
             passed: verdict == "pass",
             value: "1 fallback attempt".into(),
             bound: "0".into(),
@@ -69,11 +69,12 @@ fn case(case: &str, verdict: &str) -> CaseEvidence {
         requests: vec![RequestEvidence {
             client: "200 answer (12 ms)".into(),
             attempts: vec![AttemptEvidence {
-                role: "primary".into(),
+                role: cb_base::Role::Primary,
                 attempt: 1,
                 at_ms: 1.5,
                 status: Some(401),
-                action: "error 401".into(),
+                action: cb_base::record::AttemptAction::ApiError,
+                detail: "error 401".into(),
                 model: "continuity-sim".into(),
             }],
         }],
@@ -83,7 +84,7 @@ fn case(case: &str, verdict: &str) -> CaseEvidence {
 fn system(name: &str, control: bool, verdicts: [&str; 2]) -> GradeSystem {
     GradeSystem {
         name: name.into(),
-        kind: "builtin".into(),
+        kind: super::summary::GradedKind::Builtin,
         url: None,
         notes: format!("{name} notes"),
         control,
@@ -101,7 +102,7 @@ fn system(name: &str, control: bool, verdicts: [&str; 2]) -> GradeSystem {
 /// A grade of two systems over two cases.
 pub fn fixture() -> GradeSummary {
     let mut summary = GradeSummary {
-        kind: GRADE_KIND.into(),
+        kind: super::summary::SummaryKind::Grade,
         tool: "continuity-bench".into(),
         version: "0.0.0".into(),
         seed: 42,

@@ -9,6 +9,7 @@
 //! log, not its failover policy, says why.
 
 use super::summary::CaseEvidence;
+use cb_semantics::verdict::Verdict;
 
 /// The client text of a request that found no system to connect to
 /// (`cb_client`'s transport reason for a connect error).
@@ -17,7 +18,7 @@ const NO_CONNECTION: &str = "connection failed";
 /// Whether nothing of `case` reached the system: inconclusive, and every
 /// request failed to connect with no attempt at either upstream.
 fn unreached(case: &CaseEvidence) -> bool {
-    case.verdict == "inconclusive"
+    case.verdict == Verdict::Inconclusive
         && !case.requests.is_empty()
         && case
             .requests
@@ -53,7 +54,7 @@ pub fn inconclusive_notes(cases: &[CaseEvidence]) -> Vec<String> {
         });
     }
     for (i, c) in cases.iter().enumerate() {
-        if c.verdict == "inconclusive" && !gone.contains(&i) {
+        if c.verdict == Verdict::Inconclusive && !gone.contains(&i) {
             notes.push(format!(
                 "semantics case `{}`: inconclusive: {}",
                 c.case, c.reason
@@ -71,7 +72,7 @@ mod tests {
     fn case(id: &str, verdict: &str, client: &str, attempts: usize) -> CaseEvidence {
         CaseEvidence {
             case: id.into(),
-            verdict: verdict.into(),
+            verdict: serde_json::from_value(serde_json::json!(verdict)).unwrap(),
             scored: true,
             reason: format!("the primary never saw the request; the client got {client}"),
             checks: vec![],
@@ -80,11 +81,12 @@ mod tests {
                 client: client.into(),
                 attempts: (0..attempts)
                     .map(|n| AttemptEvidence {
-                        role: "fallback".into(),
+                        role: cb_base::Role::Fallback,
                         attempt: u32::try_from(n + 1).unwrap_or(u32::MAX),
                         at_ms: 1.0,
                         status: Some(200),
-                        action: "ok".into(),
+                        action: cb_base::record::AttemptAction::Ok,
+                        detail: "answer".into(),
                         model: "continuity-sim-fallback".into(),
                     })
                     .collect(),

@@ -99,11 +99,13 @@ async fn each_contract_catches_its_gateway_and_spares_the_reference_systems() {
     assert!(junk.cpr.rate.unwrap() > 0.95);
     assert_eq!(junk.clean_cpr.rate, Some(0.0));
     let turns = &outcome.data.as_ref().unwrap().turns;
-    assert!(turns
-        .iter()
-        .filter(|t| t.system == "junk")
-        .all(|t| t.contract_violations == "junk_prefix"
-            && t.contract_reasons.starts_with("junk_prefix: ")));
+    assert!(turns.iter().filter(|t| t.system == "junk").all(|t| t
+        .violations()
+        .collect::<Vec<_>>()
+        == [ContractName::JunkPrefix]
+        && t.contracts
+            .iter()
+            .any(|c| c.failed() && c.outcome.reason().is_some_and(|r| !r.is_empty()))));
 }
 
 #[tokio::test(start_paused = true)]
@@ -180,10 +182,15 @@ async fn degraded_answers_break_exactly_their_contract() {
             other => other,
         };
         degraded += usize::from(!expected.is_empty());
+        let broken: Vec<&str> = t.violations().map(|n| n.as_str()).collect();
         assert_eq!(
-            t.contract_violations, expected,
-            "{} {} turn {}: degraded {d:?}; {}",
-            t.system, t.conversation, t.turn, t.contract_reasons
+            broken.join(";"),
+            expected,
+            "{} {} turn {}: degraded {d:?}; {:?}",
+            t.system,
+            t.conversation,
+            t.turn,
+            t.contracts
         );
     }
     assert!(degraded > 300, "{degraded} answers degraded");

@@ -2,12 +2,14 @@
 //! Named sub-seeds of the one master seed ([`seed`]), the one secret type
 //! whose `Debug` and `Display` redact ([`secret`]), built-in inputs and the
 //! paths that override them ([`source`]), the languages the product knows
-//! ([`language`]), which upstream an attempt went to ([`role`]), which
+//! ([`language`]), the answer contracts' names and outcomes ([`contract`]),
+//! which upstream an attempt went to ([`role`]), which
 //! built-in reference system a target is ([`reference`]), the rows
 //! every suite records ([`record`]), how a whole number is written with
 //! thousands separators ([`number`]), how a URL is shown without its
 //! credentials ([`url`]), and which signal stopped a command ([`stop`]).
 
+pub mod contract;
 pub mod language;
 pub mod number;
 pub mod record;

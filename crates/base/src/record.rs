@@ -8,6 +8,7 @@
 //! length beside it, so that a gateway sending megabytes per answer cannot
 //! make turns.csv as large as everything it sent.
 
+use crate::contract::{ContractCheck, ContractName};
 use crate::role::Role;
 use serde::{Deserialize, Serialize};
 
@@ -17,7 +18,9 @@ use serde::{Deserialize, Serialize};
 pub const ANSWER_BOUND: usize = 4000;
 
 /// One request the driver sent to a system under test, and what came back.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// Typed throughout: `turns.csv`'s columns are written and read by the
+/// continuity suite, which owns that file.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct TurnRecord {
     /// Run index, from 1.
     pub run: u32,
@@ -42,41 +45,34 @@ pub struct TurnRecord {
     pub latency_ms: f64,
     /// The assistant text returned, empty if none: whole in memory, cut at
     /// [`ANSWER_BOUND`] characters when written.
-    #[serde(serialize_with = "bounded::serialize")]
     pub answer: String,
     /// Length of the whole answer in characters (turns.csv holds at most
     /// [`ANSWER_BOUND`] of them); 0 in reports written before this column.
-    #[serde(default)]
     pub answer_chars: u64,
     /// Why the request produced no usable answer, if it did not.
     pub error: Option<String>,
-    /// Ids of other conversations whose anchor appeared in this answer,
-    /// `;`-separated (context bleed, on any turn); empty when none.
-    #[serde(default)]
-    pub bleed_from: String,
+    /// Ids of other conversations whose anchor appeared in this answer
+    /// (context bleed, on any turn), in order; empty when none.
+    pub bleed_from: Vec<String>,
     /// Request sent to response headers, milliseconds, if they came.
-    #[serde(default)]
     pub ttfb_ms: Option<f64>,
     /// A stream's request sent to its first non-empty content token,
     /// milliseconds, if one came.
-    #[serde(default)]
     pub ttft_ms: Option<f64>,
     /// `choices[0].finish_reason` of the answer, if it carried one.
-    #[serde(default)]
     pub finish_reason: Option<String>,
     /// Every answer contract that applied to the answer, with its outcome
-    /// (`empty=pass;junk_prefix=fail`); empty when none was checked.
-    #[serde(default)]
-    pub contracts: String,
-    /// The contracts the answer broke, `;`-separated; empty when none.
-    #[serde(default)]
-    pub contract_violations: String,
-    /// Why, one `name: reason` per broken contract.
-    #[serde(default)]
-    pub contract_reasons: String,
+    /// (a failure's carries its reason), in contract order; empty when none
+    /// was checked.
+    pub contracts: Vec<ContractCheck>,
 }
 
 impl TurnRecord {
+    /// The contracts the answer broke, in contract order.
+    pub fn violations(&self) -> impl Iterator<Item = ContractName> + '_ {
+        self.contracts.iter().filter(|c| c.failed()).map(|c| c.name)
+    }
+
     /// Cuts the in-memory answer to what a file holds ([`ANSWER_BOUND`]
     /// characters), freeing the rest; `answer_chars` keeps the full length.
     /// For the collector, once every check that reads the whole answer
@@ -137,15 +133,6 @@ mod field_tests {
         assert!(kept.starts_with("éé"));
         let exact = "a".repeat(FIELD_BOUND);
         assert_eq!(bounded_field(&exact), exact);
-    }
-}
-
-/// The answer written cut at [`ANSWER_BOUND`] characters.
-mod bounded {
-    use serde::Serializer;
-
-    pub fn serialize<S: Serializer>(text: &str, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(super::bounded_answer(text))
     }
 }
 
@@ -296,35 +283,6 @@ mod tests {
             error: None,
             ..TurnRecord::default()
         }
-    }
-
-    #[test]
-    fn a_long_answer_is_written_cut_with_its_full_length() {
-        // Commas force CSV quoting, which once made a long field quadratic
-        // to write: 10 MB must be written as a bounded row. The row's size
-        // is the check (a bounded field is written in bounded time); a
-        // wall-clock bound would measure the machine, not the code.
-        let long = "é, ".repeat(3_500_000);
-        let record = turn(long.clone());
-        let mut writer = ::csv::Writer::from_writer(Vec::new());
-        writer.serialize(&record).unwrap();
-        let bytes = writer.into_inner().unwrap();
-        assert!(
-            bytes.len() < 4 * ANSWER_BOUND + 500,
-            "{} bytes",
-            bytes.len()
-        );
-        let mut reader = ::csv::Reader::from_reader(bytes.as_slice());
-        let back: TurnRecord = reader.deserialize().next().unwrap().unwrap();
-        assert_eq!(back.answer.chars().count(), ANSWER_BOUND);
-        assert!(long.starts_with(&back.answer));
-        assert_eq!(back.answer_chars, 10_500_000);
-        // In memory the whole answer stays until it is bounded.
-        assert_eq!(record.answer.len(), long.len());
-        let mut bounded = record.clone();
-        bounded.bound_answer();
-        assert_eq!(bounded.answer, back.answer);
-        assert_eq!(bounded.answer_chars, 10_500_000);
     }
 
     #[test]

@@ -163,7 +163,7 @@ fn flatten_turns(order: &RowOrder<'_>, collected: Vec<Collected>) -> Vec<TurnRec
 fn violations_from(turns: &[TurnRecord], event_turn: u32) -> String {
     let mut names: Vec<&str> = Vec::new();
     for t in turns.iter().filter(|t| t.turn >= event_turn) {
-        for name in t.contract_violations.split(';').filter(|n| !n.is_empty()) {
+        for name in t.violations().map(|n| n.as_str()) {
             if !names.contains(&name) {
                 names.push(name);
             }

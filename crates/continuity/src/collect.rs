@@ -112,7 +112,7 @@ pub(super) fn mark_bleed(
         }
         let conversation = &dataset.conversations[c.outcome.conversation];
         for turn in c.outcome.turns.iter_mut().filter(|t| t.error.is_none()) {
-            turn.bleed_from = bleed_in(conversation, &turn.answer, anchors).join(";");
+            turn.bleed_from = bleed_in(conversation, &turn.answer, anchors);
         }
     }
 }

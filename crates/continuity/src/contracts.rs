@@ -2,10 +2,10 @@
 //! replay (so that this text work never competes with the systems under
 //! test while they are timed): each turn's request is rebuilt exactly as it
 //! was sent, and the outcome of every contract that applied is written into
-//! the turn's `contracts`, `contract_violations` and `contract_reasons`.
+//! the turn's `contracts` (typed: each contract that applied, its outcome).
 
 use super::collect::Collected;
-use cb_contracts::{columns, ContractInput, Contracts};
+use cb_contracts::{checks, ContractInput, Contracts};
 use cb_dataset::Dataset;
 use cb_driver::replay::{first_sent, request_messages};
 use cb_driver::Replay;
@@ -98,11 +98,7 @@ fn check_part(
                 ttft: ms(record.ttft_ms),
                 ttfb: ms(record.ttfb_ms),
             };
-            let (applied, violations, reasons) = columns(&contracts.check(&input));
-            let record = &mut c.outcome.turns[i];
-            record.contracts = applied;
-            record.contract_violations = violations;
-            record.contract_reasons = reasons;
+            c.outcome.turns[i].contracts = checks(&contracts.check(&input));
         }
     }
 }

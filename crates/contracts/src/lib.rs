@@ -10,8 +10,8 @@
 //! reaches the contracts: only 2xx answers are checked.
 //!
 //! [`Contracts`] is the configured set the suites run on every answer;
-//! [`violations_column`] renders the names that failed for the
-//! `contract_violations` column of `turns.csv` and `events.csv`.
+//! [`checks`] is what a turn records of it (typed, [`ContractCheck`]), and
+//! [`violations`] the names that failed.
 
 pub mod calibrate;
 mod detect;
@@ -69,127 +69,7 @@ pub struct ContractInput<'a> {
     pub ttfb: Option<Duration>,
 }
 
-/// The verdict of one contract on one reply.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "outcome", rename_all = "snake_case")]
-pub enum Outcome {
-    /// The reply keeps the contract.
-    Pass,
-    /// The reply breaks the contract.
-    Fail {
-        /// What is wrong, in one sentence a user can act on.
-        reason: String,
-    },
-    /// Too short or too ambiguous to judge; never counted as a failure.
-    Undetermined {
-        /// Why the contract could not decide.
-        reason: String,
-    },
-}
-
-impl Outcome {
-    /// A failure with `reason`.
-    pub fn fail(reason: impl Into<String>) -> Self {
-        Outcome::Fail {
-            reason: reason.into(),
-        }
-    }
-
-    /// An undetermined outcome with `reason`.
-    pub fn undetermined(reason: impl Into<String>) -> Self {
-        Outcome::Undetermined {
-            reason: reason.into(),
-        }
-    }
-
-    /// Whether this is a failure.
-    pub fn is_fail(&self) -> bool {
-        matches!(self, Outcome::Fail { .. })
-    }
-
-    /// The reason of a failure or an undetermined outcome.
-    pub fn reason(&self) -> Option<&str> {
-        match self {
-            Outcome::Pass => None,
-            Outcome::Fail { reason } | Outcome::Undetermined { reason } => Some(reason),
-        }
-    }
-
-    /// `pass`, `fail` or `undetermined`.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Outcome::Pass => "pass",
-            Outcome::Fail { .. } => "fail",
-            Outcome::Undetermined { .. } => "undetermined",
-        }
-    }
-}
-
-impl fmt::Display for Outcome {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.reason() {
-            Some(reason) => write!(f, "{}: {reason}", self.as_str()),
-            None => f.write_str(self.as_str()),
-        }
-    }
-}
-
-/// The name of a contract, written by serde as snake case (`junk_prefix`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ContractName {
-    /// Time to the first content token of a stream.
-    Ttft,
-    /// Punctuation or a token fragment before the text.
-    JunkPrefix,
-    /// The reply is in the conversation's language, unmixed, without mojibake.
-    Language,
-    /// Structured output parses and validates.
-    Schema,
-    /// A high-confidence policy refusal.
-    Refusal,
-    /// An empty or whitespace-only message.
-    Empty,
-    /// `finish_reason` says the reply was cut (`length`, `content_filter`).
-    Truncated,
-}
-
-impl ContractName {
-    /// Every contract, in the order results and columns list them.
-    pub const ALL: [ContractName; 7] = [
-        ContractName::Ttft,
-        ContractName::JunkPrefix,
-        ContractName::Language,
-        ContractName::Schema,
-        ContractName::Refusal,
-        ContractName::Empty,
-        ContractName::Truncated,
-    ];
-
-    /// The snake-case name (`"junk_prefix"`), as serde writes it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ContractName::Ttft => "ttft",
-            ContractName::JunkPrefix => "junk_prefix",
-            ContractName::Language => "language",
-            ContractName::Schema => "schema",
-            ContractName::Refusal => "refusal",
-            ContractName::Empty => "empty",
-            ContractName::Truncated => "truncated",
-        }
-    }
-
-    /// The contract from its snake-case name.
-    pub fn from_name(name: &str) -> Option<ContractName> {
-        ContractName::ALL.into_iter().find(|c| c.as_str() == name)
-    }
-}
-
-impl fmt::Display for ContractName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use cb_base::contract::{ContractCheck, ContractName, Outcome};
 
 /// One answer contract. Implementations are pure: the same input gives the
 /// same outcome.
@@ -356,56 +236,18 @@ pub fn violations(results: &[ContractResult]) -> Vec<ContractName> {
         .collect()
 }
 
-/// The columns of one checked answer, as `turns.csv` writes them: every
-/// contract that applied with its outcome (`empty=pass;language=fail`), the
-/// names that failed (`language`), and their reasons (`language: ...`).
-pub fn columns(results: &[ContractResult]) -> (String, String, String) {
-    let applied: Vec<String> = results
+/// Every contract that applied to an answer, with its outcome, in result
+/// order: what a turn records.
+pub fn checks(results: &[ContractResult]) -> Vec<ContractCheck> {
+    results
         .iter()
         .filter_map(|r| {
-            r.outcome
-                .as_ref()
-                .map(|o| format!("{}={}", r.name.as_str(), o.as_str()))
-        })
-        .collect();
-    let reasons: Vec<String> = results
-        .iter()
-        .filter_map(|r| match &r.outcome {
-            Some(o @ Outcome::Fail { .. }) => Some(format!(
-                "{}: {}",
-                r.name.as_str(),
-                o.reason().unwrap_or_default()
-            )),
-            _ => None,
-        })
-        .collect();
-    (
-        applied.join(";"),
-        violations_column(results),
-        reasons.join("; "),
-    )
-}
-
-/// Reads a `contracts` column back: each contract that applied, with its
-/// outcome name (`pass`, `fail`, `undetermined`). Unknown names are skipped.
-pub fn parse_applied(column: &str) -> Vec<(ContractName, &str)> {
-    column
-        .split(';')
-        .filter_map(|item| {
-            let (name, outcome) = item.split_once('=')?;
-            Some((ContractName::from_name(name.trim())?, outcome.trim()))
+            r.outcome.clone().map(|outcome| ContractCheck {
+                name: r.name,
+                outcome,
+            })
         })
         .collect()
-}
-
-/// The `contract_violations` column: failed contract names joined by `;`,
-/// empty when none failed.
-pub fn violations_column(results: &[ContractResult]) -> String {
-    violations(results)
-        .iter()
-        .map(|n| n.as_str())
-        .collect::<Vec<_>>()
-        .join(";")
 }
 
 #[cfg(test)]

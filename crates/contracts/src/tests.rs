@@ -59,19 +59,39 @@ fn non_2xx_answers_are_never_judged() {
 }
 
 #[test]
-fn violations_column_joins_failed_names() {
+fn checks_keep_what_applied_and_violations_name_what_failed() {
     let contracts = Contracts::default();
     let mut i = input(
         "I'm sorry, but I can't help with that.",
         "Tell me a joke about cats, please.",
     );
     i.finish_reason = Some("length");
-    assert_eq!(violations_column(&contracts.check(&i)), "refusal;truncated");
+    let results = contracts.check(&i);
+    assert_eq!(
+        violations(&results),
+        vec![ContractName::Refusal, ContractName::Truncated]
+    );
+    let checked = checks(&results);
+    assert!(checked
+        .iter()
+        .all(|c| c.outcome != Outcome::Pass || !c.failed()));
+    assert_eq!(
+        checked
+            .iter()
+            .filter(|c| c.failed())
+            .map(|c| c.name)
+            .collect::<Vec<_>>(),
+        violations(&results)
+    );
+    assert!(
+        !checked.iter().any(|c| c.name == ContractName::Schema),
+        "schema did not apply"
+    );
     let clean = input(
         "Why did the cat sit on the computer? To keep an eye on the mouse!",
         "Tell me a joke about cats, please.",
     );
-    assert_eq!(violations_column(&contracts.check(&clean)), "");
+    assert!(violations(&contracts.check(&clean)).is_empty());
 }
 
 #[test]

@@ -18,7 +18,7 @@ use std::path::Path;
 pub fn write<T: Serialize>(
     file: &'static str,
     columns: &[&str],
-    rows: &[T],
+    rows: impl IntoIterator<Item = T>,
 ) -> Result<Vec<u8>, ReportError> {
     let mut out = Vec::new();
     write_to(&mut out, file, columns, rows)?;
@@ -35,7 +35,7 @@ pub fn write_to<T: Serialize>(
     out: &mut dyn std::io::Write,
     file: &'static str,
     columns: &[&str],
-    rows: &[T],
+    rows: impl IntoIterator<Item = T>,
 ) -> Result<(), ReportError> {
     let fail = |e: csv::Error| {
         let message = e.to_string();
@@ -52,7 +52,7 @@ pub fn write_to<T: Serialize>(
         .from_writer(out);
     writer.write_record(columns).map_err(fail)?;
     for row in rows {
-        writer.serialize(row).map_err(fail)?;
+        writer.serialize(&row).map_err(fail)?;
     }
     writer.flush().map_err(|source| ReportError::Write {
         path: file.into(),

@@ -4,7 +4,7 @@
 //! [`super::catalogue`].
 
 use cb_faults::CaseScript;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// The model id of the larger-context route (`context-length`): the
@@ -27,7 +27,7 @@ pub enum Ideal {
 }
 
 /// How a check counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     /// Failing it fails the case.
@@ -36,6 +36,17 @@ pub enum Severity {
     Advisory,
     /// Reported, never scored.
     Informational,
+}
+
+impl Severity {
+    /// The snake_case name, as the JSON output writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Required => "required",
+            Severity::Advisory => "advisory",
+            Severity::Informational => "informational",
+        }
+    }
 }
 
 /// The name of a check, as the JSON output writes it.

@@ -517,6 +517,7 @@ pub(crate) mod tests {
             attempt: 1,
             at_ms,
             status: Some(status),
+            action: cb_base::record::AttemptAction::Ok,
             act: "answer".into(),
             model: "m".into(),
             params: Vec::new(),

@@ -5,6 +5,7 @@
 //! and the scripts' details, never from a header a gateway may strip.
 
 use crate::config::SemanticsConfig;
+use cb_base::record::AttemptAction;
 use cb_client::sse::assemble_finished;
 use cb_client::{send, Exchange, Target};
 use cb_contracts::{ContractInput, Language};
@@ -65,8 +66,10 @@ pub struct AttemptView {
     pub at_ms: f64,
     /// The status the upstream sent, if any.
     pub status: Option<u16>,
-    /// What the upstream did (`answer`, `error 503`, `reset before
-    /// headers`, ...).
+    /// What the upstream did, as its attempt log records it.
+    pub action: AttemptAction,
+    /// What the upstream did, in words (`answer`, `error 503`, `reset
+    /// before headers`, ...).
     pub act: String,
     /// The model id it received.
     pub model: String,
@@ -208,6 +211,7 @@ fn attempts_of(
                 attempt: r.attempt,
                 at_ms: (r.arrived_ms - since_ms).max(0.0),
                 status: r.status,
+                action: r.action,
                 act: detail.map_or_else(|| r.action.as_str().to_string(), |d| d.act.clone()),
                 model: r.model,
                 params: r.params,

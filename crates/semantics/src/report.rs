@@ -336,6 +336,7 @@ pub(crate) mod tests {
                 attempt: 1,
                 at_ms: 1.0,
                 status: Some(200),
+                action: cb_base::record::AttemptAction::Ok,
                 act: "answer".into(),
                 model: "continuity-sim-fallback".into(),
                 params: vec!["seed".into()],

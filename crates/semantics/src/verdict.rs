@@ -14,10 +14,10 @@
 use super::case::{Ideal, Severity};
 use super::checks::{got, CheckResult, Outcome};
 use cb_faults::Role;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How a case went for one system.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// The ideal outcome, every check clean.

@@ -1,11 +1,16 @@
 //! turns.csv, events.csv and attempts.csv of a `run` report: every recorded
 //! row, written through [`cb_report::csv`] so the columns are the record
-//! fields, and read back by `report DIR`.
+//! fields, and read back by `report DIR`. A turn's typed lists (the
+//! conversations it bled from, the contracts checked) are written one field
+//! each by [`TurnRow`], the one place that knows turns.csv's text.
 
 use super::ReportData;
 use crate::record::EventRecord;
-use cb_base::record::{AttemptRecord, TurnRecord};
+use cb_base::contract::{ContractCheck, ContractName, Outcome};
+use cb_base::record::{bounded_answer, AttemptRecord, TurnRecord};
 use cb_report::{csv, Exporter, ReportError};
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::io::Write;
 use std::path::Path;
 
@@ -140,7 +145,26 @@ macro_rules! csv_exporter {
     };
 }
 
-csv_exporter!(TurnsCsv, TURNS_FILE, TURN_COLUMNS, turns);
+impl Exporter<ReportData> for TurnsCsv {
+    fn file_name(&self) -> &'static str {
+        TURNS_FILE
+    }
+    fn render(&self, data: &ReportData) -> Result<Vec<u8>, ReportError> {
+        csv::write(
+            TURNS_FILE,
+            &TURN_COLUMNS,
+            data.turns.iter().map(TurnRow::from),
+        )
+    }
+    fn write_to(&self, data: &ReportData, out: &mut dyn Write) -> Result<(), ReportError> {
+        csv::write_to(
+            out,
+            TURNS_FILE,
+            &TURN_COLUMNS,
+            data.turns.iter().map(TurnRow::from),
+        )
+    }
+}
 csv_exporter!(EventsCsv, EVENTS_FILE, EVENT_COLUMNS, events);
 csv_exporter!(AttemptsCsv, ATTEMPTS_FILE, ATTEMPT_COLUMNS, attempts);
 
@@ -149,7 +173,9 @@ csv_exporter!(AttemptsCsv, ATTEMPTS_FILE, ATTEMPT_COLUMNS, attempts);
 /// # Errors
 /// [`ReportError`] naming the file, and the row and column when one is bad.
 pub fn read_turns(dir: &Path) -> Result<Vec<TurnRecord>, ReportError> {
-    csv::read(&dir.join(TURNS_FILE), &TURN_COLUMNS, &TURN_COLUMNS_ADDED)
+    let rows: Vec<TurnRow<'static>> =
+        csv::read(&dir.join(TURNS_FILE), &TURN_COLUMNS, &TURN_COLUMNS_ADDED)?;
+    Ok(rows.into_iter().map(TurnRecord::from).collect())
 }
 
 /// Reads events.csv of a report directory.
@@ -170,6 +196,168 @@ pub fn read_attempts(dir: &Path) -> Result<Vec<AttemptRecord>, ReportError> {
         &ATTEMPT_COLUMNS,
         &ATTEMPT_COLUMNS_ADDED,
     )
+}
+
+/// One row of turns.csv: a [`TurnRecord`] as the file holds it. The answer
+/// is cut at [`cb_base::record::ANSWER_BOUND`] characters (its full length
+/// beside it); the conversations it bled from are `;`-separated; the
+/// contracts that applied are `name=outcome` pairs, the broken ones'
+/// names and `name: reason` texts are written beside them (`;` and `; `).
+/// An undetermined outcome's reason is not written: read back, it is empty.
+#[derive(Debug, Serialize, Deserialize)]
+struct TurnRow<'a> {
+    run: u32,
+    system: Cow<'a, str>,
+    conversation: Cow<'a, str>,
+    turn: u32,
+    turns: u32,
+    is_final: bool,
+    messages_sent: u32,
+    sent_at_ms: f64,
+    status: Option<u16>,
+    latency_ms: f64,
+    answer: Cow<'a, str>,
+    #[serde(default)]
+    answer_chars: u64,
+    error: Option<Cow<'a, str>>,
+    #[serde(default)]
+    bleed_from: String,
+    #[serde(default)]
+    ttfb_ms: Option<f64>,
+    #[serde(default)]
+    ttft_ms: Option<f64>,
+    #[serde(default)]
+    finish_reason: Option<Cow<'a, str>>,
+    #[serde(default)]
+    contracts: String,
+    #[serde(default)]
+    contract_violations: String,
+    #[serde(default)]
+    contract_reasons: String,
+}
+
+impl<'a> From<&'a TurnRecord> for TurnRow<'a> {
+    fn from(t: &'a TurnRecord) -> Self {
+        let join = |items: Vec<String>, by: &str| items.join(by);
+        TurnRow {
+            run: t.run,
+            system: Cow::Borrowed(&t.system),
+            conversation: Cow::Borrowed(&t.conversation),
+            turn: t.turn,
+            turns: t.turns,
+            is_final: t.is_final,
+            messages_sent: t.messages_sent,
+            sent_at_ms: t.sent_at_ms,
+            status: t.status,
+            latency_ms: t.latency_ms,
+            answer: Cow::Borrowed(bounded_answer(&t.answer)),
+            answer_chars: t.answer_chars,
+            error: t.error.as_deref().map(Cow::Borrowed),
+            bleed_from: t.bleed_from.join(";"),
+            ttfb_ms: t.ttfb_ms,
+            ttft_ms: t.ttft_ms,
+            finish_reason: t.finish_reason.as_deref().map(Cow::Borrowed),
+            contracts: join(
+                t.contracts
+                    .iter()
+                    .map(|c| format!("{}={}", c.name, c.outcome.as_str()))
+                    .collect(),
+                ";",
+            ),
+            contract_violations: join(t.violations().map(|n| n.to_string()).collect(), ";"),
+            contract_reasons: join(
+                t.contracts
+                    .iter()
+                    .filter(|c| c.failed())
+                    .map(|c| format!("{}: {}", c.name, c.outcome.reason().unwrap_or_default()))
+                    .collect(),
+                "; ",
+            ),
+        }
+    }
+}
+
+impl From<TurnRow<'static>> for TurnRecord {
+    fn from(row: TurnRow<'static>) -> Self {
+        let failed: Vec<ContractName> = row
+            .contract_violations
+            .split(';')
+            .filter_map(|n| ContractName::from_name(n.trim()))
+            .collect();
+        let reasons = failure_reasons(&row.contract_reasons, &failed);
+        let contracts = row
+            .contracts
+            .split(';')
+            .filter_map(|item| {
+                let (name, outcome) = item.split_once('=')?;
+                let name = ContractName::from_name(name.trim())?;
+                let reason = || {
+                    reasons
+                        .iter()
+                        .find(|(n, _)| *n == name)
+                        .map(|(_, r)| r.to_string())
+                        .unwrap_or_default()
+                };
+                let outcome = match outcome.trim() {
+                    "pass" => Outcome::Pass,
+                    "fail" => Outcome::fail(reason()),
+                    "undetermined" => Outcome::undetermined(String::new()),
+                    _ => return None,
+                };
+                Some(ContractCheck { name, outcome })
+            })
+            .collect();
+        TurnRecord {
+            run: row.run,
+            system: row.system.into_owned(),
+            conversation: row.conversation.into_owned(),
+            turn: row.turn,
+            turns: row.turns,
+            is_final: row.is_final,
+            messages_sent: row.messages_sent,
+            sent_at_ms: row.sent_at_ms,
+            status: row.status,
+            latency_ms: row.latency_ms,
+            answer: row.answer.into_owned(),
+            answer_chars: row.answer_chars,
+            error: row.error.map(Cow::into_owned),
+            bleed_from: row
+                .bleed_from
+                .split(';')
+                .map(str::trim)
+                .filter(|id| !id.is_empty())
+                .map(str::to_string)
+                .collect(),
+            ttfb_ms: row.ttfb_ms,
+            ttft_ms: row.ttft_ms,
+            finish_reason: row.finish_reason.map(Cow::into_owned),
+            contracts,
+        }
+    }
+}
+
+/// The `contract_reasons` field read back: the reason of each name in
+/// `failed` (the `contract_violations` field, in the same order), the text
+/// after `name: ` up to `; ` and the next failed name (a reason may itself
+/// hold `; `).
+fn failure_reasons<'f>(field: &'f str, failed: &[ContractName]) -> Vec<(ContractName, &'f str)> {
+    let mut out = Vec::new();
+    let mut rest = field;
+    for (i, name) in failed.iter().enumerate() {
+        let Some(text) = rest
+            .strip_prefix(name.as_str())
+            .and_then(|r| r.strip_prefix(": "))
+        else {
+            break;
+        };
+        let end = failed
+            .get(i + 1)
+            .and_then(|next| text.find(&format!("; {}: ", next.as_str())))
+            .unwrap_or(text.len());
+        out.push((*name, &text[..end]));
+        rest = text[end..].strip_prefix("; ").unwrap_or("");
+    }
+    out
 }
 
 #[cfg(test)]
@@ -242,9 +430,114 @@ mod tests {
             w.serialize(row).unwrap();
             header(&w.into_inner().unwrap())
         }
-        assert_eq!(serde_header(&data.turns[0]), TURN_COLUMNS.join(","));
+        assert_eq!(
+            serde_header(&TurnRow::from(&data.turns[0])),
+            TURN_COLUMNS.join(",")
+        );
         assert_eq!(serde_header(&data.events[0]), EVENT_COLUMNS.join(","));
         assert_eq!(serde_header(&data.attempts[0]), ATTEMPT_COLUMNS.join(","));
+    }
+
+    fn turn(answer: String) -> TurnRecord {
+        TurnRecord {
+            run: 1,
+            system: "g".into(),
+            conversation: "c001".into(),
+            turn: 1,
+            turns: 7,
+            messages_sent: 2,
+            status: Some(200),
+            latency_ms: 1.0,
+            answer_chars: answer.chars().count() as u64,
+            answer,
+            ..TurnRecord::default()
+        }
+    }
+
+    fn written(turns: Vec<TurnRecord>) -> Vec<u8> {
+        let mut data = report_data();
+        data.turns = turns;
+        TurnsCsv.render(&data).unwrap()
+    }
+
+    fn read_back(bytes: &[u8]) -> Vec<TurnRecord> {
+        let rows: Vec<TurnRow<'static>> = csv::parse(
+            Path::new("turns.csv"),
+            &TURN_COLUMNS,
+            &TURN_COLUMNS_ADDED,
+            bytes,
+        )
+        .unwrap();
+        rows.into_iter().map(TurnRecord::from).collect()
+    }
+
+    #[test]
+    fn a_long_answer_is_written_cut_with_its_full_length() {
+        // Commas force CSV quoting, which once made a long field quadratic
+        // to write: 10 MB must be written as a bounded row. The row's size
+        // is the check (a bounded field is written in bounded time); a
+        // wall-clock bound would measure the machine, not the code.
+        let long = "é, ".repeat(3_500_000);
+        let record = turn(long.clone());
+        let bytes = written(vec![record.clone()]);
+        assert!(
+            bytes.len() < 4 * cb_base::record::ANSWER_BOUND + 500,
+            "{} bytes",
+            bytes.len()
+        );
+        let back = read_back(&bytes).remove(0);
+        assert_eq!(back.answer.chars().count(), cb_base::record::ANSWER_BOUND);
+        assert!(long.starts_with(&back.answer));
+        assert_eq!(back.answer_chars, 10_500_000);
+        let mut bounded = record;
+        bounded.bound_answer();
+        assert_eq!(bounded, back);
+    }
+
+    #[test]
+    fn typed_lists_are_written_as_the_documented_fields_and_read_back() {
+        let mut t = turn("Bonjour, voici la réponse.".into());
+        t.bleed_from = vec!["c002".into(), "c017".into()];
+        t.contracts = vec![
+            ContractCheck {
+                name: ContractName::JunkPrefix,
+                outcome: Outcome::fail("starts with \",\"; then text; language: not a name"),
+            },
+            ContractCheck {
+                name: ContractName::Language,
+                outcome: Outcome::undetermined(""),
+            },
+            ContractCheck {
+                name: ContractName::Empty,
+                outcome: Outcome::Pass,
+            },
+            ContractCheck {
+                name: ContractName::Truncated,
+                outcome: Outcome::fail("finish_reason length"),
+            },
+        ];
+        let bytes = written(vec![t.clone()]);
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        let row = text.lines().nth(1).unwrap();
+        assert!(row.contains(",c002;c017,"), "{row}");
+        assert!(
+            row.contains(",junk_prefix=fail;language=undetermined;empty=pass;truncated=fail,junk_prefix;truncated,"),
+            "{row}"
+        );
+        assert!(
+            row.ends_with("; truncated: finish_reason length\""),
+            "{row}"
+        );
+        assert_eq!(read_back(&bytes), vec![t]);
+        let failed = [ContractName::JunkPrefix, ContractName::Language];
+        assert_eq!(
+            failure_reasons("junk_prefix: a; b; language: c", &failed),
+            vec![
+                (ContractName::JunkPrefix, "a; b"),
+                (ContractName::Language, "c")
+            ]
+        );
+        assert!(failure_reasons("", &failed).is_empty());
     }
 
     #[test]

@@ -379,9 +379,9 @@ fn rows() -> (Vec<TurnRecord>, Vec<EventRecord>, Vec<AttemptRecord>) {
                         error: (failed && is_final)
                             .then(|| "request deadline of 60000 ms exceeded".to_string()),
                         bleed_from: if bleed && is_final {
-                            "c117".to_string()
+                            vec!["c117".to_string()]
                         } else {
-                            String::new()
+                            Vec::new()
                         },
                         ..TurnRecord::default()
                     });

@@ -17,7 +17,7 @@ use super::{
 };
 use crate::record::{EventRecord, Stage};
 use cb_base::record::{AttemptRecord, TurnRecord};
-use cb_contracts::{parse_applied, ContractName};
+use cb_contracts::{ContractName, Outcome};
 use cb_driver::Shard;
 use cb_faults::FaultMode;
 use cb_scoring::{Verdict, VerdictMethod};
@@ -231,7 +231,7 @@ fn bleed(events: &[&EventRecord], answers: &[&TurnRecord]) -> BleedSummary {
         .collect();
     let bleeding_answers: Vec<&&TurnRecord> = answers
         .iter()
-        .filter(|t| !t.bleed_from.trim().is_empty())
+        .filter(|t| !t.bleed_from.is_empty())
         .collect();
     let mut by_turn: BTreeMap<u32, u64> = BTreeMap::new();
     for t in &bleeding_answers {
@@ -257,7 +257,7 @@ fn bleed(events: &[&EventRecord], answers: &[&TurnRecord]) -> BleedSummary {
         run: t.run,
         conversation: t.conversation.clone(),
         turn: t.turn,
-        anchor_of: t.bleed_from.clone(),
+        anchor_of: t.bleed_from.join(";"),
         answer_excerpt: t.answer.chars().take(160).collect(),
     }));
     examples.truncate(MAX_BLEED_EXAMPLES);
@@ -276,13 +276,13 @@ fn bleed(events: &[&EventRecord], answers: &[&TurnRecord]) -> BleedSummary {
 fn contract_rates(answers: &[&TurnRecord]) -> Vec<ContractRate> {
     let mut tally: BTreeMap<ContractName, (u64, u64, u64)> = BTreeMap::new();
     for t in answers {
-        for (name, outcome) in parse_applied(&t.contracts) {
-            let entry = tally.entry(name).or_default();
+        for check in &t.contracts {
+            let entry = tally.entry(check.name).or_default();
             entry.0 += 1;
-            match outcome {
-                "fail" => entry.1 += 1,
-                "undetermined" => entry.2 += 1,
-                _ => {}
+            match check.outcome {
+                Outcome::Fail { .. } => entry.1 += 1,
+                Outcome::Undetermined { .. } => entry.2 += 1,
+                Outcome::Pass => {}
             }
         }
     }

@@ -449,7 +449,11 @@ fn bleed_on_every_turn_is_counted_per_turn() {
         answer: format!("answer {turn}"),
         answer_chars: 8,
         error: None,
-        bleed_from: bleed.into(),
+        bleed_from: bleed
+            .split(';')
+            .filter(|id| !id.is_empty())
+            .map(str::to_string)
+            .collect(),
         ..TurnRecord::default()
     };
     let turns = vec![
