@@ -9,11 +9,14 @@
 //!
 //! The listing is treated as hostile: it names at most [`MAX_ROUTES`]
 //! routes (a longer one is refused whole, before any entry is read), each
-//! id and provider name at most [`MAX_NAME_CHARS`] characters of letters,
-//! digits, spaces and `-_./:@+()`; an entry with anything else (a control
-//! or bidi character, a line break, markup, a table pipe) is refused, and
-//! said with [`shown`], so no byte of it reaches a terminal or a Markdown
-//! file raw. Duplicates are dropped with a set, in linear time.
+//! id and provider name at most [`MAX_NAME_CHARS`] characters of ASCII
+//! letters, digits, spaces and `-_./()`; an entry with anything else (a
+//! control, bidi, combining or invisible character, a line break, markup,
+//! a table pipe, a link's `:` or `@`) is refused, and said with [`shown`],
+//! so no byte of it reaches a terminal or a Markdown file raw. Duplicates
+//! are dropped with a set, in linear time. What else the endpoint sends
+//! and the canary prints (a reply's `provider`, an error body) goes
+//! through [`shown_at_most`].
 
 use cb_base::secret::{redact_owned, Secret};
 use serde_json::Value;
@@ -209,7 +212,7 @@ pub async fn discover(
         return Err(DiscoverError::Status {
             url: url.clone(),
             status,
-            body: shown_upto(&text, EXCERPT),
+            body: shown_at_most(&text, EXCERPT),
         });
     }
     let json: Value = serde_json::from_str(&text).map_err(|e| DiscoverError::Shape {
@@ -315,7 +318,7 @@ pub fn parse_listing(json: &Value) -> Result<Listing, ListingProblem> {
 
 /// Whether `c` may appear in a route id or provider name.
 fn plain(c: char) -> bool {
-    c.is_alphanumeric() || " -_./:@+()".contains(c)
+    c.is_ascii_alphanumeric() || " -_./()".contains(c)
 }
 
 /// Why `name` is not accepted as a route id or provider name, if it is not.
@@ -328,32 +331,37 @@ fn name_problem(name: &str) -> Option<String> {
     }
     name.chars().find(|&c| !plain(c)).map(|c| {
         format!(
-            "holds {}, outside letters, digits, spaces and -_./:@+()",
+            "holds {}, outside ASCII letters, digits, spaces and -_./()",
             shown(&c.to_string())
         )
     })
 }
 
 /// `text` safe for a terminal and a Markdown table: its first
-/// characters, each one outside a plain name written as a `\u{..}` escape
-/// (a control character, a line break, `<`, `|`, a bidi override), cut
-/// with `…`.
+/// characters, each one outside printable ASCII or acting in Markdown or
+/// HTML written as a `\u{..}` escape (a control character, a line break,
+/// `<`, `|`, a bidi override, any letter outside ASCII, the `(` of a
+/// link's `](`), cut with `…`.
 pub fn shown(text: &str) -> String {
-    shown_upto(text, SHOWN_CHARS)
+    shown_at_most(text, SHOWN_CHARS)
 }
 
-fn shown_upto(text: &str, max: usize) -> String {
+/// [`shown`], cut at `max` characters.
+pub fn shown_at_most(text: &str, max: usize) -> String {
     let mut out = String::new();
+    let mut after_bracket = false;
     for (n, c) in text.chars().enumerate() {
         if n == max {
             out.push('…');
             break;
         }
-        if plain(c) || (c.is_ascii_punctuation() && !"<>|`*_[]\\&".contains(c)) {
+        let link = after_bracket && c == '(';
+        if !link && (plain(c) || (c.is_ascii_punctuation() && !"<>|`*\\&".contains(c))) {
             out.push(c);
         } else {
             out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
         }
+        after_bracket = c == ']';
     }
     out
 }
@@ -485,8 +493,10 @@ mod tests {
         assert_eq!(shown("deepinfra/fp8"), "deepinfra/fp8");
         assert_eq!(
             shown("a\u{1b}[0m|<b>"),
-            "a\\u{1b}\\u{5b}0m\\u{7c}\\u{3c}b\\u{3e}"
+            "a\\u{1b}[0m\\u{7c}\\u{3c}b\\u{3e}"
         );
+        assert_eq!(shown("[x](http://y)"), "[x]\\u{28}http://y)");
+        assert_eq!(shown("data: [DONE] (end)"), "data: [DONE] (end)");
         assert_eq!(shown(&"y".repeat(100)).chars().count(), SHOWN_CHARS + 1);
     }
 }

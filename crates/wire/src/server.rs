@@ -101,11 +101,14 @@ impl Default for Limits {
     }
 }
 
-/// The kernel send buffer of every accepted connection, in bytes (Linux
-/// doubles it for its bookkeeping). Far above what a response needs to
+/// The kernel send buffer asked for every accepted connection, in bytes.
+/// Linux caps the request at `net.core.wmem_max` (212,992 by default) and
+/// doubles it for its bookkeeping, so about 416 KiB by default; setting it
+/// turns autotuning off for the socket. Far above what a response needs to
 /// flow at loopback speed (a 1.2 GB stream goes through in seconds), far
 /// below the 4 MiB autotuning would reach for a client that reads
-/// nothing.
+/// nothing; a client far away is limited to that much in flight per round
+/// trip, which a streamed answer never nears.
 pub const SEND_BUFFER: usize = 256 * 1024;
 
 /// Connection counters of one server, for `/metrics`.

@@ -3,25 +3,26 @@
 //! malformed) that freezes the route for the round and is never a contract
 //! failure; and whether the reply came from the route it was pinned to.
 
-use crate::discover::Route;
+use crate::discover::{shown, shown_at_most, Route};
 use crate::evidence::{TransportError, TransportKind};
 use cb_client::Exchange;
+
+/// Longest transport error detail kept, in characters.
+const DETAIL_CHARS: usize = 240;
 
 /// `Ok` when the exchange brought a usable 2xx reply, else the transport
 /// error it was.
 ///
 /// # Errors
-/// The [`TransportError`] with the exchange's own reason (already redacted).
+/// The [`TransportError`] with the exchange's own reason (already
+/// redacted), escaped ([`shown_at_most`]): it may quote the endpoint's
+/// body, which reaches the terminal and `report.md`.
 pub fn classify(exchange: &Exchange) -> Result<(), TransportError> {
-    let reason = || {
-        exchange
-            .error
-            .clone()
-            .unwrap_or_else(|| "no reason given".into())
-    };
+    let raw = || exchange.error.as_deref().unwrap_or("no reason given");
+    let reason = || shown_at_most(raw(), DETAIL_CHARS);
     let kind = match exchange.status {
         None => {
-            let text = reason();
+            let text = raw();
             if text.starts_with("no complete response within") || text.starts_with("timed out") {
                 TransportKind::Timeout
             } else {
@@ -46,10 +47,11 @@ pub fn classify(exchange: &Exchange) -> Result<(), TransportError> {
 }
 
 /// The provider a reply named, when it is not `route`'s (`None` when the
-/// reply named none: nothing shows that pinning failed).
+/// reply named none: nothing shows that pinning failed), [`shown`] safely:
+/// the endpoint wrote it.
 pub fn served_by_other(route: &Route, provider: Option<&str>) -> Option<String> {
     let provider = provider?.trim();
-    (!provider.is_empty() && !route.reported_by(provider)).then(|| provider.to_string())
+    (!provider.is_empty() && !route.reported_by(provider)).then(|| shown(provider))
 }
 
 #[cfg(test)]
@@ -125,5 +127,27 @@ mod tests {
             served_by_other(&route, Some("Borealis")).as_deref(),
             Some("Borealis")
         );
+    }
+
+    #[test]
+    fn what_the_endpoint_wrote_is_escaped_before_it_is_evidence() {
+        let hostile = "HTTP 500: \u{1b}[2J<img src=x>|\u{202e}\nnext";
+        let detail = classify(&exchange(Some(500), None, Some(hostile)))
+            .unwrap_err()
+            .detail;
+        assert!(
+            !detail
+                .chars()
+                .any(|c| c.is_control() || "<>|\u{202e}".contains(c)),
+            "{detail:?}"
+        );
+        assert!(detail.starts_with("HTTP 500: \\u{1b}"), "{detail}");
+        let route = Route::named("alpha/fp8");
+        let other = served_by_other(&route, Some("Evil\u{1b}[31m<b>")).unwrap();
+        assert!(
+            !other.chars().any(|c| c.is_control() || c == '<'),
+            "{other:?}"
+        );
+        assert_eq!(served_by_other(&route, Some("Alpha")), None);
     }
 }

@@ -279,10 +279,11 @@ impl<'a> From<&'a TurnRecord> for TurnRow<'a> {
 
 impl From<TurnRow<'static>> for TurnRecord {
     fn from(row: TurnRow<'static>) -> Self {
-        let failed: Vec<ContractName> = row
+        let failed: Vec<&str> = row
             .contract_violations
             .split(';')
-            .filter_map(|n| ContractName::from_name(n.trim()))
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
             .collect();
         let reasons = failure_reasons(&row.contract_reasons, &failed);
         let contracts = row
@@ -294,7 +295,7 @@ impl From<TurnRow<'static>> for TurnRecord {
                 let reason = || {
                     reasons
                         .iter()
-                        .find(|(n, _)| *n == name)
+                        .find(|(n, _)| *n == name.as_str())
                         .map(|(_, r)| r.to_string())
                         .unwrap_or_default()
                 };
@@ -337,22 +338,20 @@ impl From<TurnRow<'static>> for TurnRecord {
 }
 
 /// The `contract_reasons` field read back: the reason of each name in
-/// `failed` (the `contract_violations` field, in the same order), the text
-/// after `name: ` up to `; ` and the next failed name (a reason may itself
-/// hold `; `).
-fn failure_reasons<'f>(field: &'f str, failed: &[ContractName]) -> Vec<(ContractName, &'f str)> {
+/// `failed` (the `contract_violations` field, in the same order, names this
+/// version does not know included), the text after `name: ` up to `; ` and
+/// the next failed name (a reason may itself hold `; `, but not `; ` and
+/// the next failed name and `: `).
+fn failure_reasons<'f, 'n>(field: &'f str, failed: &[&'n str]) -> Vec<(&'n str, &'f str)> {
     let mut out = Vec::new();
     let mut rest = field;
     for (i, name) in failed.iter().enumerate() {
-        let Some(text) = rest
-            .strip_prefix(name.as_str())
-            .and_then(|r| r.strip_prefix(": "))
-        else {
+        let Some(text) = rest.strip_prefix(name).and_then(|r| r.strip_prefix(": ")) else {
             break;
         };
         let end = failed
             .get(i + 1)
-            .and_then(|next| text.find(&format!("; {}: ", next.as_str())))
+            .and_then(|next| text.find(&format!("; {next}: ")))
             .unwrap_or(text.len());
         out.push((*name, &text[..end]));
         rest = text[end..].strip_prefix("; ").unwrap_or("");
@@ -505,7 +504,7 @@ mod tests {
             },
             ContractCheck {
                 name: ContractName::Language,
-                outcome: Outcome::undetermined(""),
+                outcome: Outcome::undetermined("too short to judge"),
             },
             ContractCheck {
                 name: ContractName::Empty,
@@ -528,13 +527,20 @@ mod tests {
             row.ends_with("; truncated: finish_reason length\""),
             "{row}"
         );
+        // An undetermined outcome's reason is not written (documented):
+        // read back, it is empty; everything else comes back whole.
+        t.contracts[1].outcome = Outcome::undetermined("");
         assert_eq!(read_back(&bytes), vec![t]);
-        let failed = [ContractName::JunkPrefix, ContractName::Language];
+        let failed = ["junk_prefix", "from_a_newer_version", "language"];
         assert_eq!(
-            failure_reasons("junk_prefix: a; b; language: c", &failed),
+            failure_reasons(
+                "junk_prefix: a; b; from_a_newer_version: x; language: c",
+                &failed
+            ),
             vec![
-                (ContractName::JunkPrefix, "a; b"),
-                (ContractName::Language, "c")
+                ("junk_prefix", "a; b"),
+                ("from_a_newer_version", "x"),
+                ("language", "c")
             ]
         );
         assert!(failure_reasons("", &failed).is_empty());

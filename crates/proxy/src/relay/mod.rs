@@ -100,10 +100,19 @@ pub enum NotOpened {
 /// the budget in per-line overhead.
 const LINE_OVERHEAD: usize = std::mem::size_of::<Relayed>() + 32;
 
+/// What a held chunk's parsed JSON may cost per byte of its text: a
+/// `serde_json::Value` is 32 bytes, and `[0,0,...]` spends one per 2
+/// bytes. A token-less chunk held before the first token is counted at
+/// this rate, so a hostile chunk made of tiny JSON values cannot hold 16
+/// times what the budget says.
+const VALUE_PER_BYTE: usize = 16;
+
 /// Reads `response` up to its first token, waiting at most until
 /// `first_token_by` for it and never past `deadline`, and holding at most
 /// `budget` bytes (the lines held, comments and token-less chunks
-/// included, each with its [`LINE_OVERHEAD`], and the line being read).
+/// included, each with its [`LINE_OVERHEAD`], a chunk's parsed JSON at
+/// [`VALUE_PER_BYTE`], the comments' buffer at its capacity, and the line
+/// being read).
 /// Consecutive comments and blank lines are held as one piece: the client
 /// gets the same bytes, the proxy holds them once.
 ///
@@ -120,7 +129,7 @@ pub async fn open(
     let mut delivered = String::new();
     let mut finished = false;
     loop {
-        if head.held.saturating_add(upstream.pending()) > budget {
+        if head.held().saturating_add(upstream.pending()) > budget {
             return Err(NotOpened::OverBudget);
         }
         let read = upstream.next_line(first_token_by, deadline).await;
@@ -168,30 +177,47 @@ struct Head {
     lines: Vec<Relayed>,
     /// Comments and blank lines since the last chunk, held as one piece.
     others: bytes::BytesMut,
-    /// Bytes held, with [`LINE_OVERHEAD`] per piece.
+    /// What `lines` cost: each piece's bytes (a comments piece at the
+    /// capacity it keeps) and [`LINE_OVERHEAD`], a chunk's JSON at
+    /// [`VALUE_PER_BYTE`].
     held: usize,
 }
 
 impl Head {
+    /// What is held, the comments not yet a piece included.
+    fn held(&self) -> usize {
+        let pending = if self.others.is_empty() {
+            0
+        } else {
+            self.others.capacity().saturating_add(LINE_OVERHEAD)
+        };
+        self.held.saturating_add(pending)
+    }
+
     fn push(&mut self, line: Relayed) {
         self.flush();
+        let per_byte = if matches!(line.kind, Kind::Event(_)) {
+            VALUE_PER_BYTE
+        } else {
+            1
+        };
         self.held = self
             .held
-            .saturating_add(line.raw.len())
+            .saturating_add(line.raw.len().saturating_mul(per_byte))
             .saturating_add(LINE_OVERHEAD);
         self.lines.push(line);
     }
 
     fn other(&mut self, raw: &[u8]) {
-        if self.others.is_empty() {
-            self.held = self.held.saturating_add(LINE_OVERHEAD);
-        }
-        self.held = self.held.saturating_add(raw.len());
         self.others.extend_from_slice(raw);
     }
 
     fn flush(&mut self) {
         if !self.others.is_empty() {
+            self.held = self
+                .held
+                .saturating_add(self.others.capacity())
+                .saturating_add(LINE_OVERHEAD);
             self.lines.push(Relayed {
                 raw: self.others.split().freeze(),
                 kind: Kind::Other,
