@@ -270,6 +270,7 @@ fn evidence(c: &CaseResult) -> CaseEvidence {
                 check: name_of(&k.check),
                 severity: k.severity,
                 passed: k.passed,
+                applicable: k.applicable,
                 value: k.value.clone(),
                 bound: k.bound.clone(),
             })

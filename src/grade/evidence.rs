@@ -37,10 +37,11 @@ pub fn render(sys: &GradeSystem, case: &CaseEvidence, out: &mut String) {
             vec![
                 Cell::html(format!("<code>{}</code>", escape(&k.check)), None),
                 Cell::text(k.severity.as_str()),
-                Cell::html(
-                    if k.passed { "held" } else { "broken" }.into(),
-                    Some(if k.passed { "pass" } else { "fail" }),
-                ),
+                match (k.applicable, k.passed) {
+                    (false, _) => Cell::html("n/a".into(), None),
+                    (true, true) => Cell::html("held".into(), Some("pass")),
+                    (true, false) => Cell::html("broken".into(), Some("fail")),
+                },
                 Cell::text(&k.value),
                 Cell::text(&k.bound),
             ]

@@ -214,8 +214,11 @@ pub struct CheckEvidence {
     pub check: String,
     /// How the check counts.
     pub severity: Severity,
-    /// Whether it held.
+    /// Whether it held (false when it did not apply).
     pub passed: bool,
+    /// Whether what it measures happened; one that did not apply is
+    /// neither held nor broken.
+    pub applicable: bool,
     /// What was measured.
     pub value: String,
     /// What it was held to.

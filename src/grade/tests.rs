@@ -62,6 +62,7 @@ fn case(case: &str, verdict: &str) -> CaseEvidence {
             check: "no_failover".into(),
             severity: cb_semantics::case::Severity::Required,
             passed: verdict == "pass",
+            applicable: true,
             value: "1 fallback attempt".into(),
             bound: "0".into(),
         }],

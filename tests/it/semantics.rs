@@ -89,11 +89,21 @@ const CONTROLS: &[Control] = &[
             ("503-persistent", Safe),
             ("reset-before-headers", Safe),
             ("no-response", Safe),
-            ("accounting", Fail),
-            ("model-id-map", Fail),
-            ("extra-params", Fail),
+            // No failover, so nothing of what these cases check at the
+            // fallback (usage, the mapped model, the parameters) happened:
+            // those checks do not apply, the client got a clean error, and
+            // the missing failover is counted once, by the cases above.
+            ("accounting", Safe),
+            ("model-id-map", Safe),
+            ("extra-params", Safe),
             ("flap", Fail),
         ],
+    },
+    Control {
+        kind: Misbehaviour::DropsParams,
+        stream: false,
+        cases: &["ok", "extra-params", "accounting", "model-id-map"],
+        not_passed: &[("extra-params", Fail), ("model-id-map", Fail)],
     },
     Control {
         kind: Misbehaviour::HammersPrimary,

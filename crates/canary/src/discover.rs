@@ -491,10 +491,7 @@ mod tests {
     #[test]
     fn shown_escapes_what_a_terminal_or_markdown_would_act_on() {
         assert_eq!(shown("deepinfra/fp8"), "deepinfra/fp8");
-        assert_eq!(
-            shown("a\u{1b}[0m|<b>"),
-            "a\\u{1b}[0m\\u{7c}\\u{3c}b\\u{3e}"
-        );
+        assert_eq!(shown("a\u{1b}[0m|<b>"), "a\\u{1b}[0m\\u{7c}\\u{3c}b\\u{3e}");
         assert_eq!(shown("[x](http://y)"), "[x]\\u{28}http://y)");
         assert_eq!(shown("data: [DONE] (end)"), "data: [DONE] (end)");
         assert_eq!(shown(&"y".repeat(100)).chars().count(), SHOWN_CHARS + 1);

@@ -39,23 +39,80 @@ pub struct CheckResult {
     pub check: CheckId,
     /// How it counts.
     pub severity: Severity,
-    /// Whether the measured value is within the bound.
+    /// Whether the measured value is within the bound (false when the
+    /// check did not apply).
     pub passed: bool,
+    /// Whether what the check measures happened at all: a check on an
+    /// answer when none came, on the fallback when it was not called, on
+    /// the request after the case when none was sent. One that did not
+    /// apply is neither held nor broken, never a failure; `value` says
+    /// why.
+    pub applicable: bool,
     /// What was measured.
     pub value: String,
     /// The bound it is held to.
     pub bound: String,
 }
 
+impl CheckResult {
+    /// Whether it applied and was broken: what a verdict counts.
+    pub fn broken(&self) -> bool {
+        self.applicable && !self.passed
+    }
+}
+
 /// Measures `check` on `outcome`.
 pub fn measure(check: &Check, outcome: &Outcome<'_>) -> CheckResult {
     let (passed, value, bound) = rule(&check.rule, outcome);
-    CheckResult {
-        check: check.id,
-        severity: check.severity,
-        passed,
-        value,
-        bound,
+    match not_applicable(&check.rule, outcome) {
+        Some(why) => CheckResult {
+            check: check.id,
+            severity: check.severity,
+            passed: false,
+            applicable: false,
+            value: format!("not applicable: {why}"),
+            bound,
+        },
+        None => CheckResult {
+            check: check.id,
+            severity: check.severity,
+            passed,
+            applicable: true,
+            value,
+            bound,
+        },
+    }
+}
+
+/// Why `rule` cannot apply to `o`, when what it measures did not happen:
+/// usage or a model name with no answer to read them from, what the
+/// fallback received when it was not called, the contracts with no answer,
+/// the request after the case or the health route when the harness did
+/// not get to send them. Whether the answer or the failover should have
+/// happened is another check's to say (`delivered`, `failed_over`).
+fn not_applicable(rule: &Rule, o: &Outcome<'_>) -> Option<&'static str> {
+    let last = o.last()?;
+    let answered = last.client.answered;
+    let fallback = last.count(Role::Fallback);
+    match rule {
+        Rule::UsageMatchesAnswer | Rule::UsagePresent if !answered => {
+            Some("no answer to read usage from")
+        }
+        Rule::ReportsFallbackModel
+        | Rule::FallbackModel(_)
+        | Rule::MaxTokensAtFallback
+        | Rule::ThinkingOffAtFallback
+            if fallback == 0 =>
+        {
+            Some("the fallback was not called")
+        }
+        Rule::ReportsFallbackModel if !answered => Some("no answer to read the model from"),
+        Rule::ContractsKept if !o.requests.iter().any(|s| s.client.answered) => {
+            Some("no answer to check")
+        }
+        Rule::AliveAfter if o.after.is_none() => Some("no request was sent after the case"),
+        Rule::HealthExposed if o.health.is_none() => Some("the health route was not probed"),
+        _ => None,
     }
 }
 
@@ -589,5 +646,89 @@ pub(crate) mod tests {
             multiplication(&uneven, Role::Fallback),
             "fallback 1 attempt"
         );
+    }
+
+    /// Every case of the catalogue, streamed and not, against a system
+    /// that gave no answer, in the two shapes a real one does (the primary
+    /// failed and the fallback was never called; both failed): every check
+    /// whose subject is absent says so the same way (not applicable, with
+    /// its reason), and none of them is counted in the verdict.
+    #[test]
+    fn a_system_with_no_answer_is_scored_alike_by_every_check_family() {
+        use crate::catalogue::catalogue;
+        use crate::timing::{GiveUpBounds, Timing};
+        let answer_family = |rule: &Rule| {
+            matches!(
+                rule,
+                Rule::UsageMatchesAnswer
+                    | Rule::UsagePresent
+                    | Rule::ContractsKept
+                    | Rule::ReportsFallbackModel
+            )
+        };
+        let fallback_family = |rule: &Rule| {
+            matches!(
+                rule,
+                Rule::ReportsFallbackModel
+                    | Rule::FallbackModel(_)
+                    | Rule::MaxTokensAtFallback
+                    | Rule::ThinkingOffAtFallback
+            )
+        };
+        let only_primary = vec![sent(vec![attempt(Role::Primary, 0.0, 503)], false)];
+        let both = vec![sent(
+            vec![
+                attempt(Role::Primary, 0.0, 503),
+                attempt(Role::Fallback, 1.0, 503),
+            ],
+            false,
+        )];
+        let mut measured = 0;
+        for stream in [false, true] {
+            for case in catalogue(&Timing::fast(), &GiveUpBounds::default(), stream) {
+                for (shape, requests) in [("primary only", &only_primary), ("both", &both)] {
+                    let outcome = Outcome {
+                        case: &case,
+                        requests,
+                        before: None,
+                        after: None,
+                        health: None,
+                    };
+                    let results: Vec<CheckResult> =
+                        case.checks.iter().map(|c| measure(c, &outcome)).collect();
+                    for (check, result) in case.checks.iter().zip(&results) {
+                        let absent = answer_family(&check.rule)
+                            || (shape == "primary only" && fallback_family(&check.rule))
+                            || matches!(check.rule, Rule::AliveAfter | Rule::HealthExposed);
+                        if absent {
+                            measured += 1;
+                            assert!(
+                                !result.applicable
+                                    && !result.passed
+                                    && !result.broken()
+                                    && result.value.starts_with("not applicable: "),
+                                "{} {shape} {:?}: {result:?}",
+                                case.id,
+                                check.id
+                            );
+                        } else {
+                            assert!(result.applicable, "{} {shape}: {result:?}", case.id);
+                        }
+                    }
+                    let judged = crate::verdict::judge(&outcome, &results);
+                    for result in results.iter().filter(|r| !r.applicable) {
+                        let name = serde_json::to_value(result.check).unwrap();
+                        let name = name.as_str().unwrap();
+                        assert!(
+                            !judged.reason.contains(&format!("{name}: ")),
+                            "{} {shape}: a check that did not apply is in the verdict: {}",
+                            case.id,
+                            judged.reason
+                        );
+                    }
+                }
+            }
+        }
+        assert!(measured > 40, "{measured} checks without their subject");
     }
 }

@@ -183,7 +183,7 @@ impl SemanticsReport {
                 let failed: Vec<String> = c
                     .checks
                     .iter()
-                    .filter(|k| !k.passed && k.severity != super::case::Severity::Informational)
+                    .filter(|k| k.broken() && k.severity != super::case::Severity::Informational)
                     .filter_map(|k| serde_json::to_value(k.check).ok())
                     .filter_map(|v| v.as_str().map(str::to_string))
                     .collect();
@@ -360,6 +360,7 @@ pub(crate) mod tests {
                 check: CheckId::FailedOver,
                 severity: Severity::Required,
                 passed: verdict != Verdict::Fail,
+                applicable: true,
                 value: "1 fallback attempts".into(),
                 bound: "at least 1 fallback attempt".into(),
             }],

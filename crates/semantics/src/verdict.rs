@@ -82,7 +82,7 @@ pub fn judge(outcome: &Outcome<'_>, checks: &[CheckResult]) -> Judged {
     let failed = |severity| -> Vec<String> {
         checks
             .iter()
-            .filter(|c| c.severity == severity && !c.passed)
+            .filter(|c| c.severity == severity && c.broken())
             .map(|c| {
                 let name = serde_json::to_value(c.check)
                     .ok()
