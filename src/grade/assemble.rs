@@ -6,8 +6,7 @@
 
 use super::summary::{
     AttemptEvidence, CaseEvidence, CaseInfo, CheckEvidence, ContinuityFigures, GradeSummary,
-    GradeSystem, GradedKind, LengthLatency, ProfileRun, RequestEvidence, ScorecardCounts,
-    SummaryKind,
+    GradeSystem, GradedKind, LengthLatency, ProfileRun, RequestEvidence, SummaryKind,
 };
 use cb_continuity::report::{plot_data, ReportData};
 use cb_semantics::{CaseResult, SemanticsReport};
@@ -222,14 +221,7 @@ fn system(entry: &SystemUnderTest, inputs: &GradeInputs<'_>) -> GradeSystem {
         notes: entry.notes.clone(),
         control: entry.control,
         continuity,
-        scorecard: semantics.map(|s| ScorecardCounts {
-            pass: s.scorecard.pass,
-            partial: s.scorecard.partial,
-            safe: s.scorecard.safe,
-            fail: s.scorecard.fail,
-            inconclusive: s.scorecard.inconclusive,
-            not_scored: s.scorecard.not_scored,
-        }),
+        scorecard: semantics.map(|s| s.scorecard),
         cases,
         unmeasured,
     }

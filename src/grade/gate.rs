@@ -170,7 +170,7 @@ fn check_one(sys: &GradeSystem, t: Threshold) -> GateCheck {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grade::summary::{ContinuityFigures, ScorecardCounts};
+    use crate::grade::summary::{ContinuityFigures, Scorecard};
 
     fn system(name: &str, cpr: (u64, u64), fails: Option<u32>, control: bool) -> GradeSystem {
         GradeSystem {
@@ -192,9 +192,9 @@ mod tests {
                 storm: false,
                 warning: None,
             }],
-            scorecard: fails.map(|fail| ScorecardCounts {
+            scorecard: fails.map(|fail| Scorecard {
                 fail,
-                ..ScorecardCounts::default()
+                ..Scorecard::default()
             }),
             cases: Vec::new(),
             unmeasured: Vec::new(),

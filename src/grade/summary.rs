@@ -123,7 +123,7 @@ pub struct GradeSystem {
     /// Per continuity profile, in the order of `profiles`.
     pub continuity: Vec<ContinuityFigures>,
     /// The semantics scorecard; `None` when the catalogue did not run.
-    pub scorecard: Option<ScorecardCounts>,
+    pub scorecard: Option<Scorecard>,
     /// Per case, in the order of `cases`.
     pub cases: Vec<CaseEvidence>,
     /// What could not be measured for it, in words.
@@ -171,22 +171,8 @@ pub struct LengthLatency {
     pub p95_ms: f64,
 }
 
-/// The semantics verdicts of one system, counted.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ScorecardCounts {
-    /// Cases that passed.
-    pub pass: u32,
-    /// Answered with an advisory check failed.
-    pub partial: u32,
-    /// Not answered, with a bounded clean error.
-    pub safe: u32,
-    /// A required check failed.
-    pub fail: u32,
-    /// Could not be exercised.
-    pub inconclusive: u32,
-    /// Reported, not scored.
-    pub not_scored: u32,
-}
+/// The semantics verdicts of one system, counted (semantics' own).
+pub use cb_semantics::report::Scorecard;
 
 /// One case for one system, with the evidence from the attempt log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -90,10 +90,10 @@ fn system(name: &str, control: bool, verdicts: [&str; 2]) -> GradeSystem {
         notes: format!("{name} notes"),
         control,
         continuity: vec![figures("paper", 5, 5), figures("degraded", 0, 0)],
-        scorecard: Some(ScorecardCounts {
+        scorecard: Some(Scorecard {
             pass: verdicts.iter().filter(|v| **v == "pass").count() as u32,
             fail: verdicts.iter().filter(|v| **v == "fail").count() as u32,
-            ..ScorecardCounts::default()
+            ..Scorecard::default()
         }),
         cases: vec![case("401", verdicts[0]), case("503", verdicts[1])],
         unmeasured: vec!["CPR under `degraded`: the profile faults no turn".into()],

@@ -10,7 +10,7 @@ use super::timing::Profile;
 use super::verdict::Verdict;
 use cb_faults::Role;
 pub use cb_report::{json::pretty, Exporter, ReportError, Table};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Everything `semantics` found.
 #[derive(Debug, Clone, Serialize)]
@@ -45,8 +45,8 @@ pub struct SystemResult {
 }
 
 /// The verdicts of one system, counted (scored cases only, except
-/// `not_scored`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+/// `not_scored`). The grade summary holds it as it is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Scorecard {
     /// Cases that passed.
     pub pass: u32,
