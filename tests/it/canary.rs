@@ -488,50 +488,38 @@ async fn against_a_test_endpoint_the_same_results_pinning_checked_and_the_key_ne
     }
 }
 
+/// Runs one round against `endpoint` with the key `key` and the extra
+/// arguments, writing to `out`, and returns the error that stopped it.
+async fn stopped_by(endpoint: &str, key: &str, extra: &[&str], out: &Path) -> String {
+    let env = |_: &str| Some(key.to_string());
+    let mut line = vec!["--endpoint", endpoint, "--rounds", "1"];
+    line.extend_from_slice(extra);
+    line.extend_from_slice(&["--out", out.to_str().unwrap()]);
+    let c = config_with_env(&line, &env);
+    let mut print = |_: &str| {};
+    runner::execute(&c, CancellationToken::new(), &mut print)
+        .await
+        .unwrap_err()
+        .to_string()
+}
+
 #[tokio::test]
 async fn a_wrong_key_or_a_control_that_is_no_route_stops_before_the_first_probe() {
     let server = openrouter::start(KEY).await;
     let dir = tempfile::tempdir().unwrap();
     let endpoint = format!("{}/api/v1", server.url());
-    let env = |_: &str| Some("sk-wrong-key-000000".to_string());
-    let c = config_with_env(
-        &[
-            "--endpoint",
-            &endpoint,
-            "--rounds",
-            "1",
-            "--out",
-            dir.path().join("a").to_str().unwrap(),
-        ],
-        &env,
-    );
-    let mut print = |_: &str| {};
-    let err = runner::execute(&c, CancellationToken::new(), &mut print)
-        .await
-        .unwrap_err()
-        .to_string();
+    let err = stopped_by(&endpoint, "sk-wrong-key-000000", &[], &dir.path().join("a")).await;
     assert!(
         err.contains("HTTP 401") && err.contains("--key-env"),
         "{err}"
     );
-    let env = |_: &str| Some(KEY.to_string());
-    let c = config_with_env(
-        &[
-            "--endpoint",
-            &endpoint,
-            "--rounds",
-            "1",
-            "--control",
-            "zulu",
-            "--out",
-            dir.path().join("b").to_str().unwrap(),
-        ],
-        &env,
-    );
-    let err = runner::execute(&c, CancellationToken::new(), &mut print)
-        .await
-        .unwrap_err()
-        .to_string();
+    let err = stopped_by(
+        &endpoint,
+        KEY,
+        &["--control", "zulu"],
+        &dir.path().join("b"),
+    )
+    .await;
     assert!(
         err.contains("--control \"zulu\"") && err.contains("alpha/fp8"),
         "{err}"
@@ -612,23 +600,7 @@ async fn a_listing_of_a_hundred_thousand_routes_is_refused_with_its_count() {
     let server = openrouter::start_listing_also(KEY, extra).await;
     let dir = tempfile::tempdir().unwrap();
     let endpoint = format!("{}/api/v1", server.url());
-    let env = |_: &str| Some(KEY.to_string());
-    let c = config_with_env(
-        &[
-            "--endpoint",
-            &endpoint,
-            "--rounds",
-            "1",
-            "--out",
-            dir.path().join("a").to_str().unwrap(),
-        ],
-        &env,
-    );
-    let mut print = |_: &str| {};
-    let err = runner::execute(&c, CancellationToken::new(), &mut print)
-        .await
-        .unwrap_err()
-        .to_string();
+    let err = stopped_by(&endpoint, KEY, &[], &dir.path().join("a")).await;
     assert!(
         err.contains("100011 routes") && err.contains("--routes"),
         "{err}"

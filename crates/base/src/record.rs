@@ -266,32 +266,25 @@ mod space_separated {
 mod tests {
     use super::*;
 
-    fn turn(answer: String) -> TurnRecord {
-        TurnRecord {
-            run: 1,
-            system: "g".into(),
-            conversation: "c001".into(),
-            turn: 1,
-            turns: 7,
-            is_final: false,
-            messages_sent: 2,
-            sent_at_ms: 0.0,
-            status: Some(200),
-            latency_ms: 1.0,
-            answer_chars: answer.chars().count() as u64,
-            answer,
-            error: None,
-            ..TurnRecord::default()
-        }
-    }
-
     #[test]
-    fn a_short_answer_is_written_whole() {
-        let mut record = turn("Your sister is called Oriane.".into());
-        assert_eq!(bounded_answer(&record.answer), record.answer);
+    fn a_short_answer_is_kept_whole_and_a_long_one_cut() {
+        let short = "Your sister is called Oriane.";
+        let mut record = TurnRecord {
+            answer: short.into(),
+            answer_chars: 29,
+            ..TurnRecord::default()
+        };
+        assert_eq!(bounded_answer(&record.answer), short);
         record.bound_answer();
-        assert_eq!(record.answer, "Your sister is called Oriane.");
-        assert_eq!(record.answer_chars, 29);
+        assert_eq!((record.answer.as_str(), record.answer_chars), (short, 29));
+        let mut long = TurnRecord {
+            answer: "é".repeat(ANSWER_BOUND + 5),
+            answer_chars: (ANSWER_BOUND + 5) as u64,
+            ..TurnRecord::default()
+        };
+        long.bound_answer();
+        assert_eq!(long.answer.chars().count(), ANSWER_BOUND);
+        assert_eq!(long.answer_chars, (ANSWER_BOUND + 5) as u64);
     }
 
     #[test]
