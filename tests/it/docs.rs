@@ -238,3 +238,39 @@ fn the_link_check_catches_what_a_reader_would_trip_on() {
         "past-one-machine---shard-kn-and-report-merge"
     );
 }
+
+/// The semantics chapter's table of policies is the catalogue's own
+/// (`cb_semantics::policy::table` over the full profile at the default
+/// `--request-timeout` and give-up bounds): a case, a bound or a check the
+/// code changes and the book does not fails here. `CB_WRITE_DOCS=1` writes
+/// the table into the chapter instead.
+#[test]
+fn the_semantics_chapter_states_the_catalogue_s_own_policies() {
+    use continuity_bench::semantics::catalogue::catalogue;
+    use continuity_bench::semantics::policy::table;
+    use continuity_bench::semantics::timing::{GiveUpBounds, Timing};
+    let cases = catalogue(
+        &Timing::full(std::time::Duration::from_secs(30)),
+        &GiveUpBounds::default(),
+        false,
+    );
+    let generated = table(&cases);
+    let path = repo("docs/semantics.md");
+    let chapter = std::fs::read_to_string(&path).unwrap();
+    let (open, close) = ("<!-- catalogue:policy -->\n", "<!-- /catalogue:policy -->");
+    let start = chapter
+        .find(open)
+        .expect("docs/semantics.md has the policy markers")
+        + open.len();
+    let end = chapter[start..].find(close).expect("the closing marker") + start;
+    if std::env::var_os("CB_WRITE_DOCS").is_some() {
+        let written = format!("{}{generated}{}", &chapter[..start], &chapter[end..]);
+        std::fs::write(&path, written).unwrap();
+        return;
+    }
+    assert!(
+        chapter[start..end] == generated,
+        "docs/semantics.md's table is not the catalogue's; run \
+         `CB_WRITE_DOCS=1 cargo test --test it docs::the_semantics_chapter` to write it:\n{generated}"
+    );
+}

@@ -26,6 +26,7 @@ pub mod checks;
 pub mod config;
 pub mod health;
 pub mod observe;
+pub mod policy;
 pub mod report;
 pub mod scorecard;
 pub mod timing;
