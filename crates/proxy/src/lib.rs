@@ -14,7 +14,6 @@ pub mod policy;
 pub mod reason;
 pub mod relay;
 pub mod server;
-pub mod stale;
 
 #[cfg(test)]
 mod tests;

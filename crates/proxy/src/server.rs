@@ -104,12 +104,6 @@ impl ProxyState {
         &self.inner.metrics
     }
 
-    /// Upstream requests sent again on a fresh connection after a stale
-    /// pooled one ([`crate::stale`]).
-    pub fn core_stale_retries(&self) -> u64 {
-        self.inner.core.stale_retries()
-    }
-
     fn record(&self, event: SwitchEvent) {
         let inner = &self.inner;
         inner.metrics.observe(&event);
@@ -234,14 +228,7 @@ async fn metrics(State(state): State<ProxyState>) -> Response {
             header::CONTENT_TYPE,
             HeaderValue::from_static("text/plain; version=0.0.4"),
         )],
-        state.inner.metrics.render()
-            + &connection_lines(state.inner.connections.get())
-            + &format!(
-                "# HELP continuity_proxy_stale_connection_retries_total Upstream requests sent again on a fresh connection: the pooled one they went out on was closed before any byte of a response.\n\
-                 # TYPE continuity_proxy_stale_connection_retries_total counter\n\
-                 continuity_proxy_stale_connection_retries_total {}\n",
-                state.inner.core.stale_retries()
-            ),
+        state.inner.metrics.render() + &connection_lines(state.inner.connections.get()),
     )
         .into_response()
 }

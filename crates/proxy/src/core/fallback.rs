@@ -44,7 +44,7 @@ impl Core {
             .fallback_value(client, self.config.fallback_model.as_deref())
             .ok()?;
         Some(Continuer {
-            clients: self.clients.clone(),
+            client: self.client.clone(),
             url: self.fallback.clone(),
             base: self.config.fallback_url.clone(),
             dialect: b.fallback_dialect,

@@ -140,7 +140,7 @@ enum Primary {
 #[derive(Debug)]
 pub struct Core {
     config: ProxyConfig,
-    clients: crate::stale::Clients,
+    client: reqwest::Client,
     primary: Url,
     fallback: Url,
     context: Option<Url>,
@@ -167,12 +167,11 @@ impl Core {
             .pool_idle_timeout(Duration::from_secs(30))
             .pool_max_idle_per_host(256)
             .build()?;
-        let clients = crate::stale::Clients::new(client, cb_client::hardened())?;
         Ok(Core {
             shown_primary: display_url(&config.primary_url),
             shown_fallback: display_url(&config.fallback_url),
             config,
-            clients,
+            client,
             primary,
             fallback,
             context,
@@ -182,12 +181,6 @@ impl Core {
     /// The configuration.
     pub fn config(&self) -> &ProxyConfig {
         &self.config
-    }
-
-    /// Upstream requests sent again on a fresh connection after a stale
-    /// pooled one ([`crate::stale`]).
-    pub fn stale_retries(&self) -> u64 {
-        self.clients.resent()
     }
 
     /// Serves one client request (`index` numbers it for the jitter seed and

@@ -85,7 +85,7 @@ impl Core {
                 detail: "not a URL".into(),
             };
         };
-        let request = self.clients.pooled.get(url).send();
+        let request = self.client.get(url).send();
         match tokio::time::timeout(self.config.attempt_timeout, request).await {
             Ok(Ok(r)) if r.status().is_success() => UpstreamHealth {
                 ok: true,
@@ -121,18 +121,18 @@ impl Core {
         }
         let remaining = deadline - now;
         let limit = self.config.attempt_timeout.min(remaining);
-        let request = self.clients.send(|client| {
-            let request = client
-                .post(url.clone())
-                .header(
-                    header::CONTENT_TYPE,
-                    HeaderValue::from_static("application/json"),
-                )
-                .body(body.clone());
-            headers
-                .iter()
-                .fold(request, |r, (name, value)| r.header(*name, *value))
-        });
+        let request = self
+            .client
+            .post(url.clone())
+            .header(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )
+            .body(body);
+        let request = headers
+            .iter()
+            .fold(request, |r, (name, value)| r.header(*name, *value))
+            .send();
         match tokio::time::timeout(limit, request).await {
             Ok(Ok(response)) => Sent::Headers(response),
             Ok(Err(e)) if e.is_timeout() => Sent::Timeout,

@@ -20,9 +20,8 @@ use tokio::time::Instant;
 /// Continuing a broken stream from the fallback.
 #[derive(Debug, Clone)]
 pub struct Continuer {
-    /// The HTTP clients (a stale pooled connection is retried once on a
-    /// fresh one).
-    pub clients: crate::stale::Clients,
+    /// The HTTP client.
+    pub client: reqwest::Client,
     /// The fallback's chat endpoint (OpenAI dialect).
     pub url: Url,
     /// The fallback's base URL, for a fallback in another dialect.
@@ -244,17 +243,14 @@ impl Continuer {
                 &[][..],
             ),
         };
-        let request = self.clients.send(|client| {
-            let mut request = client.post(url.clone()).header(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            for (name, value) in headers {
-                request = request.header(*name, *value);
-            }
-            request.body(bytes.clone())
-        });
-        match tokio::time::timeout_at(limit, request).await {
+        let mut request = self.client.post(url).header(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        match tokio::time::timeout_at(limit, request.body(bytes).send()).await {
             Ok(Ok(response)) => {
                 let status = response.status();
                 let source = source_of(response);
