@@ -171,6 +171,10 @@ pub struct LengthLatency {
     pub p95_ms: f64,
 }
 
+fn applicable() -> bool {
+    true
+}
+
 /// The semantics verdicts of one system, counted (semantics' own).
 pub use cb_semantics::report::Scorecard;
 
@@ -203,7 +207,9 @@ pub struct CheckEvidence {
     /// Whether it held (false when it did not apply).
     pub passed: bool,
     /// Whether what it measures happened; one that did not apply is
-    /// neither held nor broken.
+    /// neither held nor broken. Summaries written before this field read
+    /// as applicable.
+    #[serde(default = "applicable")]
     pub applicable: bool,
     /// What was measured.
     pub value: String,

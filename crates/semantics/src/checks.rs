@@ -86,7 +86,8 @@ pub fn measure(check: &Check, outcome: &Outcome<'_>) -> CheckResult {
 
 /// Why `rule` cannot apply to `o`, when what it measures did not happen:
 /// usage or a model name with no answer to read them from, what the
-/// fallback received when it was not called, the contracts with no answer,
+/// fallback received when it was not called (what it answered, when it
+/// did not answer), the contracts with no answer,
 /// the request after the case or the health route when the harness did
 /// not get to send them. Whether the answer or the failover should have
 /// happened is another check's to say (`delivered`, `failed_over`).
@@ -107,6 +108,13 @@ fn not_applicable(rule: &Rule, o: &Outcome<'_>) -> Option<&'static str> {
             Some("the fallback was not called")
         }
         Rule::ReportsFallbackModel if !answered => Some("no answer to read the model from"),
+        Rule::ThinkingOffAtFallback
+            if !last
+                .at(Role::Fallback)
+                .any(|a| a.status.is_some_and(|s| (200..300).contains(&s))) =>
+        {
+            Some("the fallback did not answer")
+        }
         Rule::ContractsKept if !o.requests.iter().any(|s| s.client.answered) => {
             Some("no answer to check")
         }
@@ -699,7 +707,12 @@ pub(crate) mod tests {
                     for (check, result) in case.checks.iter().zip(&results) {
                         let absent = answer_family(&check.rule)
                             || (shape == "primary only" && fallback_family(&check.rule))
-                            || matches!(check.rule, Rule::AliveAfter | Rule::HealthExposed);
+                            || matches!(
+                                check.rule,
+                                Rule::AliveAfter
+                                    | Rule::HealthExposed
+                                    | Rule::ThinkingOffAtFallback
+                            );
                         if absent {
                             measured += 1;
                             assert!(
@@ -716,6 +729,22 @@ pub(crate) mod tests {
                         }
                     }
                     let judged = crate::verdict::judge(&outcome, &results);
+                    // A check that did not apply has no say: the verdict
+                    // and its reason are those of the checks that did.
+                    let applied: Vec<CheckResult> =
+                        results.iter().filter(|r| r.applicable).cloned().collect();
+                    let without = crate::verdict::judge(&outcome, &applied);
+                    assert_eq!(
+                        (judged.verdict, &judged.reason),
+                        (without.verdict, &without.reason),
+                        "{} {shape}",
+                        case.id
+                    );
+                    // Where an answer was the ideal, no answer is never a
+                    // pass.
+                    if case.ideal == crate::case::Ideal::Answer {
+                        assert_ne!(judged.verdict, crate::verdict::Verdict::Pass, "{}", case.id);
+                    }
                     for result in results.iter().filter(|r| !r.applicable) {
                         let name = serde_json::to_value(result.check).unwrap();
                         let name = name.as_str().unwrap();

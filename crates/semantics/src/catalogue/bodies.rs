@@ -7,15 +7,14 @@
 //! count what the client received, not only the fallback's part.
 
 use super::build::{case, primary};
+use super::secs;
 use super::CUT_AT;
 use crate::case::{Case, Check, CheckId as Id, Ideal, Rule, Streaming, ANSWER_WORDS};
 use crate::timing::Timing;
 use cb_faults::{Act, End, Script};
-use std::time::Duration;
 
 /// `broken-200`, `body-stall`, `continuation-usage`.
 pub(super) fn bodies(t: &Timing) -> Vec<Case> {
-    let secs = |d: Duration| humantime::format_duration(d).to_string();
     vec![
         Case {
             streaming: Streaming::Never,

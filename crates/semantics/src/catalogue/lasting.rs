@@ -4,14 +4,13 @@
 
 use super::build::{case, primary};
 use super::errors::status_error;
+use super::secs;
 use crate::case::{Case, Check, CheckId as Id, Ideal, Rule, Shape};
 use crate::timing::Timing;
 use cb_faults::{Act, Script, When};
-use std::time::Duration;
 
 /// `flap`: the primary is down for a while, then healthy.
 pub(super) fn flap(t: &Timing) -> Case {
-    let secs = |d: Duration| humantime::format_duration(d).to_string();
     Case {
         shape: Shape::Sequence {
             count: t.flap_requests,

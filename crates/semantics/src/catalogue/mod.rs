@@ -51,11 +51,17 @@ pub const MALFORMED_AT: usize = 9;
 /// Content chunks the `cut` case sends before the body breaks off.
 pub const CUT_CASE_AT: usize = 2;
 
+/// A duration as a case's words say it, to the millisecond (`3s 333ms`,
+/// not humantime's nanoseconds).
+fn secs(d: Duration) -> String {
+    let ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    humantime::format_duration(Duration::from_millis(ms)).to_string()
+}
+
 /// Every case, for `timing` and the user's `give_up` bounds; `stream`
 /// says whether the cases that follow `--stream` stream.
 pub fn catalogue(timing: &Timing, give_up: &GiveUpBounds, stream: bool) -> Vec<Case> {
     let t = timing;
-    let secs = |d: Duration| humantime::format_duration(d).to_string();
     let mut cases = vec![
         tree("ok", "answers normally".into(), None, stream, t),
         Case {

@@ -5,15 +5,14 @@
 
 use super::build::{case, primary};
 use super::errors::{rate_limited, status_error};
+use super::secs;
 use crate::case::{Case, Check, CheckId as Id, Ideal, Rule};
 use crate::timing::Timing;
 use cb_faults::{Act, HoldEnd, Script};
-use std::time::Duration;
 
 /// `429-retry-after`, `429-persistent`, `500-once`, `503-persistent`,
 /// `reset-before-headers`, `no-response`.
 pub(super) fn retries(t: &Timing) -> Vec<Case> {
-    let secs = |d: Duration| humantime::format_duration(d).to_string();
     let no_response_bound = t.no_response_budget + (t.no_response_hold - t.no_response_budget) / 2;
     vec![
         case(

@@ -5,16 +5,15 @@
 
 use super::build::{case, primary};
 use super::errors::status_error;
+use super::secs;
 use crate::case::{Case, Check, CheckId as Id, Ideal, Rule};
 use crate::timing::{GiveUpBounds, Timing};
 use cb_driver::FALLBACK_MODEL;
 use cb_faults::{Act, CaseScript, ErrorKind, ErrorSpec, Script, When};
-use std::time::Duration;
 
 /// `accounting`, `model-id-map`, `extra-params`, `slow-reasoning-primary`,
 /// `both-fail`.
 pub(super) fn routing(t: &Timing, give_up: &GiveUpBounds) -> Vec<Case> {
-    let secs = |d: Duration| humantime::format_duration(d).to_string();
     let down = || Act::Error(status_error(503));
     let max_tokens_required = Act::Error(ErrorSpec::new(
         400,

@@ -5,6 +5,7 @@
 //! says.
 
 use super::build::{case, primary};
+use super::secs;
 use super::{CUT_AT, MALFORMED_AT, STALL_AT};
 use crate::case::{Case, Check, CheckId as Id, Ideal, Rule, Streaming, ANSWER_WORDS};
 use crate::timing::Timing;
@@ -27,7 +28,6 @@ fn keepalive_for(t: &Timing) -> Duration {
 
 /// The streaming cases.
 pub(super) fn streams(t: &Timing) -> Vec<Case> {
-    let secs = |d: Duration| humantime::format_duration(d).to_string();
     let prefill_rejected = Act::Error(ErrorSpec::new(
         400,
         ErrorKind::InvalidRequest,
