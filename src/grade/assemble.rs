@@ -259,7 +259,7 @@ fn evidence(c: &CaseResult) -> CaseEvidence {
             .checks
             .iter()
             .map(|k| CheckEvidence {
-                check: name_of(&k.check),
+                check: k.check.name(),
                 severity: k.severity,
                 passed: k.passed,
                 applicable: k.applicable,

@@ -125,6 +125,16 @@ pub enum CheckId {
     HealthExposed,
 }
 
+impl CheckId {
+    /// The snake_case name the JSON output writes (`failed_over`).
+    pub fn name(self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default()
+    }
+}
+
 /// What a check measures and its bound.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Rule {

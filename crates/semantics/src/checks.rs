@@ -746,8 +746,7 @@ pub(crate) mod tests {
                         assert_ne!(judged.verdict, crate::verdict::Verdict::Pass, "{}", case.id);
                     }
                     for result in results.iter().filter(|r| !r.applicable) {
-                        let name = serde_json::to_value(result.check).unwrap();
-                        let name = name.as_str().unwrap();
+                        let name = result.check.name();
                         assert!(
                             !judged.reason.contains(&format!("{name}: ")),
                             "{} {shape}: a check that did not apply is in the verdict: {}",

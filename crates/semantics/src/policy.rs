@@ -27,13 +27,7 @@ pub fn table(cases: &[Case]) -> String {
                 .checks
                 .iter()
                 .filter(|c| c.severity == severity && !UNIVERSAL.contains(&c.id))
-                .map(|c| {
-                    let name = serde_json::to_value(c.id)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_string))
-                        .unwrap_or_default();
-                    wrap(format!("`{name}`"))
-                })
+                .map(|c| wrap(format!("`{}`", c.id.name())))
                 .collect();
             (!names.is_empty()).then(|| names.join(", "))
         };

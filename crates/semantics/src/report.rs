@@ -184,8 +184,7 @@ impl SemanticsReport {
                     .checks
                     .iter()
                     .filter(|k| k.broken() && k.severity != super::case::Severity::Informational)
-                    .filter_map(|k| serde_json::to_value(k.check).ok())
-                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .map(|k| k.check.name())
                     .collect();
                 let verdict = if c.scored {
                     c.verdict.as_str().to_string()

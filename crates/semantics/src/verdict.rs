@@ -83,13 +83,7 @@ pub fn judge(outcome: &Outcome<'_>, checks: &[CheckResult]) -> Judged {
         checks
             .iter()
             .filter(|c| c.severity == severity && c.broken())
-            .map(|c| {
-                let name = serde_json::to_value(c.check)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default();
-                format!("{name}: {} (bound: {})", c.value, c.bound)
-            })
+            .map(|c| format!("{}: {} (bound: {})", c.check.name(), c.value, c.bound))
             .collect()
     };
     let required = failed(Severity::Required);
