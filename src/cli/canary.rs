@@ -23,6 +23,62 @@ pub enum CanaryAction {
     /// running on the same state, the release is handed to it and takes
     /// effect at the end of its round in progress.
     Release(CanaryReleaseArgs),
+    /// What the canary can and cannot catch: for each contract and
+    /// incidence of its defect, the chance of a quarantine within 6 h, 24 h
+    /// and 7 days, the time it takes, a healthy route's chance of a false
+    /// quarantine, the probes it costs, and the budget (--repeats) that
+    /// catches a target in time. Runs the canary's own quarantine rules on
+    /// a paused clock against simulated routes; no network.
+    Power(CanaryPowerArgs),
+}
+
+/// Reads `--repeats` (`4`, or `language=60,roleplay=2`).
+fn repeats(text: &str) -> Result<crate::canary::probe::Repeats, String> {
+    crate::canary::probe::Repeats::parse(text).map_err(|e| e.to_string())
+}
+
+/// Arguments of `canary power`.
+#[derive(Debug, Clone, Args)]
+pub struct CanaryPowerArgs {
+    /// The incidences to figure, as shares from 0 to 1 of the replies (or,
+    /// with --sticky, of the sessions) that carry the defect.
+    #[arg(long, value_name = "P,P,...", value_delimiter = ',',
+          default_values_t = crate::canary::power::DEFAULT_INCIDENCES.to_vec())]
+    pub incidence: Vec<f64>,
+    /// The contracts to figure (default: every contract the probes check).
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub contracts: Vec<String>,
+    /// The defect sticks to sessions: a degraded session degrades every
+    /// reply in it. The probes draw a new session every copy and round.
+    #[arg(long)]
+    pub sticky: bool,
+    /// Share (0 to 1) of probe requests lost to a transport error (429,
+    /// 5xx, timeout): their contracts are frozen for the round.
+    #[arg(long, value_name = "RATE", default_value_t = 0.0)]
+    pub transient_rate: f64,
+    /// Copies of each probe per round: a count for every probe (4) or per
+    /// probe (language=60,roleplay=2; the others stay at 1).
+    #[arg(long, value_name = "N|PROBE=N,...", default_value = "1", value_parser = repeats)]
+    pub repeats: crate::canary::probe::Repeats,
+    /// Time between the starts of two rounds.
+    #[arg(long, default_value = "30m", value_parser = humantime::parse_duration)]
+    pub interval: std::time::Duration,
+    /// Simulated trials per figure (the intervals narrow as its square root).
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(100..=100_000))]
+    pub trials: u64,
+    /// Master seed of the trials.
+    #[arg(long, default_value_t = crate::seed::DEFAULT_SEED)]
+    pub seed: u64,
+    /// The budget question: quarantine a degraded route within this span ...
+    #[arg(long, default_value = "24h", value_parser = humantime::parse_duration)]
+    pub within: std::time::Duration,
+    /// ... with at least this probability ...
+    #[arg(long, default_value_t = 0.9)]
+    pub confidence: f64,
+    /// ... while a healthy route is falsely quarantined within 30 days with
+    /// at most this probability.
+    #[arg(long, value_name = "P", default_value_t = 0.01)]
+    pub max_false: f64,
 }
 
 /// Arguments of `canary release`.
@@ -158,6 +214,13 @@ pub struct CanaryRunArgs {
     /// webhook is reported and the canary goes on.
     #[arg(long, value_name = "URL")]
     pub webhook: Option<String>,
+    /// Copies of each probe sent to every route per round, each with its own
+    /// session identity (the request's `user`): a count for every probe
+    /// (4) or per probe (language=60,roleplay=2; the others stay at 1).
+    /// More copies catch a rarer degradation; `canary power` says how many
+    /// a target needs.
+    #[arg(long, value_name = "N|PROBE=N,...", default_value = "1", value_parser = repeats)]
+    pub repeats: crate::canary::probe::Repeats,
     /// Largest reply read from the endpoint, in bytes (default 4 MiB).
     #[arg(long, value_name = "BYTES", default_value_t = crate::client::DEFAULT_MAX_RESPONSE_BYTES,
           value_parser = clap::value_parser!(u64).range(1..))]

@@ -18,7 +18,7 @@ mod serve;
 pub use calibrate::{
     CalibrateArgs, ContractsArgs, ContractsCalibrateArgs, ContractsCommand, JudgeArgs, JudgeCommand,
 };
-pub use canary::{CanaryAction, CanaryArgs, CanaryReleaseArgs, CanaryRunArgs};
+pub use canary::{CanaryAction, CanaryArgs, CanaryPowerArgs, CanaryReleaseArgs, CanaryRunArgs};
 pub use grade::GradeArgs;
 pub use options::{ContractOptions, JudgeOptions, LatencyArg, ProviderOptions, SystemOptions};
 pub use run::{table_columns, MergeArgs, ReportAction, ReportArgs, RunArgs};

@@ -10,6 +10,13 @@ use tokio_util::sync::CancellationToken;
 
 /// `canary` and `canary release`.
 pub async fn canary(args: &CanaryArgs) -> anyhow::Result<ExitCode> {
+    if let Some(CanaryAction::Power(power)) = &args.action {
+        let settings = crate::config::canary_power_settings(power)?;
+        let measured = crate::canary::power::rates::measured()?;
+        let report = crate::canary::power::analyse(&settings, &measured);
+        crate::secret::print!("{}", crate::canary::power::render(&report));
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Some(CanaryAction::Release(release)) = &args.action {
         let config = crate::config::canary_release_config(release)?;
         let released = crate::canary::operator::release(&config, runner::wall_now())?;

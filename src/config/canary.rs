@@ -16,7 +16,7 @@ use crate::canary::endpoint::{SimConfig, DEFAULT_CONTROL, SIM_TTFT_LIMIT};
 use crate::canary::ignore::{self, ListKind};
 use crate::canary::policy::Policy;
 use crate::canary::state;
-use crate::cli::{CanaryReleaseArgs, CanaryRunArgs};
+use crate::cli::{CanaryPowerArgs, CanaryReleaseArgs, CanaryRunArgs};
 use crate::secret::Secret;
 
 /// Validates `canary release` arguments: the state file loads, the log
@@ -34,6 +34,118 @@ pub fn canary_release_config(args: &CanaryReleaseArgs) -> Result<CanaryReleaseCo
         route: args.route.clone(),
         state: args.state.clone(),
         log: args.log.clone(),
+    })
+}
+
+/// Validates `canary power` arguments into its settings: every share a
+/// probability of the right kind, every contract one the probes check.
+///
+/// # Errors
+/// A [`ConfigError`] naming the flag and what to pass.
+pub fn canary_power_settings(
+    args: &CanaryPowerArgs,
+) -> Result<crate::canary::power::Settings, ConfigError> {
+    use crate::canary::power::{canary_contracts, Settings};
+    let share = |flag, value: f64, open_low: bool, open_high: bool, allowed, fix| {
+        let low = if open_low { value > 0.0 } else { value >= 0.0 };
+        let high = if open_high { value < 1.0 } else { value <= 1.0 };
+        if value.is_finite() && low && high {
+            Ok(())
+        } else {
+            Err(ConfigError::PowerShare {
+                flag,
+                value,
+                allowed,
+                fix,
+            })
+        }
+    };
+    for &p in &args.incidence {
+        share(
+            "--incidence",
+            p,
+            true,
+            false,
+            "(0, 1]",
+            "pass shares such as 0.01,0.05",
+        )?;
+    }
+    if args.incidence.is_empty() {
+        return Err(ConfigError::PowerShare {
+            flag: "--incidence",
+            value: f64::NAN,
+            allowed: "(0, 1]",
+            fix: "pass at least one share, e.g. 0.05",
+        });
+    }
+    share(
+        "--transient-rate",
+        args.transient_rate,
+        false,
+        true,
+        "[0, 1)",
+        "pass e.g. 0.02",
+    )?;
+    share(
+        "--confidence",
+        args.confidence,
+        true,
+        true,
+        "(0, 1)",
+        "pass e.g. 0.9",
+    )?;
+    share(
+        "--max-false",
+        args.max_false,
+        false,
+        false,
+        "[0, 1]",
+        "pass e.g. 0.01",
+    )?;
+    if args.interval.as_secs() == 0 {
+        return Err(ConfigError::ZeroDuration { flag: "--interval" });
+    }
+    if args.within < args.interval {
+        return Err(ConfigError::PowerWithin {
+            within: humantime::format_duration(args.within).to_string(),
+            interval: humantime::format_duration(args.interval).to_string(),
+        });
+    }
+    super::ranges::duration("--interval", args.interval, super::ranges::MAX_INTERVAL)?;
+    let known = canary_contracts();
+    let contracts = if args.contracts.is_empty() {
+        known.clone()
+    } else {
+        let mut out = Vec::new();
+        for name in &args.contracts {
+            let c = crate::contracts::ContractName::from_name(name.trim())
+                .filter(|c| known.contains(c))
+                .ok_or_else(|| ConfigError::PowerContract {
+                    given: name.clone(),
+                    known: known
+                        .iter()
+                        .map(|c| c.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                })?;
+            if !out.contains(&c) {
+                out.push(c);
+            }
+        }
+        out
+    };
+    Ok(Settings {
+        incidences: args.incidence.clone(),
+        contracts,
+        sticky: args.sticky,
+        transient: args.transient_rate,
+        repeats: args.repeats,
+        interval: args.interval,
+        trials: args.trials,
+        seed: args.seed,
+        within: args.within,
+        confidence: args.confidence,
+        max_false: args.max_false,
     })
 }
 
@@ -308,6 +420,7 @@ pub fn canary_config(
         ttft_limit,
         probe_timeout,
         concurrency: usize::try_from(args.concurrency).unwrap_or(4),
+        repeats: args.repeats,
         max_response_bytes: args.max_response_bytes,
         notify: args.notify.clone().filter(|c| !c.trim().is_empty()),
         probes,

@@ -161,6 +161,34 @@ pub enum ConfigError {
         /// The variable.
         var: String,
     },
+    /// A `canary power --contracts` entry that is no contract of the probes.
+    #[error("--contracts names {given:?}, which no canary probe checks; name some of: {known}")]
+    PowerContract {
+        /// The name given.
+        given: String,
+        /// The contracts the probes check, comma-separated.
+        known: String,
+    },
+    /// A `canary power` share that cannot be a probability of that kind.
+    #[error("{flag} is {value}, outside {allowed}; {fix}")]
+    PowerShare {
+        /// The flag.
+        flag: &'static str,
+        /// The value given.
+        value: f64,
+        /// The allowed range.
+        allowed: &'static str,
+        /// What to pass.
+        fix: &'static str,
+    },
+    /// `canary power --within` shorter than one round.
+    #[error("--within {within} is shorter than one round (--interval {interval}); pass a longer --within or a shorter --interval")]
+    PowerWithin {
+        /// The span given.
+        within: String,
+        /// The interval.
+        interval: String,
+    },
     /// A `canary --routes` entry that is not a route name.
     #[error("--routes holds {0:?}, which is not a route name; separate names with commas, with no spaces inside a name")]
     CanaryRoute(String),

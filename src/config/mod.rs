@@ -27,7 +27,7 @@ pub use crate::driver::{
 };
 pub use crate::report::dir::{default_report_dir, OutDir};
 pub use crate::semantics::config::SemanticsConfig;
-pub use canary::{canary_config, canary_release_config};
+pub use canary::{canary_config, canary_power_settings, canary_release_config};
 pub use error::ConfigError;
 pub use grade::{grade_config, GradeConfig, GradeConfigError, GRADE_PROFILES};
 pub use judge::{calibrate_config, judge_config};

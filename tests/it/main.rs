@@ -5,6 +5,7 @@
 //! - [`accounting`]: stages, and figures that count only what was measured;
 //! - [`canary`]: the canary end to end, offline and against an
 //!   OpenRouter-compatible endpoint written for the tests;
+//! - [`canary_power`]: `canary power`'s recommended budget against the canary;
 //! - [`contracts`]: a gateway that trips each answer contract, and the
 //!   reference systems that must trip none;
 //! - [`end_to_end`]: `run` as a user runs it, in process and as a binary;
@@ -39,6 +40,7 @@ mod accounting;
 mod canary;
 mod canary_design;
 mod canary_operator;
+mod canary_power;
 mod common;
 mod contracts;
 mod controls;

@@ -119,6 +119,8 @@ pub struct CanaryConfig {
     pub probe_timeout: Duration,
     /// Routes probed at once.
     pub concurrency: usize,
+    /// Copies of each probe per route and round (`--repeats`).
+    pub repeats: crate::probe::Repeats,
     /// Largest reply read.
     pub max_response_bytes: u64,
     /// The language rotation (`--languages`; empty: the built-in one).

@@ -34,6 +34,7 @@ pub mod notify;
 pub mod operator;
 pub mod output;
 pub mod policy;
+pub mod power;
 pub mod probe;
 pub mod prober;
 pub mod record;

@@ -281,8 +281,31 @@ pub async fn execute(
             deadline: config.probe_timeout,
             max_response_bytes: config.max_response_bytes,
             concurrency: config.concurrency,
+            repeats: config.repeats,
+            seed: config.seed,
         },
     )?;
+
+    let power = match super::power::rates::measured_once() {
+        Ok(measured) => {
+            let floors = super::power::floors(config.repeats, config.interval, measured);
+            print(&format!(
+                "power: at --repeats {}, one round every {}, a route is quarantined within 24 h \
+                 with chance ≥ 90 % when at least this share of its replies breaks a contract: \
+                 {}. `canary power` shows the rest, and the budget a rarer defect needs.\n",
+                config.repeats,
+                super::clock::human_span(config.interval),
+                super::power::floors_line(&floors)
+            ));
+            floors
+        }
+        Err(e) => {
+            print(&format!(
+                "warning: the detection power could not be worked out ({e}); the rounds go on\n"
+            ));
+            Vec::new()
+        }
+    };
 
     let start = if config.no_wait {
         machine
@@ -366,7 +389,7 @@ pub async fn execute(
                 print(&format!("interrupted: round {number} abandoned, nothing of it is kept\n"));
                 break;
             }
-            probes = prober.round(&asked) => probes,
+            probes = prober.round(&asked, number) => probes,
         };
         if let CanaryEndpoint::Remote { key_env, .. } = &config.endpoint {
             if let Some((status, detail)) = probes.iter().find_map(|p| p.key_refused.clone()) {
@@ -461,6 +484,8 @@ pub async fn execute(
         },
         interrupted,
         requests: tally.requests,
+        repeats: config.repeats,
+        power,
         weak_probe_rounds: tally.weak_probe_rounds,
         routes: tally.rows(&machine, mode),
         decisions: tally.decisions.clone(),

@@ -175,6 +175,28 @@ pub fn request_key(request: &ChatRequest) -> String {
     format!("{kind}:{last}")
 }
 
+/// Whether `request`'s session is one of the share a sticky `route`
+/// degrades: the session is the request's `user` (what a client sets per
+/// end user), else what it asks, so a probe that never varies its
+/// identity lands in the same session every time.
+pub fn session_degraded(config: &SimConfig, route: &SimRoute, request: &ChatRequest) -> bool {
+    let session = request
+        .extra
+        .get("user")
+        .and_then(|u| u.as_str())
+        .map_or_else(|| request_key(request), str::to_string);
+    let rate = match route.behaviour {
+        Behaviour::JunkPrefix { rate }
+        | Behaviour::LanguageMix { rate }
+        | Behaviour::SchemaBreak { rate }
+        | Behaviour::Flaky { rate } => rate,
+        _ => 1.0,
+    };
+    let label = format!("canary-sim-session/{}/{session}", route.tag);
+    let draw = cb_base::seed::derive(config.seed, &label, 0) as f64 / (u64::MAX as f64 + 1.0);
+    draw < rate
+}
+
 /// The handler.
 pub async fn completions(State(state): State<Arc<SimState>>, body: Bytes) -> Response {
     let request: ChatRequest = match serde_json::from_slice(&body) {
@@ -226,7 +248,10 @@ fn answer(
 ) -> Response {
     let asked = reply::asked(request);
     let clean = reply::clean(request, rng);
-    let reply = reply::degrade(route.behaviour, asked, clean, rng);
+    let session = route
+        .sticky
+        .then(|| session_degraded(config, route, request));
+    let reply = reply::degrade(route.behaviour, asked, clean, session, rng);
     let id = format!("gen-sim-{:016x}", rng.random::<u64>());
     let envelope = Envelope {
         id: &id,

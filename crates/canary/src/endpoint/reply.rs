@@ -96,25 +96,29 @@ pub fn clean(request: &ChatRequest, rng: &mut impl Rng) -> Completion {
 }
 
 /// `reply` as the route's `behaviour` degrades it, drawing from `rng`
-/// whether it does this time. Behaviours that are not about the text
+/// whether it does this time (`session`: decided by the request's session
+/// instead, on a sticky route). Behaviours that are not about the text
 /// (slow, flaky, down), and a draw that spares this reply, leave it clean.
 pub fn degrade(
     behaviour: Behaviour,
     asked: Asked,
     reply: Completion,
+    session: Option<bool>,
     rng: &mut impl Rng,
 ) -> Completion {
     let kind = match (behaviour, asked) {
-        (Behaviour::JunkPrefix { rate }, Asked::Roleplay | Asked::Text) if hit(rng, rate) => {
+        (Behaviour::JunkPrefix { rate }, Asked::Roleplay | Asked::Text)
+            if hit(rng, rate, session) =>
+        {
             DegradationKind::JunkPrefix { style: None }
         }
-        (Behaviour::LanguageMix { rate }, Asked::Text) if hit(rng, rate) => {
+        (Behaviour::LanguageMix { rate }, Asked::Text) if hit(rng, rate, session) => {
             DegradationKind::LanguageDrift {
                 drift: Some(Drift::Mix),
                 to: None,
             }
         }
-        (Behaviour::SchemaBreak { rate }, Asked::Structured) if hit(rng, rate) => {
+        (Behaviour::SchemaBreak { rate }, Asked::Structured) if hit(rng, rate, session) => {
             DegradationKind::SchemaBreak { style: None }
         }
         (Behaviour::Filters, Asked::Roleplay) => {
@@ -129,6 +133,10 @@ pub fn degrade(
     degrade::apply(kind, reply, rng)
 }
 
-fn hit(rng: &mut impl Rng, rate: f64) -> bool {
-    rng.random_bool(rate.clamp(0.0, 1.0))
+/// Whether this reply is degraded: drawn at `rate`, unless the session
+/// decides (a sticky route). The draw is made either way, so that the
+/// reply's other draws are the same for a sticky and a per-reply route.
+fn hit(rng: &mut impl Rng, rate: f64, session: Option<bool>) -> bool {
+    let drawn = rng.random_bool(rate.clamp(0.0, 1.0));
+    session.unwrap_or(drawn)
 }

@@ -64,6 +64,11 @@ pub struct SimRoute {
     /// service does.
     #[serde(default)]
     pub listed: Option<(u64, u64)>,
+    /// The behaviour's rate is a share of sessions, not of replies: a
+    /// session (the request's `user`, else what it asks) is degraded or
+    /// not, every reply in it alike, as a fault stuck to some users is.
+    #[serde(default)]
+    pub sticky: bool,
 }
 
 impl SimRoute {
@@ -74,7 +79,14 @@ impl SimRoute {
             provider_name: provider_name.to_string(),
             behaviour,
             listed: None,
+            sticky: false,
         }
+    }
+
+    /// This route, its degradation stuck to sessions.
+    pub fn sticky(mut self) -> Self {
+        self.sticky = true;
+        self
     }
 
     /// Whether the route is listed (and answers) in `round`.

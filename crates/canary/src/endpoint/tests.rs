@@ -200,3 +200,39 @@ fn the_same_round_draws_the_same_replies_whatever_else_was_asked() {
     assert_eq!(a, b, "other routes and other requests shift nothing");
     assert_ne!(a[0], a[1]);
 }
+
+/// A sticky route degrades a share of sessions, every reply in a session
+/// alike: the same `user` always gets the same answer's health, distinct
+/// users are degraded at about the route's rate, and a probe that never
+/// varies its identity lands in one session for good (all or nothing).
+#[test]
+fn a_sticky_route_degrades_a_share_of_sessions_every_reply_alike() {
+    let route = SimRoute::new("s", "S", Behaviour::SchemaBreak { rate: 0.16 }).sticky();
+    let config = config(vec![route.clone()]);
+    let mut request = probe::request(ProbeKind::Schema, "a/b", "s", Language::En);
+    let mut degraded = 0;
+    for user in 0..2000 {
+        request
+            .extra
+            .insert("user".into(), json!(format!("u{user}")));
+        let first = super::chat::session_degraded(&config, &route, &request);
+        assert_eq!(
+            first,
+            super::chat::session_degraded(&config, &route, &request)
+        );
+        degraded += u32::from(first);
+    }
+    // 16 % of 2000 is 320; the 99.9 % binomial band is about ±54.
+    assert!(
+        (266..=374).contains(&degraded),
+        "{degraded} of 2000 sessions"
+    );
+    request.extra.remove("user");
+    let fixed = super::chat::session_degraded(&config, &route, &request);
+    for _ in 0..10 {
+        assert_eq!(
+            super::chat::session_degraded(&config, &route, &request),
+            fixed
+        );
+    }
+}

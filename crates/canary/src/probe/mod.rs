@@ -19,9 +19,11 @@
 //! that starts with a stray comma is then junk, not a continuation.
 
 mod prompts;
+pub mod repeats;
 pub mod set;
 
 pub use prompts::language_prompt;
+pub use repeats::{session_id, Repeats, MAX_REPEATS};
 pub use set::ProbeSet;
 
 use super::evidence::ProbeKind;

@@ -13,7 +13,11 @@
 //! language anomaly is confirmed at once by two more identical requests
 //! (sent together), a majority of three deciding
 //! ([`crate::language`]). A round costs 3 requests per route, 5
-//! when the language probe needs its confirmations.
+//! when the language probe needs its confirmations; with `--repeats`, each
+//! probe goes as many times (a few at a time, [`COPIES_AT_ONCE`]), every
+//! copy with its own session identity in the request's `user`
+//! ([`crate::probe::session_id`]), and a copy's transport error freezes
+//! its probe's contracts unless another copy failed them.
 
 mod classify;
 mod judge;
@@ -25,7 +29,7 @@ pub use judge::judge;
 use super::discover::Route;
 use super::evidence::{ProbeEvidence, ProbeKind, RouteEvidence, TransportError};
 use super::language;
-use super::probe::{self, PROBES};
+use super::probe::{self, Repeats, PROBES};
 use cb_base::secret::Secret;
 use cb_client::send_to;
 use cb_client::{Exchange, SendOptions};
@@ -57,14 +61,24 @@ pub struct ProberSettings {
     pub max_response_bytes: u64,
     /// Routes probed at once.
     pub concurrency: usize,
+    /// Copies of each probe per route and round.
+    pub repeats: Repeats,
+    /// The master seed the session identities derive from.
+    pub seed: u64,
 }
+
+/// Probe requests of one route in flight at once: with many copies, a
+/// route is not sent them all in one burst (which a real host would rate
+/// limit), and each stream is read as it comes.
+pub const COPIES_AT_ONCE: usize = 8;
 
 /// What probing one route in one round produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RouteProbe {
     /// The evidence for the state machine.
     pub evidence: RouteEvidence,
-    /// Requests sent: 3, or 5 with the language confirmations.
+    /// Requests sent: one per probe copy, plus two per language
+    /// confirmation.
     pub requests: u32,
     /// The status and reason of a 401 or 403, when the endpoint refused the
     /// key on some probe.
@@ -145,30 +159,40 @@ impl Prober {
         })
     }
 
-    /// Probes every route (with its language of the rotation), a few at a
-    /// time; the results come back in the order of `routes`.
-    pub async fn round(&self, routes: &[(Route, Language)]) -> Vec<RouteProbe> {
-        let mut done: Vec<(usize, RouteProbe)> =
-            futures::stream::iter(routes.iter().enumerate())
-                .map(|(i, (route, language))| async move {
-                    (i, self.probe_route(route, *language).await)
-                })
-                .buffer_unordered(self.settings.concurrency.max(1))
-                .collect()
-                .await;
+    /// Probes every route (with its language of the rotation) in round
+    /// `round`, a few at a time; the results come back in the order of
+    /// `routes`.
+    pub async fn round(&self, routes: &[(Route, Language)], round: u64) -> Vec<RouteProbe> {
+        let mut done: Vec<(usize, RouteProbe)> = futures::stream::iter(routes.iter().enumerate())
+            .map(|(i, (route, language))| async move {
+                (i, self.probe_route(route, *language, round).await)
+            })
+            .buffer_unordered(self.settings.concurrency.max(1))
+            .collect()
+            .await;
         done.sort_by_key(|(i, _)| *i);
         done.into_iter().map(|(_, probe)| probe).collect()
     }
 
-    /// Sends the probe set to one route (the three probes at once) and
-    /// judges it.
-    pub async fn probe_route(&self, route: &Route, language: Language) -> RouteProbe {
-        let done = futures::future::join_all(
-            PROBES
-                .into_iter()
-                .map(|kind| self.probe_one(route, kind, language)),
-        )
-        .await;
+    /// Sends the probe set to one route in round `round` (the probes and
+    /// their copies a few at a time) and judges it.
+    pub async fn probe_route(&self, route: &Route, language: Language, round: u64) -> RouteProbe {
+        let copies: Vec<(ProbeKind, u32)> = PROBES
+            .into_iter()
+            .flat_map(|kind| (0..self.settings.repeats.of(kind)).map(move |copy| (kind, copy)))
+            .collect();
+        let mut done: Vec<(usize, (ProbeKind, u32, Reply))> =
+            futures::stream::iter(copies.into_iter().enumerate())
+                .map(|(i, (kind, copy))| async move {
+                    let session =
+                        probe::session_id(self.settings.seed, round, &route.id, kind, copy);
+                    (i, self.probe_one(route, kind, language, &session).await)
+                })
+                .buffer_unordered(COPIES_AT_ONCE)
+                .collect()
+                .await;
+        done.sort_by_key(|(i, _)| *i);
+        let done = done.into_iter().map(|(_, d)| d);
         let mut evidence = RouteEvidence::new(&route.id);
         let mut requests = 0;
         let mut key_refused = None;
@@ -207,14 +231,18 @@ impl Prober {
         route: &Route,
         kind: ProbeKind,
         language: Language,
+        session: &str,
     ) -> (ProbeKind, u32, Reply) {
-        let request = probe::request_with(
+        let mut request = probe::request_with(
             &self.target.probes,
             kind,
             &self.target.model,
             &route.id,
             language,
         );
+        request
+            .extra
+            .insert("user".into(), serde_json::Value::from(session));
         let exchange = if request.stream {
             match stream::send_stream(
                 &self.client,

@@ -40,6 +40,8 @@ async fn setup() -> (SimEndpoint, Prober) {
             deadline: DEADLINE,
             max_response_bytes: 1 << 20,
             concurrency: 9,
+            repeats: crate::probe::Repeats::default(),
+            seed: 42,
         },
     )
     .unwrap();
@@ -67,7 +69,7 @@ async fn rotation_rounds() -> (Seen, BTreeMap<String, Vec<RouteProbe>>) {
     for (round, language) in ROTATION.into_iter().enumerate() {
         sim.begin_round(round as u64 + 1);
         let asked: Vec<(Route, Language)> = routes.iter().map(|r| (r.clone(), language)).collect();
-        for probe in prober.round(&asked).await {
+        for probe in prober.round(&asked, round as u64 + 1).await {
             let e = &probe.evidence;
             let entry = match &e.transport_error {
                 Some(t) => Err(t.kind),
@@ -176,10 +178,13 @@ async fn the_slow_route_fails_ttft_only_and_a_healthy_one_in_the_same_round_pass
         provider_name: Some(provider.into()),
     };
     let probes = prober
-        .round(&[
-            (route("fjord", "Fjord"), Language::En),
-            (route("atlas/bf16", "Atlas"), Language::En),
-        ])
+        .round(
+            &[
+                (route("fjord", "Fjord"), Language::En),
+                (route("atlas/bf16", "Atlas"), Language::En),
+            ],
+            1,
+        )
         .await;
     let failed = |p: &RouteProbe| -> Vec<ContractName> {
         assert_eq!(p.evidence.transport_error, None, "{p:?}");
@@ -226,13 +231,16 @@ async fn an_open_stream_with_no_text_fails_ttft_and_is_no_transport_error() {
     let (_other, mut prober) = setup().await;
     prober.target.chat_url = format!("{}/chat/completions", sim.url());
     let probes = prober
-        .round(&[(
-            Route {
-                id: "hung/fp8".into(),
-                provider_name: Some("Hung".into()),
-            },
-            Language::En,
-        )])
+        .round(
+            &[(
+                Route {
+                    id: "hung/fp8".into(),
+                    provider_name: Some("Hung".into()),
+                },
+                Language::En,
+            )],
+            1,
+        )
         .await;
     let e = &probes[0].evidence;
     assert_eq!(e.transport_error, None, "{e:?}");
@@ -248,4 +256,45 @@ async fn an_open_stream_with_no_text_fails_ttft_and_is_no_transport_error() {
     };
     assert!(reason.contains("(hung)"), "{reason}");
     assert_eq!(e.probes.len(), 3, "the other probes were judged");
+}
+
+/// `--repeats`: every copy goes on the wire with its own session, so a
+/// fault stuck to half the sessions fails some copies and spares others
+/// (one identity for all would give all or none), and the round's
+/// requests count every copy.
+#[tokio::test]
+async fn every_copy_is_its_own_session_on_the_wire() {
+    let mut config = SimConfig::new(5, LIMIT, DEADLINE);
+    config.routes =
+        vec![
+            crate::endpoint::SimRoute::new("half", "Half", Behaviour::SchemaBreak { rate: 0.5 })
+                .sticky(),
+        ];
+    let sim = SimEndpoint::start(config).await.unwrap();
+    let (_other, mut prober) = setup().await;
+    prober.target.chat_url = format!("{}/chat/completions", sim.url());
+    prober.settings.repeats = Repeats::default().with(ProbeKind::Schema, 40);
+    let route = Route {
+        id: "half".into(),
+        provider_name: Some("Half".into()),
+    };
+    let probes = prober.round(&[(route, Language::En)], 1).await;
+    let e = &probes[0].evidence;
+    assert_eq!(probes[0].requests, 42, "{e:?}");
+    let schema: Vec<bool> = e
+        .probes
+        .iter()
+        .filter(|p| p.probe == ProbeKind::Schema)
+        .map(|p| {
+            p.results
+                .iter()
+                .any(|r| r.contract == ContractName::Schema && r.outcome.is_fail())
+        })
+        .collect();
+    assert_eq!(schema.len(), 40);
+    let failed = schema.iter().filter(|f| **f).count();
+    assert!(
+        (5..=35).contains(&failed),
+        "{failed} of 40 copies failed schema"
+    );
 }

@@ -59,7 +59,7 @@ pub fn render(r: &CanaryReport) -> String {
     };
     let _ = writeln!(
         out,
-        "Rounds: {} completed{numbers}, {clock}, every {}{}. Requests: {} (3 per route per round, 2 more per language anomaly to confirm it). Time-to-first-token limit {} ms, probe deadline {} ms.{}\n",
+        "Rounds: {} completed{numbers}, {clock}, every {}{}. Requests: {} (one per probe copy per route per round, with {} copies of each probe (`--repeats`); 2 more per language anomaly to confirm it). Time-to-first-token limit {} ms, probe deadline {} ms.{}\n",
         r.rounds.completed,
         human_span(Duration::from_secs(r.clock.interval_secs)),
         if r.clock.no_wait {
@@ -68,6 +68,7 @@ pub fn render(r: &CanaryReport) -> String {
             " on the wall clock"
         },
         r.requests,
+        r.repeats,
         r.ttft_limit_ms,
         r.probe_timeout_ms,
         if r.interrupted {
@@ -96,6 +97,13 @@ pub fn render(r: &CanaryReport) -> String {
         p.min_healthy,
     );
 
+    if !r.power.is_empty() {
+        let _ = writeln!(
+            out,
+            "Power: at this budget, a route is quarantined within 24 h with chance at least 90 % when at least this share of its replies (of its sessions, for a defect stuck to sessions) breaks a contract: {}. A rarer defect is likely missed; `canary power` gives the full table and the `--repeats` that catches it.\n",
+            crate::power::floors_line(&r.power)
+        );
+    }
     out.push_str("## Routes\n\n");
     out.push_str("| route | state | time left | probed | scored | clean | frozen | pinning not honoured | quarantines | alerts | requests |\n");
     out.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");

@@ -167,9 +167,15 @@ pub struct CanaryReport {
     pub rounds: RoundsInfo,
     /// Whether Ctrl-C stopped the run (the round in progress was abandoned).
     pub interrupted: bool,
-    /// Requests sent in all (3 per route per round, 2 more per language
-    /// anomaly).
+    /// Requests sent in all (one per probe copy per route per round, 2 more
+    /// per language anomaly).
     pub requests: u64,
+    /// Copies of each probe per route and round (`--repeats`).
+    pub repeats: crate::probe::Repeats,
+    /// Per contract, the rarest defect this budget catches within 24 h with
+    /// chance 90 % (`canary power`); empty when the calibration set could
+    /// not be read.
+    pub power: Vec<crate::power::Floor>,
     /// Rounds in which the filtering probe was weak or unverified.
     pub weak_probe_rounds: u64,
     /// Per route, by name.

@@ -89,6 +89,12 @@ fn fixture() -> CanaryReport {
         },
         interrupted: false,
         requests: tally.requests,
+        repeats: crate::probe::Repeats::default(),
+        power: vec![crate::power::Floor {
+            contract: ContractName::Language,
+            replies: Some(0.4),
+            sessions: None,
+        }],
         weak_probe_rounds: tally.weak_probe_rounds,
         routes: tally.rows(&machine, Mode::Enforce),
         decisions: tally.decisions.clone(),
