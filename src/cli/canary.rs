@@ -79,6 +79,10 @@ pub struct CanaryPowerArgs {
     /// at most this probability.
     #[arg(long, value_name = "P", default_value_t = 0.01)]
     pub max_false: f64,
+    /// Print the compact Markdown table the README quotes instead of the
+    /// full text tables.
+    #[arg(long)]
+    pub markdown: bool,
 }
 
 /// Arguments of `canary release`.

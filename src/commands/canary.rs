@@ -14,7 +14,12 @@ pub async fn canary(args: &CanaryArgs) -> anyhow::Result<ExitCode> {
         let settings = crate::config::canary_power_settings(power)?;
         let measured = crate::canary::power::rates::measured()?;
         let report = crate::canary::power::analyse(&settings, &measured);
-        crate::secret::print!("{}", crate::canary::power::render(&report));
+        let text = if power.markdown {
+            crate::canary::power::markdown(&report)
+        } else {
+            crate::canary::power::render(&report)
+        };
+        crate::secret::print!("{text}");
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(CanaryAction::Release(release)) = &args.action {

@@ -120,6 +120,7 @@ async fn at_the_recommended_budget_rare_and_sticky_faults_are_quarantined_within
             }
         }
     }
+    eprintln!("at --repeats {repeats}: quarantined within 24 h in 10 seeded runs: {caught:?}");
     for route in [RARE, STICKY] {
         let n = caught.get(route).copied().unwrap_or(0);
         assert!(

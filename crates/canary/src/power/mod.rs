@@ -17,7 +17,7 @@ mod render;
 pub mod sim;
 
 pub use model::{Detector, Incidence, Scenario};
-pub use render::render;
+pub use render::{markdown, render};
 
 use crate::clock::DAY;
 use crate::probe::{contracts_of, Repeats, MAX_REPEATS, PROBES};

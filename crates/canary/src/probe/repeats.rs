@@ -142,11 +142,14 @@ impl fmt::Display for Repeats {
         if self.roleplay == self.schema && self.schema == self.language {
             return write!(f, "{}", self.roleplay);
         }
-        write!(
-            f,
-            "roleplay={},schema={},language={}",
-            self.roleplay, self.schema, self.language
-        )
+        // The probes above one copy, as `--repeats` reads them (the others
+        // stay at 1).
+        let raised: Vec<String> = super::PROBES
+            .into_iter()
+            .filter(|k| self.of(*k) != 1)
+            .map(|k| format!("{k}={}", self.of(k)))
+            .collect();
+        f.write_str(&raised.join(","))
     }
 }
 
@@ -179,7 +182,7 @@ mod tests {
         assert_eq!(Repeats::parse("4").unwrap(), Repeats::uniform(4));
         let r = Repeats::parse("language=60, roleplay=2").unwrap();
         assert_eq!((r.roleplay, r.schema, r.language), (2, 1, 60));
-        assert_eq!(r.to_string(), "roleplay=2,schema=1,language=60");
+        assert_eq!(r.to_string(), "roleplay=2,language=60");
         assert_eq!(Repeats::parse(&r.to_string()).unwrap(), r);
         for bad in ["0", "x", "language=0", "tone=3", "language", "9999"] {
             let e = Repeats::parse(bad).unwrap_err().to_string();
