@@ -99,8 +99,36 @@ fn running_cpr(name: &str, kept: u64, all: u64) -> String {
 /// that this text work never competes with the systems under test for the
 /// runtime's threads while they are being timed.
 ///
-/// Stops early (leaving later turns unmarked) when `cancel` fires.
+/// Runs on every core (each conversation alone, so the outcome does not
+/// depend on how they are shared out). Stops early (leaving later turns
+/// unmarked) when `cancel` fires.
 pub(super) fn mark_bleed(
+    collected: &mut [Collected],
+    dataset: &Dataset,
+    anchors: &AnchorIndex,
+    cancel: &CancellationToken,
+) {
+    on_every_core(collected, |part| mark_part(part, dataset, anchors, cancel));
+}
+
+/// Runs `work` on shares of `items`, one share per core, and waits for
+/// all of them.
+pub(super) fn on_every_core<T: Send>(items: &mut [T], work: impl Fn(&mut [T]) + Sync) {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(items.len())
+        .max(1);
+    let share = items.len().div_ceil(threads).max(1);
+    let work = &work;
+    std::thread::scope(|scope| {
+        for part in items.chunks_mut(share) {
+            scope.spawn(move || work(part));
+        }
+    });
+}
+
+/// [`mark_bleed`] on one share of the conversations.
+fn mark_part(
     collected: &mut [Collected],
     dataset: &Dataset,
     anchors: &AnchorIndex,

@@ -5,11 +5,12 @@
 //! the turn's `contracts` (typed: each contract that applied, its outcome).
 
 use super::collect::Collected;
-use cb_contracts::{checks, ContractInput, Contracts};
+use cb_contracts::{checks, ContractInput, Contracts, Language};
 use cb_dataset::Dataset;
 use cb_driver::replay::{first_sent, request_messages};
 use cb_driver::Replay;
 use cb_wire::openai::ChatRequest;
+use std::sync::OnceLock;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -37,15 +38,13 @@ pub(super) fn check_answers(
     sent: Sent<'_>,
     cancel: &CancellationToken,
 ) {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZeroUsize::get)
-        .min(collected.len())
-        .max(1);
-    let share = collected.len().div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        for part in collected.chunks_mut(share) {
-            scope.spawn(move || check_part(part, dataset, contracts, sent, cancel));
-        }
+    // A conversation's language, decided once whatever the number of
+    // systems and runs that answered it.
+    let languages: Vec<OnceLock<Option<Language>>> = (0..dataset.conversations.len())
+        .map(|_| OnceLock::new())
+        .collect();
+    super::collect::on_every_core(collected, |part| {
+        check_part(part, dataset, contracts, sent, &languages, cancel);
     });
 }
 
@@ -55,6 +54,7 @@ fn check_part(
     dataset: &Dataset,
     contracts: &Contracts,
     sent: Sent<'_>,
+    languages: &[OnceLock<Option<Language>>],
     cancel: &CancellationToken,
 ) {
     for c in collected {
@@ -64,8 +64,10 @@ fn check_part(
         let conversation = &dataset.conversations[c.outcome.conversation];
         // The conversation's language, decided once from all its user
         // messages: the first turns alone are too short to tell.
-        let all_users: Vec<&str> = conversation.turns.iter().map(|t| t.user.as_str()).collect();
-        let language = contracts.conversation_language(&all_users);
+        let language = *languages[c.outcome.conversation].get_or_init(|| {
+            let all_users: Vec<&str> = conversation.turns.iter().map(|t| t.user.as_str()).collect();
+            contracts.conversation_language(&all_users)
+        });
         let skipped = first_sent(sent.replay, conversation.n_turns());
         for i in 0..c.outcome.turns.len() {
             let record = &c.outcome.turns[i];

@@ -12,7 +12,7 @@ use super::normalize::{spellings, tokens};
 use super::{Scored, Verdict, VerdictMethod};
 use cb_dataset::{Conversation, Dataset};
 use std::collections::{BTreeSet, HashMap};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// Anchor values shorter than this many characters (after normalisation) are
 /// not used to detect context bleed: "17" or "Jo" occur in ordinary text.
@@ -66,13 +66,20 @@ const REFUSALS: &[&str] = &[
     "no memory of",
 ];
 
-/// Every anchor of a dataset, for recognising context bleed.
+/// Every anchor of a dataset, for recognising context bleed: each strong
+/// spelling looked up by its whole word sequence, so that checking an
+/// answer costs a few hash lookups per word whatever the dataset's size
+/// (bucketing by first word made every "the" of an answer walk a sixth of
+/// all anchors, since every date has a spelling starting with it).
 #[derive(Debug, Clone, Default)]
 pub struct AnchorIndex {
-    /// Strong spellings of every anchor, with the conversation they belong to.
-    phrases: Vec<(Vec<String>, String)>,
-    /// Indices into `phrases` by first word.
-    by_first: HashMap<String, Vec<usize>>,
+    /// Per strong spelling (its words), the conversations whose anchor it
+    /// spells, in dataset order.
+    owners: HashMap<Vec<String>, Vec<Arc<str>>>,
+    /// The distinct word counts of the spellings, ascending.
+    lengths: Vec<usize>,
+    /// Spellings indexed (one per conversation and spelling).
+    count: usize,
 }
 
 impl AnchorIndex {
@@ -81,6 +88,7 @@ impl AnchorIndex {
     /// characters are left out: they occur in ordinary text.
     pub fn new(dataset: &Dataset) -> Self {
         let mut index = AnchorIndex::default();
+        let mut lengths = BTreeSet::new();
         for conversation in &dataset.conversations {
             let anchor = &conversation.anchor;
             let chars: usize = tokens(&anchor.value)
@@ -90,25 +98,45 @@ impl AnchorIndex {
             if chars < MIN_BLEED_CHARS {
                 continue;
             }
+            let id: Arc<str> = Arc::from(conversation.id.as_str());
             let forms = std::iter::once(anchor.value.as_str())
                 .chain(anchor.variants.iter().map(String::as_str));
             for phrase in spellings(forms).strong {
-                let i = index.phrases.len();
-                index.by_first.entry(phrase[0].clone()).or_default().push(i);
-                index.phrases.push((phrase, conversation.id.clone()));
+                lengths.insert(phrase.len());
+                index.owners.entry(phrase).or_default().push(id.clone());
+                index.count += 1;
             }
         }
+        index.lengths = lengths.into_iter().collect();
         index
     }
 
     /// Number of indexed spellings.
     pub fn len(&self) -> usize {
-        self.phrases.len()
+        self.count
     }
 
     /// Whether nothing is indexed.
     pub fn is_empty(&self) -> bool {
-        self.phrases.is_empty()
+        self.count == 0
+    }
+
+    /// Every indexed spelling that starts at `words[start]`: its length and
+    /// the conversations it belongs to.
+    fn at<'a>(
+        &'a self,
+        words: &'a [String],
+        start: usize,
+    ) -> impl Iterator<Item = (usize, &'a [Arc<str>])> + 'a {
+        let left = words.len() - start;
+        self.lengths
+            .iter()
+            .take_while(move |&&len| len <= left)
+            .filter_map(move |&len| {
+                self.owners
+                    .get(&words[start..start + len])
+                    .map(|owners| (len, owners.as_slice()))
+            })
     }
 }
 
@@ -285,14 +313,8 @@ pub fn score_fast(
 fn has_foreign_phrase(conversation: &Conversation, words: &[String], index: &AnchorIndex) -> bool {
     (0..words.len()).any(|start| {
         index
-            .by_first
-            .get(&words[start])
-            .into_iter()
-            .flatten()
-            .any(|&i| {
-                let (phrase, owner) = &index.phrases[i];
-                *owner != conversation.id && words[start..].starts_with(phrase)
-            })
+            .at(words, start)
+            .any(|(_, owners)| owners.iter().any(|o| **o != *conversation.id))
     })
 }
 
@@ -350,26 +372,17 @@ fn find_hits(conversation: &Conversation, words: &[String], index: &AnchorIndex)
         }
         history
     };
-    for (start, word) in words.iter().enumerate() {
-        let Some(candidates) = index.by_first.get(word) else {
-            continue;
-        };
-        for &i in candidates {
-            let (phrase, owner) = &index.phrases[i];
-            if *owner == conversation.id || !words[start..].starts_with(phrase) {
-                continue;
+    for start in 0..words.len() {
+        for (len, owners) in index.at(words, start) {
+            for owner in owners.iter().filter(|o| ***o != *conversation.id) {
+                let history = history.get_or_insert_with(|| history_of(conversation));
+                let kind = if contains_phrase(history, &words[start..start + len]) {
+                    Kind::Neutral
+                } else {
+                    Kind::Foreign(owner.to_string())
+                };
+                hits.push(Hit { start, len, kind });
             }
-            let history = history.get_or_insert_with(|| history_of(conversation));
-            let kind = if contains_phrase(history, phrase) {
-                Kind::Neutral
-            } else {
-                Kind::Foreign(owner.clone())
-            };
-            hits.push(Hit {
-                start,
-                len: phrase.len(),
-                kind,
-            });
         }
     }
 

@@ -72,8 +72,34 @@ impl Names {
     }
 }
 
+/// Where finished attempts go.
+#[derive(Default)]
+enum Keep {
+    /// Into [`Inner::rows`], for the run's report (the default).
+    #[default]
+    All,
+    /// Written out as they finish (`None`: counted only), never kept: a
+    /// long-lived `upstreams` holds only what is in flight.
+    Stream(Option<Box<csv::Writer<Box<dyn std::io::Write + Send>>>>),
+}
+
+impl std::fmt::Debug for Keep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Keep::All => f.write_str("All"),
+            Keep::Stream(sink) => write!(f, "Stream(to a file: {})", sink.is_some()),
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct Inner {
+    /// Where finished attempts go.
+    keep: Keep,
+    /// Finished attempts streamed out (see [`Keep::Stream`]).
+    streamed: usize,
+    /// The first error writing them, if any.
+    sink_error: Option<String>,
     /// Finished attempts, in completion order.
     rows: Vec<AttemptRecord>,
     /// Attempts arrived, per key.
@@ -171,6 +197,23 @@ pub struct AttemptLog {
     inner: Arc<Mutex<Inner>>,
 }
 
+impl Inner {
+    /// Keeps or streams one finished row.
+    fn push(&mut self, row: AttemptRecord) {
+        match &mut self.keep {
+            Keep::All => self.rows.push(row),
+            Keep::Stream(sink) => {
+                self.streamed += 1;
+                if let Some(w) = sink {
+                    if let Err(e) = w.serialize(&row) {
+                        self.sink_error.get_or_insert(e.to_string());
+                    }
+                }
+            }
+        }
+    }
+}
+
 impl AttemptLog {
     /// An empty log.
     pub fn new() -> Self {
@@ -220,7 +263,37 @@ impl AttemptLog {
 
     /// Appends one finished row.
     pub fn record(&self, row: AttemptRecord) {
-        self.lock().rows.push(row);
+        self.lock().push(row);
+    }
+
+    /// From now on, finished rows are written to `sink` as CSV as they
+    /// finish (or only counted, with `None`) instead of kept: memory then
+    /// follows the attempts in flight, not those served. Details,
+    /// survivals and rejections (for a run's report) are not kept either.
+    pub fn stream_to(&self, sink: Option<Box<dyn std::io::Write + Send>>) {
+        self.lock().keep = Keep::Stream(sink.map(|w| Box::new(csv::Writer::from_writer(w))));
+    }
+
+    /// Ends streaming: attempts still in flight are written as they stand
+    /// (their duration so far), and the sink is flushed.
+    ///
+    /// # Errors
+    /// The first error writing a row or flushing.
+    pub fn end_stream(&self) -> Result<(), String> {
+        let mut inner = self.lock();
+        let mut pending: Vec<(u64, (AttemptRecord, tokio::time::Instant))> =
+            inner.pending.drain().collect();
+        pending.sort_by_key(|(id, _)| *id);
+        for (_, (mut row, arrived)) in pending {
+            row.duration_ms = arrived.elapsed().as_secs_f64() * 1000.0;
+            inner.push(row);
+        }
+        if let Keep::Stream(Some(w)) = &mut inner.keep {
+            if let Err(e) = w.flush() {
+                inner.sink_error.get_or_insert(e.to_string());
+            }
+        }
+        inner.sink_error.clone().map_or(Ok(()), Err)
     }
 
     /// Registers an attempt that arrived at `arrived` and is being served;
@@ -246,7 +319,7 @@ impl AttemptLog {
         let mut inner = self.lock();
         if let Some((mut row, _)) = inner.pending.remove(&id.0) {
             change(&mut row);
-            inner.rows.push(row);
+            inner.push(row);
         }
     }
 
@@ -344,7 +417,10 @@ impl AttemptLog {
 
     /// Keeps what a scripted attempt carried and what was done.
     pub fn note_detail(&self, detail: AttemptDetail) {
-        self.lock().details.push(detail);
+        let mut inner = self.lock();
+        if matches!(inner.keep, Keep::All) {
+            inner.details.push(detail);
+        }
     }
 
     /// Every detail noted so far, in arrival order.
@@ -354,7 +430,10 @@ impl AttemptLog {
 
     /// Keeps what survived of one attempt's request.
     pub fn note_survival(&self, row: SurvivalRow) {
-        self.lock().survivals.push(row);
+        let mut inner = self.lock();
+        if matches!(inner.keep, Keep::All) {
+            inner.survivals.push(row);
+        }
     }
 
     /// Every survival noted so far, in arrival order.
@@ -370,7 +449,10 @@ impl AttemptLog {
 
     /// Keeps a request refused by a dialect's validation.
     pub fn note_rejection(&self, row: RejectionRow) {
-        self.lock().rejections.push(row);
+        let mut inner = self.lock();
+        if matches!(inner.keep, Keep::All) {
+            inner.rejections.push(row);
+        }
     }
 
     /// Every rejection noted so far, in arrival order.
@@ -378,9 +460,10 @@ impl AttemptLog {
         self.lock().rejections.clone()
     }
 
-    /// Number of finished rows so far.
+    /// Number of finished rows so far (kept or streamed).
     pub fn len(&self) -> usize {
-        self.lock().rows.len()
+        let inner = self.lock();
+        inner.rows.len() + inner.streamed
     }
 
     /// Whether nothing has been recorded.
@@ -567,6 +650,62 @@ mod tests {
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[0].role, Role::Primary);
         assert_eq!(log.for_turn(1, "stateless", "c1", 9).len(), 0);
+    }
+
+    /// A shared buffer the streaming log writes into.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_streaming_log_writes_rows_as_they_finish_and_keeps_none() {
+        let log = AttemptLog::new();
+        let out = Shared::default();
+        log.stream_to(Some(Box::new(out.clone())));
+        for turn in 1..=1000 {
+            log.record(row(1, "c1", turn, Role::Primary, f64::from(turn)));
+        }
+        let held = log.begin(
+            row(1, "c2", 3, Role::Primary, 0.0),
+            tokio::time::Instant::now(),
+        );
+        assert_eq!(log.len(), 1000);
+        assert!(log.snapshot().len() <= 1, "finished rows are not kept");
+        log.note_survival(SurvivalRow {
+            run: 1,
+            system: "history".into(),
+            role: Role::Fallback,
+            conversation: "c1".into(),
+            turn: 1,
+            attempt: 1,
+            dialect: cb_dialect::Dialect::Openai,
+            survival: cb_dialect::Survival::default(),
+            anchor: true,
+        });
+        assert!(log.survivals().is_empty());
+        log.end_stream().unwrap();
+        let _ = held;
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        // A header, the 1000 finished rows, and the one still in flight.
+        assert_eq!(lines.len(), 1002, "{}", &text[..200]);
+        assert!(lines[0].starts_with("run,system,role,conversation,turn,attempt"));
+        assert!(lines[1001].starts_with("1,history,primary,c2,3,"));
+        assert_eq!(log.len(), 1001);
+        // Counted only: nothing written, nothing kept.
+        let counted = AttemptLog::new();
+        counted.stream_to(None);
+        counted.record(row(1, "c1", 1, Role::Primary, 1.0));
+        assert_eq!((counted.len(), counted.snapshot().len()), (1, 0));
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! `continuity-bench upstreams`: serve one pair of simulated upstreams for an
-//! external gateway until Ctrl-C, then optionally write the attempt log.
+//! external gateway until Ctrl-C, writing each attempt to the attempts file
+//! as it finishes (or only counting it), so that memory follows the attempts
+//! in flight however long it serves.
 
 use super::provider::{PassThrough, Providers};
 use super::{start_pair, ConversationIndex, LatencyProfile, UpstreamContext, UpstreamPair};
@@ -80,6 +82,22 @@ impl Standalone {
             None => UpstreamContext::new(plan, index, config.latency, config.seed, config.run),
         }
         .with_max_body_bytes(config.max_body_bytes);
+        // A standalone pair serves for as long as someone points a gateway
+        // at it: its rows go to the attempts file as they finish (or are
+        // counted only), so that memory follows what is in flight.
+        let sink: Option<Box<dyn std::io::Write + Send>> = match &config.attempts {
+            Some(path) => {
+                let file = std::fs::File::create(path).with_context(|| {
+                    format!(
+                        "cannot write --attempts {}; check that its directory exists",
+                        path.display()
+                    )
+                })?;
+                Some(Box::new(std::io::BufWriter::new(file)))
+            }
+            None => None,
+        };
+        ctx.log.stream_to(sink);
         let pair = start_pair(STANDALONE_SYSTEM, config.primary, config.fallback, ctx.clone())
             .await
             .context(
@@ -126,20 +144,11 @@ impl Standalone {
     /// When the attempts file cannot be written.
     pub async fn stop(self) -> anyhow::Result<usize> {
         self.pair.shutdown().await;
-        let served = self.ctx.log.len();
-        if let Some(path) = &self.config.attempts {
-            let file = std::fs::File::create(path).with_context(|| {
-                format!(
-                    "cannot write --attempts {}; check that its directory exists",
-                    path.display()
-                )
-            })?;
-            self.ctx
-                .log
-                .write_csv(std::io::BufWriter::new(file))
-                .with_context(|| format!("cannot write --attempts {}", path.display()))?;
+        let ended = self.ctx.log.end_stream();
+        if let (Err(e), Some(path)) = (ended, &self.config.attempts) {
+            anyhow::bail!("cannot write --attempts {}: {e}", path.display());
         }
-        Ok(served)
+        Ok(self.ctx.log.len())
     }
 }
 
