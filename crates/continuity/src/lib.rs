@@ -356,6 +356,13 @@ pub async fn execute(
         let planned = (0..dataset.conversations.len())
             .map(|i| ctx.plan.event(run, i).is_some())
             .collect();
+        let held: Vec<bool> = (0..dataset.conversations.len())
+            .map(|i| {
+                ctx.plan
+                    .event(run, i)
+                    .is_some_and(|e| e.mode == cb_faults::FaultMode::Timeout)
+            })
+            .collect();
         let collector = tokio::spawn(collect(
             rx,
             Arc::clone(&dataset),
@@ -365,7 +372,7 @@ pub async fn execute(
             progress,
         ));
         driver::run_once(
-            run,
+            driver::RunOf { run, held: &held },
             &systems.targets,
             Arc::clone(&dataset),
             &options,

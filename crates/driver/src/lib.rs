@@ -74,16 +74,54 @@ pub struct ConversationOutcome {
     pub interrupted: bool,
 }
 
+/// Which run, and which of its conversations hold a connection.
+#[derive(Debug, Clone, Copy)]
+pub struct RunOf<'a> {
+    /// Run index, from 1.
+    pub run: u32,
+    /// Per conversation, whether its fault holds a connection (a TIMEOUT);
+    /// empty: none known.
+    pub held: &'a [bool],
+}
+
+/// The order of one run's jobs (system, conversation): shuffled from the
+/// seed, then the held conversations first (a stable sort, so each group
+/// keeps the shuffled order).
+pub fn job_order(
+    run: RunOf<'_>,
+    systems: usize,
+    conversations: usize,
+    options: &DriverOptions,
+) -> Vec<(usize, usize)> {
+    let shard = options.shard;
+    let mut jobs: Vec<(usize, usize)> = (0..systems)
+        .flat_map(|s| shard.conversations(conversations).map(move |c| (s, c)))
+        .collect();
+    jobs.shuffle(&mut cb_base::seed::rng(
+        options.seed,
+        "job-order",
+        u64::from(run.run),
+    ));
+    jobs.sort_by_key(|&(_, c)| !run.held.get(c).copied().unwrap_or(false));
+    jobs
+}
+
 /// Replays every conversation of `dataset` (of `options.shard`) through
 /// every target once, for run `run`, and sends each finished conversation
 /// to `results`.
+///
+/// The jobs go in an order shuffled from the seed, except that the
+/// conversations `held` marks (whose fault holds a connection, a TIMEOUT)
+/// start first, every system's alike: their holds then overlap the rest
+/// of the run instead of trailing after it, and every system still sees
+/// the same conversations in the same order.
 ///
 /// Returns when every job is done or, after `cancel`, when the workers have
 /// stopped; a conversation cut short by cancellation is sent with what it
 /// sent so far, marked interrupted. Workers are capped at the number of
 /// jobs.
 pub async fn run_once(
-    run: u32,
+    run: RunOf<'_>,
     targets: &[Target],
     dataset: Arc<Dataset>,
     options: &DriverOptions,
@@ -91,16 +129,8 @@ pub async fn run_once(
     cancel: CancellationToken,
     results: mpsc::Sender<ConversationOutcome>,
 ) {
-    let shard = options.shard;
-    let conversations = dataset.conversations.len();
-    let mut jobs: Vec<(usize, usize)> = (0..targets.len())
-        .flat_map(|s| shard.conversations(conversations).map(move |c| (s, c)))
-        .collect();
-    jobs.shuffle(&mut cb_base::seed::rng(
-        options.seed,
-        "job-order",
-        u64::from(run),
-    ));
+    let jobs = job_order(run, targets.len(), dataset.conversations.len(), options);
+    let run = run.run;
     let workers = options.concurrency.clamp(1, jobs.len().max(1));
     let queue = Arc::new(Mutex::new(VecDeque::from(jobs)));
     let targets: Arc<[Target]> = targets.to_vec().into();
@@ -143,5 +173,65 @@ pub async fn run_once(
     }
     for handle in handles {
         let _ = handle.await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(seed: u64) -> DriverOptions {
+        let plan = GatePlan::new(4, &[], None, None).unwrap();
+        DriverOptions {
+            concurrency: 4,
+            replay: Replay::Live,
+            request_timeout: Duration::from_secs(1),
+            max_response_bytes: 1 << 20,
+            model: "m".into(),
+            stream: false,
+            system_prompt: String::new(),
+            seed,
+            gate: Arc::new(RequestGate::new(&plan)),
+            shard: Shard::WHOLE,
+        }
+    }
+
+    /// The conversations whose fault holds a connection start first, for
+    /// every system alike; the rest keep the seed's shuffled order; the
+    /// same seed gives the same order.
+    #[test]
+    fn held_conversations_start_first_and_the_rest_keep_the_seed_s_order() {
+        let held: Vec<bool> = (0..40).map(|c| c % 7 == 3).collect();
+        let o = options(42);
+        let none = job_order(RunOf { run: 2, held: &[] }, 2, 40, &o);
+        let jobs = job_order(
+            RunOf {
+                run: 2,
+                held: &held,
+            },
+            2,
+            40,
+            &o,
+        );
+        assert_eq!(jobs.len(), 80);
+        let first = held.iter().filter(|h| **h).count() * 2;
+        assert!(jobs[..first].iter().all(|&(_, c)| held[c]), "{jobs:?}");
+        assert!(jobs[first..].iter().all(|&(_, c)| !held[c]));
+        // Within each group, the order is the shuffled one.
+        let rest: Vec<_> = none.iter().filter(|&&(_, c)| !held[c]).copied().collect();
+        assert_eq!(jobs[first..], rest[..]);
+        assert_eq!(
+            jobs,
+            job_order(
+                RunOf {
+                    run: 2,
+                    held: &held
+                },
+                2,
+                40,
+                &o
+            )
+        );
+        assert_ne!(none, job_order(RunOf { run: 3, held: &[] }, 2, 40, &o));
     }
 }
