@@ -97,11 +97,14 @@ impl Dataset {
     /// with fewer than two turns or without a final probe, or an empty file;
     /// each names the file and line.
     pub fn load(path: &Path) -> Result<Dataset, DatasetError> {
-        let text = std::fs::read_to_string(path).map_err(|cause| DatasetError::Io {
+        let io = |cause| DatasetError::Io {
             path: path.to_path_buf(),
             cause,
-        })?;
-        Dataset::parse(&text, path)
+        };
+        // Line by line: the file is never held whole (a quarter of a
+        // gigabyte at 100,000 conversations).
+        let file = std::fs::File::open(path).map_err(io)?;
+        Dataset::read(std::io::BufReader::new(file), path)
     }
 
     /// Loads a dataset from a file or its built-in copy.
@@ -109,6 +112,9 @@ impl Dataset {
     /// # Errors
     /// As [`Dataset::load`].
     pub fn from_source(source: &cb_base::source::Source) -> Result<Dataset, DatasetError> {
+        if let cb_base::source::Source::File(path) = source {
+            return Dataset::load(path);
+        }
         let path = source.path();
         let text = source.text().map_err(|cause| DatasetError::Io {
             path: path.clone(),
@@ -135,10 +141,30 @@ impl Dataset {
     /// # Errors
     /// As [`Dataset::load`].
     pub fn parse(text: &str, path: &Path) -> Result<Dataset, DatasetError> {
+        Dataset::read(text.as_bytes(), path)
+    }
+
+    /// Parses JSONL from `reader`, one line at a time; `path` only names
+    /// the source in errors.
+    ///
+    /// # Errors
+    /// As [`Dataset::load`].
+    pub fn read(mut reader: impl std::io::BufRead, path: &Path) -> Result<Dataset, DatasetError> {
         let mut conversations = Vec::new();
         let mut seen: HashMap<String, usize> = HashMap::new();
-        for (i, raw) in text.lines().enumerate() {
-            let line = i + 1;
+        let mut buffer = String::new();
+        for line in 1.. {
+            buffer.clear();
+            let read = reader
+                .read_line(&mut buffer)
+                .map_err(|cause| DatasetError::Io {
+                    path: path.to_path_buf(),
+                    cause,
+                })?;
+            if read == 0 {
+                break;
+            }
+            let raw = buffer.as_str();
             if raw.trim().is_empty() {
                 continue;
             }

@@ -137,7 +137,7 @@ pub struct Turn {
     /// A tool call the assistant made for this turn and its result, sent
     /// between the user's message and the reply (rich datasets only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool: Option<ToolExchange>,
+    pub tool: Option<Box<ToolExchange>>,
 }
 
 /// One tool call and its result, as a client replays it: an assistant

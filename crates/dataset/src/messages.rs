@@ -100,7 +100,7 @@ mod tests {
             user: user.into(),
             assistant: Some("ok".into()),
             distractor: None,
-            tool,
+            tool: tool.map(Box::new),
         };
         Conversation {
             id: "c1".into(),

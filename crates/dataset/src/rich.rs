@@ -103,12 +103,12 @@ fn enrich_one(mut c: Conversation, seed: u64, i: usize) -> Conversation {
                     "Hi! Could you open the note I saved about myself and keep it in mind? (Chat {}.)",
                     c.id
                 );
-                first.tool = Some(ToolExchange {
+                first.tool = Some(Box::new(ToolExchange {
                     id: format!("call_{}_note", c.id),
                     name: "read_note".into(),
                     arguments: "{\"title\": \"about me\"}".into(),
                     result: format!("Note \"about me\", written by the user: {statement}"),
-                });
+                }));
             }
         }
     }
@@ -126,12 +126,12 @@ fn enrich_one(mut c: Conversation, seed: u64, i: usize) -> Conversation {
     for k in chosen {
         let (name, arguments, result) = TOOLS[rng.random_range(0..TOOLS.len())];
         if let Some(turn) = c.turns.get_mut(k) {
-            turn.tool = Some(ToolExchange {
+            turn.tool = Some(Box::new(ToolExchange {
                 id: format!("call_{}_{}", c.id, k + 1),
                 name: name.into(),
                 arguments: arguments.into(),
                 result: result.into(),
-            });
+            }));
         }
     }
     c

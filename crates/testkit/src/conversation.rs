@@ -62,7 +62,7 @@ mod tests {
             sister("Oriane"),
             vec![
                 Turn {
-                    tool: Some(read_note("{}", "My sister's name is Oriane.")),
+                    tool: Some(Box::new(read_note("{}", "My sister's name is Oriane."))),
                     ..turn(TurnKind::Anchor, "Open my note.", Some("Noted."))
                 },
                 turn(TurnKind::Probe, "What is my sister called?", None),

@@ -29,10 +29,10 @@ fn conversation() -> Conversation {
             kit::sister("Oriane"),
             vec![
                 Turn {
-                    tool: Some(kit::read_note(
+                    tool: Some(Box::new(kit::read_note(
                         "{\"title\": \"family\"}",
                         "Note written by the user: My sister's name is Oriane.",
-                    )),
+                    ))),
                     ..turn(
                         TurnKind::Anchor,
                         "Hi! Could you open the note I saved about my family?",
