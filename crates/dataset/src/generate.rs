@@ -18,7 +18,7 @@ use super::build::{build_conversation, compose_unique_probe, make_probe_unique};
 use super::lexicon::{self, Subject};
 use super::pools::{Drawn, Pool};
 use super::taken::Taken;
-use super::{subjects, Category, Dataset};
+use super::{subjects, Category, Conversation, Dataset};
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashSet;
@@ -329,6 +329,27 @@ pub fn try_generate(opts: &GenerateOptions) -> Result<Dataset, GenerateError> {
 /// # Errors
 /// As [`try_generate`], with the limit of `mode`.
 pub fn generate_in(opts: &GenerateOptions, mode: Mode) -> Result<Dataset, GenerateError> {
+    let mut conversations = Vec::with_capacity(opts.conversations);
+    generate_each(opts, mode, |c| {
+        conversations.push(c);
+        Ok::<(), GenerateError>(())
+    })?;
+    Ok(Dataset { conversations })
+}
+
+/// Generates the dataset of [`generate_in`] one conversation at a time,
+/// handing each to `each` in order as soon as it is built (the command
+/// writes it at once, so a dataset of 100,000 conversations is never held
+/// whole). Only the anchors of every conversation are held, so that
+/// distractors and probes can avoid them. An error of `each` stops it.
+///
+/// # Errors
+/// As [`try_generate`], or `each`'s error.
+pub fn generate_each<E: From<GenerateError>>(
+    opts: &GenerateOptions,
+    mode: Mode,
+    mut each: impl FnMut(Conversation) -> Result<(), E>,
+) -> Result<(), E> {
     opts.validate_for(mode)?;
     let seed = opts.seed;
     let n = opts.conversations;
@@ -391,7 +412,6 @@ pub fn generate_in(opts: &GenerateOptions, mode: Mode) -> Result<Dataset, Genera
 
     let width = n.to_string().len().max(3);
     let mut used_probes = HashSet::with_capacity(n);
-    let mut conversations = Vec::with_capacity(n);
     for (i, (subject, drawn)) in anchors.into_iter().enumerate() {
         let mut rng = cb_base::seed::rng(seed, "dataset-conversation", i as u64);
         let mut conversation = build_conversation(
@@ -411,9 +431,9 @@ pub fn generate_in(opts: &GenerateOptions, mode: Mode) -> Result<Dataset, Genera
                 compose_unique_probe(&mut conversation, subject, &mut used_probes, seed, i)?
             }
         }
-        conversations.push(conversation);
+        each(conversation)?;
     }
-    Ok(Dataset { conversations })
+    Ok(())
 }
 
 /// Position of `c` in [`Category::ALL`].

@@ -29,7 +29,9 @@ pub mod words;
 
 use serde::{Deserialize, Serialize};
 
-pub use generate::{generate, generate_in, try_generate, GenerateError, GenerateOptions, Mode};
+pub use generate::{
+    generate, generate_each, generate_in, try_generate, GenerateError, GenerateOptions, Mode,
+};
 pub use jsonl::DatasetError;
 pub use stats::DatasetStats;
 

@@ -72,7 +72,7 @@ fn place(i: usize) -> AnchorPlace {
 }
 
 /// `conversation` (the `i`-th) in its rich form.
-fn enrich_one(mut c: Conversation, seed: u64, i: usize) -> Conversation {
+pub fn enrich_one(mut c: Conversation, seed: u64, i: usize) -> Conversation {
     let mut rng = cb_base::seed::rng(seed, "dataset-rich", i as u64);
     let mut rules: Vec<&str> = HOUSE_RULES.to_vec();
     rules.shuffle(&mut rng);

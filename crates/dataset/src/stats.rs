@@ -1,7 +1,7 @@
 //! Summary statistics of a dataset, printed by `generate` so that a reader
 //! can see the balance of categories and lengths at a glance.
 
-use super::{Category, Dataset};
+use super::{Category, Conversation, Dataset};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -21,32 +21,38 @@ pub struct DatasetStats {
 impl Dataset {
     /// The statistics of this dataset.
     pub fn stats(&self) -> DatasetStats {
-        let per_category = Category::ALL
-            .iter()
-            .map(|&c| {
-                let n = self
-                    .conversations
-                    .iter()
-                    .filter(|x| x.anchor.category == c)
-                    .count();
-                (c, n)
-            })
-            .collect();
-        let mut turn_histogram = BTreeMap::new();
+        let mut stats = DatasetStats::empty();
         for c in &self.conversations {
-            *turn_histogram.entry(c.n_turns()).or_insert(0) += 1;
+            stats.add(c);
         }
-        let distractors = self
-            .conversations
-            .iter()
-            .map(|c| c.distractors().count())
-            .sum();
+        stats
+    }
+}
+
+impl DatasetStats {
+    /// The statistics of no conversation, to [`DatasetStats::add`] to.
+    pub fn empty() -> Self {
         DatasetStats {
-            conversations: self.conversations.len(),
-            per_category,
-            turn_histogram,
-            distractors,
+            conversations: 0,
+            per_category: Category::ALL.iter().map(|&c| (c, 0)).collect(),
+            turn_histogram: BTreeMap::new(),
+            distractors: 0,
         }
+    }
+
+    /// Counts one more conversation (as it is written, for a dataset never
+    /// held whole).
+    pub fn add(&mut self, c: &Conversation) {
+        self.conversations += 1;
+        if let Some((_, n)) = self
+            .per_category
+            .iter_mut()
+            .find(|(cat, _)| *cat == c.anchor.category)
+        {
+            *n += 1;
+        }
+        *self.turn_histogram.entry(c.n_turns()).or_insert(0) += 1;
+        self.distractors += c.distractors().count();
     }
 }
 
