@@ -22,8 +22,8 @@
 //! CPU only from `/proc/self/stat`. Linux only. The figures are ratios on
 //! one machine: an absolute figure says little on a shared one.
 //!
-//! Run with `cargo bench --bench scale` (about 15 minutes with the 100,000
-//! size on 2 cores).
+//! Run with `cargo bench --bench scale` (about 20 minutes with the 100,000
+//! size on 2 cores; `CB_BENCH_PARTS=2,3` runs only parts 2 and 3).
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -42,8 +42,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 const BIN: &str = env!("CARGO_BIN_EXE_continuity-bench");
-/// A profile whose only planned turn never occurs: no fault fires.
-const NO_FAULT: &str = "name = \"none\"\nturns = [99]\n[modes.api_error]\nweight = 1\n";
+/// A profile that faults only turn 11 (the last turn of the longest
+/// conversations; `upstreams` refuses a profile that reaches no turn): the
+/// bench sends turn 1, so no fault fires.
+const NO_FAULT: &str = "name = \"none\"\nturns = [11]\n[modes.api_error]\nweight = 1\n";
 /// Concurrent connections of the plain client.
 const CONNECTIONS: u64 = 64;
 /// Requests of the wire measurement.
@@ -60,6 +62,8 @@ fn main() -> anyhow::Result<()> {
                 .context("CB_BENCH_SIZES: counts, comma-separated")
         })
         .collect::<anyhow::Result<_>>()?;
+    let parts = std::env::var("CB_BENCH_PARTS").unwrap_or_else(|_| "1,2,3".into());
+    let part = |n: &str| parts.split(',').any(|p| p.trim() == n);
     println!("scale: {BIN}");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -67,13 +71,16 @@ fn main() -> anyhow::Result<()> {
         .build()?;
     let request = first_request()?;
 
-    println!("\n1. CPU per conversation, run --runs 1 --fast-forward, both built-in systems");
     let mut per = Vec::new();
-    for &n in &sizes {
+    if part("1") {
+        println!("\n1. CPU per conversation, run --runs 1 --fast-forward, both built-in systems");
+    }
+    for &n in sizes.iter().filter(|_| part("1")) {
         let data = dir.path().join(format!("d{n}.jsonl"));
         let out = Command::new(BIN)
             .args(["generate", "--conversations", &n.to_string(), "--out"])
             .arg(&data)
+            .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()?;
         ensure!(out.success(), "generate {n} failed");
@@ -111,8 +118,20 @@ fn main() -> anyhow::Result<()> {
         );
     }
 
+    if part("2") {
+        main_job(dir.path(), &runtime, &request)?;
+    }
+    if part("3") {
+        println!("\n3. upstreams RSS, plain client, no fault, instant latency");
+        runtime.block_on(upstreams_memory(dir.path(), &request))?;
+    }
+    Ok(())
+}
+
+/// Part 2: the main job's CPU per request against the wire's.
+fn main_job(dir: &Path, runtime: &tokio::runtime::Runtime, request: &str) -> anyhow::Result<()> {
     println!("\n2. CPU per HTTP request of run --runs 5, against the wire's own");
-    let report = dir.path().join("main");
+    let report = dir.join("main");
     let t = timed(
         Command::new(BIN)
             .args(["run", "--runs", "5", "--quiet", "--out"])
@@ -120,7 +139,7 @@ fn main() -> anyhow::Result<()> {
     )?;
     let requests = rows(&report.join("turns.csv"))? + rows(&report.join("attempts.csv"))?;
     let harness = t.cpu / requests as f64;
-    let wire = runtime.block_on(wire_cost(&request))?;
+    let wire = runtime.block_on(wire_cost(request))?;
     println!(
         "  run --runs 5: {:.2} s CPU, {:.1} s wall, {requests} requests: {:.0} µs per request",
         t.cpu,
@@ -132,9 +151,6 @@ fn main() -> anyhow::Result<()> {
         wire * 1e6
     );
     println!("  ratio: {:.2} (goal: at most 2)", harness / wire);
-
-    println!("\n3. upstreams RSS, plain client, no fault, instant latency");
-    runtime.block_on(upstreams_memory(dir.path(), &request))?;
     Ok(())
 }
 
@@ -336,7 +352,7 @@ async fn upstreams_memory(dir: &Path, body: &str) -> anyhow::Result<()> {
             &format!("127.0.0.1:{f}"),
         ])
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::inherit())
         .spawn()?;
     let mut lines = BufReader::new(child.stdout.take().context("no stdout")?).lines();
     loop {

@@ -19,9 +19,11 @@ enum Stop {
 /// `generate`: validates the options, writes the dataset (to `--out`, or to
 /// standard output) one conversation at a time as it is built, so that a
 /// large one is never held whole, and prints its statistics. `--out` is
-/// written beside itself and renamed into place at the end, so that a
-/// failure leaves no partial file and an existing one untouched; an
-/// existing `--out` is kept unless `--force`. A closed pipe on standard
+/// written beside itself (`.NAME.PID.partial`) and renamed into place at
+/// the end, so that a failure leaves no partial file and an existing one
+/// untouched; an
+/// existing `--out` is kept unless `--force` (the file is replaced, a
+/// symbolic link included). A closed pipe on standard
 /// output (`| head -1`) ends the command quietly.
 pub fn generate_command(args: &GenerateArgs) -> anyhow::Result<ExitCode> {
     let opts = crate::config::generate_options(args)?;
@@ -45,8 +47,7 @@ pub fn generate_command(args: &GenerateArgs) -> anyhow::Result<ExitCode> {
             };
             index += 1;
             stats.add(&c);
-            serde_json::to_writer(&mut *out, &c).map_err(std::io::Error::from)?;
-            out.write_all(b"\n")?;
+            c.write_line(&mut *out)?;
             Ok::<(), Stop>(())
         })?;
         out.flush()?;
@@ -54,32 +55,38 @@ pub fn generate_command(args: &GenerateArgs) -> anyhow::Result<ExitCode> {
     };
     let written = match &args.out {
         Some(out) => {
-            let dir = match out.parent() {
-                Some(d) if !d.as_os_str().is_empty() => d,
-                _ => std::path::Path::new("."),
+            // Beside --out (same file system, so the rename is atomic),
+            // created as --out would be (the umask decides its mode).
+            let name = out
+                .file_name()
+                .map_or_else(|| "dataset".into(), |n| n.to_string_lossy().into_owned());
+            let partial = out.with_file_name(format!(".{name}.{}.partial", std::process::id()));
+            let cannot = || {
+                format!(
+                    "cannot write --out {}; check that its directory exists and is writable",
+                    out.display()
+                )
             };
-            let file = tempfile::NamedTempFile::new_in(dir)
-                .map_err(|e| std::io::Error::new(e.kind(), e.kind().to_string()))
-                .with_context(|| {
-                    format!(
-                        "cannot write --out {}; check that its directory exists and is writable",
-                        out.display()
-                    )
-                })?;
+            let file = std::fs::File::create(&partial).with_context(cannot)?;
             let mut buffered = std::io::BufWriter::with_capacity(1 << 16, file);
-            write_all(&mut buffered).map_err(|e| match e {
-                Stop::Generate(e) => anyhow::Error::from(e),
-                Stop::Write(e) => {
-                    anyhow::Error::from(e).context(format!("cannot write --out {}", out.display()))
-                }
-            })?;
-            let file = buffered
-                .into_inner()
-                .map_err(|e| e.into_error())
-                .with_context(|| format!("cannot write --out {}", out.display()))?;
-            file.persist(out)
-                .map_err(|e| e.error)
-                .with_context(|| format!("cannot write --out {}", out.display()))?;
+            let done = write_all(&mut buffered)
+                .map_err(|e| match e {
+                    Stop::Generate(e) => anyhow::Error::from(e),
+                    Stop::Write(e) => anyhow::Error::from(e).context(cannot()),
+                })
+                .and_then(|()| {
+                    buffered
+                        .into_inner()
+                        .map_err(|e| anyhow::Error::from(e.into_error()).context(cannot()))
+                })
+                .and_then(|file| {
+                    drop(file);
+                    std::fs::rename(&partial, out).with_context(cannot)
+                });
+            if let Err(e) = done {
+                let _ = std::fs::remove_file(&partial);
+                return Err(e);
+            }
             Some(out)
         }
         None => {

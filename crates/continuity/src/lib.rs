@@ -353,15 +353,13 @@ pub async fn execute(
             systems.targets.len() * config.shard.len(dataset.conversations.len()),
         );
         let (tx, rx) = mpsc::channel(256);
-        let planned = (0..dataset.conversations.len())
-            .map(|i| ctx.plan.event(run, i).is_some())
+        let events: Vec<_> = (0..dataset.conversations.len())
+            .map(|i| ctx.plan.event(run, i))
             .collect();
-        let held: Vec<bool> = (0..dataset.conversations.len())
-            .map(|i| {
-                ctx.plan
-                    .event(run, i)
-                    .is_some_and(|e| e.mode == cb_faults::FaultMode::Timeout)
-            })
+        let planned = events.iter().map(Option::is_some).collect();
+        let held: Vec<bool> = events
+            .iter()
+            .map(|e| e.is_some_and(|e| e.mode == cb_faults::FaultMode::Timeout))
             .collect();
         let collector = tokio::spawn(collect(
             rx,

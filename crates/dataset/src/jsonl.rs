@@ -164,7 +164,7 @@ impl Dataset {
             if read == 0 {
                 break;
             }
-            let raw = buffer.as_str();
+            let raw = buffer.trim_end_matches(['\n', '\r']);
             if raw.trim().is_empty() {
                 continue;
             }
@@ -245,10 +245,20 @@ impl Dataset {
     /// Whatever `out` returns.
     pub fn write_jsonl(&self, out: &mut impl Write) -> std::io::Result<()> {
         for c in &self.conversations {
-            serde_json::to_writer(&mut *out, c)?;
-            out.write_all(b"\n")?;
+            c.write_line(&mut *out)?;
         }
         Ok(())
+    }
+}
+
+impl Conversation {
+    /// Writes this conversation as one JSONL line (its JSON, then `\n`).
+    ///
+    /// # Errors
+    /// Whatever `out` returns.
+    pub fn write_line(&self, out: &mut (impl Write + ?Sized)) -> std::io::Result<()> {
+        serde_json::to_writer(&mut *out, self)?;
+        out.write_all(b"\n")
     }
 }
 

@@ -12,6 +12,28 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// The attempts file, created at its first write.
+struct LazyFile {
+    path: PathBuf,
+    file: Option<std::io::BufWriter<std::fs::File>>,
+}
+
+impl std::io::Write for LazyFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let file = match &mut self.file {
+            Some(file) => file,
+            None => self
+                .file
+                .insert(std::io::BufWriter::new(std::fs::File::create(&self.path)?)),
+        };
+        file.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.as_mut().map_or(Ok(()), std::io::Write::flush)
+    }
+}
+
 /// The system name the attempts of a standalone pair are logged under.
 pub const STANDALONE_SYSTEM: &str = "external";
 
@@ -84,19 +106,13 @@ impl Standalone {
         .with_max_body_bytes(config.max_body_bytes);
         // A standalone pair serves for as long as someone points a gateway
         // at it: its rows go to the attempts file as they finish (or are
-        // counted only), so that memory follows what is in flight.
-        let sink: Option<Box<dyn std::io::Write + Send>> = match &config.attempts {
-            Some(path) => {
-                let file = std::fs::File::create(path).with_context(|| {
-                    format!(
-                        "cannot write --attempts {}; check that its directory exists",
-                        path.display()
-                    )
-                })?;
-                Some(Box::new(std::io::BufWriter::new(file)))
-            }
-            None => None,
-        };
+        // counted only), so that memory follows what is in flight. The
+        // file is created at its first row, so that a start that fails (a
+        // port in use) leaves an earlier one as it was.
+        let sink: Option<Box<dyn std::io::Write + Send>> = config
+            .attempts
+            .clone()
+            .map(|path| Box::new(LazyFile { path, file: None }) as _);
         ctx.log.stream_to(sink);
         let pair = start_pair(STANDALONE_SYSTEM, config.primary, config.fallback, ctx.clone())
             .await
@@ -145,8 +161,19 @@ impl Standalone {
     pub async fn stop(self) -> anyhow::Result<usize> {
         self.pair.shutdown().await;
         let ended = self.ctx.log.end_stream();
-        if let (Err(e), Some(path)) = (ended, &self.config.attempts) {
-            anyhow::bail!("cannot write --attempts {}: {e}", path.display());
+        if let Some(path) = &self.config.attempts {
+            if let Err(e) = ended {
+                anyhow::bail!("cannot write --attempts {}: {e}", path.display());
+            }
+            if self.ctx.log.is_empty() {
+                // No attempt: the file says so (empty), not an earlier run.
+                std::fs::File::create(path).with_context(|| {
+                    format!(
+                        "cannot write --attempts {}; check that its directory exists",
+                        path.display()
+                    )
+                })?;
+            }
         }
         Ok(self.ctx.log.len())
     }

@@ -156,15 +156,23 @@ pub fn draw_fault(config: &SimConfig, route: &SimRoute, rng: &mut impl Rng) -> O
     }
 }
 
-/// What a request asks, as the key of its draws: its kind and its last
-/// user message (the two confirmations of a language probe are the same
-/// request and share a key; their count tells them apart).
+/// What a request asks, as the key of its draws: its kind, its session
+/// (the `user` field, when it has one) and its last user message. Each
+/// copy of a probe has a session of its own, so its draws do not depend on
+/// the order the copies arrive in; the two confirmations of a language
+/// probe are the same request and share a key (their count tells them
+/// apart, and they are alike, so their order does not matter).
 pub fn request_key(request: &ChatRequest) -> String {
     let kind = match reply::asked(request) {
         reply::Asked::Structured => "structured",
         reply::Asked::Roleplay => "roleplay",
         reply::Asked::Text => "text",
     };
+    let session = request
+        .extra
+        .get("user")
+        .and_then(|u| u.as_str())
+        .unwrap_or_default();
     let last = request
         .messages
         .iter()
@@ -172,7 +180,7 @@ pub fn request_key(request: &ChatRequest) -> String {
         .find(|m| m.role == "user")
         .map(|m| m.text())
         .unwrap_or_default();
-    format!("{kind}:{last}")
+    format!("{kind}:{session}:{last}")
 }
 
 /// Whether `request`'s session is one of the share a sticky `route`

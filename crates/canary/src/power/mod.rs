@@ -39,6 +39,12 @@ pub const HORIZONS: [Duration; 3] = [
 /// The span over which a healthy route's false quarantines are counted.
 pub const FALSE_SPAN: Duration = Duration::from_secs(30 * 86_400);
 
+/// Consecutive failing rounds that quarantine a route: the canary's own
+/// rule ([`crate::Policy`]'s default), which the simulation runs too.
+pub fn failing_rounds() -> u32 {
+    crate::Policy::default().failing_rounds()
+}
+
 /// The default incidences: the design's examples (1 % and 5 % of replies,
 /// the 16 % of a misrouting bug, half).
 pub const DEFAULT_INCIDENCES: [f64; 4] = [0.01, 0.05, 0.16, 0.5];
@@ -143,6 +149,10 @@ pub struct Budget {
     pub probes_per_day: f64,
 }
 
+/// The confidence of the interval the closed-form check must fall in: high,
+/// so that a correct simulation does not fail it one seed in twenty.
+pub const CHECK_CONFIDENCE: f64 = 0.999;
+
 /// The simulation checked against the closed form in the simplest case:
 /// one probe per round that checks the contract, 5 % of replies, no
 /// transport errors.
@@ -158,7 +168,7 @@ pub struct ClosedFormCheck {
     pub trials: u64,
     /// Quarantined within the horizon.
     pub quarantined: u64,
-    /// The simulation's 95 % interval.
+    /// The simulation's interval at [`CHECK_CONFIDENCE`].
     pub interval: Interval,
     /// The closed form.
     pub closed_form: f64,
@@ -226,11 +236,15 @@ pub fn degraded_odds(s: &Scenario) -> RoundOdds {
             contract_odds(s, c, incidence, s.detector(c))
         })
         .collect();
-    // The run a degraded contract starts is ended by that contract's pass.
-    let target = odds[canary_contracts()
+    // The run a degraded contract starts is ended by that contract's pass
+    // (a contract the probes do not check has odds of its own only).
+    let target = canary_contracts()
         .iter()
         .position(|c| *c == s.contract)
-        .unwrap_or(0)];
+        .map_or_else(
+            || contract_odds(s, s.contract, s.incidence, s.detector(s.contract)),
+            |i| odds[i],
+        );
     let any = RoundOdds::any(&odds);
     RoundOdds {
         fail: any.fail,
@@ -238,22 +252,19 @@ pub fn degraded_odds(s: &Scenario) -> RoundOdds {
     }
 }
 
-/// The closed-form round odds of a healthy route whose checkers flag clean
-/// replies at `fpr(contract)`: a run ends only when every contract passes
-/// (the slowest end, so the figure errs toward more false quarantines).
-pub fn healthy_odds(s: &Scenario, fpr: impl Fn(ContractName) -> f64) -> RoundOdds {
+/// The closed-form round odds of a healthy route whose checkers read clean
+/// replies as `detector(contract)` says: a run ends only when every
+/// contract passes (the slowest end, so the figure errs toward more false
+/// quarantines).
+pub fn healthy_odds(s: &Scenario, detector: impl Fn(ContractName) -> Detector) -> RoundOdds {
     let odds: Vec<RoundOdds> = canary_contracts()
         .into_iter()
         .map(|c| {
-            let detector = Detector {
-                recall: 1.0,
-                fpr: fpr(c),
-            };
             let none = Incidence {
                 share: 0.0,
                 sticky: false,
             };
-            contract_odds(s, c, none, detector)
+            contract_odds(s, c, none, detector(c))
         })
         .collect();
     RoundOdds::any(&odds)
@@ -265,7 +276,7 @@ fn contract_odds(
     incidence: Incidence,
     detector: Detector,
 ) -> RoundOdds {
-    let copy = chain::copy_fails(
+    let copy = chain::copy_odds(
         incidence,
         detector,
         s.transient,
@@ -288,58 +299,75 @@ pub fn probes_per_day(s: &Scenario) -> f64 {
     (f64::from(s.repeats.per_round()) + confirmations) * s.rounds_per_day()
 }
 
+/// `detectors` as the power figures read them ([`Detector::for_power`]).
+pub fn for_power(detectors: &BTreeMap<ContractName, Detector>) -> BTreeMap<ContractName, Detector> {
+    detectors.iter().map(|(c, d)| (*c, d.for_power())).collect()
+}
+
 /// The smallest copies per round, of the probes that check `contract`,
 /// that catch `incidence` within `settings.within` with probability
 /// `settings.confidence` while a healthy route stays under
-/// `settings.max_false` over [`FALSE_SPAN`] (at the measured rates).
+/// `settings.max_false` over [`FALSE_SPAN`] (at the measured rates
+/// `detectors`, each read on the side that errs toward less power and
+/// more false quarantines).
 pub fn budget(
     settings: &Settings,
     detectors: &BTreeMap<ContractName, Detector>,
     contract: ContractName,
     incidence: Incidence,
 ) -> Budget {
+    let power = for_power(detectors);
     let at = |n: u32| {
         let repeats = settings.repeats.for_contract(contract, n);
-        scenario(settings, detectors, contract, incidence, repeats)
+        scenario(settings, &power, contract, incidence, repeats)
     };
     let rounds = |s: &Scenario, span| s.rounds_in(span);
-    let works = |s: &Scenario| {
-        let caught = chain::within(degraded_odds(s), 2, rounds(s, settings.within));
-        let healthy = healthy_odds(s, |c| s.detector(c).fpr);
-        let false_q = chain::within(healthy, 2, rounds(s, FALSE_SPAN));
-        (
-            caught,
-            caught >= settings.confidence && false_q <= settings.max_false,
+    let caught = |s: &Scenario| {
+        chain::within(
+            degraded_odds(s),
+            failing_rounds(),
+            rounds(s, settings.within),
         )
     };
-    // Monotone in the copies: bisect on 1..=MAX_REPEATS.
+    let false_quarantine = |s: &Scenario| {
+        let healthy = healthy_odds(s, |c| {
+            detectors.get(&c).copied().unwrap_or(Detector::PERFECT)
+        });
+        chain::within(healthy, failing_rounds(), rounds(s, FALSE_SPAN))
+    };
+    let out_of_reach = |s: Scenario| Budget {
+        contract,
+        incidence,
+        copies: None,
+        repeats: None,
+        within: caught(&s),
+        probes_per_day: probes_per_day(&s),
+    };
+    // More copies catch sooner (monotone): bisect for the fewest that
+    // catch in time. More copies also flag healthy routes more often, so
+    // if the fewest break the false-quarantine limit, any more would too.
     let (mut lo, mut hi) = (1u32, MAX_REPEATS);
-    if !works(&at(hi)).1 {
-        let s = at(hi);
-        return Budget {
-            contract,
-            incidence,
-            copies: None,
-            repeats: None,
-            within: works(&s).0,
-            probes_per_day: probes_per_day(&s),
-        };
+    if caught(&at(hi)) < settings.confidence {
+        return out_of_reach(at(hi));
     }
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        if works(&at(mid)).1 {
+        if caught(&at(mid)) >= settings.confidence {
             hi = mid;
         } else {
             lo = mid + 1;
         }
     }
     let s = at(lo);
+    if false_quarantine(&s) > settings.max_false {
+        return out_of_reach(s);
+    }
     Budget {
         contract,
         incidence,
         copies: Some(lo),
         repeats: Some(s.repeats),
-        within: works(&s).0,
+        within: caught(&s),
         probes_per_day: probes_per_day(&s),
     }
 }
@@ -347,7 +375,8 @@ pub fn budget(
 /// The smallest incidence (share of replies, or of sessions when
 /// `sticky`) of `contract`'s defect that the canary catches within `span`
 /// with probability `confidence` at `repeats`; `None` when even every
-/// reply degraded is not caught so.
+/// reply degraded is not caught so (undetermined outcomes read as
+/// [`Detector::for_power`] does).
 #[allow(clippy::too_many_arguments)]
 pub fn minimum_incidence(
     contract: ContractName,
@@ -358,16 +387,17 @@ pub fn minimum_incidence(
     span: Duration,
     confidence: f64,
 ) -> Option<f64> {
+    let power = for_power(detectors);
     let at = |share: f64| {
         let s = Scenario {
             contract,
             incidence: Incidence { share, sticky },
             transient: 0.0,
             repeats,
-            detectors: detectors.clone(),
+            detectors: power.clone(),
             interval,
         };
-        chain::within(degraded_odds(&s), 2, s.rounds_in(span))
+        chain::within(degraded_odds(&s), failing_rounds(), s.rounds_in(span))
     };
     if at(1.0) < confidence {
         return None;
@@ -461,6 +491,7 @@ pub fn analyse(
 ) -> PowerReport {
     let detectors: BTreeMap<ContractName, Detector> =
         measured.iter().map(|(c, m)| (*c, m.detector())).collect();
+    let power = for_power(&detectors);
     let last = HORIZONS[HORIZONS.len() - 1];
     let mut cells = Vec::new();
     let mut budgets = Vec::new();
@@ -470,7 +501,7 @@ pub fn analyse(
                 share,
                 sticky: settings.sticky,
             };
-            let s = scenario(settings, &detectors, contract, incidence, settings.repeats);
+            let s = scenario(settings, &power, contract, incidence, settings.repeats);
             cells.push(cell(&s, settings, last));
             budgets.push(budget(settings, &detectors, contract, incidence));
         }
@@ -489,24 +520,33 @@ pub fn analyse(
     let false_rounds = base.rounds_in(FALSE_SPAN);
     for &contract in &settings.contracts {
         let m = measured.get(&contract).copied();
-        let one = |fpr: f64| {
-            let odds = healthy_odds(&base, |c| if c == contract { fpr } else { 0.0 });
-            chain::within(odds, 2, false_rounds)
+        // This contract's false positives alone; the others never fail.
+        let one = |upper: bool| {
+            let odds = healthy_odds(&base, |c| {
+                if c != contract {
+                    return Detector::PERFECT;
+                }
+                m.map_or_else(
+                    || Detector::deciding(1.0, if upper { 1.0 } else { 0.0 }),
+                    |m| m.detector_at(upper),
+                )
+            });
+            chain::within(odds, failing_rounds(), false_rounds)
         };
         false_quarantines.push(FalseQuarantine {
             contract: Some(contract),
             measured: m,
-            at_measured: one(m.map_or(0.0, |m| m.detector().fpr)),
-            at_upper: one(m.map_or(1.0, |m| m.fpr_upper())),
+            at_measured: one(false),
+            at_upper: one(true),
         });
     }
     let all = |upper: bool| {
-        let odds = healthy_odds(&base, |c| match measured.get(&c) {
-            Some(m) if upper => m.fpr_upper(),
-            Some(m) => m.detector().fpr,
-            None => 0.0,
+        let odds = healthy_odds(&base, |c| {
+            measured
+                .get(&c)
+                .map_or(Detector::PERFECT, |m| m.detector_at(upper))
         });
-        chain::within(odds, 2, false_rounds)
+        chain::within(odds, failing_rounds(), false_rounds)
     };
     false_quarantines.push(FalseQuarantine {
         contract: None,
@@ -558,7 +598,7 @@ fn cell(s: &Scenario, settings: &Settings, last: Duration) -> Cell {
                 span,
                 quarantined,
                 interval: cb_stats::wilson(quarantined, settings.trials, 0.95),
-                closed_form: chain::within(odds, 2, within),
+                closed_form: chain::within(odds, failing_rounds(), within),
             }
         })
         .collect();
@@ -601,7 +641,7 @@ pub(crate) fn closed_form_check(
     // Only the schema checker's measured recall: with no false positive
     // anywhere the closed form is exact, so any gap is the simulation's.
     let recall = detectors.get(&contract).map_or(1.0, |d| d.recall);
-    let only = BTreeMap::from([(contract, Detector { recall, fpr: 0.0 })]);
+    let only = BTreeMap::from([(contract, Detector::deciding(recall, 0.0))]);
     let s = scenario(&simple, &only, contract, incidence, Repeats::uniform(1));
     let span = DAY;
     let rounds = s.rounds_in(span);
@@ -619,8 +659,8 @@ pub(crate) fn closed_form_check(
         span,
         trials: settings.trials,
         quarantined,
-        interval: cb_stats::wilson(quarantined, settings.trials, 0.95),
-        closed_form: chain::within(degraded_odds(&s), 2, rounds),
+        interval: cb_stats::wilson(quarantined, settings.trials, CHECK_CONFIDENCE),
+        closed_form: chain::within(degraded_odds(&s), failing_rounds(), rounds),
     }
 }
 

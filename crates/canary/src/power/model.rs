@@ -24,11 +24,15 @@ pub struct Incidence {
 /// calibration set.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Detector {
-    /// The share of degraded replies it fails (an undetermined outcome is
-    /// a miss: the machine does not count it).
+    /// The share of degraded replies it fails.
     pub recall: f64,
+    /// The share of degraded replies it leaves undetermined (the machine
+    /// counts that as silence: it neither fails nor passes the round).
+    pub undetermined_degraded: f64,
     /// The share of clean replies it fails.
     pub fpr: f64,
+    /// The share of clean replies it leaves undetermined.
+    pub undetermined_clean: f64,
 }
 
 impl Detector {
@@ -36,8 +40,34 @@ impl Detector {
     /// clean one.
     pub const PERFECT: Detector = Detector {
         recall: 1.0,
+        undetermined_degraded: 0.0,
         fpr: 0.0,
+        undetermined_clean: 0.0,
     };
+
+    /// This checker as the power figures read it: an undetermined outcome
+    /// counted as a pass. Live, the machine reads it as silence, which
+    /// keeps a failing run going and so can only help catch a route, by
+    /// an amount that depends on how often the checker is unsure of that
+    /// route's traffic; the figures do not count on it. (False-quarantine
+    /// figures take the other side: silence, which keeps a false run.)
+    pub fn for_power(self) -> Detector {
+        Detector {
+            undetermined_degraded: 0.0,
+            undetermined_clean: 0.0,
+            ..self
+        }
+    }
+
+    /// A checker that decides every reply: it fails a degraded one with
+    /// `recall`, a clean one with `fpr`.
+    pub fn deciding(recall: f64, fpr: f64) -> Detector {
+        Detector {
+            recall,
+            fpr,
+            ..Detector::PERFECT
+        }
+    }
 }
 
 /// Everything one power figure depends on.
@@ -69,12 +99,17 @@ impl Scenario {
 
     /// Rounds in `span` (whole rounds).
     pub fn rounds_in(&self, span: Duration) -> u64 {
-        let interval = self.interval.as_secs().max(1);
-        span.as_secs() / interval
+        rounds_in(span, self.interval)
     }
 
     /// Rounds per day.
     pub fn rounds_per_day(&self) -> f64 {
         86_400.0 / self.interval.as_secs_f64().max(1.0)
     }
+}
+
+/// Whole rounds of `interval` in `span`.
+pub fn rounds_in(span: Duration, interval: Duration) -> u64 {
+    let interval = interval.as_secs_f64().max(1.0);
+    (span.as_secs_f64() / interval).floor() as u64
 }

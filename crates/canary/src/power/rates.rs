@@ -15,10 +15,14 @@ use std::collections::BTreeMap;
 pub struct Measured {
     /// Labelled-degraded replies it failed.
     pub caught: u64,
+    /// Labelled-degraded replies it left undetermined.
+    pub degraded_undetermined: u64,
     /// Labelled-degraded replies it judged (pass, fail or undetermined).
     pub degraded: u64,
     /// Labelled-clean replies it failed.
     pub false_positives: u64,
+    /// Labelled-clean replies it left undetermined.
+    pub clean_undetermined: u64,
     /// Labelled-clean replies it judged.
     pub clean: u64,
 }
@@ -31,7 +35,23 @@ impl Measured {
         let rate = |k: u64, n: u64, empty: f64| if n == 0 { empty } else { k as f64 / n as f64 };
         Detector {
             recall: rate(self.caught, self.degraded, 1.0),
+            undetermined_degraded: rate(self.degraded_undetermined, self.degraded, 0.0),
             fpr: rate(self.false_positives, self.clean, 0.0),
+            undetermined_clean: rate(self.clean_undetermined, self.clean, 0.0),
+        }
+    }
+
+    /// [`Measured::detector`], with the false-positive rate at the upper
+    /// end of its 95 % interval when `upper`.
+    pub fn detector_at(&self, upper: bool) -> Detector {
+        let d = self.detector();
+        if upper {
+            Detector {
+                fpr: self.fpr_upper(),
+                ..d
+            }
+        } else {
+            d
         }
     }
 
@@ -68,13 +88,17 @@ pub fn measured() -> Result<BTreeMap<ContractName, Measured>, CalibrationError> 
         for c in &report.contracts {
             let m = out.entry(c.name).or_insert(Measured {
                 caught: 0,
+                degraded_undetermined: 0,
                 degraded: 0,
                 false_positives: 0,
+                clean_undetermined: 0,
                 clean: 0,
             });
             m.caught += c.confusion.count(Label::Fail, Some(Label::Fail));
+            m.degraded_undetermined += c.confusion.count(Label::Fail, None);
             m.degraded += c.labelled_fail();
             m.false_positives += c.false_positives();
+            m.clean_undetermined += c.confusion.count(Label::Pass, None);
             m.clean += c.labelled_pass();
         }
     }

@@ -31,7 +31,7 @@ pub fn render(report: &PowerReport) -> String {
         "canary power: {} trials per figure, one round every {}, repeats {} ({} probes a round \
          before confirmations), transport errors {}, seed {}.\n\
          Incidence: the share of {unit} that carry the defect{}. A figure is the chance that \
-         the quarantine rule (2 consecutive failing rounds) fires on the degraded route; the \
+         the quarantine rule ({} consecutive failing rounds) fires on the degraded route; the \
          closed form is beside it.\n",
         s.trials,
         human_span(s.interval),
@@ -43,7 +43,8 @@ pub fn render(report: &PowerReport) -> String {
             " (a degraded session degrades every reply in it; each probe copy draws its session anew)"
         } else {
             ""
-        }
+        },
+        super::failing_rounds()
     );
     let mut headers = vec![
         "contract".to_string(),
@@ -151,7 +152,7 @@ pub fn render(report: &PowerReport) -> String {
     let _ = writeln!(
         out,
         "\nClosed-form check: {} at {} of replies, one checked reply per round, no transport \
-         errors, within {}: simulated {} ({}/{}) [{}, {}], closed form {}: {}.",
+         errors, within {}: simulated {} ({}/{}) [{}, {}] (99.9 % interval), closed form {}: {}.",
         c.contract.as_str(),
         share(c.share),
         human_span(c.span),
@@ -186,11 +187,12 @@ pub fn markdown(report: &PowerReport) -> String {
         out,
         "At `--repeats {}`, one round every {}: the chance that a route whose {unit} carry a \
          contract's defect at the given incidence is quarantined within 24 h (simulated, {} \
-         trials; median time to quarantine in brackets), and the `--repeats` that raises it to \
-         {} (probes per route per day at that budget).\n",
+         trials; median time to quarantine in brackets), and the `--repeats` that raises the \
+         chance of a quarantine within {} to {} (probes per route per day at that budget).\n",
         s.repeats,
         human_span(s.interval),
         s.trials,
+        human_span(s.within),
         percent(s.confidence),
     );
     let mut header = String::from("| contract | checked replies per round |");
@@ -257,7 +259,7 @@ pub fn markdown(report: &PowerReport) -> String {
     let _ = writeln!(
         out,
         "\nClosed-form check ({} at {} of replies, one checked reply per round, within {}): \
-         simulated {} [{}, {}], closed form {}: {}.",
+         simulated {} [{}, {}] (99.9 % interval), closed form {}: {}.",
         c.contract.as_str(),
         share(c.share),
         human_span(c.span),

@@ -176,21 +176,25 @@ fn draw_round(scenario: &Scenario, health: RouteHealth, rng: &mut ChaCha8Rng) ->
     evidence
 }
 
-/// The checker's verdict on one reply, degraded or clean.
+/// The checker's verdict on one reply, degraded or clean: fail,
+/// undetermined or pass at its measured rates.
 fn judge(
     scenario: &Scenario,
     contract: ContractName,
     degraded: bool,
     rng: &mut ChaCha8Rng,
 ) -> Outcome {
-    let detector = scenario.detector(contract);
-    let p = if degraded {
-        detector.recall
+    let d = scenario.detector(contract);
+    let (fail, undetermined) = if degraded {
+        (d.recall, d.undetermined_degraded)
     } else {
-        detector.fpr
+        (d.fpr, d.undetermined_clean)
     };
-    if rng.random_bool(p.clamp(0.0, 1.0)) {
+    let u: f64 = rng.random();
+    if u < fail {
         Outcome::fail("simulated")
+    } else if u < fail + undetermined {
+        Outcome::undetermined("simulated")
     } else {
         Outcome::Pass
     }

@@ -59,7 +59,23 @@ fn the_simulation_agrees_with_the_closed_form_at_one_probe_and_five_percent() {
 /// interval holds the closed form.
 #[test]
 fn the_simulation_and_the_closed_form_agree_on_sticky_lossy_and_repeated_rounds() {
+    // A language checker that leaves some replies undetermined, as the
+    // real one does: the machine reads that as silence.
+    let unsure = Detector {
+        recall: 0.8,
+        undetermined_degraded: 0.15,
+        fpr: 0.01,
+        undetermined_clean: 0.1,
+    };
+    let mut lossy_unsure =
+        scenario_of(ContractName::Language, 0.2, false, 0.1, Repeats::uniform(2));
+    lossy_unsure.detectors = detectors_with(ContractName::Language, unsure);
+    let mut sticky_unsure =
+        scenario_of(ContractName::Language, 0.1, true, 0.05, Repeats::uniform(3));
+    sticky_unsure.detectors = detectors_with(ContractName::Language, unsure);
     let cases = [
+        lossy_unsure,
+        sticky_unsure,
         scenario_of(ContractName::Language, 0.16, true, 0.1, Repeats::uniform(2)),
         scenario_of(ContractName::Language, 0.3, false, 0.0, Repeats::uniform(3)),
         scenario_of(
@@ -95,18 +111,12 @@ fn the_simulation_and_the_closed_form_agree_on_sticky_lossy_and_repeated_rounds(
 #[test]
 fn false_positives_quarantine_healthy_routes_as_the_chain_says() {
     let mut s = scenario_of(ContractName::Schema, 0.0, false, 0.0, Repeats::default());
-    s.detectors = detectors_with(
-        ContractName::Schema,
-        Detector {
-            recall: 1.0,
-            fpr: 0.05,
-        },
-    );
+    s.detectors = detectors_with(ContractName::Schema, Detector::deciding(1.0, 0.05));
     let rounds = s.rounds_in(DAY * 7);
     let runs = sim::trials(&s, RouteHealth::Healthy, 1500, rounds, 9);
     let k = runs.iter().filter(|r| r.is_some()).count() as u64;
     let ci = cb_stats::wilson(k, 1500, 0.999);
-    let closed = chain::within(healthy_odds(&s, |c| s.detector(c).fpr), 2, rounds);
+    let closed = chain::within(healthy_odds(&s, |c| s.detector(c)), 2, rounds);
     assert!(closed > 0.3, "{closed}");
     assert!(
         ci.lo <= closed && closed <= ci.hi,
