@@ -85,8 +85,8 @@ pub struct RunOf<'a> {
 }
 
 /// The order of one run's jobs (system, conversation): shuffled from the
-/// seed, then the held conversations interleaved one for one with the
-/// others from the start (each group keeps the shuffled order).
+/// seed, then the held conversations first (a stable sort, so each group
+/// keeps the shuffled order).
 pub fn job_order(
     run: RunOf<'_>,
     systems: usize,
@@ -102,18 +102,8 @@ pub fn job_order(
         "job-order",
         u64::from(run.run),
     ));
-    let (held, rest): (Vec<_>, Vec<_>) = jobs
-        .into_iter()
-        .partition(|&(_, c)| run.held.get(c).copied().unwrap_or(false));
-    let mut out = Vec::with_capacity(held.len() + rest.len());
-    let (mut held, mut rest) = (held.into_iter(), rest.into_iter());
-    loop {
-        match (held.next(), rest.next()) {
-            (None, None) => break,
-            (h, r) => out.extend(h.into_iter().chain(r)),
-        }
-    }
-    out
+    jobs.sort_by_key(|&(_, c)| !run.held.get(c).copied().unwrap_or(false));
+    jobs
 }
 
 /// Replays every conversation of `dataset` (of `options.shard`) through
@@ -122,11 +112,12 @@ pub fn job_order(
 ///
 /// The jobs go in an order shuffled from the seed, except that the
 /// conversations `held` marks (whose fault holds a connection, a TIMEOUT)
-/// start early, one for one with the others, every system's alike: their
-/// holds then overlap the rest of the run instead of trailing after it,
-/// every system still sees the same conversations in the same order, and
-/// the held faults are spread over the first part of the run rather than
-/// all at once (a gateway's circuit breaker would see a burst).
+/// start first, every system's alike: their holds then overlap the rest
+/// of the run instead of trailing after it, and every system still sees
+/// the same conversations in the same order. A gateway that trips a
+/// circuit breaker on timeouts sees them together at the start of a run
+/// (interleaving them one for one with the others, tried, cost a third of
+/// the saving: they outnumber the first wave of workers).
 ///
 /// Returns when every job is done or, after `cancel`, when the workers have
 /// stopped; a conversation cut short by cancellation is sent with what it
