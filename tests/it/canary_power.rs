@@ -31,6 +31,49 @@ fn power_settings(line: &[&str]) -> power::Settings {
     continuity_bench::config::canary_power_settings(&power).unwrap()
 }
 
+/// Runs the canary offline for `rounds` rounds (enforcing, on the paused
+/// clock) at `seed` and `repeats`, against two healthy routes, a route
+/// mixing languages into `rare` of its replies and one whose schema breaks
+/// in `sticky` of its sessions; returns its decision log and what it
+/// printed.
+async fn canary_on_four_routes(
+    rounds: u32,
+    seed: u64,
+    repeats: Repeats,
+    rare: f64,
+    sticky: f64,
+) -> (Vec<continuity_bench::canary::record::LogRecord>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(&[
+        "--rounds",
+        &rounds.to_string(),
+        "--no-wait",
+        "--enforce",
+        "--seed",
+        &seed.to_string(),
+        "--repeats",
+        &repeats.to_string(),
+        "--out",
+        dir.path().join("r").to_str().unwrap(),
+    ]);
+    c.policy.control = None;
+    let CanaryEndpoint::Simulated(sim) = &mut c.endpoint else {
+        unreachable!()
+    };
+    sim.routes = vec![
+        SimRoute::new(HEALTHY[0], "Steady", Behaviour::Healthy),
+        SimRoute::new(HEALTHY[1], "Calm", Behaviour::Healthy),
+        SimRoute::new(RARE, "Rare", Behaviour::LanguageMix { rate: rare }),
+        SimRoute::new(STICKY, "Sticky", Behaviour::SchemaBreak { rate: sticky }).sticky(),
+    ];
+    let mut printed = String::new();
+    let mut print = |text: &str| printed.push_str(text);
+    let outcome = runner::execute(&c, CancellationToken::new(), &mut print)
+        .await
+        .unwrap();
+    (log(&outcome.files.log), printed)
+}
+
 const RARE: &str = "rare/fp8";
 const STICKY: &str = "sticky/fp8";
 const HEALTHY: [&str; 2] = ["steady/bf16", "calm"];
@@ -72,37 +115,9 @@ async fn at_the_recommended_budget_rare_and_sticky_faults_are_quarantined_within
 
     let mut caught: BTreeMap<&str, u32> = BTreeMap::new();
     for seed in 0..10u64 {
-        let dir = tempfile::tempdir().unwrap();
-        let mut c = config(&[
-            "--rounds",
-            "48",
-            "--no-wait",
-            "--enforce",
-            "--seed",
-            &seed.to_string(),
-            "--repeats",
-            &repeats.to_string(),
-            "--out",
-            dir.path().join("r").to_str().unwrap(),
-        ]);
-        c.policy.control = None;
-        let CanaryEndpoint::Simulated(sim) = &mut c.endpoint else {
-            unreachable!()
-        };
-        sim.routes = vec![
-            SimRoute::new(HEALTHY[0], "Steady", Behaviour::Healthy),
-            SimRoute::new(HEALTHY[1], "Calm", Behaviour::Healthy),
-            SimRoute::new(RARE, "Rare", Behaviour::LanguageMix { rate: 0.05 }),
-            SimRoute::new(STICKY, "Sticky", Behaviour::SchemaBreak { rate: 0.16 }).sticky(),
-        ];
-        let mut printed = String::new();
-        let mut print = |text: &str| printed.push_str(text);
-        let outcome = runner::execute(&c, CancellationToken::new(), &mut print)
-            .await
-            .unwrap();
+        let (records, printed) = canary_on_four_routes(48, seed, repeats, 0.05, 0.16).await;
         assert!(printed.contains("power: at --repeats"), "{printed}");
         // 48 rounds half an hour apart: any quarantine is within 24 h.
-        let records = log(&outcome.files.log);
         for r in records.iter().filter(|r| r.kind == RecordKind::Quarantine) {
             assert!(
                 !HEALTHY.contains(&r.route.as_str()),
@@ -133,34 +148,11 @@ async fn at_the_recommended_budget_rare_and_sticky_faults_are_quarantined_within
 /// copies arrive in.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn copies_decide_the_same_on_a_rerun() {
+    let repeats = Repeats::parse("language=12,schema=3").unwrap();
     let mut logs = Vec::new();
     for _ in 0..2 {
-        let dir = tempfile::tempdir().unwrap();
-        let mut c = config(&[
-            "--rounds",
-            "6",
-            "--no-wait",
-            "--enforce",
-            "--repeats",
-            "language=12,schema=3",
-            "--out",
-            dir.path().join("r").to_str().unwrap(),
-        ]);
-        c.policy.control = None;
-        let CanaryEndpoint::Simulated(sim) = &mut c.endpoint else {
-            unreachable!()
-        };
-        sim.routes = vec![
-            SimRoute::new(HEALTHY[0], "Steady", Behaviour::Healthy),
-            SimRoute::new(HEALTHY[1], "Calm", Behaviour::Healthy),
-            SimRoute::new(RARE, "Rare", Behaviour::LanguageMix { rate: 0.3 }),
-            SimRoute::new(STICKY, "Sticky", Behaviour::SchemaBreak { rate: 0.3 }).sticky(),
-        ];
-        let mut print = |_: &str| {};
-        let outcome = runner::execute(&c, CancellationToken::new(), &mut print)
-            .await
-            .unwrap();
-        let records: Vec<String> = log(&outcome.files.log)
+        let (records, _) = canary_on_four_routes(6, 42, repeats, 0.3, 0.3).await;
+        let records: Vec<String> = records
             .into_iter()
             .map(|r| format!("{} {} {:?} {}", r.round, r.route, r.kind, r.evidence))
             .collect();

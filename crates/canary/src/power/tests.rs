@@ -187,12 +187,8 @@ fn the_budget_is_the_smallest_that_catches_the_target_in_time() {
 fn the_minimum_incidence_is_where_the_target_is_just_met() {
     let detectors = BTreeMap::new();
     let half_hour = Duration::from_secs(1800);
-    for (contract, sticky) in [
-        (ContractName::Schema, false),
-        (ContractName::Language, false),
-        (ContractName::Language, true),
-    ] {
-        let p = minimum_incidence(
+    let floor = |contract, sticky| {
+        minimum_incidence(
             contract,
             sticky,
             Repeats::default(),
@@ -201,7 +197,14 @@ fn the_minimum_incidence_is_where_the_target_is_just_met() {
             DAY,
             0.9,
         )
-        .unwrap();
+        .unwrap()
+    };
+    for (contract, sticky) in [
+        (ContractName::Schema, false),
+        (ContractName::Language, false),
+        (ContractName::Language, true),
+    ] {
+        let p = floor(contract, sticky);
         let at = |share| {
             let mut s = scenario_of(contract, share, sticky, 0.0, Repeats::default());
             s.detectors = detectors.clone();
@@ -213,25 +216,7 @@ fn the_minimum_incidence_is_where_the_target_is_just_met() {
         );
     }
     // Sticky faults are easier: the confirmations stay in the session.
-    let plain = minimum_incidence(
-        ContractName::Language,
-        false,
-        Repeats::default(),
-        &detectors,
-        half_hour,
-        DAY,
-        0.9,
-    )
-    .unwrap();
-    let sticky = minimum_incidence(
-        ContractName::Language,
-        true,
-        Repeats::default(),
-        &detectors,
-        half_hour,
-        DAY,
-        0.9,
-    )
-    .unwrap();
+    let plain = floor(ContractName::Language, false);
+    let sticky = floor(ContractName::Language, true);
     assert!(sticky < plain, "{sticky} {plain}");
 }
