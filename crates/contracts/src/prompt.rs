@@ -556,11 +556,22 @@ impl OtherLanguages {
 /// asks for.
 pub fn other_languages(request: &ChatRequest, expected: Language) -> OtherLanguages {
     let folded = fold(&last_user(request));
+    let (automaton, owners) = language_names();
+    // One pass over the message for every stem of every language (each
+    // stem searched on its own was most of the language contract's time).
+    let mut found = [false; LANGUAGE_NAMES.len()];
+    for m in automaton.find_overlapping_iter(folded.as_str()) {
+        let (index, cjk) = owners[m.pattern().as_usize()];
+        if found[index] {
+            continue;
+        }
+        found[index] = cjk || at_word_start(&folded, m.start());
+    }
     let named: Vec<Language> = LANGUAGE_NAMES
         .iter()
-        .filter(|(l, _)| *l != expected)
-        .filter(|(_, stems)| stems.iter().any(|s| contains_at_word_start(&folded, s)))
-        .map(|(l, _)| *l)
+        .zip(found)
+        .filter(|((l, _), found)| *found && *l != expected)
+        .map(|((l, _), _)| *l)
         .collect();
     if !named.is_empty() {
         OtherLanguages::Named(named)
@@ -571,16 +582,34 @@ pub fn other_languages(request: &ChatRequest, expected: Language) -> OtherLangua
     }
 }
 
-/// True when `needle` occurs in `haystack` at the start of a word (or
-/// anywhere, for CJK needles, which have no word boundaries).
-fn contains_at_word_start(haystack: &str, needle: &str) -> bool {
-    let cjk = needle.chars().next().is_some_and(super::text::is_cjk);
-    haystack.match_indices(needle).any(|(i, _)| {
-        cjk || haystack[..i]
-            .chars()
-            .next_back()
-            .is_none_or(|c| !c.is_alphanumeric())
+/// Every stem of [`LANGUAGE_NAMES`] in one automaton, and per pattern the
+/// index of its language there and whether it is CJK (no word boundaries:
+/// it counts anywhere).
+fn language_names() -> &'static (aho_corasick::AhoCorasick, Vec<(usize, bool)>) {
+    static NAMES: std::sync::OnceLock<(aho_corasick::AhoCorasick, Vec<(usize, bool)>)> =
+        std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        let mut stems = Vec::new();
+        let mut owners = Vec::new();
+        for (index, (_, names)) in LANGUAGE_NAMES.iter().enumerate() {
+            for stem in *names {
+                stems.push(*stem);
+                owners.push((index, stem.chars().next().is_some_and(super::text::is_cjk)));
+            }
+        }
+        // The stems are a fixed list of short words: they always build.
+        let automaton = aho_corasick::AhoCorasick::new(&stems)
+            .unwrap_or_else(|e| panic!("the language-name automaton: {e}"));
+        (automaton, owners)
     })
+}
+
+/// True when the text at byte `i` of `haystack` starts a word.
+fn at_word_start(haystack: &str, i: usize) -> bool {
+    haystack[..i]
+        .chars()
+        .next_back()
+        .is_none_or(|c| !c.is_alphanumeric())
 }
 
 #[cfg(test)]

@@ -76,8 +76,10 @@ pub struct AnchorIndex {
     /// Per strong spelling (its words), the conversations whose anchor it
     /// spells, in dataset order.
     owners: HashMap<Vec<String>, Vec<Arc<str>>>,
-    /// The distinct word counts of the spellings, ascending.
-    lengths: Vec<usize>,
+    /// Per first word of a spelling, the distinct word counts of the
+    /// spellings that start with it, ascending: most words of an answer
+    /// start none, and cost one lookup.
+    lengths: HashMap<String, Vec<usize>>,
     /// Spellings indexed (one per conversation and spelling).
     count: usize,
 }
@@ -88,7 +90,6 @@ impl AnchorIndex {
     /// characters are left out: they occur in ordinary text.
     pub fn new(dataset: &Dataset) -> Self {
         let mut index = AnchorIndex::default();
-        let mut lengths = BTreeSet::new();
         for conversation in &dataset.conversations {
             let anchor = &conversation.anchor;
             let chars: usize = tokens(&anchor.value)
@@ -102,12 +103,14 @@ impl AnchorIndex {
             let forms = std::iter::once(anchor.value.as_str())
                 .chain(anchor.variants.iter().map(String::as_str));
             for phrase in spellings(forms).strong {
-                lengths.insert(phrase.len());
+                let lengths = index.lengths.entry(phrase[0].clone()).or_default();
+                if let Err(at) = lengths.binary_search(&phrase.len()) {
+                    lengths.insert(at, phrase.len());
+                }
                 index.owners.entry(phrase).or_default().push(id.clone());
                 index.count += 1;
             }
         }
-        index.lengths = lengths.into_iter().collect();
         index
     }
 
@@ -130,7 +133,9 @@ impl AnchorIndex {
     ) -> impl Iterator<Item = (usize, &'a [Arc<str>])> + 'a {
         let left = words.len() - start;
         self.lengths
-            .iter()
+            .get(&words[start])
+            .into_iter()
+            .flatten()
             .take_while(move |&&len| len <= left)
             .filter_map(move |&len| {
                 self.owners
