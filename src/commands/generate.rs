@@ -67,7 +67,12 @@ pub fn generate_command(args: &GenerateArgs) -> anyhow::Result<ExitCode> {
                     out.display()
                 )
             };
-            let file = std::fs::File::create(&partial).with_context(cannot)?;
+            // A new file, never one planted at the name (no link followed).
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&partial)
+                .with_context(cannot)?;
             let mut buffered = std::io::BufWriter::with_capacity(1 << 16, file);
             let done = write_all(&mut buffered)
                 .map_err(|e| match e {

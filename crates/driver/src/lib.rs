@@ -113,8 +113,8 @@ pub fn job_order(
 /// The jobs go in an order shuffled from the seed, except that the
 /// conversations `held` marks (whose fault holds a connection, a TIMEOUT)
 /// start first, every system's alike: their holds then overlap the rest
-/// of the run instead of trailing after it, and every system still sees
-/// the same conversations in the same order. A gateway that trips a
+/// of the run instead of trailing after it, and each system's held
+/// conversations come first for it as for every other system. A gateway that trips a
 /// circuit breaker on timeouts sees them together at the start of a run
 /// (interleaving them one for one with the others, tried, cost a third of
 /// the saving: they outnumber the first wave of workers).
