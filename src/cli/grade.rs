@@ -24,6 +24,10 @@ pub struct GradeArgs {
     /// case.
     #[arg(long, value_name = "IDS")]
     pub cases: Option<String>,
+    /// Whose reading of a stream the catalogue's verdicts take
+    /// (`openai-sdk` or `strict`; see `semantics --help`).
+    #[arg(long, default_value = "openai-sdk", value_parser = super::semantics::client_profile)]
+    pub client: cb_wire::sse::ClientProfile,
     /// Dataset (JSONL) of the continuity runs; the help lists the built-in
     /// ones.
     #[arg(long, help = super::builtins::dataset_help(" of the continuity runs"))]

@@ -43,6 +43,14 @@ pub struct SemanticsArgs {
     /// (server-sent events); the streaming cases always stream.
     #[arg(long)]
     pub stream: bool,
+    /// Whose reading of a stream decides whether it is an answer:
+    /// `openai-sdk` (the official OpenAI Python and Node SDKs: a body that
+    /// ends cleanly is a complete answer, with or without `data: [DONE]`
+    /// or a finish reason) or `strict` (only `data: [DONE]` completes a
+    /// stream). A cleanly ended truncated stream is a truncated answer
+    /// presented as complete to the first, an error to the second.
+    #[arg(long, default_value = "openai-sdk", value_parser = client_profile)]
+    pub client: cb_wire::sse::ClientProfile,
     /// When a gateway sends a case straight to the fallback (it cooled the
     /// primary down after an earlier case), wait this long and send it
     /// again, at most twice; a case that still cannot reach the primary is
@@ -64,4 +72,9 @@ pub struct SemanticsArgs {
     /// The answer contracts.
     #[command(flatten)]
     pub contracts: ContractOptions,
+}
+
+/// Reads `--client`.
+pub(super) fn client_profile(s: &str) -> Result<cb_wire::sse::ClientProfile, String> {
+    s.parse()
 }

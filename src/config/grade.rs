@@ -91,6 +91,7 @@ fn semantics_args(args: &GradeArgs) -> SemanticsArgs {
     sem.systems = args.systems.clone();
     sem.fast = !args.full;
     sem.cases = args.cases.clone();
+    sem.client = args.client;
     sem.seed = args.seed;
     sem.contracts = args.contracts.clone();
     sem

@@ -112,6 +112,7 @@ pub fn semantics_config(args: &SemanticsArgs) -> Result<SemanticsConfig, Semanti
         request_timeout: args.request_timeout,
         systems: super::systems_config(&args.systems)?,
         stream: args.stream,
+        client: args.client,
         cooldown_wait: args.cooldown_wait,
         json: args.json.clone(),
         contracts: std::sync::Arc::new(super::contracts_config(&args.contracts)?),

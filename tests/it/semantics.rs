@@ -134,6 +134,26 @@ const CONTROLS: &[Control] = &[
         ],
     },
     Control {
+        kind: Misbehaviour::RelaysStreamsAsTheyEnd,
+        stream: true,
+        cases: &["ok", "stream-cut", "stream-truncated", "stream-stall"],
+        // To the official SDKs (the default client), a stream that ends
+        // cleanly is whole: the cut and the truncated stream reach the
+        // user as complete answers. The stall's abort comes after the
+        // case's wall bound, so it fails on time first.
+        not_passed: &[
+            ("stream-cut", Fail),
+            ("stream-truncated", Fail),
+            ("stream-stall", Fail),
+        ],
+    },
+    Control {
+        kind: Misbehaviour::SaysStop,
+        stream: false,
+        cases: &["ok", "finish-length"],
+        not_passed: &[("finish-length", Fail)],
+    },
+    Control {
         kind: Misbehaviour::ForwardsPrefillError,
         stream: false,
         cases: &["ok", "prefill-rejected"],
@@ -214,6 +234,7 @@ fn config(
             fallback_dialect: continuity_bench::dialect::Dialect::Openai,
         },
         stream,
+        client: continuity_bench::sse::ClientProfile::default(),
         cooldown_wait,
         json: None,
         contracts: std::sync::Arc::new(continuity_bench::contracts::Contracts::default()),
@@ -318,7 +339,7 @@ async fn the_reference_proxies_pass_the_catalogue() {
     .unwrap();
     for name in ["stateless", "history"] {
         let s = system(&report, name);
-        assert_eq!(s.cases.len(), 39);
+        assert_eq!(s.cases.len(), 41);
         assert_eq!(
             not_passed(s),
             BTreeMap::new(),
@@ -336,26 +357,88 @@ async fn the_reference_proxies_pass_the_catalogue() {
     assert_eq!(report.failures(), 0);
 }
 
-macro_rules! control_test {
-    ($name:ident, $index:expr) => {
-        #[tokio::test(start_paused = true)]
-        async fn $name() {
-            check_control(&CONTROLS[$index]).await;
-        }
+/// One test per control, found by its kind, and the list of the kinds
+/// tested, so that a control without its test is caught
+/// (`every_control_has_its_test`).
+macro_rules! control_tests {
+    ($($name:ident => $kind:ident,)*) => {
+        $(
+            #[tokio::test(start_paused = true)]
+            async fn $name() {
+                let control = CONTROLS
+                    .iter()
+                    .find(|c| c.kind == Misbehaviour::$kind)
+                    .expect("a control of this kind");
+                check_control(control).await;
+            }
+        )*
+        const TESTED: &[Misbehaviour] = &[$(Misbehaviour::$kind),*];
     };
 }
 
-control_test!(a_gateway_that_fails_over_on_every_error_is_caught, 0);
-control_test!(a_gateway_that_never_fails_over_is_caught, 1);
-control_test!(a_gateway_that_hammers_and_stacks_retries_is_caught, 2);
-control_test!(a_gateway_that_masks_a_broken_stream_is_caught, 3);
-control_test!(a_gateway_that_forwards_the_prefill_400_is_caught, 4);
-control_test!(a_gateway_without_timeouts_is_caught, 5);
-control_test!(a_gateway_that_waits_for_a_missing_done_is_caught, 6);
-control_test!(a_gateway_that_breaks_structured_output_is_caught, 7);
-control_test!(a_gateway_that_empties_answers_is_caught, 8);
-control_test!(a_gateway_that_trusts_plain_bodies_is_caught, 9);
-control_test!(a_gateway_that_splices_without_accounting_is_caught, 10);
+control_tests! {
+    a_gateway_that_fails_over_on_every_error_is_caught => FallsBackOnAnyError,
+    a_gateway_that_never_fails_over_is_caught => NeverFallsBack,
+    a_gateway_that_drops_parameters_is_caught => DropsParams,
+    a_gateway_that_hammers_and_stacks_retries_is_caught => HammersPrimary,
+    a_gateway_that_masks_a_broken_stream_is_caught => MasksCutStreams,
+    a_gateway_that_relays_a_stream_as_it_ends_is_caught => RelaysStreamsAsTheyEnd,
+    a_gateway_that_says_stop_for_a_cut_answer_is_caught => SaysStop,
+    a_gateway_that_forwards_the_prefill_400_is_caught => ForwardsPrefillError,
+    a_gateway_without_timeouts_is_caught => NoTimeouts,
+    a_gateway_that_waits_for_a_missing_done_is_caught => HoldsWithoutDone,
+    a_gateway_that_breaks_structured_output_is_caught => StripsJsonBraces,
+    a_gateway_that_empties_answers_is_caught => EmptiesAnswers,
+    a_gateway_that_trusts_plain_bodies_is_caught => TrustsPlainBodies,
+    a_stall_timer_that_every_line_restarts_is_caught => StallTimerCountsEveryLine,
+    a_gateway_that_splices_without_accounting_is_caught => SplicesWithoutAccounting,
+}
+
+#[test]
+fn every_control_has_its_test() {
+    for control in CONTROLS {
+        assert!(
+            TESTED.contains(&control.kind),
+            "{:?} has no test in control_tests!",
+            control.kind
+        );
+        let same = CONTROLS.iter().filter(|c| c.kind == control.kind).count();
+        assert_eq!(same, 1, "{:?} is listed twice", control.kind);
+    }
+}
+
+/// The verdict on a stream that ends cleanly but short is the client's:
+/// the same relay (it ends its stream cleanly whatever the primary's
+/// did) fails the cut and the truncated stream read as the official SDKs
+/// read them, and is safe read strictly (no `data: [DONE]`, an error).
+#[tokio::test(start_paused = true)]
+async fn a_clean_end_is_judged_as_the_client_reads_it() {
+    use continuity_bench::sse::ClientProfile;
+    let cases = ["stream-cut", "stream-truncated"];
+    for (profile, verdict) in [
+        (ClientProfile::OpenAiSdk, Fail),
+        (ClientProfile::Strict, Safe),
+    ] {
+        let (gateway, primary, fallback) =
+            start_on_free_ports(Misbehaviour::RelaysStreamsAsTheyEnd).await;
+        let spec = gateway_spec("control", gateway.url(), primary, fallback);
+        let mut config = config(
+            false,
+            vec![spec],
+            Some(&cases),
+            true,
+            Duration::from_secs(1),
+        );
+        config.client = profile;
+        let report = semantics::execute(&config).await.unwrap();
+        assert_eq!(report.client, profile);
+        let control = system(&report, "control");
+        for id in cases {
+            let c = case(control, id);
+            assert_eq!(c.verdict, verdict, "{profile} {id}: {}", c.reason);
+        }
+    }
+}
 
 /// A gateway that never goes back to the primary after a flap fails the
 /// recovery check, while serving every request.

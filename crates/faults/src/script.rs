@@ -233,8 +233,9 @@ pub enum End {
     /// finish chunk, no `data: [DONE]`; a plain body halfway.
     CutAfter(usize),
     /// A stream sends this many content chunks, goes silent for `silent`,
-    /// then the connection closes (the HTTP body ends) with no finish
-    /// chunk and no `data: [DONE]`.
+    /// then the connection is aborted (no finish chunk, no `data:
+    /// [DONE]`), as a real stall ends: the provider's side gives up on the
+    /// connection, it does not end the body.
     StallAfter {
         /// Content chunks sent before the silence.
         tokens: usize,
@@ -259,9 +260,21 @@ pub enum End {
     /// be. A stream sends one content chunk, then its body ends cleanly
     /// (no finish chunk, no `data: [DONE]`).
     HalfBody,
+    /// A stream sends this many content chunks, then its body ends
+    /// cleanly: no finish chunk, no `data: [DONE]`, the rest of the answer
+    /// missing (a relay that ends its own stream when its provider's
+    /// broke). A plain body carries the text cut to this many words, its
+    /// finish reason unchanged.
+    TruncatedAfter(usize),
+    /// The answer stops after this many words with `finish_reason:
+    /// "length"` (and the usage of what was sent), complete otherwise: a
+    /// stream's finish chunk, usage and `data: [DONE]`; a plain body
+    /// whole. An honest partial answer: the client can see that it is cut.
+    LengthAfter(usize),
     /// A plain body's headers and first half go at once, then silence for
     /// `silent`, then the connection breaks off. A stream sends its
-    /// headers and role chunk, then the same silence, then closes.
+    /// headers and role chunk, then the same silence, then the connection
+    /// is aborted.
     BodyStall {
         /// How long the body is silent before the connection goes.
         silent: Duration,

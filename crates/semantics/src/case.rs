@@ -21,6 +21,10 @@ pub const ANSWER_WORDS: usize = 60;
 pub enum Ideal {
     /// The complete answer.
     Answer,
+    /// The complete answer, or the part the primary sent with its
+    /// `finish_reason: "length"` kept, so that the client can tell: an
+    /// honest partial answer is not a failure to fail over.
+    WholeOrMarked,
     /// A clean error: nothing can or should answer (a permanent error
     /// passed through, both upstreams down).
     CleanError,

@@ -19,6 +19,8 @@ pub struct SemanticsConfig {
     pub systems: SystemsConfig,
     /// Whether every case is sent as a streamed request.
     pub stream: bool,
+    /// Whose reading of a stream decides whether it is an answer.
+    pub client: cb_wire::sse::ClientProfile,
     /// How long to wait before re-sending a case that skipped the primary.
     pub cooldown_wait: Duration,
     /// Where to write the results as JSON, if anywhere.

@@ -177,6 +177,8 @@ pub async fn execute(config: &SemanticsConfig) -> anyhow::Result<SemanticsReport
         max_attempts_per_upstream: config.give_up.max_attempts_per_upstream,
         max_give_up_ms: u64::try_from(config.give_up.max_give_up.as_millis()).unwrap_or(u64::MAX),
         stream: config.stream,
+        client: config.client,
+        client_rule: config.client.rule().into(),
         systems: results,
     })
 }

@@ -6,7 +6,6 @@
 
 use crate::config::SemanticsConfig;
 use cb_base::record::AttemptAction;
-use cb_client::sse::assemble_finished;
 use cb_client::{send, Exchange, Target};
 use cb_contracts::{ContractInput, Language};
 use cb_faults::Role;
@@ -53,6 +52,14 @@ pub struct ClientView {
     pub hung: bool,
     /// Answer contracts the answer broke, as `name: reason`.
     pub contract_violations: Vec<String>,
+}
+
+impl ClientView {
+    /// Whether the answer says it is cut (`finish_reason: "length"`): a
+    /// partial answer the client can tell from a whole one.
+    pub fn marked_partial(&self) -> bool {
+        self.finish_reason.as_deref() == Some("length")
+    }
 }
 
 /// One attempt an upstream saw for a request.
@@ -234,10 +241,11 @@ fn client_view(
     bound: Duration,
 ) -> ClientView {
     let success = reply.status.is_some_and(|s| (200..300).contains(&s));
-    // A stream that ended cleanly after its finish reason but without
-    // `data: [DONE]` is an answer, as client SDKs read it.
+    // A stream whose body ended cleanly is read again as the user's
+    // client reads it (`--client`): to the official SDKs a clean end
+    // without `data: [DONE]` is the end of the answer, whatever came.
     let finished = match (&reply.answer, &reply.stream) {
-        (None, Some(trace)) if success => assemble_finished(trace).ok(),
+        (None, Some(trace)) if success => config.client.assemble(trace).ok(),
         _ => None,
     };
     let (answer, finish_reason, model, usage, completion_tokens, error) = match finished {

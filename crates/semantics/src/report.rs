@@ -27,6 +27,10 @@ pub struct SemanticsReport {
     pub max_give_up_ms: u64,
     /// Whether the cases that follow `--stream` streamed.
     pub stream: bool,
+    /// Whose reading of a stream the verdicts took (`--client`).
+    pub client: cb_wire::sse::ClientProfile,
+    /// That client's rule, in words.
+    pub client_rule: String,
     /// One entry per system, in start order.
     pub systems: Vec<SystemResult>,
 }
@@ -241,12 +245,13 @@ impl SemanticsReport {
         let cases = self.systems.first().map_or(0, |s| s.cases.len());
         let n = self.systems.len();
         out.push_str(&format!(
-            "{cases} cases x {n} system{} ({} profile): {} fail, {} inconclusive\n",
+            "{cases} cases x {n} system{} ({} profile, streams read as {}): {} fail, {} inconclusive\n",
             if n == 1 { "" } else { "s" },
             match self.profile {
                 Profile::Full => "full",
                 Profile::Fast => "fast",
             },
+            self.client,
             self.failures(),
             self.inconclusive()
         ));
@@ -384,6 +389,8 @@ pub(crate) mod tests {
             max_attempts_per_upstream: 2,
             max_give_up_ms: 60_000,
             stream: false,
+            client: cb_wire::sse::ClientProfile::OpenAiSdk,
+            client_rule: cb_wire::sse::ClientProfile::OpenAiSdk.rule().into(),
             systems: vec![SystemResult {
                 system: "gw".into(),
                 wall_ms: 1234.0,
@@ -451,7 +458,7 @@ pub(crate) mod tests {
             "{text}"
         );
         assert!(
-            text.contains("2 cases x 1 system (fast profile): 1 fail"),
+            text.contains("2 cases x 1 system (fast profile, streams read as openai-sdk): 1 fail"),
             "{text}"
         );
     }

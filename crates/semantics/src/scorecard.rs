@@ -77,6 +77,10 @@ pub fn markdown(report: &SemanticsReport) -> String {
         report.max_attempts_per_upstream,
         report.max_give_up_ms as f64 / 1000.0
     ));
+    out.push_str(&format!(
+        "Streams are read as `{}`: {}.\n\n",
+        report.client, report.client_rule
+    ));
     out.push_str("| system | pass | partial | safe | fail | inconclusive | wall time |\n|---|---:|---:|---:|---:|---:|---:|\n");
     for s in &report.systems {
         let c = &s.scorecard;

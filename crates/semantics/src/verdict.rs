@@ -4,7 +4,8 @@
 //! - `pass`: the ideal outcome (the whole answer, or for a permanent error
 //!   the clean error) and every check clean;
 //! - `partial`: the ideal outcome, an advisory check failed;
-//! - `safe`: not the ideal outcome, but a bounded, clean error and every
+//! - `safe`: not the ideal outcome, but a bounded, clean error (or an
+//!   answer that says it is partial, `finish_reason: length`) and every
 //!   required check clean;
 //! - `fail`: a required check failed, a hang, or a truncated answer
 //!   presented as complete (both are required checks of every case);
@@ -95,6 +96,10 @@ pub fn judge(outcome: &Outcome<'_>, checks: &[CheckResult]) -> Judged {
             .requests
             .iter()
             .all(|s| s.client.answered && s.client.complete),
+        Ideal::WholeOrMarked => outcome
+            .requests
+            .iter()
+            .all(|s| s.client.answered && (s.client.complete || s.client.marked_partial())),
         Ideal::CleanError => outcome.requests.iter().all(|s| !s.client.answered),
     };
     if ideal {
@@ -108,16 +113,30 @@ pub fn judge(outcome: &Outcome<'_>, checks: &[CheckResult]) -> Judged {
     match outcome.case.ideal {
         // Every required check is clean, nothing hung and no answer was
         // truncated: what is left of a missed answer is a clean error.
-        Ideal::Answer => {
-            let client = outcome
-                .requests
-                .iter()
-                .find(|s| !s.client.answered)
-                .map_or_else(String::new, got);
-            judged(
-                Verdict::Safe,
-                format!("not answered, a clean error: the client got {client}"),
-            )
+        Ideal::Answer | Ideal::WholeOrMarked => {
+            match outcome.requests.iter().find(|s| !s.client.answered) {
+                Some(missed) => judged(
+                    Verdict::Safe,
+                    format!(
+                        "not answered, a clean error: the client got {}",
+                        got(missed)
+                    ),
+                ),
+                // Every request answered, one not whole but marked so.
+                None => {
+                    let client = outcome
+                        .requests
+                        .iter()
+                        .find(|s| s.client.marked_partial())
+                        .map_or_else(String::new, got);
+                    judged(
+                        Verdict::Safe,
+                        format!(
+                            "answered in part, marked finish_reason length: the client got {client}"
+                        ),
+                    )
+                }
+            }
         }
         Ideal::CleanError => judged(
             Verdict::Fail,

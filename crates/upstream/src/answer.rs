@@ -131,6 +131,14 @@ pub async fn answer(
         Err(spec) => return wire::provider_error(guard, &spec, dialect),
     };
     let slow_by = degraded.and_then(|d| wire::degrade(&mut answer, d));
+    match shape.end {
+        End::LengthAfter(words) => {
+            wire::cut_to_words(&mut answer, words);
+            answer.finish_reason = "length".to_string();
+        }
+        End::TruncatedAfter(words) if !request.stream => wire::cut_to_words(&mut answer, words),
+        _ => {}
+    }
     // When the harness is the client (it knows what the client sent and
     // keeps what it received, in turns.csv), the attempt's row keeps the
     // answer where it says what turns.csv does not: a real provider's, one
@@ -187,9 +195,12 @@ pub async fn answer(
             End::CutAfter(_) => wire::cut_json(&body),
             End::HalfBody => wire::half_json(&body),
             End::BodyStall { silent } => wire::stalled_json(&body, silent),
-            End::Complete | End::NoDone | End::StallAfter { .. } | End::KeepAliveAfter { .. } => {
-                json_response(200, body)
-            }
+            End::Complete
+            | End::NoDone
+            | End::StallAfter { .. }
+            | End::KeepAliveAfter { .. }
+            | End::TruncatedAfter(_)
+            | End::LengthAfter(_) => json_response(200, body),
         };
     }
     wire::pause(answer.ttft).await;
@@ -205,7 +216,9 @@ pub async fn answer(
         *due += late;
     }
     let tail = match shape.end {
-        End::Complete => Tail::Complete,
+        // `LengthAfter` cut the text above: the stream of what is left is
+        // complete.
+        End::Complete | End::LengthAfter(_) => Tail::Complete,
         End::NoDone => {
             frames.pop();
             Tail::Complete
@@ -216,7 +229,11 @@ pub async fn answer(
         }
         End::StallAfter { tokens, silent } => {
             frames.truncate(first_content + tokens);
-            Tail::CloseAfter(silent)
+            Tail::StallThenCut(silent)
+        }
+        End::TruncatedAfter(chunks) => {
+            frames.truncate(first_content + chunks);
+            Tail::Complete
         }
         End::KeepAliveAfter {
             tokens,
@@ -235,7 +252,7 @@ pub async fn answer(
         }
         End::BodyStall { silent } => {
             frames.truncate(first_content);
-            Tail::CloseAfter(silent)
+            Tail::StallThenCut(silent)
         }
     };
     if let Some(after) = shape.malformed_after {

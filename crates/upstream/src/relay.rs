@@ -41,6 +41,9 @@ pub struct LiveShape {
     pub no_end: bool,
     /// A malformed event goes after this many content pieces.
     pub malformed_after: Option<usize>,
+    /// At the limit, the stream closes properly with `finish_reason:
+    /// "length"` instead of ending as the limit's tail says.
+    pub finish_length: bool,
 }
 
 impl LiveShape {
@@ -49,9 +52,10 @@ impl LiveShape {
         let limit = match shape.end {
             End::Complete | End::NoDone => None,
             End::CutAfter(n) => Some((n, Tail::Cut)),
-            End::StallAfter { tokens, silent } => Some((tokens, Tail::CloseAfter(silent))),
+            End::StallAfter { tokens, silent } => Some((tokens, Tail::StallThenCut(silent))),
+            End::TruncatedAfter(n) | End::LengthAfter(n) => Some((n, Tail::Complete)),
             End::HalfBody => Some((1, Tail::CloseAfter(Duration::ZERO))),
-            End::BodyStall { silent } => Some((0, Tail::CloseAfter(silent))),
+            End::BodyStall { silent } => Some((0, Tail::StallThenCut(silent))),
             End::KeepAliveAfter {
                 tokens,
                 every,
@@ -70,6 +74,7 @@ impl LiveShape {
             limit,
             no_end: shape.end == End::NoDone,
             malformed_after: shape.malformed_after,
+            finish_length: matches!(shape.end, End::LengthAfter(_)),
         }
     }
 }
@@ -163,6 +168,8 @@ impl Relay {
                     close.pop();
                 }
                 let tail = match self.shape.limit {
+                    // The answer ended before the limit: it is whole.
+                    Some(_) if self.shape.finish_length => Tail::Complete,
                     Some((n, tail)) => {
                         close.truncate(n.saturating_sub(self.sent));
                         tail
@@ -208,6 +215,11 @@ impl Relay {
     /// The cut or stall of the shape, after the pieces sent.
     fn stop(&mut self) {
         self.record();
+        if self.shape.finish_length {
+            let usage = Usage::new(self.input_tokens, approx_tokens(&self.text));
+            let close = self.framer.close("length", usage);
+            self.out.extend(close);
+        }
         let tail = self.shape.limit.map_or(Tail::Cut, |(_, tail)| tail);
         self.finish_with(tail);
     }
@@ -268,6 +280,12 @@ impl Relay {
                 tokio::time::sleep(silent).await;
                 guard.finish(Some(200));
                 None
+            }
+            Tail::StallThenCut(silent) => {
+                // The fault itself: silence, then the connection aborted.
+                tokio::time::sleep(silent).await;
+                guard.finish(Some(200));
+                Some(Err(cut_error()))
             }
         }
     }

@@ -358,10 +358,36 @@ async fn cuts_stalls_and_lost_ends_count_relayed_pieces() {
         ..Shape::default()
     };
     let (raw, ended, row) = relayed(&stall).await;
-    ended.unwrap();
+    assert!(ended.is_err(), "a stall ends aborted: {raw}");
     assert_eq!(content(&raw), 2, "{raw}");
     assert!(!raw.contains("[DONE]"));
     assert!(row.duration_ms >= 50.0);
+
+    // Ended cleanly too early: no finish, no [DONE].
+    let truncated = Shape {
+        end: End::TruncatedAfter(2),
+        ..Shape::default()
+    };
+    let (raw, ended, _) = relayed(&truncated).await;
+    ended.unwrap();
+    assert_eq!(content(&raw), 2, "{raw}");
+    assert!(
+        !raw.contains("[DONE]") && !raw.contains("finish_reason\":\""),
+        "{raw}"
+    );
+
+    // Stopped with `length`, the stream otherwise complete.
+    let length = Shape {
+        end: End::LengthAfter(2),
+        ..Shape::default()
+    };
+    let (raw, ended, _) = relayed(&length).await;
+    ended.unwrap();
+    assert_eq!(content(&raw), 2, "{raw}");
+    assert!(
+        raw.contains("finish_reason\":\"length") && raw.contains("[DONE]"),
+        "{raw}"
+    );
 
     let no_done = Shape {
         end: End::NoDone,

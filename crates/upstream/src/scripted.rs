@@ -57,9 +57,12 @@ pub async fn execute(
                     End::CutAfter(_)
                     | End::StallAfter { .. }
                     | End::KeepAliveAfter { .. }
+                    | End::TruncatedAfter(_)
                     | End::HalfBody
                     | End::BodyStall { .. } => cb_base::record::AttemptAction::BodyCut,
-                    End::Complete | End::NoDone => cb_base::record::AttemptAction::Ok,
+                    End::Complete | End::NoDone | End::LengthAfter(_) => {
+                        cb_base::record::AttemptAction::Ok
+                    }
                 });
             }
             answer(asked, guard, &shape, None).await
@@ -100,9 +103,13 @@ pub fn describe(act: &Act) -> String {
                 End::NoDone => parts.push("no [DONE]".to_string()),
                 End::CutAfter(k) => parts.push(format!("cut after {k} chunks")),
                 End::StallAfter { tokens, silent } => parts.push(format!(
-                    "silent {} after {tokens} chunks, then closed",
+                    "silent {} after {tokens} chunks, then aborted",
                     secs(silent)
                 )),
+                End::TruncatedAfter(k) => parts.push(format!(
+                    "ended cleanly after {k} chunks, no finish, no [DONE]"
+                )),
+                End::LengthAfter(k) => parts.push(format!("finish_reason length after {k} words")),
                 End::KeepAliveAfter {
                     tokens,
                     every,

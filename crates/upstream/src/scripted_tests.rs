@@ -121,20 +121,113 @@ async fn a_cut_stream_stops_after_its_chunks_without_a_terminator() {
     assert_eq!(text, words(40));
 }
 
+/// The body of a streamed answer read to its end: its bytes, and whether
+/// it broke off (an aborted connection) rather than ended.
+async fn read_to_end(response: reqwest::Response) -> (Vec<u8>, bool) {
+    let mut got = Vec::new();
+    let mut stream = response.bytes_stream();
+    while let Some(chunk) = futures::StreamExt::next(&mut stream).await {
+        match chunk {
+            Ok(bytes) => got.extend_from_slice(&bytes),
+            Err(_) => return (got, true),
+        }
+    }
+    (got, false)
+}
+
+/// The content text of a stream's events.
+fn content(bytes: &[u8]) -> String {
+    read_all(bytes)
+        .events
+        .iter()
+        .filter_map(|e| serde_json::from_str::<Value>(&e.data).ok())
+        .filter_map(|v| {
+            v["choices"][0]["delta"]["content"]
+                .as_str()
+                .map(str::to_string)
+        })
+        .collect()
+}
+
 #[tokio::test(start_paused = true)]
-async fn a_stall_goes_silent_then_closes() {
+async fn a_stall_goes_silent_then_the_connection_is_aborted() {
     let silent = Duration::from_millis(600);
+    for end in [
+        End::StallAfter { tokens: 20, silent },
+        End::BodyStall { silent },
+    ] {
+        let ctx = context(primary(Script::always(Act::shaped(|s| s.end = end))));
+        let pair = start(&ctx).await;
+        let began = Instant::now();
+        let response = send(&pair.primary.url(), &body(true)).await.unwrap();
+        let (bytes, broke) = read_to_end(response).await;
+        assert!(began.elapsed() >= silent, "{end:?}");
+        assert!(
+            broke,
+            "{end:?}: a stall ends with the connection aborted, not a clean end"
+        );
+        let sdk = cb_wire::sse::ClientProfile::OpenAiSdk.assemble(&read_all(&bytes));
+        assert_eq!(sdk.unwrap().finish_reason, None, "{end:?}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_truncated_stream_ends_cleanly_without_finish_or_done() {
     let ctx = context(primary(Script::always(Act::shaped(|s| {
-        s.end = End::StallAfter { tokens: 20, silent };
+        s.end = End::TruncatedAfter(40);
     }))));
     let pair = start(&ctx).await;
-    let began = Instant::now();
     let response = send(&pair.primary.url(), &body(true)).await.unwrap();
-    let bytes = response.bytes().await.unwrap();
-    assert!(began.elapsed() >= silent);
-    let trace = read_all(&bytes);
-    assert!(assemble(&trace).is_err());
-    assert!(!String::from_utf8_lossy(&bytes).contains("finish_reason\":\"stop"));
+    let (bytes, broke) = read_to_end(response).await;
+    assert!(!broke, "the body ends cleanly");
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(!text.contains("[DONE]"), "{text}");
+    let sdk = cb_wire::sse::ClientProfile::OpenAiSdk
+        .assemble(&read_all(&bytes))
+        .unwrap();
+    assert_eq!(sdk.finish_reason, None);
+    assert_eq!(content(&bytes), words(40));
+    // A plain body: the same words, valid JSON.
+    let plain: Value = send(&pair.primary.url(), &body(false))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        plain["choices"][0]["message"]["content"],
+        words(40).as_str()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_length_stop_says_length_in_a_complete_stream_and_body() {
+    let ctx = context(primary(Script::always(Act::shaped(|s| {
+        s.end = End::LengthAfter(40);
+    }))));
+    let pair = start(&ctx).await;
+    let response = send(&pair.primary.url(), &body(true)).await.unwrap();
+    let (bytes, broke) = read_to_end(response).await;
+    assert!(!broke);
+    let assembled = assemble(&read_all(&bytes)).unwrap();
+    assert_eq!(assembled.text, words(40));
+    assert_eq!(assembled.finish_reason.as_deref(), Some("length"));
+    assert!(words(40).len() < canonical().len());
+    let plain: Value = send(&pair.primary.url(), &body(false))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        plain["choices"][0]["message"]["content"],
+        words(40).as_str()
+    );
+    assert_eq!(plain["choices"][0]["finish_reason"], "length");
+    assert_eq!(
+        plain["usage"]["completion_tokens"],
+        cb_wire::openai::approx_tokens(&words(40))
+    );
 }
 
 #[tokio::test(start_paused = true)]

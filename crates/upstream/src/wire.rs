@@ -95,6 +95,20 @@ pub fn degrade(answer: &mut Answer, degraded: Degraded) -> Option<Duration> {
     }
 }
 
+/// Cuts `answer` to its first `words` words (as the stream frames them:
+/// one word and its following space a chunk), its usage counting what is
+/// left.
+pub fn cut_to_words(answer: &mut Answer, words: usize) {
+    let end = answer
+        .text
+        .split_inclusive(' ')
+        .take(words)
+        .map(str::len)
+        .sum::<usize>();
+    answer.text.truncate(end);
+    answer.usage = Usage::new(answer.usage.prompt_tokens, approx_tokens(&answer.text));
+}
+
 /// A 400 for a request the upstream cannot read, already logged.
 pub fn bad_request(message: &str) -> Response {
     json_response(
@@ -167,6 +181,9 @@ pub enum Tail {
     /// Silence for this long, then the body ends normally (the connection
     /// closes without the rest of the stream).
     CloseAfter(Duration),
+    /// Silence for this long, then the body breaks off (the connection is
+    /// aborted): how a real stall ends.
+    StallThenCut(Duration),
     /// Keep-alive comments ([`KEEP_ALIVE`]) one every `every` for `left`,
     /// then the body ends normally: no content, no finish, no `[DONE]`.
     KeepAlive {
@@ -252,6 +269,12 @@ pub fn paced_stream(
                             tokio::time::sleep(silent).await;
                             g.finish(Some(200));
                             None
+                        }
+                        Tail::StallThenCut(silent) => {
+                            // The fault itself: silence, then the connection aborted.
+                            tokio::time::sleep(silent).await;
+                            g.finish(Some(200));
+                            Some((Err(cut_error()), (frames, None, tail)))
                         }
                     }
                 }

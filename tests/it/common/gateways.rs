@@ -74,6 +74,14 @@ pub enum Misbehaviour {
     /// Forwards faithfully, then cuts every answer in half and says
     /// `finish_reason: "length"`.
     CutsAnswersShort,
+    /// Forwards faithfully, but says `finish_reason: "stop"` whatever the
+    /// upstream said (a gateway that normalises the finish reason).
+    SaysStop,
+    /// Relays the primary's stream byte for byte and ends its own stream
+    /// cleanly when the primary's ends, whether that stream ended or broke
+    /// off, adding nothing (no `data: [DONE]`): the relay a gateway that
+    /// hides a broken upstream stream behind a clean end is.
+    RelaysStreamsAsTheyEnd,
     /// Forwards streams, holding each one back for [`STALL`] before its
     /// first byte.
     StallsFirstToken,
@@ -142,6 +150,10 @@ fn alter(kind: Misbehaviour, json: &mut Value) {
             let words: Vec<&str> = text.split(' ').collect();
             json["choices"][0]["finish_reason"] = Value::from("length");
             words[..words.len().div_ceil(2)].join(" ")
+        }
+        Misbehaviour::SaysStop => {
+            json["choices"][0]["finish_reason"] = Value::from("stop");
+            text
         }
         _ => return,
     };
@@ -393,6 +405,11 @@ async fn handle_stream(g: &Gateway, body: &Value) -> Response {
             .body(body)
             .unwrap()
     };
+    if g.kind == Misbehaviour::RelaysStreamsAsTheyEnd {
+        if let Some((200, read, _)) = read_stream(g, body).await {
+            return sse(200, bytes::Bytes::from(read));
+        }
+    }
     if g.kind == Misbehaviour::SplicesWithoutAccounting {
         if let Some(r) = super::careless::splicing(&g.client, &g.primary, &g.fallback, body).await {
             return r;
@@ -590,6 +607,8 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
         | Misbehaviour::Refuses
         | Misbehaviour::EmptiesAnswers
         | Misbehaviour::CutsAnswersShort
+        | Misbehaviour::SaysStop
+        | Misbehaviour::RelaysStreamsAsTheyEnd
         | Misbehaviour::StallsFirstToken
         | Misbehaviour::HammersPrimary
         | Misbehaviour::ForwardsPrefillError

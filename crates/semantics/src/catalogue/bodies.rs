@@ -2,7 +2,9 @@
 //! a 200 whose plain body is half a JSON object (complete at the HTTP
 //! level), and a plain body that stalls after its headers. Both must fail
 //! over: the broken or stalled body is an attempt that failed, as a
-//! malformed chunk or a stall is in a stream. Beside them, the usage a
+//! malformed chunk or a stall is in a stream. An answer that stops early
+//! and says so (`finish_reason: length`, streamed as `--stream` says) must
+//! reach the client saying so. Beside them, the usage a
 //! client gets after a stream was continued from the fallback: it must
 //! count what the client received, not only the fallback's part.
 
@@ -13,7 +15,7 @@ use crate::case::{Case, Check, CheckId as Id, Ideal, Rule, Streaming, ANSWER_WOR
 use crate::timing::Timing;
 use cb_faults::{Act, End, Script};
 
-/// `broken-200`, `body-stall`, `continuation-usage`.
+/// `broken-200`, `body-stall`, `finish-length`, `continuation-usage`.
 pub(super) fn bodies(t: &Timing) -> Vec<Case> {
     vec![
         Case {
@@ -48,6 +50,22 @@ pub(super) fn bodies(t: &Timing) -> Vec<Case> {
                     Check::required(Id::StallBounded, Rule::WallAtMost(t.stall_wall_bound)),
                 ],
                 t.stall_bound,
+            )
+        },
+        Case {
+            // The answer is cut, and says so: the case is about whether
+            // the client can still tell, not about the cut itself.
+            contracts_judged_elsewhere: &["truncated"],
+            ..case(
+                "finish-length",
+                format!(
+                    "the answer stops after {CUT_AT} of {ANSWER_WORDS} words with finish_reason length (the request set no max_tokens); otherwise complete"
+                ),
+                "the partial answer with its finish_reason length kept, so the client can tell (or the whole answer from the fallback); never relabelled stop or dropped",
+                primary(Script::always(Act::shaped(|s| s.end = End::LengthAfter(CUT_AT)))),
+                Ideal::WholeOrMarked,
+                Vec::new(),
+                t.default_bound,
             )
         },
         Case {

@@ -1,6 +1,7 @@
-//! The streaming cases: a slow first token, a stream cut, stalled (silent
-//! or kept warm with keep-alive comments) or malformed, one without
-//! `[DONE]`, and a cut primary whose fallback
+//! The streaming cases: a slow first token, a stream cut, stalled (silent,
+//! then aborted, or kept warm with keep-alive comments), ended cleanly
+//! too early or malformed, one without `[DONE]`, and a cut primary whose
+//! fallback
 //! rejects an assistant prefill. They always stream, whatever `--stream`
 //! says.
 
@@ -70,7 +71,7 @@ pub(super) fn streams(t: &Timing) -> Vec<Case> {
             ..case(
                 "stream-stall",
                 format!(
-                    "after {STALL_AT} chunks the stream goes silent for {}, then closes",
+                    "after {STALL_AT} chunks the stream goes silent for {}, then the connection is aborted",
                     secs(t.stall_silence)
                 ),
                 "the stall detected inside the bound, then the whole answer or a clean error; healthy afterwards",
@@ -86,6 +87,20 @@ pub(super) fn streams(t: &Timing) -> Vec<Case> {
                     Check::required(Id::AliveAfter, Rule::AliveAfter),
                 ],
                 t.stall_bound,
+            )
+        },
+        Case {
+            streaming: Streaming::Always,
+            ..case(
+                "stream-truncated",
+                format!(
+                    "the stream ends cleanly after {CUT_AT} of {ANSWER_WORDS} chunks: no finish_reason, no data: [DONE]"
+                ),
+                "the whole answer (a failover or a continuation) or a clear error; never the truncated answer as complete (to the official SDKs a clean end is the end of the answer)",
+                primary(Script::always(Act::shaped(|s| s.end = End::TruncatedAfter(CUT_AT)))),
+                Ideal::Answer,
+                Vec::new(),
+                t.default_bound,
             )
         },
         Case {

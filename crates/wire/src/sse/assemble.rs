@@ -34,9 +34,22 @@ pub struct ChunkFold {
     model: Option<String>,
     usage: Option<Usage>,
     has_usage: bool,
+    /// Whether an `error` key counts only when its value is truthy (as the
+    /// official SDKs read it: `null`, `false`, `0`, `""`, `{}` and `[]` are
+    /// no error); by default any `error` key breaks the stream.
+    truthy_errors: bool,
 }
 
 impl ChunkFold {
+    /// A fold that counts a chunk's `error` only when its value is truthy
+    /// (see [`crate::sse::ClientProfile::OpenAiSdk`]).
+    pub fn truthy_errors() -> Self {
+        ChunkFold {
+            truthy_errors: true,
+            ..ChunkFold::default()
+        }
+    }
+
     /// Reads the value of the next `data:` line.
     pub fn data(&mut self, data: &str) -> Step {
         let parsed = Data::parse(data);
@@ -50,8 +63,10 @@ impl ChunkFold {
         };
         self.chunks += 1;
         let n = self.chunks;
-        if let Some(message) = chunk.error() {
-            return Step::Broken(format!("error in the stream after {n} chunks: {message}"));
+        if !self.truthy_errors || chunk.value().get("error").is_some_and(truthy) {
+            if let Some(message) = chunk.error() {
+                return Step::Broken(format!("error in the stream after {n} chunks: {message}"));
+            }
         }
         let text = match chunk.content() {
             Ok(text) => text.map(Cow::into_owned).unwrap_or_default(),
@@ -112,6 +127,21 @@ impl ChunkFold {
     }
 }
 
+/// Python's truth value of a JSON value (`None`, `False`, `0`, `""`, an
+/// empty object or array are false), which the OpenAI Python SDK applies
+/// to a chunk's `error` before it raises.
+fn truthy(value: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|x| x != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+    }
+}
+
 /// The answer a complete stream carried.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Assembled {
@@ -153,10 +183,19 @@ pub fn assemble_finished(trace: &StreamTrace) -> Result<Assembled, String> {
 }
 
 fn assemble_with(trace: &StreamTrace, finish_ends: bool) -> Result<Assembled, String> {
+    fold_trace(trace, ChunkFold::default(), |fold| fold.end(finish_ends))
+}
+
+/// Reads every `data:` line of `trace` into `fold`; at the end of the
+/// events without `data: [DONE]`, `end` says whether that is complete.
+pub(super) fn fold_trace(
+    trace: &StreamTrace,
+    mut fold: ChunkFold,
+    end: impl FnOnce(&ChunkFold) -> Result<(), String>,
+) -> Result<Assembled, String> {
     if trace.not_utf8 {
         return Err("the stream is not UTF-8".to_string());
     }
-    let mut fold = ChunkFold::default();
     let mut text = String::new();
     let mut first_content_ms = None;
     for event in &trace.events {
@@ -171,7 +210,7 @@ fn assemble_with(trace: &StreamTrace, finish_ends: bool) -> Result<Assembled, St
             Step::Broken(reason) => return Err(reason),
         }
     }
-    fold.end(finish_ends)?;
+    end(&fold)?;
     Ok(assembled(&fold, text, first_content_ms))
 }
 

@@ -30,9 +30,11 @@
 //!   line is an empty `data:` line, not a line to skip.
 
 mod assemble;
+mod client;
 mod trace;
 
 pub use assemble::{assemble, assemble_finished, stream_text, Assembled, ChunkFold, Step};
+pub use client::ClientProfile;
 pub use trace::{read_all, StreamTrace, TimedEvent, TraceReader};
 
 use cb_base::secret::redact;
