@@ -41,6 +41,7 @@ mod canary;
 mod canary_design;
 mod canary_operator;
 mod canary_power;
+mod client_profiles;
 mod common;
 mod contracts;
 mod controls;

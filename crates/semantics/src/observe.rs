@@ -12,6 +12,7 @@ use cb_faults::Role;
 use cb_upstream::log::TurnKey;
 use cb_upstream::{SimulatedModel, UpstreamContext};
 use cb_wire::openai::ChatRequest;
+use cb_wire::sse::ClientProfile;
 use serde::Serialize;
 use std::time::Duration;
 
@@ -233,6 +234,63 @@ fn attempts_of(
         .collect()
 }
 
+/// What the user's client makes of a reply: the answer it returns, or
+/// why it raises.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientReading {
+    /// The text the client returns, if it returns one.
+    pub answer: Option<String>,
+    /// `finish_reason` of the answer.
+    pub finish_reason: Option<String>,
+    /// The `model` the answer names.
+    pub model: Option<String>,
+    /// Whether the answer carried `usage`.
+    pub usage: bool,
+    /// Its `completion_tokens`, when it had a number there.
+    pub completion_tokens: Option<u32>,
+    /// Why the client raises (or what status it got), if it does.
+    pub error: Option<String>,
+}
+
+/// `reply` read by `profile`: a 2xx stream whose body ended cleanly is
+/// read again as that client reads it (to the official SDKs a clean end
+/// without `data: [DONE]` is the end of the answer, whatever came); a
+/// plain body, a status or a body that broke off reads as the driver's
+/// client read it (every profile agrees there).
+pub fn read_as(profile: ClientProfile, reply: &Exchange) -> ClientReading {
+    let success = reply.status.is_some_and(|s| (200..300).contains(&s));
+    let streamed = match (&reply.answer, &reply.stream) {
+        (None, Some(trace)) if success => Some(profile.assemble(trace)),
+        _ => None,
+    };
+    match streamed {
+        Some(Ok(a)) => ClientReading {
+            answer: Some(a.text),
+            finish_reason: a.finish_reason,
+            model: a.model,
+            usage: a.usage,
+            completion_tokens: a.completion_tokens,
+            error: None,
+        },
+        Some(Err(reason)) => ClientReading {
+            answer: None,
+            finish_reason: None,
+            model: None,
+            usage: false,
+            completion_tokens: None,
+            error: Some(reason),
+        },
+        None => ClientReading {
+            answer: reply.answer.clone(),
+            finish_reason: reply.finish_reason.clone(),
+            model: reply.model.clone(),
+            usage: reply.usage,
+            completion_tokens: reply.completion_tokens,
+            error: reply.error.clone(),
+        },
+    }
+}
+
 /// The client's view of `reply` to `request`, cut at `bound`.
 fn client_view(
     config: &SemanticsConfig,
@@ -241,31 +299,14 @@ fn client_view(
     bound: Duration,
 ) -> ClientView {
     let success = reply.status.is_some_and(|s| (200..300).contains(&s));
-    // A stream whose body ended cleanly is read again as the user's
-    // client reads it (`--client`): to the official SDKs a clean end
-    // without `data: [DONE]` is the end of the answer, whatever came.
-    let finished = match (&reply.answer, &reply.stream) {
-        (None, Some(trace)) if success => config.client.assemble(trace).ok(),
-        _ => None,
-    };
-    let (answer, finish_reason, model, usage, completion_tokens, error) = match finished {
-        Some(a) => (
-            Some(a.text),
-            a.finish_reason,
-            a.model,
-            a.usage,
-            a.completion_tokens,
-            None,
-        ),
-        None => (
-            reply.answer.clone(),
-            reply.finish_reason.clone(),
-            reply.model.clone(),
-            reply.usage,
-            reply.completion_tokens,
-            reply.error.clone(),
-        ),
-    };
+    let ClientReading {
+        answer,
+        finish_reason,
+        model,
+        usage,
+        completion_tokens,
+        error,
+    } = read_as(config.client, reply);
     let answered = success && answer.is_some() && error.is_none();
     let expected = SimulatedModel::text_for(request);
     let got = answer.as_deref().unwrap_or_default();

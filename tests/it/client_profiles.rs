@@ -1,0 +1,358 @@
+//! The `openai-sdk` client profile against the official OpenAI SDKs
+//! themselves, on the same bytes: every answer shape of the catalogue's
+//! cases (their primary's script, streamed, with its silences shortened)
+//! and a few shapes the scripts cannot make (an error chunk, a falsy
+//! `error`, a last event without its blank line) are served by the
+//! harness's upstream; the catalogue's own reading
+//! ([`read_as`] with [`ClientProfile::OpenAiSdk`]) and each SDK
+//! (`tests/sdk/read_stream.py`, `tests/sdk/read_stream.mjs`) read them,
+//! and must agree on whether the client raises, the text it returns and
+//! its finish reason. The strict profile must raise wherever the stream
+//! has no `data: [DONE]`.
+//!
+//! The SDKs come from `scripts/sdk-install` (into `target/sdk/`), or from
+//! `CONTINUITY_BENCH_SDK_PYTHON` (a Python with `openai`) and
+//! `CONTINUITY_BENCH_SDK_NODE` (a directory whose `node_modules` holds
+//! `openai`). Without them the test says so and checks nothing, unless
+//! `CONTINUITY_BENCH_REQUIRE_SDKS=1` (CI sets it), which makes a missing
+//! SDK a failure.
+
+use continuity_bench::client::{send, SendOptions, SystemKind, Target};
+use continuity_bench::faults::{Act, CaseScript, End, FaultPlan, Script, Shape};
+use continuity_bench::openai::{ChatMessage, ChatRequest, StreamOptions};
+use continuity_bench::semantics::catalogue::catalogue;
+use continuity_bench::semantics::observe::read_as;
+use continuity_bench::semantics::timing::{GiveUpBounds, Timing};
+use continuity_bench::sse::ClientProfile;
+use continuity_bench::upstream::{
+    start_pair, ConversationIndex, IndexEntry, LatencyProfile, UpstreamContext,
+};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const MESSAGE: &str = "client profile check. Please reply in exactly 60 words.";
+
+/// Longest silence a shape keeps here: the SDKs run in real time.
+const SHORT: Duration = Duration::from_millis(300);
+
+/// What a client made of a stream.
+#[derive(Debug, Clone, PartialEq)]
+struct Reading {
+    raised: bool,
+    text: String,
+    finish_reason: Option<String>,
+}
+
+/// The SDKs on this machine, or why there are none.
+struct Sdks {
+    python: Option<PathBuf>,
+    node: Option<PathBuf>,
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn sdks() -> Sdks {
+    let sdk = repo().join("target/sdk");
+    let python = std::env::var_os("CONTINUITY_BENCH_SDK_PYTHON")
+        .map(PathBuf::from)
+        .or_else(|| Some(sdk.join("venv/bin/python")))
+        .filter(|p| p.exists());
+    let node = std::env::var_os("CONTINUITY_BENCH_SDK_NODE")
+        .map(PathBuf::from)
+        .or_else(|| Some(sdk.join("node")))
+        .filter(|d| d.join("node_modules/openai").is_dir());
+    Sdks { python, node }
+}
+
+/// A shape's silences and delays cut to [`SHORT`].
+fn shortened(mut shape: Shape) -> Shape {
+    let cap = |d: Duration| d.min(SHORT);
+    shape.delay = shape.delay.map(cap);
+    shape.first_token_after = shape.first_token_after.map(cap);
+    shape.end = match shape.end {
+        End::StallAfter { tokens, silent } => End::StallAfter {
+            tokens,
+            silent: cap(silent),
+        },
+        End::KeepAliveAfter { tokens, .. } => End::KeepAliveAfter {
+            tokens,
+            every: Duration::from_millis(100),
+            silent: SHORT,
+        },
+        End::BodyStall { silent } => End::BodyStall {
+            silent: cap(silent),
+        },
+        other => other,
+    };
+    shape
+}
+
+/// Every distinct answer shape the catalogue's primaries send, named by
+/// the first case that sends it.
+fn catalogue_shapes() -> Vec<(String, Shape)> {
+    let mut shapes: Vec<(String, Shape)> = Vec::new();
+    for case in catalogue(&Timing::fast(), &GiveUpBounds::default(), true) {
+        let acts = std::iter::once(&case.script.primary.otherwise)
+            .chain(case.script.primary.rules.iter().map(|(_, act)| act));
+        for act in acts {
+            if let Act::Answer(shape) = act {
+                let shape = shortened(shape.clone());
+                if !shapes.iter().any(|(_, s)| *s == shape) {
+                    shapes.push((case.id.to_string(), shape));
+                }
+            }
+        }
+    }
+    shapes
+}
+
+/// Serves `shape` from a fresh simulated primary; its base URL (with
+/// `/v1`) and the pair, kept alive by the caller.
+async fn serve(shape: Shape) -> (String, continuity_bench::upstream::UpstreamPair) {
+    let index = ConversationIndex::new([IndexEntry {
+        id: "case",
+        first_user_message: MESSAGE,
+        probe: MESSAGE,
+        turns: 1,
+    }]);
+    let script = CaseScript {
+        primary: Script::always(Act::Answer(shape)),
+        fallback: Script::answer(),
+        clock: "case".into(),
+    };
+    let ctx = UpstreamContext::new(
+        FaultPlan::cases(vec![script]),
+        index,
+        LatencyProfile::INSTANT,
+        1,
+        1,
+    );
+    let any = "127.0.0.1:0".parse().unwrap();
+    let pair = start_pair("sdk", any, any, ctx).await.unwrap();
+    (format!("{}/v1", pair.primary.url()), pair)
+}
+
+/// The catalogue's reading of one streamed request to `base` by `profile`.
+async fn harness_reading(base: &str, profile: ClientProfile) -> Reading {
+    let client = continuity_bench::client::driver_client().unwrap();
+    let target = Target {
+        name: "sdk".into(),
+        kind: SystemKind::Gateway,
+        url: base.trim_end_matches("/v1").to_string(),
+        headers: Vec::new(),
+    };
+    let request = ChatRequest {
+        model: "continuity-sim".into(),
+        messages: vec![ChatMessage::new("user", MESSAGE)],
+        stream: true,
+        stream_options: Some(StreamOptions {
+            include_usage: true,
+        }),
+        extra: serde_json::Map::new(),
+    };
+    let reply = send(
+        &client,
+        &target,
+        &request,
+        SendOptions::new(Duration::from_secs(30)),
+    )
+    .await;
+    let read = read_as(profile, &reply);
+    let raised = read.error.is_some() || read.answer.is_none();
+    Reading {
+        raised,
+        text: if raised {
+            String::new()
+        } else {
+            read.answer.unwrap_or_default()
+        },
+        finish_reason: if raised { None } else { read.finish_reason },
+    }
+}
+
+/// One SDK's reading of a streamed request to `base`: the script's JSON
+/// line.
+fn sdk_reading(program: &Path, args: &[&Path], cwd: &Path, base: &str) -> Reading {
+    let out = std::process::Command::new(program)
+        .args(args)
+        .arg(base)
+        .arg(MESSAGE)
+        .current_dir(cwd)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().last().unwrap_or_default();
+    let v: Value = serde_json::from_str(line).unwrap_or_else(|e| {
+        panic!(
+            "{}: no JSON line ({e}): {stdout}{}",
+            program.display(),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let raised = !v["raised"].is_null();
+    Reading {
+        raised,
+        text: if raised {
+            String::new()
+        } else {
+            v["text"].as_str().unwrap_or_default().to_string()
+        },
+        finish_reason: if raised {
+            None
+        } else {
+            v["finish_reason"].as_str().map(str::to_string)
+        },
+    }
+}
+
+/// Shapes the scripted upstream does not send, as raw bodies.
+fn raw_shapes() -> Vec<(&'static str, String)> {
+    let chunk = |v: Value| format!("data: {v}\n\n");
+    let text = |t: &str| {
+        chunk(
+            serde_json::json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [{"index": 0, "delta": {"content": t}, "finish_reason": null}]}),
+        )
+    };
+    let finish = chunk(
+        serde_json::json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+    );
+    vec![
+        (
+            "an error chunk after text",
+            format!(
+                "{}{}data: [DONE]\n\n",
+                text("Hello "),
+                chunk(
+                    serde_json::json!({"error": {"message": "Overloaded", "type": "overloaded_error"}})
+                )
+            ),
+        ),
+        (
+            "chunks whose error is null",
+            format!(
+                "{}{}{finish}data: [DONE]\n\n",
+                chunk(
+                    serde_json::json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m", "error": null, "choices": [{"index": 0, "delta": {"content": "Hello "}, "finish_reason": null}]})
+                ),
+                text("there.")
+            ),
+        ),
+        (
+            "keep-alive comments between chunks, then a clean end without [DONE]",
+            format!("{}: ping\n\n{}: ping\n\n", text("Hello "), text("there.")),
+        ),
+    ]
+}
+
+/// Serves `body` as a 200 event stream that ends cleanly.
+async fn serve_raw(body: String) -> (String, tokio::task::JoinHandle<()>) {
+    use axum::routing::post;
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        post(move || {
+            let body = body.clone();
+            async move {
+                axum::response::Response::builder()
+                    .status(200)
+                    .header("content-type", "text/event-stream")
+                    .body(axum::body::Body::from(body))
+                    .unwrap()
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    (format!("http://{addr}/v1"), server)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sdk_profile_reads_every_stream_as_the_official_sdks_do() {
+    let Sdks { python, node } = sdks();
+    let required = std::env::var_os("CONTINUITY_BENCH_REQUIRE_SDKS").is_some();
+    if python.is_none() || node.is_none() {
+        assert!(
+            !required,
+            "CONTINUITY_BENCH_REQUIRE_SDKS is set but the SDKs are missing (python: {python:?}, node: {node:?}); run scripts/sdk-install"
+        );
+        eprintln!(
+            "skipped: the official OpenAI SDKs are not installed here; run scripts/sdk-install (or set CONTINUITY_BENCH_SDK_PYTHON and CONTINUITY_BENCH_SDK_NODE)"
+        );
+        return;
+    }
+    let (python, node_dir) = (python.unwrap(), node.unwrap());
+    // The Node script must sit beside its node_modules to import `openai`.
+    let mjs = node_dir.join("read_stream.mjs");
+    std::fs::copy(repo().join("tests/sdk/read_stream.mjs"), &mjs).unwrap();
+    let py = repo().join("tests/sdk/read_stream.py");
+    let node_bin = Path::new("node");
+
+    let mut checked = Vec::new();
+    let mut disagreements = Vec::new();
+    let mut compare = |name: &str, ours: Reading, strict: Reading, sdks: [(&str, Reading); 2]| {
+        for (sdk, theirs) in sdks {
+            if ours != theirs {
+                disagreements.push(format!(
+                    "{name}: {sdk} read {theirs:?}, openai-sdk read {ours:?}"
+                ));
+            }
+        }
+        // Strict raises at least wherever the SDKs do.
+        if ours.raised && !strict.raised {
+            disagreements.push(format!("{name}: strict answered where the SDK raises"));
+        }
+        checked.push((name.to_string(), ours.raised, strict.raised));
+    };
+
+    for (case, shape) in catalogue_shapes() {
+        let name = format!("{case} ({:?})", shape.end);
+        let (base, _ours) = serve(shape.clone()).await;
+        let harness = harness_reading(&base, ClientProfile::OpenAiSdk).await;
+        let (base, _s) = serve(shape.clone()).await;
+        let strict = harness_reading(&base, ClientProfile::Strict).await;
+        let (base, _p) = serve(shape.clone()).await;
+        let py_read = tokio::task::block_in_place(|| sdk_reading(&python, &[&py], &repo(), &base));
+        let (base, _n) = serve(shape.clone()).await;
+        let node_read =
+            tokio::task::block_in_place(|| sdk_reading(node_bin, &[&mjs], &node_dir, &base));
+        compare(
+            &name,
+            harness,
+            strict,
+            [("python", py_read), ("node", node_read)],
+        );
+    }
+    for (name, body) in raw_shapes() {
+        let (base, server) = serve_raw(body).await;
+        let harness = harness_reading(&base, ClientProfile::OpenAiSdk).await;
+        let strict = harness_reading(&base, ClientProfile::Strict).await;
+        let py_read = tokio::task::block_in_place(|| sdk_reading(&python, &[&py], &repo(), &base));
+        let node_read =
+            tokio::task::block_in_place(|| sdk_reading(node_bin, &[&mjs], &node_dir, &base));
+        server.abort();
+        compare(
+            name,
+            harness,
+            strict,
+            [("python", py_read), ("node", node_read)],
+        );
+    }
+    assert!(disagreements.is_empty(), "{disagreements:#?}");
+    // Both outcomes were seen: shapes the SDKs answer and shapes they
+    // raise on, and a clean end that only the strict reader refuses.
+    assert!(checked.iter().any(|(_, raised, _)| *raised), "{checked:?}");
+    assert!(checked.iter().any(|(_, raised, _)| !raised), "{checked:?}");
+    assert!(
+        checked.iter().any(|(_, sdk, strict)| !sdk && *strict),
+        "{checked:?}"
+    );
+    eprintln!(
+        "{} stream shapes read alike by the SDKs and the profile",
+        checked.len()
+    );
+}
