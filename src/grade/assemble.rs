@@ -111,6 +111,7 @@ pub fn assemble(inputs: &GradeInputs<'_>) -> GradeSummary {
         interrupted_by: inputs.interrupted_by,
         profiles,
         semantics_profile: inputs.semantics.as_ref().map(|(r, _)| name_of(&r.profile)),
+        semantics_client: inputs.semantics.as_ref().map(|(r, _)| r.client),
         semantics_dir: inputs.semantics.as_ref().map(|(_, d)| d.clone()),
         cases,
         systems,

@@ -91,10 +91,15 @@ fn header(s: &GradeSummary, out: &mut String) {
         .collect();
     let semantics = match (&s.semantics_profile, &s.semantics_dir) {
         (Some(profile), Some(dir)) => format!(
-            "the semantics catalogue, <a href=\"{d}/scorecard.md\">{p} profile</a> ({n} cases)",
+            "the semantics catalogue, <a href=\"{d}/scorecard.md\">{p} profile</a> ({n} cases{c})",
             d = escape(dir),
             p = escape(profile),
-            n = s.cases.len()
+            n = s.cases.len(),
+            c = s.semantics_client.map_or_else(String::new, |c| format!(
+                ", streams read as <code>{}</code>: {}",
+                c.as_str(),
+                escape(c.rule())
+            )),
         ),
         _ => "no semantics catalogue".to_string(),
     };

@@ -69,6 +69,11 @@ pub struct GradeSummary {
     /// The semantics catalogue's profile (`fast` or `full`), `None` when it
     /// did not run.
     pub semantics_profile: Option<String>,
+    /// Whose reading of a stream the catalogue's verdicts took
+    /// (`--client`); `None` when it did not run (or in a grade written
+    /// before the field, which read streams as neither SDK does).
+    #[serde(default)]
+    pub semantics_client: Option<cb_wire::sse::ClientProfile>,
     /// The semantics report's directory, relative to the grade directory.
     pub semantics_dir: Option<String>,
     /// The cases of the catalogue that ran, in catalogue order.

@@ -128,6 +128,7 @@ pub fn fixture() -> GradeSummary {
             },
         ],
         semantics_profile: Some("fast".into()),
+        semantics_client: Some(cb_wire::sse::ClientProfile::OpenAiSdk),
         semantics_dir: Some("semantics".into()),
         cases: ["401", "503"]
             .map(|c| CaseInfo {
