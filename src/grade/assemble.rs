@@ -6,7 +6,7 @@
 
 use super::summary::{
     AttemptEvidence, CaseEvidence, CaseInfo, CheckEvidence, ContinuityFigures, GradeSummary,
-    GradeSystem, GradedKind, LengthLatency, ProfileRun, RequestEvidence, SummaryKind,
+    GradeSystem, GradedKind, LengthLatency, ModeLatency, ProfileRun, RequestEvidence, SummaryKind,
 };
 use cb_continuity::report::{plot_data, ReportData};
 use cb_semantics::{CaseResult, SemanticsReport};
@@ -189,11 +189,13 @@ fn system(entry: &SystemUnderTest, inputs: &GradeInputs<'_>) -> GradeSystem {
             contracts: s.contracts.clone(),
             latency_by_length: plot_data::latency_by_length(&data.events, &s.name)
                 .into_iter()
-                .map(|l| LengthLatency {
-                    turns: l.turns,
-                    n: l.n as u64,
-                    median_ms: l.median,
-                    p95_ms: l.p95,
+                .map(length_latency)
+                .collect(),
+            latency_by_mode: plot_data::latency_by_length_per_mode(&data.events, &s.name)
+                .into_iter()
+                .map(|(fault_mode, rows)| ModeLatency {
+                    fault_mode,
+                    by_length: rows.into_iter().map(length_latency).collect(),
                 })
                 .collect(),
             storm: s.attempts.storm,
@@ -270,5 +272,15 @@ fn evidence(c: &CaseResult) -> CaseEvidence {
             .collect(),
         notes: c.notes.clone(),
         requests,
+    }
+}
+
+/// A length's latency as the grade writes it.
+fn length_latency(l: plot_data::LengthLatency) -> LengthLatency {
+    LengthLatency {
+        turns: l.turns,
+        n: l.n as u64,
+        median_ms: l.median,
+        p95_ms: l.p95,
     }
 }

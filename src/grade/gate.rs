@@ -189,6 +189,7 @@ mod tests {
                 availability: cb_stats::rate(cpr.1, cpr.1),
                 contracts: Vec::new(),
                 latency_by_length: Vec::new(),
+                latency_by_mode: Vec::new(),
                 storm: false,
                 warning: None,
             }],

@@ -56,6 +56,24 @@ pub fn render(s: &GradeSummary) -> String {
             out.push('\n');
         }
     }
+    let lines: Vec<(String, String)> = s
+        .systems
+        .iter()
+        .map(|sys| (sys.name.clone(), super::headline::headline(sys)))
+        .filter(|(_, line)| !line.is_empty())
+        .collect();
+    if !lines.is_empty() {
+        out.push_str("## In one sentence\n\n");
+        out.push_str(&row(&[
+            "system".into(),
+            "what the figures below say".into(),
+        ]));
+        out.push_str(&rule(2));
+        for (name, line) in lines {
+            out.push_str(&row(&[name, line]));
+        }
+        out.push('\n');
+    }
     out.push_str("## Systems\n\n");
     let headers = [
         "system",
@@ -146,6 +164,11 @@ pub fn render(s: &GradeSummary) -> String {
         }
     }
     out.push('\n');
+    for p in &s.profiles {
+        if let Some(line) = super::headline::same_contract_rates(s, &p.profile) {
+            let _ = writeln!(out, "{line}\n");
+        }
+    }
     out.push_str("## Not measured\n\n");
     for sys in &s.systems {
         if sys.unmeasured.is_empty() {

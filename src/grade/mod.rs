@@ -13,11 +13,12 @@
 pub mod assemble;
 pub mod evidence;
 pub mod gate;
+pub mod headline;
 pub mod markdown;
 pub mod page;
 pub mod summary;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 pub mod unreached;
 
 pub use summary::{GradeSummary, GRADE_KIND};

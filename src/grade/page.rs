@@ -6,7 +6,7 @@
 //! [`GradeSummary`] alone, so `report DIR` renders it again from
 //! `summary.json`.
 
-use super::summary::{ContinuityFigures, GradeSummary, GradeSystem};
+use super::summary::{ContinuityFigures, GradeSummary, GradeSystem, LengthLatency};
 use cb_report::format::{interval, ms, rate_with_counts};
 use cb_report::html::{anchor, escape, page, table, Cell};
 use cb_report::svg::{log_lines, stacked_bars, Bar, Segment, Series};
@@ -45,6 +45,7 @@ pub fn system_id(system: &str) -> String {
 pub fn render(summary: &GradeSummary) -> String {
     let mut body = String::new();
     header(summary, &mut body);
+    headlines(summary, &mut body);
     overview(summary, &mut body);
     scorecard(summary, &mut body);
     charts(summary, &mut body);
@@ -134,6 +135,32 @@ fn header(s: &GradeSummary, out: &mut String) {
             .collect();
         out.push_str(&table(&["system", "threshold", "measured", ""], &rows));
     }
+}
+
+/// One sentence per system, generated from its figures
+/// ([`super::headline`]), before the tables it summarises.
+fn headlines(s: &GradeSummary, out: &mut String) {
+    let lines: Vec<(&GradeSystem, String)> = s
+        .systems
+        .iter()
+        .map(|sys| (sys, super::headline::headline(sys)))
+        .filter(|(_, line)| !line.is_empty())
+        .collect();
+    if lines.is_empty() {
+        return;
+    }
+    out.push_str("<h2 id=\"verdicts\">In one sentence</h2>\n<ul class=\"verdicts\">\n");
+    for (sys, line) in lines {
+        let _ = writeln!(
+            out,
+            "<li><a href=\"#{}\"><strong>{}</strong></a>{}: {}</li>",
+            system_id(&sys.name),
+            escape(&sys.name),
+            if sys.control { " (control)" } else { "" },
+            escape(&line)
+        );
+    }
+    out.push_str("</ul>\n");
 }
 
 fn figures<'a>(system: &'a GradeSystem, profile: &str) -> Option<&'a ContinuityFigures> {
@@ -279,36 +306,84 @@ fn charts(s: &GradeSummary, out: &mut String) {
     ));
     for profile in s.profiles.iter().map(|p| p.profile.as_str()) {
         out.push_str(&contracts_chart(s, profile));
-    }
-    let mut series = Vec::new();
-    for (i, sys) in s.systems.iter().enumerate() {
-        let Some(f) = figures(sys, "paper") else {
-            continue;
-        };
-        let colour = SYSTEM_COLOURS[i % SYSTEM_COLOURS.len()].to_string();
-        for (stat, dashed) in [("median", false), ("P95", true)] {
-            series.push(Series {
-                name: format!("{} {stat}", sys.name),
-                colour: colour.clone(),
-                dashed,
-                points: f
-                    .latency_by_length
-                    .iter()
-                    .map(|l| {
-                        let y = if dashed { l.p95_ms } else { l.median_ms };
-                        (f64::from(l.turns), y)
-                    })
-                    .collect(),
-            });
+        if let Some(line) = super::headline::same_contract_rates(s, profile) {
+            let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(&line));
         }
     }
-    out.push_str(&log_lines(
-        "Event-turn latency by conversation length (paper profile)",
-        "conversation length, turns",
-        "latency, ms",
-        &series,
-        "no failover event under the paper profile, so no latency to show",
-    ));
+    latency_charts(s, out);
+}
+
+/// Event-turn latency by conversation length, one chart per fault mode
+/// (paper profile), with what the charts can and cannot show. A grade
+/// written before the per-mode figures gets the pooled chart.
+fn latency_charts(s: &GradeSummary, out: &mut String) {
+    let modes: Vec<cb_faults::FaultMode> = cb_faults::FaultMode::ALL
+        .into_iter()
+        .filter(|m| {
+            s.systems.iter().any(|sys| {
+                figures(sys, "paper")
+                    .is_some_and(|f| f.latency_by_mode.iter().any(|l| l.fault_mode == *m))
+            })
+        })
+        .collect();
+    let series_of = |rows: &dyn Fn(&ContinuityFigures) -> Vec<LengthLatency>| {
+        let mut series = Vec::new();
+        for (i, sys) in s.systems.iter().enumerate() {
+            let Some(f) = figures(sys, "paper") else {
+                continue;
+            };
+            let rows = rows(f);
+            if rows.is_empty() {
+                continue;
+            }
+            let colour = SYSTEM_COLOURS[i % SYSTEM_COLOURS.len()].to_string();
+            for (stat, dashed) in [("median", false), ("P95", true)] {
+                series.push(Series {
+                    name: format!("{} {stat}", sys.name),
+                    colour: colour.clone(),
+                    dashed,
+                    points: rows
+                        .iter()
+                        .map(|l| {
+                            let y = if dashed { l.p95_ms } else { l.median_ms };
+                            (f64::from(l.turns), y)
+                        })
+                        .collect(),
+                });
+            }
+        }
+        series
+    };
+    if modes.is_empty() {
+        out.push_str(&log_lines(
+            "Event-turn latency by conversation length (paper profile)",
+            "conversation length, turns",
+            "latency, ms",
+            &series_of(&|f| f.latency_by_length.clone()),
+            "no failover event under the paper profile, so no latency to show",
+        ));
+        return;
+    }
+    out.push_str("<p class=\"note\">One chart per fault mode: a TIMEOUT holds the connection until the gateway gives up on it, a 503 or a 429 answers at once, and each conversation length draws its own mix of modes, so lengths pooled together would compare mixes, not lengths. Within one mode, a rise with length is what the longer history costs; a point resting on a few events (the counts are in each system's section) says little.</p>\n");
+    for mode in modes {
+        let series = series_of(&|f| {
+            f.latency_by_mode
+                .iter()
+                .find(|l| l.fault_mode == mode)
+                .map(|l| l.by_length.clone())
+                .unwrap_or_default()
+        });
+        out.push_str(&log_lines(
+            &format!(
+                "Event-turn latency by conversation length, {} faults (paper profile)",
+                mode.as_str()
+            ),
+            "conversation length, turns",
+            "latency, ms",
+            &series,
+            "no failover event of this mode",
+        ));
+    }
 }
 
 /// Answers that broke each contract, per system, under `profile`.

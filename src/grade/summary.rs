@@ -157,10 +157,24 @@ pub struct ContinuityFigures {
     pub contracts: Vec<ContractRate>,
     /// Event-turn latency per conversation length (failover events).
     pub latency_by_length: Vec<LengthLatency>,
+    /// The same per fault mode, modes in report order; empty in a grade
+    /// written before the field.
+    #[serde(default)]
+    pub latency_by_mode: Vec<ModeLatency>,
     /// Whether the upstream attempts looked like a retry storm.
     pub storm: bool,
     /// The system's warning, when few planned events reached the fault.
     pub warning: Option<String>,
+}
+
+/// Event-turn latency per conversation length, for the failover events
+/// of one fault mode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModeLatency {
+    /// The fault mode.
+    pub fault_mode: cb_faults::FaultMode,
+    /// Per length, lengths in order.
+    pub by_length: Vec<LengthLatency>,
 }
 
 /// Event-turn latency of the conversations of one length.

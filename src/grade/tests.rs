@@ -43,6 +43,26 @@ fn figures(profile: &str, preserved: u64, events: u64) -> ContinuityFigures {
                 p95_ms: 1020.0,
             },
         ],
+        latency_by_mode: vec![
+            ModeLatency {
+                fault_mode: cb_faults::FaultMode::Timeout,
+                by_length: vec![LengthLatency {
+                    turns: 7,
+                    n: 1,
+                    median_ms: 1013.0,
+                    p95_ms: 1013.0,
+                }],
+            },
+            ModeLatency {
+                fault_mode: cb_faults::FaultMode::ApiError,
+                by_length: vec![LengthLatency {
+                    turns: 9,
+                    n: 2,
+                    median_ms: 14.0,
+                    p95_ms: 15.0,
+                }],
+            },
+        ],
         storm: false,
         warning: None,
     }

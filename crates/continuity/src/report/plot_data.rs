@@ -47,11 +47,36 @@ pub struct LengthLatency {
 /// Final-turn latency (every event, answered or not: a failure's latency is
 /// what the user waited) per conversation length for `system`, by length.
 pub fn latency_by_length(events: &[EventRecord], system: &str) -> Vec<LengthLatency> {
+    lengths(
+        events
+            .iter()
+            .filter(|e| e.system == system && e.stage == Stage::Failover),
+    )
+}
+
+/// [`latency_by_length`] per fault mode, modes in report order (those with
+/// no failover event left out): each mode holds the connection its own
+/// time, and each length draws its own mix of modes, so pooled lengths
+/// compare mixes, not lengths.
+pub fn latency_by_length_per_mode(
+    events: &[EventRecord],
+    system: &str,
+) -> Vec<(cb_faults::FaultMode, Vec<LengthLatency>)> {
+    cb_faults::FaultMode::ALL
+        .into_iter()
+        .map(|mode| {
+            let rows = lengths(events.iter().filter(|e| {
+                e.system == system && e.stage == Stage::Failover && e.fault_mode == mode
+            }));
+            (mode, rows)
+        })
+        .filter(|(_, rows)| !rows.is_empty())
+        .collect()
+}
+
+fn lengths<'a>(events: impl Iterator<Item = &'a EventRecord>) -> Vec<LengthLatency> {
     let mut by_length: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-    for e in events
-        .iter()
-        .filter(|e| e.system == system && e.stage == Stage::Failover)
-    {
+    for e in events {
         by_length.entry(e.turns).or_default().push(e.latency_ms);
     }
     by_length
