@@ -136,16 +136,32 @@ const CONTROLS: &[Control] = &[
     Control {
         kind: Misbehaviour::RelaysStreamsAsTheyEnd,
         stream: true,
-        cases: &["ok", "stream-cut", "stream-truncated", "stream-stall"],
+        cases: &[
+            "ok",
+            "stream-cut",
+            "stream-truncated",
+            "stream-stall",
+            "stream-error-first",
+            "stream-error-midway",
+        ],
         // To the official SDKs (the default client), a stream that ends
         // cleanly is whole: the cut and the truncated stream reach the
         // user as complete answers. The stall's abort comes after the
-        // case's wall bound, so it fails on time first.
+        // case's wall bound, so it fails on time first. An error event
+        // relayed as it came makes the SDK raise: a clean error.
         not_passed: &[
             ("stream-cut", Fail),
             ("stream-truncated", Fail),
             ("stream-stall", Fail),
+            ("stream-error-first", Safe),
+            ("stream-error-midway", Safe),
         ],
+    },
+    Control {
+        kind: Misbehaviour::DropsErrorEvents,
+        stream: true,
+        cases: &["ok", "stream-error-first", "stream-error-midway"],
+        not_passed: &[("stream-error-first", Fail), ("stream-error-midway", Fail)],
     },
     Control {
         kind: Misbehaviour::SaysStop,
@@ -339,7 +355,7 @@ async fn the_reference_proxies_pass_the_catalogue() {
     .unwrap();
     for name in ["stateless", "history"] {
         let s = system(&report, name);
-        assert_eq!(s.cases.len(), 41);
+        assert_eq!(s.cases.len(), 43);
         assert_eq!(
             not_passed(s),
             BTreeMap::new(),
@@ -384,6 +400,7 @@ control_tests! {
     a_gateway_that_masks_a_broken_stream_is_caught => MasksCutStreams,
     a_gateway_that_relays_a_stream_as_it_ends_is_caught => RelaysStreamsAsTheyEnd,
     a_gateway_that_says_stop_for_a_cut_answer_is_caught => SaysStop,
+    a_gateway_that_drops_error_events_is_caught => DropsErrorEvents,
     a_gateway_that_forwards_the_prefill_400_is_caught => ForwardsPrefillError,
     a_gateway_without_timeouts_is_caught => NoTimeouts,
     a_gateway_that_waits_for_a_missing_done_is_caught => HoldsWithoutDone,

@@ -148,6 +148,23 @@ impl Framer {
         }
     }
 
+    /// An error event inside the stream, in the dialect's framing: an
+    /// overloaded provider giving up on an answer it had started
+    /// (OpenAI's `data: {"error": ...}`, Anthropic's `event: error` with
+    /// `overloaded_error`, Gemini's error object with `UNAVAILABLE`).
+    pub fn error(&self, message: &str) -> String {
+        match self {
+            Framer::Openai(_) => {
+                cb_wire::openai::frame::error_event(message, "overloaded_error", None)
+            }
+            Framer::Anthropic(_) => format!(
+                "event: error\ndata: {}\n\n",
+                anthropic::error_body(anthropic::ErrorKind::OverloadedError, message)
+            ),
+            Framer::Gemini(_) => gemini::sse_frame(&gemini::error_body(503, message)),
+        }
+    }
+
     /// An event that is not JSON, in the dialect's framing.
     pub fn malformed(&self) -> &'static str {
         malformed_event(match self {

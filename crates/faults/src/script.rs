@@ -271,6 +271,12 @@ pub enum End {
     /// stream's finish chunk, usage and `data: [DONE]`; a plain body
     /// whole. An honest partial answer: the client can see that it is cut.
     LengthAfter(usize),
+    /// A stream sends this many content chunks (0: only its opening
+    /// frame), then an error event in its dialect (an overloaded provider
+    /// giving up on the answer it started), then its body ends: no finish,
+    /// no end of stream. A plain body is a 200 whose body is the
+    /// dialect's error object.
+    ErrorAfter(usize),
     /// A plain body's headers and first half go at once, then silence for
     /// `silent`, then the connection breaks off. A stream sends its
     /// headers and role chunk, then the same silence, then the connection

@@ -201,6 +201,17 @@ pub async fn answer(
             | End::KeepAliveAfter { .. }
             | End::TruncatedAfter(_)
             | End::LengthAfter(_) => json_response(200, body),
+            End::ErrorAfter(_) => json_response(
+                200,
+                cb_dialect::frames::error_body(
+                    dialect,
+                    529,
+                    wire::IN_BAND_ERROR,
+                    "overloaded_error",
+                    None,
+                )
+                .to_string(),
+            ),
         };
     }
     wire::pause(answer.ttft).await;
@@ -233,6 +244,12 @@ pub async fn answer(
         }
         End::TruncatedAfter(chunks) => {
             frames.truncate(first_content + chunks);
+            Tail::Complete
+        }
+        End::ErrorAfter(chunks) => {
+            frames.truncate(first_content + chunks);
+            let due = frames.last().map_or(late, |(d, _)| *d);
+            frames.push((due, framer.error(wire::IN_BAND_ERROR)));
             Tail::Complete
         }
         End::KeepAliveAfter {

@@ -44,6 +44,8 @@ pub struct LiveShape {
     /// At the limit, the stream closes properly with `finish_reason:
     /// "length"` instead of ending as the limit's tail says.
     pub finish_length: bool,
+    /// At the limit, an error event goes out before the stream ends.
+    pub error_at_limit: bool,
 }
 
 impl LiveShape {
@@ -53,7 +55,9 @@ impl LiveShape {
             End::Complete | End::NoDone => None,
             End::CutAfter(n) => Some((n, Tail::Cut)),
             End::StallAfter { tokens, silent } => Some((tokens, Tail::StallThenCut(silent))),
-            End::TruncatedAfter(n) | End::LengthAfter(n) => Some((n, Tail::Complete)),
+            End::TruncatedAfter(n) | End::LengthAfter(n) | End::ErrorAfter(n) => {
+                Some((n, Tail::Complete))
+            }
             End::HalfBody => Some((1, Tail::CloseAfter(Duration::ZERO))),
             End::BodyStall { silent } => Some((0, Tail::StallThenCut(silent))),
             End::KeepAliveAfter {
@@ -75,6 +79,7 @@ impl LiveShape {
             no_end: shape.end == End::NoDone,
             malformed_after: shape.malformed_after,
             finish_length: matches!(shape.end, End::LengthAfter(_)),
+            error_at_limit: matches!(shape.end, End::ErrorAfter(_)),
         }
     }
 }
@@ -219,6 +224,10 @@ impl Relay {
             let usage = Usage::new(self.input_tokens, approx_tokens(&self.text));
             let close = self.framer.close("length", usage);
             self.out.extend(close);
+        }
+        if self.shape.error_at_limit {
+            let error = self.framer.error(super::wire::IN_BAND_ERROR);
+            self.out.push_back(error);
         }
         let tail = self.shape.limit.map_or(Tail::Cut, |(_, tail)| tail);
         self.finish_with(tail);

@@ -376,6 +376,19 @@ async fn cuts_stalls_and_lost_ends_count_relayed_pieces() {
         "{raw}"
     );
 
+    // An error event after the pieces, then a clean end.
+    let error = Shape {
+        end: End::ErrorAfter(2),
+        ..Shape::default()
+    };
+    let (raw, ended, _) = relayed(&error).await;
+    ended.unwrap();
+    assert_eq!(content(&raw), 2, "{raw}");
+    assert!(
+        raw.contains("overloaded_error") && !raw.contains("[DONE]"),
+        "{raw}"
+    );
+
     // Stopped with `length`, the stream otherwise complete.
     let length = Shape {
         end: End::LengthAfter(2),

@@ -58,6 +58,7 @@ pub async fn execute(
                     | End::StallAfter { .. }
                     | End::KeepAliveAfter { .. }
                     | End::TruncatedAfter(_)
+                    | End::ErrorAfter(_)
                     | End::HalfBody
                     | End::BodyStall { .. } => cb_base::record::AttemptAction::BodyCut,
                     End::Complete | End::NoDone | End::LengthAfter(_) => {
@@ -110,6 +111,7 @@ pub fn describe(act: &Act) -> String {
                     "ended cleanly after {k} chunks, no finish, no [DONE]"
                 )),
                 End::LengthAfter(k) => parts.push(format!("finish_reason length after {k} words")),
+                End::ErrorAfter(k) => parts.push(format!("an error event after {k} chunks")),
                 End::KeepAliveAfter {
                     tokens,
                     every,

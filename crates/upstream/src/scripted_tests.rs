@@ -201,6 +201,29 @@ async fn a_truncated_stream_ends_cleanly_without_finish_or_done() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn an_error_event_ends_a_stream_before_or_after_its_first_text() {
+    for k in [0, 20] {
+        let ctx = context(primary(Script::always(Act::shaped(|s| {
+            s.end = End::ErrorAfter(k);
+        }))));
+        let pair = start(&ctx).await;
+        let response = send(&pair.primary.url(), &body(true)).await.unwrap();
+        assert_eq!(response.status(), 200);
+        let (bytes, broke) = read_to_end(response).await;
+        assert!(!broke, "the body ends cleanly after the error event");
+        assert_eq!(content(&bytes), words(k));
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(!text.contains("[DONE]"), "{text}");
+        let err = assemble(&read_all(&bytes)).unwrap_err();
+        assert!(
+            err.starts_with(&format!("error in the stream after {} chunks", k + 2)),
+            "{err}"
+        );
+        assert!(err.contains("Overloaded"), "{err}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_length_stop_says_length_in_a_complete_stream_and_body() {
     let ctx = context(primary(Script::always(Act::shaped(|s| {
         s.end = End::LengthAfter(40);

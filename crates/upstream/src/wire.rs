@@ -17,6 +17,10 @@ use cb_faults::{ErrorKind, ErrorSpec};
 use cb_wire::openai::{approx_tokens, Usage};
 use std::time::Duration;
 
+/// The message of the error event an `ErrorAfter` stream sends.
+pub const IN_BAND_ERROR: &str =
+    "Overloaded: the provider stopped generating (simulated error inside the stream)";
+
 /// How long a cut body waits after its last bytes before breaking off, so
 /// those bytes have left for the gateway (hyper would otherwise drop the
 /// connection with them still in its buffer, before even the status line).

@@ -82,6 +82,10 @@ pub enum Misbehaviour {
     /// off, adding nothing (no `data: [DONE]`): the relay a gateway that
     /// hides a broken upstream stream behind a clean end is.
     RelaysStreamsAsTheyEnd,
+    /// Relays the primary's stream without its error events (a `data:`
+    /// line whose JSON has an `error`), then ends it with `data: [DONE]`:
+    /// a relay that tidies a provider's in-stream error away.
+    DropsErrorEvents,
     /// Forwards streams, holding each one back for [`STALL`] before its
     /// first byte.
     StallsFirstToken,
@@ -405,6 +409,24 @@ async fn handle_stream(g: &Gateway, body: &Value) -> Response {
             .body(body)
             .unwrap()
     };
+    if g.kind == Misbehaviour::DropsErrorEvents {
+        if let Some((200, read, _)) = read_stream(g, body).await {
+            let text = String::from_utf8_lossy(&read).into_owned();
+            let mut kept: String = text
+                .split("\n\n")
+                .filter(|e| !e.trim().is_empty())
+                .filter(|e| {
+                    let data = e.trim().strip_prefix("data:").map(str::trim);
+                    data.and_then(|d| serde_json::from_str::<Value>(d).ok())
+                        .is_none_or(|v| v.get("error").is_none())
+                })
+                .filter(|e| e.trim() != "data: [DONE]")
+                .map(|e| format!("{e}\n\n"))
+                .collect();
+            kept.push_str("data: [DONE]\n\n");
+            return sse(200, bytes::Bytes::from(kept));
+        }
+    }
     if g.kind == Misbehaviour::RelaysStreamsAsTheyEnd {
         if let Some((200, read, _)) = read_stream(g, body).await {
             return sse(200, bytes::Bytes::from(read));
@@ -609,6 +631,7 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
         | Misbehaviour::CutsAnswersShort
         | Misbehaviour::SaysStop
         | Misbehaviour::RelaysStreamsAsTheyEnd
+        | Misbehaviour::DropsErrorEvents
         | Misbehaviour::StallsFirstToken
         | Misbehaviour::HammersPrimary
         | Misbehaviour::ForwardsPrefillError

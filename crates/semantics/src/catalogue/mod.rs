@@ -45,6 +45,9 @@ pub const CUT_AT: usize = 40;
 /// Content chunks `stream-stall` sends before going silent.
 pub const STALL_AT: usize = 20;
 
+/// Content chunks `stream-error-midway` sends before its error event.
+pub const ERROR_AT: usize = 20;
+
 /// Content chunks `malformed-chunk` sends before its broken event.
 pub const MALFORMED_AT: usize = 9;
 

@@ -1,13 +1,14 @@
 //! The streaming cases: a slow first token, a stream cut, stalled (silent,
 //! then aborted, or kept warm with keep-alive comments), ended cleanly
-//! too early or malformed, one without `[DONE]`, and a cut primary whose
+//! too early, ended by an error event before or after its first text, or
+//! malformed, one without `[DONE]`, and a cut primary whose
 //! fallback
 //! rejects an assistant prefill. They always stream, whatever `--stream`
 //! says.
 
 use super::build::{case, primary};
 use super::secs;
-use super::{CUT_AT, MALFORMED_AT, STALL_AT};
+use super::{CUT_AT, ERROR_AT, MALFORMED_AT, STALL_AT};
 use crate::case::{Case, Check, CheckId as Id, Ideal, Rule, Streaming, ANSWER_WORDS};
 use crate::timing::Timing;
 use cb_faults::{Act, CaseScript, End, ErrorKind, ErrorSpec, Script, When};
@@ -98,6 +99,32 @@ pub(super) fn streams(t: &Timing) -> Vec<Case> {
                 ),
                 "the whole answer (a failover or a continuation) or a clear error; never the truncated answer as complete (to the official SDKs a clean end is the end of the answer)",
                 primary(Script::always(Act::shaped(|s| s.end = End::TruncatedAfter(CUT_AT)))),
+                Ideal::Answer,
+                Vec::new(),
+                t.default_bound,
+            )
+        },
+        Case {
+            streaming: Streaming::Always,
+            ..case(
+                "stream-error-first",
+                "the stream opens (headers, role chunk), then an error event (overloaded_error) before any text, then ends".into(),
+                "fail over: the fallback's whole answer (nothing was shown yet); or a clean error; never an empty or partial answer as complete",
+                primary(Script::always(Act::shaped(|s| s.end = End::ErrorAfter(0)))),
+                Ideal::Answer,
+                vec![Check::advisory(Id::FailedOver, Rule::FailedOver)],
+                t.default_bound,
+            )
+        },
+        Case {
+            streaming: Streaming::Always,
+            ..case(
+                "stream-error-midway",
+                format!(
+                    "after {ERROR_AT} of {ANSWER_WORDS} chunks the stream sends an error event (overloaded_error), then ends"
+                ),
+                "the whole answer (a continuation or a restart from the fallback, no text duplicated or lost) or a clean error; never the partial answer as complete",
+                primary(Script::always(Act::shaped(|s| s.end = End::ErrorAfter(ERROR_AT)))),
                 Ideal::Answer,
                 Vec::new(),
                 t.default_bound,

@@ -49,6 +49,8 @@ fn every_case_the_issue_lists_is_there_once() {
         "stream-cut",
         "stream-stall",
         "stream-truncated",
+        "stream-error-first",
+        "stream-error-midway",
         "stream-keepalive",
         "malformed-chunk",
         "no-done",
