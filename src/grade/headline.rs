@@ -113,6 +113,7 @@ pub fn headline(sys: &GradeSystem) -> String {
             truncated.join(", ")
         ));
     }
+    let mut safe_all: Vec<&str> = Vec::new();
     for family in [TRANSIENT, PERMANENT, STREAMS] {
         let mine: Vec<&&CaseEvidence> = scored
             .iter()
@@ -134,18 +135,19 @@ pub fn headline(sys: &GradeSystem) -> String {
         if !failed.is_empty() {
             bad.push(format!("{} ({})", family.bad, failed.join(", ")));
         }
-        if !safe.is_empty() {
-            bad.push(format!(
-                "gives a clean error where an answer was possible ({})",
-                safe.join(", ")
-            ));
-        }
+        safe_all.extend(safe);
         let all_ok = mine
             .iter()
             .all(|c| matches!(c.verdict, Verdict::Pass | Verdict::Partial));
         if all_ok {
             good.push(family.good.to_string());
         }
+    }
+    if !safe_all.is_empty() {
+        bad.push(format!(
+            "gives a clean error where an answer was possible ({})",
+            safe_all.join(", ")
+        ));
     }
     let other: Vec<&str> = scored
         .iter()
