@@ -38,6 +38,8 @@
 #   RUN_TIMEOUT         seconds allowed for the benchmark (default 3600; on
 #                       expiry it is interrupted and writes what finished)
 #   OUT                 report directory (default reports/gateways-<UTC time>)
+#   LITELLM_CONFIG      LiteLLM's configuration (default litellm/config.yaml)
+#   PORTKEY_CONFIG_FILE Portkey's per-request config (default portkey/config.json)
 
 set -euo pipefail
 
@@ -141,7 +143,7 @@ start_litellm() {
     # "connection reset by peer" (seen between runs); 120 s outlasts the
     # driver's idle connections.
     LITELLM_MASTER_KEY="$LITELLM_MASTER_KEY" LITELLM_LOCAL_MODEL_COST_MAP=True \
-        setsid "$cache/litellm-venv/bin/litellm" --config "$here/litellm/config.yaml" \
+        setsid "$cache/litellm-venv/bin/litellm" --config "${LITELLM_CONFIG:-$here/litellm/config.yaml}" \
         --host 127.0.0.1 --port "$litellm_port" --keepalive_timeout 120 >"$logs/litellm.log" 2>&1 </dev/null &
     local pid=$!
     started_pids+=("$pid")
@@ -171,7 +173,7 @@ start_portkey() {
         return 1
     fi
     # Routing travels with every request in the x-portkey-config header.
-    PORTKEY_CONFIG="$(tr -d '\n' <"$here/portkey/config.json")"
+    PORTKEY_CONFIG="$(tr -d '\n' <"${PORTKEY_CONFIG_FILE:-$here/portkey/config.json}")"
     export PORTKEY_CONFIG
     say "starting Portkey on 127.0.0.1:$portkey_port (log: $logs/portkey.log)"
     PORTKEY_GATEWAY_ENTRY="$cache/portkey/node_modules/@portkey-ai/gateway/build/start-server.js" \
@@ -225,14 +227,14 @@ case "$command" in
     run)
         say "running continuity-bench (runs $runs, report in $out)"
         timeout -s INT -k 60 "$run_timeout" \
-            cargo run --release --quiet -- run --runs "$runs" --out "$out" --gateway-wait 60s \
+            "${runner[@]}" run --runs "$runs" --out "$out" --gateway-wait 60s \
             "${args[@]}" "$@" || status=$?
         ;;
     semantics)
         mkdir -p "$out"
         say "checking failover semantics (results in $out/semantics.json)"
         timeout -s INT -k 60 "$run_timeout" \
-            cargo run --release --quiet -- semantics --json "$out/semantics.json" --gateway-wait 60s \
+            "${runner[@]}" semantics --json "$out/semantics.json" --gateway-wait 60s \
             "${args[@]}" "$@" || status=$?
         ;;
     grade)

@@ -7,6 +7,7 @@
 
 use super::summary::{CaseEvidence, GradeSummary, GradeSystem};
 use cb_base::contract::ContractName;
+use cb_semantics::case::CheckId;
 use cb_semantics::verdict::Verdict;
 
 /// A family of cases and how the sentence speaks of it.
@@ -61,6 +62,8 @@ const STREAMS: Family = Family {
         "stream-cut",
         "stream-stall",
         "stream-truncated",
+        "stream-error-first",
+        "stream-error-midway",
         "stream-keepalive",
         "malformed-chunk",
         "no-done",
@@ -75,9 +78,24 @@ const STREAMS: Family = Family {
     bad: "mishandles broken answers",
 };
 
-/// The check that fails a case whose answer was cut but presented as
-/// whole.
-const TRUNCATED_AS_COMPLETE: &str = "no_truncated_success";
+/// The cases of no family: each is named by its id when it fails.
+const OTHERS: &[&str] = &[
+    "ok",
+    "schema",
+    "accounting",
+    "model-id-map",
+    "extra-params",
+    "fallback-health",
+];
+
+/// Each system of `s` with its sentence, those with one only.
+pub fn headlines(s: &GradeSummary) -> Vec<(&GradeSystem, String)> {
+    s.systems
+        .iter()
+        .map(|sys| (sys, headline(sys)))
+        .filter(|(_, line)| !line.is_empty())
+        .collect()
+}
 
 /// The sentence for `sys`; empty when neither the catalogue nor a
 /// continuity run measured it.
@@ -104,7 +122,7 @@ pub fn headline(sys: &GradeSystem) -> String {
     // family: it is what a user would not notice.
     let truncated: Vec<&str> = scored
         .iter()
-        .filter(|c| c.verdict == Verdict::Fail && fails(c, TRUNCATED_AS_COMPLETE))
+        .filter(|c| c.verdict == Verdict::Fail && fails(c, &CheckId::NoTruncatedSuccess.name()))
         .map(|c| c.case.as_str())
         .collect();
     if !truncated.is_empty() {
@@ -113,7 +131,6 @@ pub fn headline(sys: &GradeSystem) -> String {
             truncated.join(", ")
         ));
     }
-    let mut safe_all: Vec<&str> = Vec::new();
     for family in [TRANSIENT, PERMANENT, STREAMS] {
         let mine: Vec<&&CaseEvidence> = scored
             .iter()
@@ -127,15 +144,10 @@ pub fn headline(sys: &GradeSystem) -> String {
             .filter(|c| c.verdict == Verdict::Fail && !truncated.contains(&c.case.as_str()))
             .map(|c| c.case.as_str())
             .collect();
-        let safe: Vec<&str> = mine
-            .iter()
-            .filter(|c| c.verdict == Verdict::Safe)
-            .map(|c| c.case.as_str())
-            .collect();
         if !failed.is_empty() {
             bad.push(format!("{} ({})", family.bad, failed.join(", ")));
         }
-        safe_all.extend(safe);
+
         let all_ok = mine
             .iter()
             .all(|c| matches!(c.verdict, Verdict::Pass | Verdict::Partial));
@@ -143,6 +155,11 @@ pub fn headline(sys: &GradeSystem) -> String {
             good.push(family.good.to_string());
         }
     }
+    let safe_all: Vec<&str> = scored
+        .iter()
+        .filter(|c| c.verdict == Verdict::Safe)
+        .map(|c| c.case.as_str())
+        .collect();
     if !safe_all.is_empty() {
         bad.push(format!(
             "gives a clean error where an answer was possible ({})",
@@ -152,10 +169,14 @@ pub fn headline(sys: &GradeSystem) -> String {
     let other: Vec<&str> = scored
         .iter()
         .filter(|c| c.verdict == Verdict::Fail)
+        // The cases of no family, and any case a family does not list yet
+        // (a new one): named by id rather than left out.
         .filter(|c| {
-            ![TRANSIENT, PERMANENT, STREAMS]
-                .iter()
-                .any(|f| f.cases.contains(&c.case.as_str()))
+            let id = c.case.as_str();
+            OTHERS.contains(&id)
+                || ![TRANSIENT, PERMANENT, STREAMS]
+                    .iter()
+                    .any(|f| f.cases.contains(&id))
         })
         .filter(|c| !truncated.contains(&c.case.as_str()))
         .map(|c| c.case.as_str())
@@ -172,9 +193,9 @@ pub fn headline(sys: &GradeSystem) -> String {
 }
 
 /// The line under the contract rates of `profile` when every system
-/// measured there shows the same counts, some of them broken: the
-/// degradations came from the upstreams (the fault profile's), and no
-/// system changed what its upstreams sent, for better or worse. `None`
+/// measured there shows the same counts, some of them broken: the counts
+/// do not tell the systems apart (equal counts are not proof that no
+/// system changed an answer, only that the rates cannot show it). `None`
 /// with fewer than two systems, or when they differ.
 pub fn same_contract_rates(s: &GradeSummary, profile: &str) -> Option<String> {
     let counts: Vec<Vec<(ContractName, u64, u64)>> = s
@@ -192,7 +213,7 @@ pub fn same_contract_rates(s: &GradeSummary, profile: &str) -> Option<String> {
     let broken = first.iter().any(|(_, b, _)| *b > 0);
     (counts.len() >= 2 && broken && counts.iter().all(|c| c == first)).then(|| {
         format!(
-            "Under {profile}, every system shows the same counts for every contract: the degradations came from the upstreams, and no system changed what its upstreams sent (none cleaned an answer up, none spoiled one)."
+            "Under {profile}, every system shows the same counts for every contract: the degradations come from the upstreams, and these counts do not tell the systems apart (what a system that passes its upstreams' answers on unchanged would show; each run's turns.csv has the answers)."
         )
     })
 }
@@ -255,6 +276,23 @@ mod tests {
     }
 
     #[test]
+    fn every_case_of_the_catalogue_has_a_family() {
+        let cases = cb_semantics::catalogue::catalogue(
+            &cb_semantics::timing::Timing::fast(),
+            &cb_semantics::timing::GiveUpBounds::default(),
+            false,
+        );
+        for case in cases {
+            let listed = [TRANSIENT, PERMANENT, STREAMS]
+                .iter()
+                .filter(|f| f.cases.contains(&case.id))
+                .count()
+                + usize::from(OTHERS.contains(&case.id));
+            assert_eq!(listed, 1, "{} is in {listed} families", case.id);
+        }
+    }
+
+    #[test]
     fn a_gateway_that_relays_cut_streams_is_told_so() {
         let sys = system(vec![
             case("503", Verdict::Pass, None),
@@ -303,7 +341,7 @@ mod tests {
         }
         let line = same_contract_rates(&summary, "degraded").unwrap();
         assert!(
-            line.contains("no system changed what its upstreams sent"),
+            line.contains("these counts do not tell the systems apart"),
             "{line}"
         );
         assert_eq!(same_contract_rates(&summary, "paper"), None);

@@ -56,12 +56,7 @@ pub fn render(s: &GradeSummary) -> String {
             out.push('\n');
         }
     }
-    let lines: Vec<(String, String)> = s
-        .systems
-        .iter()
-        .map(|sys| (sys.name.clone(), super::headline::headline(sys)))
-        .filter(|(_, line)| !line.is_empty())
-        .collect();
+    let lines = super::headline::headlines(s);
     if !lines.is_empty() {
         out.push_str("## In one sentence\n\n");
         out.push_str(&row(&[
@@ -69,8 +64,8 @@ pub fn render(s: &GradeSummary) -> String {
             "what the figures below say".into(),
         ]));
         out.push_str(&rule(2));
-        for (name, line) in lines {
-            out.push_str(&row(&[name, line]));
+        for (sys, line) in lines {
+            out.push_str(&row(&[sys.name.clone(), line]));
         }
         out.push('\n');
     }

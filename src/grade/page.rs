@@ -140,12 +140,7 @@ fn header(s: &GradeSummary, out: &mut String) {
 /// One sentence per system, generated from its figures
 /// ([`super::headline`]), before the tables it summarises.
 fn headlines(s: &GradeSummary, out: &mut String) {
-    let lines: Vec<(&GradeSystem, String)> = s
-        .systems
-        .iter()
-        .map(|sys| (sys, super::headline::headline(sys)))
-        .filter(|(_, line)| !line.is_empty())
-        .collect();
+    let lines = super::headline::headlines(s);
     if lines.is_empty() {
         return;
     }

@@ -56,6 +56,10 @@ fn repo() -> PathBuf {
 
 fn sdks() -> Sdks {
     let sdk = repo().join("target/sdk");
+    let node_runs = std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
     let python = std::env::var_os("CONTINUITY_BENCH_SDK_PYTHON")
         .map(PathBuf::from)
         .or_else(|| Some(sdk.join("venv/bin/python")))
@@ -63,7 +67,7 @@ fn sdks() -> Sdks {
     let node = std::env::var_os("CONTINUITY_BENCH_SDK_NODE")
         .map(PathBuf::from)
         .or_else(|| Some(sdk.join("node")))
-        .filter(|d| d.join("node_modules/openai").is_dir());
+        .filter(|d| node_runs && d.join("node_modules/openai").is_dir());
     Sdks { python, node }
 }
 
@@ -135,8 +139,9 @@ async fn serve(shape: Shape) -> (String, continuity_bench::upstream::UpstreamPai
     (format!("{}/v1", pair.primary.url()), pair)
 }
 
-/// The catalogue's reading of one streamed request to `base` by `profile`.
-async fn harness_reading(base: &str, profile: ClientProfile) -> Reading {
+/// The catalogue's reading of one streamed request to `base` by `profile`,
+/// and whether the stream carried `data: [DONE]`.
+async fn harness_reading(base: &str, profile: ClientProfile) -> (Reading, bool) {
     let client = continuity_bench::client::driver_client().unwrap();
     let target = Target {
         name: "sdk".into(),
@@ -160,9 +165,13 @@ async fn harness_reading(base: &str, profile: ClientProfile) -> Reading {
         SendOptions::new(Duration::from_secs(30)),
     )
     .await;
+    let done = reply
+        .stream
+        .as_ref()
+        .is_some_and(|t| t.events.iter().any(|e| e.data == "[DONE]"));
     let read = read_as(profile, &reply);
     let raised = read.error.is_some() || read.answer.is_none();
-    Reading {
+    let reading = Reading {
         raised,
         text: if raised {
             String::new()
@@ -170,13 +179,17 @@ async fn harness_reading(base: &str, profile: ClientProfile) -> Reading {
             read.answer.unwrap_or_default()
         },
         finish_reason: if raised { None } else { read.finish_reason },
-    }
+    };
+    (reading, done)
 }
 
 /// One SDK's reading of a streamed request to `base`: the script's JSON
 /// line.
 fn sdk_reading(program: &Path, args: &[&Path], cwd: &Path, base: &str) -> Reading {
-    let out = std::process::Command::new(program)
+    // Bounded: the SDKs' own timeouts do not cover a body that never ends.
+    let out = std::process::Command::new("timeout")
+        .arg("60")
+        .arg(program)
         .args(args)
         .arg(base)
         .arg(MESSAGE)
@@ -207,6 +220,11 @@ fn sdk_reading(program: &Path, args: &[&Path], cwd: &Path, base: &str) -> Readin
         },
     }
 }
+
+/// Shapes on which the two SDKs read differently: the profile follows the
+/// Python SDK there (see `crates/wire/src/sse/client.rs`), and the test
+/// requires that the Node SDK still differs, so the list stays true.
+const PYTHON_ONLY: &[&str] = &["a last event without its blank line, no [DONE]"];
 
 /// Shapes the scripted upstream does not send, as raw bodies.
 fn raw_shapes() -> Vec<(&'static str, String)> {
@@ -243,6 +261,25 @@ fn raw_shapes() -> Vec<(&'static str, String)> {
         (
             "keep-alive comments between chunks, then a clean end without [DONE]",
             format!("{}: ping\n\n{}: ping\n\n", text("Hello "), text("there.")),
+        ),
+        (
+            "a last event without its blank line, no [DONE]",
+            format!("{}{}", text("Hello "), text("there.").trim_end()),
+        ),
+        (
+            "chunks whose error is false, 0 or empty",
+            format!(
+                "{}{}{}{finish}data: [DONE]\n\n",
+                chunk(
+                    serde_json::json!({"error": false, "choices": [{"index": 0, "delta": {"content": "a "}, "finish_reason": null}]})
+                ),
+                chunk(
+                    serde_json::json!({"error": 0, "choices": [{"index": 0, "delta": {"content": "b "}, "finish_reason": null}]})
+                ),
+                chunk(
+                    serde_json::json!({"error": "", "choices": [{"index": 0, "delta": {"content": "c"}, "finish_reason": null}]})
+                ),
+            ),
         ),
     ]
 }
@@ -286,25 +323,37 @@ async fn the_sdk_profile_reads_every_stream_as_the_official_sdks_do() {
         return;
     }
     let (python, node_dir) = (python.unwrap(), node.unwrap());
-    // The Node script must sit beside its node_modules to import `openai`.
-    let mjs = node_dir.join("read_stream.mjs");
+    // The Node script must sit beside its node_modules to import `openai`
+    // (under a name of its own, so nothing of the directory's is replaced).
+    let mjs = node_dir.join(".continuity-bench-read_stream.mjs");
     std::fs::copy(repo().join("tests/sdk/read_stream.mjs"), &mjs).unwrap();
     let py = repo().join("tests/sdk/read_stream.py");
     let node_bin = Path::new("node");
 
     let mut checked = Vec::new();
     let mut disagreements = Vec::new();
-    let mut compare = |name: &str, ours: Reading, strict: Reading, sdks: [(&str, Reading); 2]| {
+    let mut compare = |name: &str,
+                       (ours, done): (Reading, bool),
+                       (strict, _): (Reading, bool),
+                       sdks: [(&str, Reading); 2]| {
         for (sdk, theirs) in sdks {
-            if ours != theirs {
+            // Where the SDKs differ, the profile follows the Python SDK
+            // (client.rs says where); the Node SDK is then not held to it.
+            if ours != theirs && !(sdk == "node" && PYTHON_ONLY.contains(&name)) {
                 disagreements.push(format!(
                     "{name}: {sdk} read {theirs:?}, openai-sdk read {ours:?}"
                 ));
             }
         }
-        // Strict raises at least wherever the SDKs do.
-        if ours.raised && !strict.raised {
-            disagreements.push(format!("{name}: strict answered where the SDK raises"));
+        // Strict raises where the SDKs do, and wherever [DONE] is missing
+        // (and on any `error` key, falsy or not).
+        if (ours.raised || !done) && !strict.raised {
+            disagreements.push(format!(
+                "{name}: strict raised {} (the SDK raised {}, [DONE] {})",
+                strict.raised,
+                ours.raised,
+                if done { "came" } else { "missing" }
+            ));
         }
         checked.push((name.to_string(), ours.raised, strict.raised));
     };
@@ -327,6 +376,7 @@ async fn the_sdk_profile_reads_every_stream_as_the_official_sdks_do() {
             [("python", py_read), ("node", node_read)],
         );
     }
+    let mut node_differs = Vec::new();
     for (name, body) in raw_shapes() {
         let (base, server) = serve_raw(body).await;
         let harness = harness_reading(&base, ClientProfile::OpenAiSdk).await;
@@ -335,6 +385,9 @@ async fn the_sdk_profile_reads_every_stream_as_the_official_sdks_do() {
         let node_read =
             tokio::task::block_in_place(|| sdk_reading(node_bin, &[&mjs], &node_dir, &base));
         server.abort();
+        if PYTHON_ONLY.contains(&name) && node_read != py_read {
+            node_differs.push(name);
+        }
         compare(
             name,
             harness,
@@ -343,6 +396,10 @@ async fn the_sdk_profile_reads_every_stream_as_the_official_sdks_do() {
         );
     }
     assert!(disagreements.is_empty(), "{disagreements:#?}");
+    assert_eq!(
+        node_differs, PYTHON_ONLY,
+        "the SDKs now agree on a shape listed as theirs to differ on"
+    );
     // Both outcomes were seen: shapes the SDKs answer and shapes they
     // raise on, and a clean end that only the strict reader refuses.
     assert!(checked.iter().any(|(_, raised, _)| *raised), "{checked:?}");

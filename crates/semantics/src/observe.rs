@@ -6,13 +6,14 @@
 
 use crate::config::SemanticsConfig;
 use cb_base::record::AttemptAction;
+use cb_base::secret::redact_owned;
 use cb_client::{send, Exchange, Target};
 use cb_contracts::{ContractInput, Language};
 use cb_faults::Role;
 use cb_upstream::log::TurnKey;
 use cb_upstream::{SimulatedModel, UpstreamContext};
 use cb_wire::openai::ChatRequest;
-use cb_wire::sse::ClientProfile;
+use cb_wire::sse::{Assembled, ClientProfile};
 use serde::Serialize;
 use std::time::Duration;
 
@@ -32,6 +33,10 @@ pub struct ClientView {
     /// Whether that answer is the simulated model's whole answer, no more,
     /// no less.
     pub complete: bool,
+    /// Whether that answer is an honest part of the whole answer: not
+    /// empty, the whole answer's beginning, and `finish_reason: "length"`
+    /// saying it is cut.
+    pub marked_partial: bool,
     /// Characters of the answer the client got.
     pub answer_chars: usize,
     /// Characters of the whole answer.
@@ -53,14 +58,6 @@ pub struct ClientView {
     pub hung: bool,
     /// Answer contracts the answer broke, as `name: reason`.
     pub contract_violations: Vec<String>,
-}
-
-impl ClientView {
-    /// Whether the answer says it is cut (`finish_reason: "length"`): a
-    /// partial answer the client can tell from a whole one.
-    pub fn marked_partial(&self) -> bool {
-        self.finish_reason.as_deref() == Some("length")
-    }
 }
 
 /// One attempt an upstream saw for a request.
@@ -248,15 +245,32 @@ pub struct ClientReading {
     pub usage: bool,
     /// Its `completion_tokens`, when it had a number there.
     pub completion_tokens: Option<u32>,
+    /// Request sent to the first non-empty content token, milliseconds.
+    pub ttft_ms: Option<f64>,
     /// Why the client raises (or what status it got), if it does.
     pub error: Option<String>,
+}
+
+impl From<Assembled> for ClientReading {
+    fn from(a: Assembled) -> Self {
+        ClientReading {
+            answer: Some(redact_owned(a.text)),
+            finish_reason: a.finish_reason,
+            model: a.model,
+            usage: a.usage,
+            completion_tokens: a.completion_tokens,
+            ttft_ms: a.first_content_ms,
+            error: None,
+        }
+    }
 }
 
 /// `reply` read by `profile`: a 2xx stream whose body ended cleanly is
 /// read again as that client reads it (to the official SDKs a clean end
 /// without `data: [DONE]` is the end of the answer, whatever came); a
 /// plain body, a status or a body that broke off reads as the driver's
-/// client read it (every profile agrees there).
+/// client read it (every profile agrees there). What is read again is
+/// redacted again, as the driver's client redacts what it reads.
 pub fn read_as(profile: ClientProfile, reply: &Exchange) -> ClientReading {
     let success = reply.status.is_some_and(|s| (200..300).contains(&s));
     let streamed = match (&reply.answer, &reply.stream) {
@@ -264,21 +278,15 @@ pub fn read_as(profile: ClientProfile, reply: &Exchange) -> ClientReading {
         _ => None,
     };
     match streamed {
-        Some(Ok(a)) => ClientReading {
-            answer: Some(a.text),
-            finish_reason: a.finish_reason,
-            model: a.model,
-            usage: a.usage,
-            completion_tokens: a.completion_tokens,
-            error: None,
-        },
+        Some(Ok(a)) => a.into(),
         Some(Err(reason)) => ClientReading {
             answer: None,
             finish_reason: None,
             model: None,
             usage: false,
             completion_tokens: None,
-            error: Some(reason),
+            ttft_ms: None,
+            error: Some(redact_owned(reason)),
         },
         None => ClientReading {
             answer: reply.answer.clone(),
@@ -286,6 +294,7 @@ pub fn read_as(profile: ClientProfile, reply: &Exchange) -> ClientReading {
             model: reply.model.clone(),
             usage: reply.usage,
             completion_tokens: reply.completion_tokens,
+            ttft_ms: reply.ttft_ms,
             error: reply.error.clone(),
         },
     }
@@ -299,6 +308,13 @@ fn client_view(
     bound: Duration,
 ) -> ClientView {
     let success = reply.status.is_some_and(|s| (200..300).contains(&s));
+    let reading = read_as(config.client, reply);
+    let answered = success && reading.answer.is_some() && reading.error.is_none();
+    let expected = SimulatedModel::text_for(request);
+    let contract_violations = match (answered, reply.status) {
+        (true, Some(status)) => violations(config, request, reply, &reading, status),
+        _ => Vec::new(),
+    };
     let ClientReading {
         answer,
         finish_reason,
@@ -306,14 +322,9 @@ fn client_view(
         usage,
         completion_tokens,
         error,
-    } = read_as(config.client, reply);
-    let answered = success && answer.is_some() && error.is_none();
-    let expected = SimulatedModel::text_for(request);
+        ..
+    } = reading;
     let got = answer.as_deref().unwrap_or_default();
-    let contract_violations = match (answered, reply.status) {
-        (true, Some(status)) => violations(config, request, reply, got, status),
-        _ => Vec::new(),
-    };
     ClientView {
         status: reply.status,
         hung: error
@@ -323,6 +334,9 @@ fn client_view(
         error,
         answered,
         complete: answered && same_answer(got, &expected),
+        marked_partial: answered
+            && finish_reason.as_deref() == Some("length")
+            && is_beginning(got, &expected),
         answer_chars: got.chars().count(),
         expected_chars: expected.chars().count(),
         finish_reason,
@@ -333,6 +347,13 @@ fn client_view(
         latency_ms: reply.latency_ms,
         contract_violations,
     }
+}
+
+/// Whether `got` is a non-empty beginning of `expected` (outer whitespace
+/// aside): what an answer cut short but not changed is.
+fn is_beginning(got: &str, expected: &str) -> bool {
+    let got = got.trim();
+    !got.is_empty() && expected.trim_start().starts_with(got)
 }
 
 /// Whether `got` is `expected`: the same text (outer whitespace aside), or
@@ -355,18 +376,20 @@ fn violations(
     config: &SemanticsConfig,
     request: &ChatRequest,
     reply: &Exchange,
-    text: &str,
+    reading: &ClientReading,
     status: u16,
 ) -> Vec<String> {
     let ms = |v: Option<f64>| v.map(|ms| Duration::from_secs_f64(ms / 1000.0));
+    // What the client read (its text, finish reason and first token), as
+    // the verdict reads it; the headers' time is the wire's.
     let input = ContractInput {
         request,
         expected_language: Some(Language::En),
         status,
         stream: request.stream,
-        text,
-        finish_reason: reply.finish_reason.as_deref(),
-        ttft: ms(reply.ttft_ms),
+        text: reading.answer.as_deref().unwrap_or_default(),
+        finish_reason: reading.finish_reason.as_deref(),
+        ttft: ms(reading.ttft_ms),
         ttfb: ms(reply.ttfb_ms),
     };
     config
@@ -387,6 +410,27 @@ fn violations(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_honest_part_is_the_beginning_of_the_answer() {
+        assert!(is_beginning(
+            "Your sister is",
+            "Your sister is called Oriane."
+        ));
+        assert!(is_beginning(
+            " Your sister is ",
+            "Your sister is called Oriane."
+        ));
+        assert!(!is_beginning("", "Your sister is called Oriane."));
+        assert!(!is_beginning(
+            "sister is called",
+            "Your sister is called Oriane."
+        ));
+        assert!(!is_beginning(
+            "Your sister is Ana",
+            "Your sister is called Oriane."
+        ));
+    }
 
     #[test]
     fn answers_compare_as_text_or_as_json() {

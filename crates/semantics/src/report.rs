@@ -324,6 +324,7 @@ pub(crate) mod tests {
                 error: None,
                 answered: true,
                 complete: true,
+                marked_partial: false,
                 answer_chars: 300,
                 expected_chars: 300,
                 finish_reason: Some("stop".into()),

@@ -4,8 +4,7 @@
 //! - `pass`: the ideal outcome (the whole answer, or for a permanent error
 //!   the clean error) and every check clean;
 //! - `partial`: the ideal outcome, an advisory check failed;
-//! - `safe`: not the ideal outcome, but a bounded, clean error (or an
-//!   answer that says it is partial, `finish_reason: length`) and every
+//! - `safe`: not the ideal outcome, but a bounded, clean error and every
 //!   required check clean;
 //! - `fail`: a required check failed, a hang, or a truncated answer
 //!   presented as complete (both are required checks of every case);
@@ -99,7 +98,7 @@ pub fn judge(outcome: &Outcome<'_>, checks: &[CheckResult]) -> Judged {
         Ideal::WholeOrMarked => outcome
             .requests
             .iter()
-            .all(|s| s.client.answered && (s.client.complete || s.client.marked_partial())),
+            .all(|s| s.client.answered && (s.client.complete || s.client.marked_partial)),
         Ideal::CleanError => outcome.requests.iter().all(|s| !s.client.answered),
     };
     if ideal {
@@ -114,29 +113,15 @@ pub fn judge(outcome: &Outcome<'_>, checks: &[CheckResult]) -> Judged {
         // Every required check is clean, nothing hung and no answer was
         // truncated: what is left of a missed answer is a clean error.
         Ideal::Answer | Ideal::WholeOrMarked => {
-            match outcome.requests.iter().find(|s| !s.client.answered) {
-                Some(missed) => judged(
-                    Verdict::Safe,
-                    format!(
-                        "not answered, a clean error: the client got {}",
-                        got(missed)
-                    ),
-                ),
-                // Every request answered, one not whole but marked so.
-                None => {
-                    let client = outcome
-                        .requests
-                        .iter()
-                        .find(|s| s.client.marked_partial())
-                        .map_or_else(String::new, got);
-                    judged(
-                        Verdict::Safe,
-                        format!(
-                            "answered in part, marked finish_reason length: the client got {client}"
-                        ),
-                    )
-                }
-            }
+            let client = outcome
+                .requests
+                .iter()
+                .find(|s| !s.client.answered)
+                .map_or_else(String::new, got);
+            judged(
+                Verdict::Safe,
+                format!("not answered, a clean error: the client got {client}"),
+            )
         }
         Ideal::CleanError => judged(
             Verdict::Fail,
@@ -200,6 +185,7 @@ mod tests {
                 error: (!answered).then(|| format!("HTTP {status}: error")),
                 answered,
                 complete: answered && complete,
+                marked_partial: false,
                 answer_chars: if complete { 300 } else { 200 },
                 expected_chars: 300,
                 finish_reason: None,
@@ -302,6 +288,39 @@ mod tests {
         );
         assert_eq!(v.verdict, Verdict::Fail);
         assert!(v.reason.contains("no_truncated_success"), "{}", v.reason);
+    }
+
+    /// A 200 answered in part, with `finish` as its finish reason, marked
+    /// partial when the check says so.
+    fn part(finish: &str, marked: bool) -> Sent {
+        let mut s = sent(200, false, vec![attempt(P, 0.0, 200)]);
+        s.client.finish_reason = Some(finish.into());
+        s.client.marked_partial = marked;
+        s
+    }
+
+    #[test]
+    fn an_honest_part_passes_only_where_the_case_accepts_one() {
+        // finish-length: the primary's part with its `length` kept passes;
+        // relabelled `stop` (or not the answer's beginning) it fails.
+        let v = verdict_of("finish-length", &[part("length", true)]);
+        assert_eq!(v.verdict, Verdict::Pass, "{v:?}");
+        let v = verdict_of("finish-length", &[part("stop", false)]);
+        assert_eq!(v.verdict, Verdict::Fail, "{v:?}");
+        assert!(v.reason.starts_with("no_truncated_success"), "{}", v.reason);
+        let v = verdict_of("finish-length", &[part("length", false)]);
+        assert_eq!(v.verdict, Verdict::Fail, "not its beginning: {v:?}");
+        // No answer: a clean error.
+        let v = verdict_of(
+            "finish-length",
+            &[sent(502, false, vec![attempt(P, 0.0, 200)])],
+        );
+        assert_eq!(v.verdict, Verdict::Safe, "{v:?}");
+        // Elsewhere a part marked `length` is still a truncated answer
+        // presented as an answer: the cut stream must fail over or error.
+        let v = verdict_of("stream-cut", &[part("length", true)]);
+        assert_eq!(v.verdict, Verdict::Fail, "{v:?}");
+        assert!(v.reason.starts_with("no_truncated_success"), "{}", v.reason);
     }
 
     #[test]

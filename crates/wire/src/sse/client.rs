@@ -18,13 +18,15 @@
 //! | a chunk whose `error` is truthy | error (`APIError`) | error |
 //! | a chunk whose `error` is `null`, `false`, `0` or `""` | no error: the chunk is read | error |
 //! | `: ping` comments | ignored | ignored |
+//! | a last event the body ends inside (no closing blank line) | not read | read |
 //!
 //! Where the two SDKs differ on shapes the catalogue does not send, the
 //! profile follows the Python SDK: an `error` of `{}` or `[]` (the Node SDK
 //! raises, JavaScript finds them true); an `event: error` whose data has no
 //! `error` (the Node SDK raises on the event name); `data: [DONE]` followed
 //! by more text on the line (the Python SDK ends, the Node SDK fails to
-//! parse it). A `delta.content` that is not text is broken in every
+//! parse it); a last event without its blank line (the Python SDK drops
+//! it, the Node SDK reads it). A `delta.content` that is not text is broken in every
 //! profile: the SDKs hand it to the application, whose text handling is
 //! not theirs to decide.
 
@@ -82,7 +84,16 @@ impl ClientProfile {
     /// `data: [DONE]`.
     pub fn assemble(self, trace: &StreamTrace) -> Result<Assembled, String> {
         match self {
-            ClientProfile::OpenAiSdk => fold_trace(trace, ChunkFold::truthy_errors(), |_| Ok(())),
+            ClientProfile::OpenAiSdk => {
+                // The Python SDK dispatches an event at its blank line only:
+                // a last event the body ended inside is never read.
+                let dispatched = StreamTrace {
+                    events: trace.events[..trace.events.len() - trace.unterminated].to_vec(),
+                    unterminated: 0,
+                    ..trace.clone()
+                };
+                fold_trace(&dispatched, ChunkFold::truthy_errors(), |_| Ok(()))
+            }
             ClientProfile::Strict => {
                 fold_trace(trace, ChunkFold::default(), |fold| fold.end(false))
             }
@@ -184,6 +195,19 @@ mod tests {
             );
             assert!(read(ClientProfile::Strict, &body).is_err(), "{falsy}");
         }
+    }
+
+    #[test]
+    fn a_last_event_the_body_ends_inside_is_not_read_by_the_sdk() {
+        let body = format!("{}{}", text("Hello "), text("there.").trim_end());
+        let sdk = read(ClientProfile::OpenAiSdk, &body).unwrap();
+        assert_eq!(sdk.text, "Hello ");
+        // Terminated, it is read.
+        let body = format!("{}{}", text("Hello "), text("there."));
+        assert_eq!(
+            read(ClientProfile::OpenAiSdk, &body).unwrap().text,
+            "Hello there."
+        );
     }
 
     #[test]

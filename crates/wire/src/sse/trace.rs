@@ -31,6 +31,11 @@ pub struct StreamTrace {
     pub stray: Vec<String>,
     /// Whether some line was not UTF-8.
     pub not_utf8: bool,
+    /// `data:` lines at the end of `events` whose event never got its
+    /// closing blank line (the body ended first): a reader that dispatches
+    /// events only at a blank line, as the OpenAI Python SDK does, never
+    /// sees them.
+    pub unterminated: usize,
 }
 
 /// Reads a body into a [`StreamTrace`], chunk by chunk as it arrives.
@@ -77,12 +82,16 @@ impl TraceReader {
     fn read(&mut self, at_ms: f64) {
         while let Some(received) = self.reader.next_line() {
             match received.line {
-                Ok(Line::Data(data)) => self.trace.events.push(TimedEvent {
-                    at_ms,
-                    data: data.trim().to_string(),
-                }),
+                Ok(Line::Data(data)) => {
+                    self.trace.events.push(TimedEvent {
+                        at_ms,
+                        data: data.trim().to_string(),
+                    });
+                    self.trace.unterminated += 1;
+                }
+                Ok(Line::Blank) => self.trace.unterminated = 0,
                 Ok(Line::Stray(text)) => self.trace.stray.push(text.into_owned()),
-                Ok(Line::Event(_) | Line::Blank | Line::Other) => {}
+                Ok(Line::Event(_) | Line::Other) => {}
                 Err(SseError::NotUtf8) => self.trace.not_utf8 = true,
                 // Not with a lenient end: a last line without its break is
                 // read as a line.
