@@ -55,11 +55,11 @@ CONTENT_FILTER = (
     "theirs scores only that the same model is not retried: any error is the ideal outcome, "
     "an answer by the fallback an advisory miss"
 )
-FAST_NO_RESPONSE = (
-    "the bound, fast profiles only: ours shortens the budget with the hold (the upstream "
-    "holds 12 s; the call must end within 8 s and is cut at 10 s), theirs shortens the hold "
-    "(15 s) but keeps the full profile's 100 s budget, so a gateway with a 30 s timeout fails "
-    "ours and passes theirs. Full profiles: 90 s (ours) and 100 s (theirs)"
+NO_RESPONSE = (
+    "the no-response budget: ours expects the call to end within 60 s and cuts it at 90 s "
+    "(fast profile: 8 s and 10 s, the upstream holding 12 s), theirs within 100 s in both "
+    "profiles (fast: a 15 s hold); a gateway that retries the silent route twice with a 30 s "
+    "timeout (about 95 s) passes theirs with a note and fails ours"
 )
 POLICIES: dict[tuple[str | None, str, str, str], str] = {
     (None, "S13", "fail", "partial"): CONTENT_FILTER,
@@ -70,8 +70,8 @@ POLICIES: dict[tuple[str | None, str, str, str], str] = {
         "configured here: a clean 400 is safe); in theirs the fallback answers any prompt, so "
         "any failover rescues"
     ),
-    ("fast", "S06", "fail", "partial"): FAST_NO_RESPONSE,
-    ("fast", "S06", "fail", "safe"): FAST_NO_RESPONSE,
+    (None, "S06", "fail", "partial"): NO_RESPONSE,
+    (None, "S06", "fail", "safe"): NO_RESPONSE,
     ("fast", "S07", "partial", "pass"): (
         "the time-to-first-token bound, fast profiles only: ours sends the first token after "
         "5 s and expects a failover within 4 s (advisory); theirs sends it after 3 s under a "

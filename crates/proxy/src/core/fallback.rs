@@ -5,7 +5,7 @@
 //! that a `context_length_exceeded` goes to. Also how a broken primary
 //! stream is continued from the fallback ([`Continuer`]).
 
-use super::transport::{not_a_completion, read_full, BodyLimits, ReadError, Sent};
+use super::transport::{not_a_completion, read_full, BodyLimits, Leg, ReadError, Sent};
 use super::{ms, serialisation, unanswered, Core, Reply, ReplyBody};
 use crate::backoff::backoff_delay;
 use crate::events::SwitchEvent;
@@ -44,7 +44,7 @@ impl Core {
             .fallback_value(client, self.config.fallback_model.as_deref())
             .ok()?;
         Some(Continuer {
-            client: self.client.clone(),
+            client: self.fresh.clone(),
             url: self.fallback.clone(),
             base: self.config.fallback_url.clone(),
             dialect: b.fallback_dialect,
@@ -95,7 +95,7 @@ impl Core {
         let reply = match self.fallback_value(client, model.as_deref()) {
             Ok(body) => {
                 let body = Bytes::from(body.to_string());
-                match self.send(url, body, &[], deadline).await {
+                match self.send(Leg::Fallback, url, body, &[], deadline).await {
                     Sent::Headers(response) => self.answer_of(response, event.stream, start, deadline, "larger-context route", None).await,
                     Sent::Deadline => Reply::deadline(cfg.deadline),
                     Sent::Timeout => unanswered(StatusCode::GATEWAY_TIMEOUT, "the larger-context route sent no response headers within the attempt timeout", "context_route_timeout"),
@@ -257,7 +257,10 @@ impl Core {
         let reply = loop {
             event.fallback_attempts += 1;
             let sent_at = Instant::now();
-            let response = match self.send(&url, body.clone(), headers, deadline).await {
+            let response = match self
+                .send(Leg::Fallback, &url, body.clone(), headers, deadline)
+                .await
+            {
                 Sent::Headers(r) => r,
                 Sent::Deadline => break Reply::deadline(cfg.deadline),
                 Sent::Timeout => {

@@ -70,7 +70,7 @@ use reqwest::Url;
 use serde_json::Value;
 use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
-use transport::{endpoint, not_a_completion, read_full, BodyLimits, ReadError, Sent};
+use transport::{endpoint, not_a_completion, read_full, BodyLimits, Leg, ReadError, Sent};
 
 /// The error code of a 400 that sends a request to the larger-context route.
 pub const REASON_CONTEXT: &str = "context_length_exceeded";
@@ -140,7 +140,19 @@ enum Primary {
 #[derive(Debug)]
 pub struct Core {
     config: ProxyConfig,
+    /// The primary's client: kept-alive connections, pooled.
     client: reqwest::Client,
+    /// The client of every fallback attempt (the fallback, the
+    /// larger-context route, a continuation): a fresh connection each
+    /// time, never an idle pooled one. A failover is rare, and the
+    /// fallback's idle connections are the ones an upstream closes
+    /// (behind one host and port with the primary, or after its
+    /// keep-alive limit), so reusing one risks "the fallback could not be
+    /// reached" at the moment it is needed. Sending a request again after
+    /// such a failure cannot be made safe: a connection closed before the
+    /// response cannot be told from an upstream that read the request and
+    /// then failed, and a POST would go twice.
+    fresh: reqwest::Client,
     primary: Url,
     fallback: Url,
     context: Option<Url>,
@@ -167,11 +179,13 @@ impl Core {
             .pool_idle_timeout(Duration::from_secs(30))
             .pool_max_idle_per_host(256)
             .build()?;
+        let fresh = cb_client::hardened().pool_max_idle_per_host(0).build()?;
         Ok(Core {
             shown_primary: display_url(&config.primary_url),
             shown_fallback: display_url(&config.fallback_url),
             config,
             client,
+            fresh,
             primary,
             fallback,
             context,
@@ -285,13 +299,15 @@ impl Core {
         loop {
             event.primary_attempts += 1;
             let sent_at = Instant::now();
-            let (outcome, response) =
-                match self.send(&self.primary, body.clone(), &[], deadline).await {
-                    Sent::Headers(r) => (Outcome::Status(r.status().as_u16()), Some(r)),
-                    Sent::Timeout => (Outcome::Timeout, None),
-                    Sent::ConnectError => (Outcome::ConnectError, None),
-                    Sent::Deadline => return Primary::Failover(FailoverReason::Timeout),
-                };
+            let (outcome, response) = match self
+                .send(Leg::Primary, &self.primary, body.clone(), &[], deadline)
+                .await
+            {
+                Sent::Headers(r) => (Outcome::Status(r.status().as_u16()), Some(r)),
+                Sent::Timeout => (Outcome::Timeout, None),
+                Sent::ConnectError => (Outcome::ConnectError, None),
+                Sent::Deadline => return Primary::Failover(FailoverReason::Timeout),
+            };
             let asked = response
                 .as_ref()
                 .and_then(|r| parse_retry_after(r.headers(), SystemTime::now()));

@@ -10,6 +10,15 @@ use bytes::Bytes;
 use reqwest::Url;
 use tokio::time::Instant;
 
+/// Which leg a request goes out on, and so on which client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Leg {
+    /// The primary: a pooled, kept-alive connection.
+    Primary,
+    /// A fallback attempt: a fresh connection (`Core::fresh`).
+    Fallback,
+}
+
 /// Result of sending one request, up to its response headers.
 pub(super) enum Sent {
     Headers(reqwest::Response),
@@ -110,6 +119,7 @@ impl Core {
     /// most the attempt timeout and never past `deadline`.
     pub(super) async fn send(
         &self,
+        leg: Leg,
         url: &Url,
         body: Bytes,
         headers: &[(&str, &str)],
@@ -121,8 +131,11 @@ impl Core {
         }
         let remaining = deadline - now;
         let limit = self.config.attempt_timeout.min(remaining);
-        let request = self
-            .client
+        let client = match leg {
+            Leg::Primary => &self.client,
+            Leg::Fallback => &self.fresh,
+        };
+        let request = client
             .post(url.clone())
             .header(
                 header::CONTENT_TYPE,

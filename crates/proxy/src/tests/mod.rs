@@ -9,6 +9,7 @@ mod failover;
 mod hostile;
 mod hostile_numbers;
 mod memory;
+mod pooled;
 mod streams;
 
 use super::backoff::backoff_delay;
