@@ -61,7 +61,16 @@ NO_RESPONSE = (
     "profiles (fast: a 15 s hold); a gateway that retries the silent route twice with a 30 s "
     "timeout (about 95 s) passes theirs with a note and fails ours"
 )
+RETRY_AFTER = (
+    "Retry-After: ours requires that no second attempt goes to the primary before its "
+    "Retry-After (`retry_after_honoured`, required: retrying inside the window is what gets a "
+    "key throttled); theirs holds the same rule advisory (a partial when rescued, nothing when "
+    "not)"
+)
 POLICIES: dict[tuple[str | None, str, str, str], str] = {
+    (None, "S01", "fail", "safe"): RETRY_AFTER,
+    (None, "S01", "fail", "partial"): RETRY_AFTER,
+    (None, "S01", "fail", "pass"): RETRY_AFTER,
     (None, "S13", "fail", "partial"): CONTENT_FILTER,
     (None, "S13", "fail", "pass"): CONTENT_FILTER,
     (None, "S12", "safe", "pass"): (
