@@ -135,6 +135,16 @@ async fn read_to_end(response: reqwest::Response) -> (Vec<u8>, bool) {
     (got, false)
 }
 
+/// A plain (non-streamed) answer of the primary, as JSON.
+async fn plain_answer(pair: &UpstreamPair) -> Value {
+    send(&pair.primary.url(), &body(false))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
 /// The content text of a stream's events.
 fn content(bytes: &[u8]) -> String {
     read_all(bytes)
@@ -188,12 +198,7 @@ async fn a_truncated_stream_ends_cleanly_without_finish_or_done() {
     assert_eq!(sdk.finish_reason, None);
     assert_eq!(content(&bytes), words(40));
     // A plain body: the same words, valid JSON.
-    let plain: Value = send(&pair.primary.url(), &body(false))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let plain = plain_answer(&pair).await;
     assert_eq!(
         plain["choices"][0]["message"]["content"],
         words(40).as_str()
@@ -236,12 +241,7 @@ async fn a_length_stop_says_length_in_a_complete_stream_and_body() {
     assert_eq!(assembled.text, words(40));
     assert_eq!(assembled.finish_reason.as_deref(), Some("length"));
     assert!(words(40).len() < canonical().len());
-    let plain: Value = send(&pair.primary.url(), &body(false))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let plain = plain_answer(&pair).await;
     assert_eq!(
         plain["choices"][0]["message"]["content"],
         words(40).as_str()
