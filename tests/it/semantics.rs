@@ -373,6 +373,38 @@ async fn the_reference_proxies_pass_the_catalogue() {
     assert_eq!(report.failures(), 0);
 }
 
+/// Read strictly (only `data: [DONE]` completes a stream), the reference
+/// proxies still pass every streaming case: they always end what they
+/// relay with `[DONE]` or an error.
+#[tokio::test(start_paused = true)]
+async fn the_reference_proxies_pass_the_streaming_cases_read_strictly() {
+    let streaming: Vec<&str> = catalogue(&Timing::fast(), &GiveUpBounds::default(), false)
+        .iter()
+        .filter(|c| c.streaming == continuity_bench::semantics::case::Streaming::Always)
+        .map(|c| c.id)
+        .collect();
+    assert!(streaming.len() >= 10, "{streaming:?}");
+    let mut config = config(
+        true,
+        Vec::new(),
+        Some(&streaming),
+        false,
+        Duration::from_secs(1),
+    );
+    config.client = continuity_bench::sse::ClientProfile::Strict;
+    let report = semantics::execute(&config).await.unwrap();
+    for name in ["stateless", "history"] {
+        let s = system(&report, name);
+        assert_eq!(s.cases.len(), streaming.len());
+        assert_eq!(
+            not_passed(s),
+            BTreeMap::new(),
+            "{name}: {}",
+            report.render()
+        );
+    }
+}
+
 /// One test per control, found by its kind, and the list of the kinds
 /// tested, so that a control without its test is caught
 /// (`every_control_has_its_test`).
