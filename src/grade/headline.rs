@@ -31,6 +31,8 @@ const TRANSIENT: Family = Family {
         "timeout",
         "cut",
         "429-retry-after",
+        "429-reset-header",
+        "429-retry-in-body",
         "429-persistent",
         "500-once",
         "503-persistent",

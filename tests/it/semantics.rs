@@ -111,12 +111,16 @@ const CONTROLS: &[Control] = &[
         cases: &[
             "ok",
             "429-retry-after",
+            "429-reset-header",
+            "429-retry-in-body",
             "429-persistent",
             "503-persistent",
             "both-fail",
         ],
         not_passed: &[
             ("429-retry-after", Fail),
+            ("429-reset-header", Fail),
+            ("429-retry-in-body", Fail),
             ("429-persistent", Fail),
             ("503-persistent", Fail),
             ("both-fail", Fail),
@@ -168,6 +172,19 @@ const CONTROLS: &[Control] = &[
         stream: false,
         cases: &["ok", "finish-length"],
         not_passed: &[("finish-length", Fail)],
+    },
+    Control {
+        kind: Misbehaviour::ReadsOnlyRetryAfter,
+        stream: false,
+        cases: &[
+            "ok",
+            "429-retry-after",
+            "429-reset-header",
+            "429-retry-in-body",
+        ],
+        // It honours the header, and retries inside the window when the
+        // wait is stated anywhere else.
+        not_passed: &[("429-reset-header", Fail), ("429-retry-in-body", Fail)],
     },
     Control {
         kind: Misbehaviour::ForwardsPrefillError,
@@ -355,7 +372,7 @@ async fn the_reference_proxies_pass_the_catalogue() {
     .unwrap();
     for name in ["stateless", "history"] {
         let s = system(&report, name);
-        assert_eq!(s.cases.len(), 43);
+        assert_eq!(s.cases.len(), 45);
         assert_eq!(
             not_passed(s),
             BTreeMap::new(),
@@ -433,6 +450,7 @@ control_tests! {
     a_gateway_that_relays_a_stream_as_it_ends_is_caught => RelaysStreamsAsTheyEnd,
     a_gateway_that_says_stop_for_a_cut_answer_is_caught => SaysStop,
     a_gateway_that_drops_error_events_is_caught => DropsErrorEvents,
+    a_gateway_that_reads_only_retry_after_is_caught => ReadsOnlyRetryAfter,
     a_gateway_that_forwards_the_prefill_400_is_caught => ForwardsPrefillError,
     a_gateway_without_timeouts_is_caught => NoTimeouts,
     a_gateway_that_waits_for_a_missing_done_is_caught => HoldsWithoutDone,

@@ -124,6 +124,20 @@ impl ErrorKind {
     }
 }
 
+/// Where a rate-limited (or overloaded) response says how long to wait.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum WaitIn {
+    /// `Retry-After`, whole seconds.
+    #[default]
+    RetryAfter,
+    /// Only `x-ratelimit-reset-requests` (OpenAI's duration format,
+    /// `2s`): a client that reads `Retry-After` alone sees no wait.
+    ResetHeader,
+    /// Only the body: `error.retry_after` (seconds) and the message
+    /// ("Please retry after 2s."), as several providers and gateways do.
+    Body,
+}
+
 /// An error response, neutral: the upstream renders it in its dialect.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorSpec {
@@ -133,8 +147,10 @@ pub struct ErrorSpec {
     pub kind: ErrorKind,
     /// The human-readable message.
     pub message: String,
-    /// The `Retry-After` sent with it (whole seconds on the wire), if any.
+    /// The wait sent with it (whole seconds on the wire), if any.
     pub retry_after: Option<Duration>,
+    /// Where that wait is stated.
+    pub wait_in: WaitIn,
 }
 
 impl ErrorSpec {
@@ -145,7 +161,15 @@ impl ErrorSpec {
             kind,
             message: message.into(),
             retry_after: None,
+            wait_in: WaitIn::RetryAfter,
         }
+    }
+
+    /// The same error with its wait stated in `place` instead.
+    #[must_use]
+    pub fn wait_stated_in(mut self, place: WaitIn) -> Self {
+        self.wait_in = place;
+        self
     }
 
     /// The same error with `Retry-After: retry_after`.

@@ -10,7 +10,7 @@ use super::responder::Answer;
 use axum::response::Response;
 use cb_dialect::frames::{self, Framer};
 use cb_dialect::{Dialect, Rejection};
-use cb_faults::ErrorSpec;
+use cb_faults::{ErrorSpec, WaitIn};
 use cb_wire::openai::approx_tokens;
 use std::time::Duration;
 
@@ -28,11 +28,36 @@ pub fn error_json(spec: &ErrorSpec) -> String {
 }
 
 /// The error response of `spec` in `dialect`: its status, the dialect's
-/// error body, and `Retry-After` when it has one.
+/// error body, and its wait where the spec states it: `Retry-After`, only
+/// `x-ratelimit-reset-requests` (`2s`), or only the body (the message's
+/// "Please retry after 2s." and, in OpenAI's shape, `error.retry_after`).
 pub fn error_response(spec: &ErrorSpec, dialect: Dialect) -> Response {
     let (kind, code) = spec.kind.openai();
-    let body = frames::error_body(dialect, spec.status, &spec.message, kind, code);
-    cb_wire::openai::frame::error_response(spec.status, &body, spec.retry_after)
+    let secs = spec.retry_after.map(retry_after_secs);
+    let message = match (spec.wait_in, secs) {
+        (WaitIn::Body, Some(s)) => format!("{} Please retry after {s}s.", spec.message),
+        _ => spec.message.clone(),
+    };
+    let mut body = frames::error_body(dialect, spec.status, &message, kind, code);
+    if let (WaitIn::Body, Some(s), Some(error)) = (
+        spec.wait_in,
+        secs,
+        body.get_mut("error").and_then(|e| e.as_object_mut()),
+    ) {
+        error.insert("retry_after".into(), s.into());
+    }
+    let header_wait = spec
+        .retry_after
+        .filter(|_| spec.wait_in == WaitIn::RetryAfter);
+    let mut response = cb_wire::openai::frame::error_response(spec.status, &body, header_wait);
+    if let (WaitIn::ResetHeader, Some(s)) = (spec.wait_in, secs) {
+        if let Ok(value) = axum::http::HeaderValue::from_str(&format!("{s}s")) {
+            response
+                .headers_mut()
+                .insert("x-ratelimit-reset-requests", value);
+        }
+    }
+    response
 }
 
 /// A dialect's own 400 (a [`Rejection`]) as a response.

@@ -12,7 +12,7 @@ pub mod server;
 pub mod sse;
 
 pub use body_cap::BodyCap;
-pub use retry_after::{parse_retry_after, retry_after, RetryAfter, RETRY_AFTER_MAX};
+pub use retry_after::{parse_retry_after, retry_after, stated_wait, RetryAfter, RETRY_AFTER_MAX};
 
 /// The largest response body read from a peer by default (`--max-response-bytes`): 4 MiB, a thousand times a long chat
 /// answer, small enough that 100 conversations in flight stay far below a

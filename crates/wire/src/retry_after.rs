@@ -1,6 +1,8 @@
 //! Reading `Retry-After`: whole or decimal seconds, or an HTTP date. The one
 //! parser the reference proxies, the pass-through upstreams and the reports
-//! share.
+//! share; and [`stated_wait`], the wait a response states anywhere else
+//! (`retry-after-ms`, `x-ratelimit-reset-*`, the error body), since
+//! providers and gateways do not all use the header.
 //!
 //! A peer may send anything (`1e20`, `-1`, `18446744073709551616`, a date
 //! in the year 9999), so the wait is bounded here, once: anything above
@@ -42,23 +44,131 @@ impl RetryAfter {
 pub fn parse_retry_after(headers: &HeaderMap, now: SystemTime) -> Option<RetryAfter> {
     let value = headers.get(header::RETRY_AFTER)?.to_str().ok()?.trim();
     if let Ok(secs) = value.parse::<f64>() {
-        if !secs.is_finite() || secs < 0.0 {
-            return None;
-        }
-        let max = RETRY_AFTER_MAX.as_secs_f64();
-        return Some(if secs > max {
-            RetryAfter {
-                wait: RETRY_AFTER_MAX,
-                clamped: true,
-            }
-        } else {
-            RetryAfter::bounded(Duration::from_secs_f64(secs))
-        });
+        return seconds(secs);
     }
     let date = httpdate::parse_http_date(value).ok()?;
     Some(RetryAfter::bounded(
         date.duration_since(now).unwrap_or(Duration::ZERO),
     ))
+}
+
+/// `secs` seconds as a bounded wait; `None` when negative or not finite.
+fn seconds(secs: f64) -> Option<RetryAfter> {
+    if !secs.is_finite() || secs < 0.0 {
+        return None;
+    }
+    let max = RETRY_AFTER_MAX.as_secs_f64();
+    Some(if secs > max {
+        RetryAfter {
+            wait: RETRY_AFTER_MAX,
+            clamped: true,
+        }
+    } else {
+        RetryAfter::bounded(Duration::from_secs_f64(secs))
+    })
+}
+
+/// The wait a rate-limited (or overloaded) response states, wherever it
+/// states it, first found first: `Retry-After`; `retry-after-ms`;
+/// `x-ratelimit-reset-requests`, then `x-ratelimit-reset-tokens`
+/// (OpenAI's durations: `2s`, `6m0s`, `20ms`); then `body`, when given (at
+/// most its first 64 KiB): `error.retry_after` in seconds, or a message
+/// ("Please retry after 2s.", "Please try again in 20ms."). Bounded as
+/// [`parse_retry_after`] bounds; `None` when nothing states one.
+pub fn stated_wait(
+    headers: &HeaderMap,
+    body: Option<&[u8]>,
+    now: SystemTime,
+) -> Option<RetryAfter> {
+    if let Some(wait) = parse_retry_after(headers, now) {
+        return Some(wait);
+    }
+    let text = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    if let Some(ms) = text("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
+        if let Some(wait) = seconds(ms / 1000.0) {
+            return Some(wait);
+        }
+    }
+    for name in ["x-ratelimit-reset-requests", "x-ratelimit-reset-tokens"] {
+        if let Some(wait) = text(name).and_then(duration_text).and_then(seconds) {
+            return Some(wait);
+        }
+    }
+    let body = body?;
+    let body = &body[..body.len().min(64 * 1024)];
+    let value: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let error = value.get("error").unwrap_or(&value);
+    let stated = match error.get("retry_after") {
+        Some(serde_json::Value::Number(n)) => n.as_f64(),
+        Some(serde_json::Value::String(s)) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    };
+    if let Some(wait) = stated.and_then(seconds) {
+        return Some(wait);
+    }
+    let message = error.get("message").and_then(serde_json::Value::as_str)?;
+    in_words(message).and_then(seconds)
+}
+
+/// Seconds of an OpenAI rate-limit duration: numbers each followed by
+/// `h`, `m`, `s` or `ms` (`1m2.5s`, `20ms`); `None` when anything else
+/// is in it.
+fn duration_text(text: &str) -> Option<f64> {
+    let mut rest = text.trim();
+    let mut total = 0.0;
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let number: f64 = rest[..digits].parse().ok()?;
+        rest = &rest[digits..];
+        let (scale, len) = if rest.starts_with("ms") {
+            (0.001, 2)
+        } else if rest.starts_with('h') {
+            (3600.0, 1)
+        } else if rest.starts_with('m') {
+            (60.0, 1)
+        } else if rest.starts_with('s') {
+            (1.0, 1)
+        } else {
+            return None;
+        };
+        total += number * scale;
+        rest = &rest[len..];
+    }
+    Some(total)
+}
+
+/// Seconds a message asks to wait: "retry after N" or "try again in N",
+/// N followed by `ms`, `s`/`sec`/`second(s)`, `m`/`min`/`minute(s)` or
+/// nothing (seconds).
+fn in_words(message: &str) -> Option<f64> {
+    let lower = message.to_ascii_lowercase();
+    let at = ["retry after ", "try again in "]
+        .iter()
+        .find_map(|p| lower.find(p).map(|i| i + p.len()))?;
+    let rest = &lower[at..];
+    let digits = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(rest.len());
+    let number: f64 = rest[..digits].trim_end_matches('.').parse().ok()?;
+    let unit = rest[digits..].trim_start();
+    let scale = if unit.starts_with("ms") || unit.starts_with("millisecond") {
+        0.001
+    } else if unit.starts_with("min") || (unit.starts_with('m') && !unit.starts_with("ms")) {
+        60.0
+    } else {
+        1.0
+    };
+    Some(number * scale)
 }
 
 /// The wait a `Retry-After` header asks for, bounded by
@@ -95,6 +205,98 @@ mod tests {
         assert_eq!(wait(&earlier), Some(Duration::ZERO));
         assert_eq!(retry_after(&HeaderMap::new(), now()), None);
         assert_eq!(with("3").map(|r| r.clamped), Some(false));
+    }
+
+    #[test]
+    fn a_wait_stated_in_other_headers_or_the_body_is_read() {
+        let headers = |pairs: &[(&'static str, &str)]| {
+            let mut h = HeaderMap::new();
+            for (name, value) in pairs {
+                h.insert(*name, value.parse().unwrap());
+            }
+            h
+        };
+        let wait = |h: &HeaderMap, body: Option<&str>| {
+            stated_wait(h, body.map(str::as_bytes), now()).map(|w| w.wait)
+        };
+        let none = headers(&[]);
+        assert_eq!(
+            wait(&headers(&[("retry-after", "3")]), None),
+            Some(Duration::from_secs(3))
+        );
+        assert_eq!(
+            wait(&headers(&[("retry-after-ms", "1500")]), None),
+            Some(Duration::from_millis(1500))
+        );
+        for (v, secs) in [
+            ("2s", 2.0),
+            ("6m0s", 360.0),
+            ("20ms", 0.02),
+            ("1m2.5s", 62.5),
+        ] {
+            assert_eq!(
+                wait(&headers(&[("x-ratelimit-reset-requests", v)]), None),
+                Some(Duration::from_secs_f64(secs)),
+                "{v}"
+            );
+        }
+        assert_eq!(
+            wait(&headers(&[("x-ratelimit-reset-tokens", "7s")]), None),
+            Some(Duration::from_secs(7))
+        );
+        assert_eq!(
+            wait(&headers(&[("x-ratelimit-reset-requests", "soon")]), None),
+            None
+        );
+        // Retry-After first, whatever else says.
+        assert_eq!(
+            wait(
+                &headers(&[("retry-after", "1"), ("x-ratelimit-reset-requests", "9s")]),
+                None
+            ),
+            Some(Duration::from_secs(1))
+        );
+        for (body, secs) in [
+            (
+                r#"{"error": {"message": "Rate limited.", "retry_after": 4}}"#,
+                4.0,
+            ),
+            (
+                r#"{"error": {"message": "Rate limited.", "retry_after": "2.5"}}"#,
+                2.5,
+            ),
+            (
+                r#"{"error": {"message": "Rate limit reached. Please retry after 2s."}}"#,
+                2.0,
+            ),
+            (
+                r#"{"error": {"message": "Please try again in 20ms."}}"#,
+                0.02,
+            ),
+            (
+                r#"{"error": {"message": "Please try again in 1.5 seconds"}}"#,
+                1.5,
+            ),
+            (r#"{"error": {"message": "Retry after 2 minutes"}}"#, 120.0),
+            (r#"{"message": "retry after 3"}"#, 3.0),
+        ] {
+            assert_eq!(
+                wait(&none, Some(body)),
+                Some(Duration::from_secs_f64(secs)),
+                "{body}"
+            );
+        }
+        for body in [
+            r#"{"error": {"message": "Rate limited."}}"#,
+            r#"{"error": {"message": "retry after a while"}}"#,
+            r#"{"error": {"retry_after": -1, "message": "x"}}"#,
+            "not json, retry after 2s",
+        ] {
+            assert_eq!(wait(&none, Some(body)), None, "{body}");
+        }
+        // Absurd stated waits are clamped as Retry-After's are.
+        let far = stated_wait(&none, Some(br#"{"error": {"retry_after": 1e300}}"#), now()).unwrap();
+        assert_eq!((far.wait, far.clamped), (RETRY_AFTER_MAX, true));
     }
 
     #[test]

@@ -93,6 +93,10 @@ pub enum Misbehaviour {
     /// [`HAMMER`] attempts while it fails, then the fallback up to 3 times
     /// (retries stacked in two layers).
     HammersPrimary,
+    /// Retries a 429 from the primary once, after its `Retry-After` or,
+    /// without one, after 100 ms: a client that reads the wait from the
+    /// header only, not from a reset header or the body.
+    ReadsOnlyRetryAfter,
     /// On a primary stream that breaks, sends the fallback the text so far
     /// as an assistant prefill and hands the client whatever it answers:
     /// only the rest of the answer, or its prefill 400.
@@ -311,6 +315,26 @@ async fn call_raw(
         .ok()?;
     let status = response.status().as_u16();
     Some((status, response.bytes().await.ok()?))
+}
+
+/// `ReadsOnlyRetryAfter`: the primary once, and again after the wait its
+/// 429's `Retry-After` states (100 ms without one).
+async fn retry_after_header_only(g: &Gateway, body: &Value) -> Option<(u16, Value)> {
+    let first = post_to_primary(g, body).await?;
+    let status = first.status().as_u16();
+    if status != 429 {
+        let bytes = first.bytes().await.ok()?;
+        return Some((status, serde_json::from_slice(&bytes).ok()?));
+    }
+    let wait = first
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok()?.trim().parse::<f64>().ok())
+        .map_or(Duration::from_millis(100), Duration::from_secs_f64);
+    drop(first);
+    // The misbehaviour itself: the wait read from Retry-After alone.
+    tokio::time::sleep(wait).await;
+    call(g, &g.primary, body, primary_timeout(g.kind)).await
 }
 
 /// `body` sent to the primary, its response unread; `None` when it could
@@ -575,7 +599,9 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
         1
     };
     let mut primary = None;
-    if !cooled {
+    if !cooled && g.kind == Misbehaviour::ReadsOnlyRetryAfter {
+        primary = retry_after_header_only(&g, &body).await;
+    } else if !cooled {
         for _ in 0..tries {
             primary = call(&g, &g.primary, &body, primary_timeout(g.kind)).await;
             if primary.as_ref().is_some_and(|(s, _)| *s < 429 || *s == 404) {
@@ -632,6 +658,7 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
         | Misbehaviour::SaysStop
         | Misbehaviour::RelaysStreamsAsTheyEnd
         | Misbehaviour::DropsErrorEvents
+        | Misbehaviour::ReadsOnlyRetryAfter
         | Misbehaviour::StallsFirstToken
         | Misbehaviour::HammersPrimary
         | Misbehaviour::ForwardsPrefillError

@@ -308,9 +308,20 @@ impl Core {
                 Sent::ConnectError => (Outcome::ConnectError, None),
                 Sent::Deadline => return Primary::Failover(FailoverReason::Timeout),
             };
-            let asked = response
+            let mut response = response;
+            let mut asked = response
                 .as_ref()
                 .and_then(|r| parse_retry_after(r.headers(), SystemTime::now()));
+            // A 429 without Retry-After may state its wait elsewhere (a
+            // reset header, the body): read it there. The body is spent,
+            // which a 429 can spare: it fails over or is retried, never
+            // delivered.
+            if asked.is_none() && outcome == Outcome::Status(429) {
+                if let Some(r) = response.take() {
+                    asked =
+                        transport::stated_wait_of(r, self.config.attempt_timeout, deadline).await;
+                }
+            }
             event.retry_after_clamped |= asked.is_some_and(|a| a.clamped);
             let asked = asked.map(|a| a.wait);
             if let Some(wait) = same_route_wait(outcome, asked, retries, &rules) {

@@ -19,6 +19,33 @@ pub(super) enum Leg {
     Fallback,
 }
 
+/// The wait a rate-limited `response` states anywhere
+/// ([`cb_wire::stated_wait`]): its headers, else its body (at most 64 KiB,
+/// read within `limit` and never past `deadline`).
+pub(super) async fn stated_wait_of(
+    response: reqwest::Response,
+    limit: std::time::Duration,
+    deadline: Instant,
+) -> Option<cb_wire::RetryAfter> {
+    use futures::StreamExt;
+    const MAX: usize = 64 * 1024;
+    let headers = response.headers().clone();
+    let end = Instant::now()
+        .checked_add(limit)
+        .map_or(deadline, |t| t.min(deadline));
+    let mut body = Vec::new();
+    let mut chunks = response.bytes_stream();
+    while body.len() < MAX {
+        match tokio::time::timeout_at(end, chunks.next()).await {
+            Ok(Some(Ok(chunk))) => {
+                body.extend_from_slice(&chunk[..chunk.len().min(MAX - body.len())])
+            }
+            _ => break,
+        }
+    }
+    cb_wire::stated_wait(&headers, Some(&body), std::time::SystemTime::now())
+}
+
 /// Result of sending one request, up to its response headers.
 pub(super) enum Sent {
     Headers(reqwest::Response),

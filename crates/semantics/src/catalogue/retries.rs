@@ -1,4 +1,5 @@
-//! The retry cases: a `429` with and without `Retry-After`, a `500` once, a
+//! The retry cases: a `429` with `Retry-After`, with its wait only in a
+//! reset header or only in the body, and without any, a `500` once, a
 //! `503` that persists, a reset before the headers and a route that never
 //! answers. They check what the decision tree does not rule on: whether
 //! the primary is retried, how soon, and how often.
@@ -8,35 +9,62 @@ use super::errors::{rate_limited, status_error};
 use super::secs;
 use crate::case::{Case, Check, CheckId as Id, Ideal, Rule};
 use crate::timing::Timing;
-use cb_faults::{Act, HoldEnd, Script};
+use cb_faults::{Act, HoldEnd, Script, WaitIn};
 
-/// `429-retry-after`, `429-persistent`, `500-once`, `503-persistent`,
-/// `reset-before-headers`, `no-response`.
+/// A case whose first primary attempt is a 429 stating its wait `where`
+/// (`Retry-After`, a reset header, the body), later attempts answering:
+/// no second primary attempt may come before the wait.
+fn stated_429(t: &Timing, id: &'static str, place: WaitIn) -> Case {
+    let (stated, passes) = match place {
+        WaitIn::RetryAfter => (
+            format!("Retry-After {}", secs(t.retry_after)),
+            "answered; no second primary attempt before Retry-After (retrying after it is the mature behaviour, failing over at once is partial)",
+        ),
+        WaitIn::ResetHeader => (
+            format!(
+                "only x-ratelimit-reset-requests: {} (no Retry-After)",
+                secs(t.retry_after)
+            ),
+            "answered; no second primary attempt before the reset header's wait (a client that reads only Retry-After retries inside the window)",
+        ),
+        WaitIn::Body => (
+            format!(
+                "the wait only in the body (error.retry_after and \"Please retry after {}\", no header)",
+                secs(t.retry_after)
+            ),
+            "answered; no second primary attempt before the wait the body states (a client that reads only Retry-After retries inside the window)",
+        ),
+    };
+    case(
+        id,
+        format!("first attempt 429 with {stated}, later attempts answer"),
+        passes,
+        primary(Script::first(
+            1,
+            Act::Error(rate_limited(Some(t.retry_after)).wait_stated_in(place)),
+            Act::answer(),
+        )),
+        Ideal::Answer,
+        vec![
+            Check::required(
+                Id::RetryAfterHonoured,
+                Rule::FirstGapAtLeast(t.retry_after.saturating_sub(t.retry_after_slack)),
+            ),
+            Check::advisory(Id::RetriedSameRoute, Rule::PrimaryAtLeast(2)),
+        ],
+        t.default_bound,
+    )
+}
+
+/// `429-retry-after`, `429-reset-header`, `429-retry-in-body`,
+/// `429-persistent`, `500-once`, `503-persistent`, `reset-before-headers`,
+/// `no-response`.
 pub(super) fn retries(t: &Timing) -> Vec<Case> {
     let no_response_bound = t.no_response_budget + (t.no_response_hold - t.no_response_budget) / 2;
     vec![
-        case(
-            "429-retry-after",
-            format!(
-                "first attempt 429 with Retry-After {}, later attempts answer",
-                secs(t.retry_after)
-            ),
-            "answered; no second primary attempt before Retry-After (retrying after it is the mature behaviour, failing over at once is partial)",
-            primary(Script::first(
-                1,
-                Act::Error(rate_limited(Some(t.retry_after))),
-                Act::answer(),
-            )),
-            Ideal::Answer,
-            vec![
-                Check::required(
-                    Id::RetryAfterHonoured,
-                    Rule::FirstGapAtLeast(t.retry_after.saturating_sub(t.retry_after_slack)),
-                ),
-                Check::advisory(Id::RetriedSameRoute, Rule::PrimaryAtLeast(2)),
-            ],
-            t.default_bound,
-        ),
+        stated_429(t, "429-retry-after", WaitIn::RetryAfter),
+        stated_429(t, "429-reset-header", WaitIn::ResetHeader),
+        stated_429(t, "429-retry-in-body", WaitIn::Body),
         case(
             "429-persistent",
             "429 without Retry-After on every attempt".into(),

@@ -40,6 +40,8 @@ fn every_case_the_issue_lists_is_there_once() {
         "ok",
         "schema",
         "429-retry-after",
+        "429-reset-header",
+        "429-retry-in-body",
         "429-persistent",
         "500-once",
         "503-persistent",
