@@ -138,4 +138,35 @@ mod tests {
         assert_eq!(body["error"]["message"], "slow down");
         assert_eq!(body["error"]["code"], "rate_limit_exceeded");
     }
+
+    #[tokio::test]
+    async fn a_wait_stated_elsewhere_is_only_there_and_reads_back() {
+        let spec = |place| {
+            ErrorSpec::new(429, ErrorKind::RateLimit, "slow down")
+                .with_retry_after(Duration::from_secs(2))
+                .wait_stated_in(place)
+        };
+        let reset = error_response(&spec(WaitIn::ResetHeader), Dialect::Openai);
+        assert!(reset.headers().get("retry-after").is_none());
+        assert_eq!(reset.headers()["x-ratelimit-reset-requests"], "2s");
+        let in_body = error_response(&spec(WaitIn::Body), Dialect::Openai);
+        assert!(in_body.headers().get("retry-after").is_none());
+        let headers = in_body.headers().clone();
+        let bytes = axum::body::to_bytes(in_body.into_body(), 1 << 16)
+            .await
+            .unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(body["error"]["retry_after"], 2);
+        assert_eq!(body["error"]["message"], "slow down Please retry after 2s.");
+        // What the reference proxies read back, from each place.
+        let now = std::time::SystemTime::now();
+        assert_eq!(
+            cb_wire::stated_wait(&headers, Some(&bytes), now).map(|w| w.wait),
+            Some(Duration::from_secs(2))
+        );
+        assert_eq!(
+            cb_wire::stated_wait(reset.headers(), None, now).map(|w| w.wait),
+            Some(Duration::from_secs(2))
+        );
+    }
 }
