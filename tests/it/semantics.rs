@@ -391,7 +391,7 @@ async fn the_reference_proxies_pass_the_catalogue() {
 }
 
 /// Read strictly (only `data: [DONE]` completes a stream), the reference
-/// proxies still pass every streaming case: they always end what they
+/// proxies still pass every case that always streams: they end what they
 /// relay with `[DONE]` or an error.
 #[tokio::test(start_paused = true)]
 async fn the_reference_proxies_pass_the_streaming_cases_read_strictly() {

@@ -73,8 +73,9 @@ pub struct SwitchEvent {
     /// true.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cut: bool,
-    /// Whether an upstream's `Retry-After` asked for more than
-    /// [`cb_wire::RETRY_AFTER_MAX`] (one hour) and was read as that.
+    /// Whether an upstream's stated wait (`Retry-After`, a 429's reset
+    /// header or body) asked for more than [`cb_wire::RETRY_AFTER_MAX`]
+    /// (one hour) and was read as that.
     #[serde(default)]
     pub retry_after_clamped: bool,
 }

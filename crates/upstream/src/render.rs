@@ -30,7 +30,8 @@ pub fn error_json(spec: &ErrorSpec) -> String {
 /// The error response of `spec` in `dialect`: its status, the dialect's
 /// error body, and its wait where the spec states it: `Retry-After`, only
 /// `x-ratelimit-reset-requests` (`2s`), or only the body (the message's
-/// "Please retry after 2s." and, in OpenAI's shape, `error.retry_after`).
+/// "Please retry after 2s." and `error.retry_after` in the dialect's
+/// `error` object).
 pub fn error_response(spec: &ErrorSpec, dialect: Dialect) -> Response {
     let (kind, code) = spec.kind.openai();
     let secs = spec.retry_after.map(retry_after_secs);
@@ -151,6 +152,10 @@ mod tests {
         assert_eq!(reset.headers()["x-ratelimit-reset-requests"], "2s");
         let in_body = error_response(&spec(WaitIn::Body), Dialect::Openai);
         assert!(in_body.headers().get("retry-after").is_none());
+        assert!(in_body
+            .headers()
+            .get("x-ratelimit-reset-requests")
+            .is_none());
         let headers = in_body.headers().clone();
         let bytes = axum::body::to_bytes(in_body.into_body(), 1 << 16)
             .await
@@ -164,8 +169,18 @@ mod tests {
             cb_wire::stated_wait(&headers, Some(&bytes), now).map(|w| w.wait),
             Some(Duration::from_secs(2))
         );
+        let reset_headers = reset.headers().clone();
+        let reset_bytes = axum::body::to_bytes(reset.into_body(), 1 << 16)
+            .await
+            .unwrap();
+        let reset_body: serde_json::Value = serde_json::from_slice(&reset_bytes).unwrap();
+        assert!(
+            reset_body["error"].get("retry_after").is_none(),
+            "{reset_body}"
+        );
+        assert_eq!(reset_body["error"]["message"], "slow down");
         assert_eq!(
-            cb_wire::stated_wait(reset.headers(), None, now).map(|w| w.wait),
+            cb_wire::stated_wait(&reset_headers, None, now).map(|w| w.wait),
             Some(Duration::from_secs(2))
         );
     }

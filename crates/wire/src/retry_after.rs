@@ -70,8 +70,9 @@ fn seconds(secs: f64) -> Option<RetryAfter> {
 
 /// The wait a rate-limited (or overloaded) response states, wherever it
 /// states it, first found first: `Retry-After`; `retry-after-ms`;
-/// `x-ratelimit-reset-requests`, then `x-ratelimit-reset-tokens`
-/// (OpenAI's durations: `2s`, `6m0s`, `20ms`); then `body`, when given (at
+/// the longer of `x-ratelimit-reset-requests` and
+/// `x-ratelimit-reset-tokens` (OpenAI's durations: `2s`, `6m0s`, `20ms`);
+/// then `body`, when given (at
 /// most its first 64 KiB): `error.retry_after` in seconds, or a message
 /// ("Please retry after 2s.", "Please try again in 20ms."). Bounded as
 /// [`parse_retry_after`] bounds; `None` when nothing states one.
@@ -94,10 +95,17 @@ pub fn stated_wait(
             return Some(wait);
         }
     }
-    for name in ["x-ratelimit-reset-requests", "x-ratelimit-reset-tokens"] {
-        if let Some(wait) = text(name).and_then(duration_text).and_then(seconds) {
-            return Some(wait);
-        }
+    // Both limits come on every response; which one ran out is not
+    // always said, so the longer wait (a token window outlasts a request
+    // window that resets in milliseconds).
+    let reset = ["x-ratelimit-reset-requests", "x-ratelimit-reset-tokens"]
+        .into_iter()
+        .filter_map(|name| text(name).and_then(duration_text))
+        .fold(None, |most: Option<f64>, s| {
+            Some(most.map_or(s, |m| m.max(s)))
+        });
+    if let Some(wait) = reset.and_then(seconds) {
+        return Some(wait);
     }
     let body = body?;
     let body = &body[..body.len().min(64 * 1024)];
@@ -148,25 +156,38 @@ fn duration_text(text: &str) -> Option<f64> {
 }
 
 /// Seconds a message asks to wait: "retry after N" or "try again in N",
-/// N followed by `ms`, `s`/`sec`/`second(s)`, `m`/`min`/`minute(s)` or
-/// nothing (seconds).
+/// N an OpenAI duration (`1m30s`, `20ms`) or a number followed by `ms`,
+/// `s`/`sec`/`second(s)`, `m`/`min`/`minute(s)`, `h`/`hour(s)` or nothing
+/// (seconds); `None` for any other unit.
 fn in_words(message: &str) -> Option<f64> {
     let lower = message.to_ascii_lowercase();
     let at = ["retry after ", "try again in "]
         .iter()
         .find_map(|p| lower.find(p).map(|i| i + p.len()))?;
     let rest = &lower[at..];
+    let token = rest
+        .split(|c: char| c.is_whitespace() || c == ',' || c == ';' || c == ')')
+        .next()
+        .unwrap_or_default()
+        .trim_end_matches('.');
+    if let Some(secs) = duration_text(token) {
+        return Some(secs);
+    }
     let digits = rest
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(rest.len());
     let number: f64 = rest[..digits].trim_end_matches('.').parse().ok()?;
     let unit = rest[digits..].trim_start();
-    let scale = if unit.starts_with("ms") || unit.starts_with("millisecond") {
-        0.001
-    } else if unit.starts_with("min") || (unit.starts_with('m') && !unit.starts_with("ms")) {
-        60.0
-    } else {
-        1.0
+    let word = unit
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .next()
+        .unwrap_or_default();
+    let scale = match word {
+        "ms" | "millisecond" | "milliseconds" => 0.001,
+        "" | "s" | "sec" | "secs" | "second" | "seconds" => 1.0,
+        "m" | "min" | "mins" | "minute" | "minutes" => 60.0,
+        "h" | "hr" | "hour" | "hours" => 3600.0,
+        _ => return None,
     };
     Some(number * scale)
 }
@@ -279,6 +300,15 @@ mod tests {
             ),
             (r#"{"error": {"message": "Retry after 2 minutes"}}"#, 120.0),
             (r#"{"message": "retry after 3"}"#, 3.0),
+            (
+                r#"{"error": {"message": "Please try again in 1m30s."}}"#,
+                90.0,
+            ),
+            (
+                r#"{"error": {"message": "Please try again in 1h12m"}}"#,
+                3600.0,
+            ),
+            (r#"{"error": {"message": "retry after 2 hours"}}"#, 3600.0),
         ] {
             assert_eq!(
                 wait(&none, Some(body)),
@@ -289,6 +319,7 @@ mod tests {
         for body in [
             r#"{"error": {"message": "Rate limited."}}"#,
             r#"{"error": {"message": "retry after a while"}}"#,
+            r#"{"error": {"message": "retry after 3 fortnights"}}"#,
             r#"{"error": {"retry_after": -1, "message": "x"}}"#,
             "not json, retry after 2s",
         ] {

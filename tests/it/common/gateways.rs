@@ -330,7 +330,8 @@ async fn retry_after_header_only(g: &Gateway, body: &Value) -> Option<(u16, Valu
         .headers()
         .get("retry-after")
         .and_then(|v| v.to_str().ok()?.trim().parse::<f64>().ok())
-        .map_or(Duration::from_millis(100), Duration::from_secs_f64);
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .unwrap_or(Duration::from_millis(100));
     drop(first);
     // The misbehaviour itself: the wait read from Retry-After alone.
     tokio::time::sleep(wait).await;

@@ -16,7 +16,6 @@ use crate::Continuation;
 use axum::http::{header, HeaderValue, StatusCode};
 use bytes::Bytes;
 use cb_dialect::Dialect;
-use cb_wire::parse_retry_after;
 use reqwest::Url;
 use serde_json::Value;
 use std::time::SystemTime;
@@ -281,7 +280,9 @@ impl Core {
             if response.status() == StatusCode::TOO_MANY_REQUESTS
                 && retry < cfg.fallback_429_retries
             {
-                let asked = parse_retry_after(response.headers(), SystemTime::now());
+                // Its body is what the client gets when the retries run
+                // out: the wait is read from the headers only.
+                let asked = cb_wire::stated_wait(response.headers(), None, SystemTime::now());
                 event.retry_after_clamped |= asked.is_some_and(|a| a.clamped);
                 let asked = asked.map(|a| a.wait);
                 let wait = backoff_delay(retry, cfg.backoff_base, cfg.backoff_cap, asked, &mut rng);

@@ -309,17 +309,21 @@ impl Core {
                 Sent::Deadline => return Primary::Failover(FailoverReason::Timeout),
             };
             let mut response = response;
-            let mut asked = response
-                .as_ref()
-                .and_then(|r| parse_retry_after(r.headers(), SystemTime::now()));
-            // A 429 without Retry-After may state its wait elsewhere (a
-            // reset header, the body): read it there. The body is spent,
-            // which a 429 can spare: it fails over or is retried, never
-            // delivered.
-            if asked.is_none() && outcome == Outcome::Status(429) {
+            // The wait the response states: Retry-After, else a 429's
+            // other headers (`x-ratelimit-reset-*`), else its body, read
+            // only when a retry could follow (a 429 is never delivered:
+            // it fails over or is retried, so its body can be spent), and
+            // briefly (`transport::WAIT_BODY_TIME`).
+            let mut asked = response.as_ref().and_then(|r| {
+                if outcome == Outcome::Status(429) {
+                    cb_wire::stated_wait(r.headers(), None, SystemTime::now())
+                } else {
+                    parse_retry_after(r.headers(), SystemTime::now())
+                }
+            });
+            if asked.is_none() && outcome == Outcome::Status(429) && retries < rules.max {
                 if let Some(r) = response.take() {
-                    asked =
-                        transport::stated_wait_of(r, self.config.attempt_timeout, deadline).await;
+                    asked = transport::stated_wait_of(r, deadline).await;
                 }
             }
             event.retry_after_clamped |= asked.is_some_and(|a| a.clamped);

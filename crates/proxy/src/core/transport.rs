@@ -19,19 +19,30 @@ pub(super) enum Leg {
     Fallback,
 }
 
+/// Longest time spent reading a 429's body for the wait it states: an
+/// error body is a few hundred bytes, and one that trickles must not hold
+/// the failover.
+pub(super) const WAIT_BODY_TIME: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Largest 429 body read for the wait it states.
+const WAIT_BODY_BYTES: usize = 64 * 1024;
+
 /// The wait a rate-limited `response` states anywhere
-/// ([`cb_wire::stated_wait`]): its headers, else its body (at most 64 KiB,
-/// read within `limit` and never past `deadline`).
+/// ([`cb_wire::stated_wait`]): its headers, else its body (at most
+/// [`WAIT_BODY_BYTES`], read within [`WAIT_BODY_TIME`] and never past
+/// `deadline`; a larger announced body is not read).
 pub(super) async fn stated_wait_of(
     response: reqwest::Response,
-    limit: std::time::Duration,
     deadline: Instant,
 ) -> Option<cb_wire::RetryAfter> {
     use futures::StreamExt;
-    const MAX: usize = 64 * 1024;
+    const MAX: usize = WAIT_BODY_BYTES;
     let headers = response.headers().clone();
+    if response.content_length().is_some_and(|n| n > MAX as u64) {
+        return cb_wire::stated_wait(&headers, None, std::time::SystemTime::now());
+    }
     let end = Instant::now()
-        .checked_add(limit)
+        .checked_add(WAIT_BODY_TIME)
         .map_or(deadline, |t| t.min(deadline));
     let mut body = Vec::new();
     let mut chunks = response.bytes_stream();

@@ -1,12 +1,13 @@
 //! The bounded same-route retry, as one pure function: whether a reference
 //! proxy tries the primary again before failing over, and after how long.
 //! It never turns a failure the decision tree passes through into a retry,
-//! and never waits less than a `Retry-After` the primary asked for.
+//! and never waits less than the wait the primary stated (`Retry-After`,
+//! or for a 429 a reset header or its body: `cb_wire::stated_wait`).
 //!
 //! | Primary outcome                        | Retried on the same route                   |
 //! |----------------------------------------|---------------------------------------------|
-//! | 429 with `Retry-After` <= the cap      | after `Retry-After`                         |
-//! | 429 without `Retry-After`, or longer   | no: fail over at once                       |
+//! | 429 stating a wait <= the cap          | after the wait                              |
+//! | 429 stating none, or a longer one      | no: fail over at once                       |
 //! | a status in the retry list (500)       | after `Retry-After` (<= the cap) or a delay |
 //! | timeout, connection error, others      | no (a silent route is not tried again)      |
 //!

@@ -211,3 +211,42 @@ async fn too_many_messages_are_answered_413_naming_the_cap() {
     let (got, _) = post(&proxy, &json!({"model": "m", "messages": messages})).await;
     assert_eq!(got, 200);
 }
+
+/// A 429 may state its wait only in its body: the primary is retried after
+/// it, and a 429 body that never ends holds the failover for the short
+/// body read (half a second), not the attempt timeout.
+#[tokio::test(start_paused = true)]
+async fn a_wait_stated_in_a_429_body_is_honoured_and_a_trickling_one_does_not_hold_the_failover() {
+    let said = r#"{"error": {"message": "Rate limited. Please retry after 1s.", "type": "rate_limit_error"}}"#;
+    let (p, primary) = mock(vec![
+        raw(429, vec![said], Duration::ZERO, false),
+        ok("from primary"),
+    ])
+    .await;
+    let (f, _) = mock(vec![ok("from fallback")]).await;
+    let mut c = config(ProxyMode::History, &p, &f);
+    c.attempt_timeout = Duration::from_secs(5);
+    c.deadline = Duration::from_secs(20);
+    let (proxy, _state) = start(c).await;
+    let (status, body) = post(&proxy, &conversation()).await;
+    assert_eq!((status, text_of(&body).as_str()), (200, "from primary"));
+    let gaps = gaps(&primary.seen.lock().unwrap());
+    assert!(gaps[0] >= Duration::from_secs(1), "{gaps:?}");
+
+    // Headers, then a body that never comes: failed over within the
+    // short read, long before the attempt timeout.
+    let (p, _) = mock(vec![raw(429, Vec::new(), Duration::ZERO, true)]).await;
+    let (f, _) = mock(vec![ok("from fallback")]).await;
+    let mut c = config(ProxyMode::History, &p, &f);
+    c.attempt_timeout = Duration::from_secs(5);
+    c.deadline = Duration::from_secs(20);
+    let (proxy, _state) = start(c).await;
+    let began = tokio::time::Instant::now();
+    let (status, body) = post(&proxy, &conversation()).await;
+    assert_eq!((status, text_of(&body).as_str()), (200, "from fallback"));
+    assert!(
+        began.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        began.elapsed()
+    );
+}

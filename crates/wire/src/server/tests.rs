@@ -185,11 +185,19 @@ async fn a_client_that_reads_slowly_but_steadily_is_not_disconnected() {
         .unwrap();
     let mut buf = vec![0u8; 64 * 1024];
     let mut read = 0usize;
-    for _ in 0..200 {
-        // The client's pace (virtual time): a read every second.
+    for second in 0..200 {
+        // The client's pace (virtual time): a read every second. End of
+        // file (0 bytes) means the server closed the connection: the
+        // failure this test is about, said at once rather than read again
+        // forever.
         tokio::time::sleep(Duration::from_secs(1)).await;
-        read += tcp.read(&mut buf).await.unwrap();
+        let n = tcp.read(&mut buf).await.unwrap();
+        assert!(n > 0, "the server closed the connection after {second} s");
+        read += n;
         while let Ok(n) = tcp.try_read(&mut buf) {
+            if n == 0 {
+                break;
+            }
             read += n;
         }
     }
