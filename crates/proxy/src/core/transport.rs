@@ -120,19 +120,28 @@ impl Core {
     /// the attempt timeout each, side by side).
     pub async fn health(&self) -> (UpstreamHealth, UpstreamHealth) {
         futures::join!(
-            self.upstream_health(&self.config.primary_url),
-            self.upstream_health(&self.config.fallback_url)
+            self.upstream_health(Leg::Primary, &self.config.primary_url),
+            self.upstream_health(Leg::Fallback, &self.config.fallback_url)
         )
     }
 
-    async fn upstream_health(&self, base: &str) -> UpstreamHealth {
+    /// The client a `leg` goes out on: pooled for the primary, a fresh
+    /// connection for anything sent to the fallback.
+    fn client_of(&self, leg: Leg) -> &reqwest::Client {
+        match leg {
+            Leg::Primary => &self.client,
+            Leg::Fallback => &self.fresh,
+        }
+    }
+
+    async fn upstream_health(&self, leg: Leg, base: &str) -> UpstreamHealth {
         let Some(url) = models_endpoint(base) else {
             return UpstreamHealth {
                 ok: false,
                 detail: "not a URL".into(),
             };
         };
-        let request = self.client.get(url).send();
+        let request = self.client_of(leg).get(url).send();
         match tokio::time::timeout(self.config.attempt_timeout, request).await {
             Ok(Ok(r)) if r.status().is_success() => UpstreamHealth {
                 ok: true,
@@ -169,11 +178,8 @@ impl Core {
         }
         let remaining = deadline - now;
         let limit = self.config.attempt_timeout.min(remaining);
-        let client = match leg {
-            Leg::Primary => &self.client,
-            Leg::Fallback => &self.fresh,
-        };
-        let request = client
+        let request = self
+            .client_of(leg)
             .post(url.clone())
             .header(
                 header::CONTENT_TYPE,
