@@ -95,30 +95,11 @@ async fn a_cut_stream_stops_after_its_chunks_without_a_terminator() {
     let pair = start(&ctx).await;
     let response = send(&pair.primary.url(), &body(true)).await.unwrap();
     assert_eq!(response.status(), 200);
-    let mut got = Vec::new();
-    let mut stream = response.bytes_stream();
-    let mut broke = false;
-    while let Some(chunk) = futures::StreamExt::next(&mut stream).await {
-        match chunk {
-            Ok(bytes) => got.extend_from_slice(&bytes),
-            Err(_) => broke = true,
-        }
-    }
+    let (got, broke) = read_to_end(response).await;
     assert!(broke, "the body breaks off");
-    let trace = read_all(&got);
-    let err = assemble(&trace).unwrap_err();
+    let err = assemble(&read_all(&got)).unwrap_err();
     assert_eq!(err, "the stream ended without data: [DONE] after 41 chunks");
-    let text: String = trace
-        .events
-        .iter()
-        .filter_map(|e| serde_json::from_str::<Value>(&e.data).ok())
-        .filter_map(|v| {
-            v["choices"][0]["delta"]["content"]
-                .as_str()
-                .map(str::to_string)
-        })
-        .collect();
-    assert_eq!(text, words(40));
+    assert_eq!(content(&got), words(40));
 }
 
 /// The body of a streamed answer read to its end: its bytes, and whether

@@ -212,6 +212,14 @@ async fn too_many_messages_are_answered_413_naming_the_cap() {
     assert_eq!(got, 200);
 }
 
+/// The test config with a 5 s attempt timeout and a 20 s deadline.
+fn long_attempts(p: &ServerHandle, f: &ServerHandle) -> ProxyConfig {
+    let mut c = config(ProxyMode::History, p, f);
+    c.attempt_timeout = Duration::from_secs(5);
+    c.deadline = Duration::from_secs(20);
+    c
+}
+
 /// A 429 may state its wait only in its body: the primary is retried after
 /// it, and a 429 body that never ends holds the failover for the short
 /// body read (half a second), not the attempt timeout.
@@ -224,10 +232,7 @@ async fn a_wait_stated_in_a_429_body_is_honoured_and_a_trickling_one_does_not_ho
     ])
     .await;
     let (f, _) = mock(vec![ok("from fallback")]).await;
-    let mut c = config(ProxyMode::History, &p, &f);
-    c.attempt_timeout = Duration::from_secs(5);
-    c.deadline = Duration::from_secs(20);
-    let (proxy, _state) = start(c).await;
+    let (proxy, _state) = start(long_attempts(&p, &f)).await;
     let (status, body) = post(&proxy, &conversation()).await;
     assert_eq!((status, text_of(&body).as_str()), (200, "from primary"));
     let gaps = gaps(&primary.seen.lock().unwrap());
@@ -237,10 +242,7 @@ async fn a_wait_stated_in_a_429_body_is_honoured_and_a_trickling_one_does_not_ho
     // short read, long before the attempt timeout.
     let (p, _) = mock(vec![raw(429, Vec::new(), Duration::ZERO, true)]).await;
     let (f, _) = mock(vec![ok("from fallback")]).await;
-    let mut c = config(ProxyMode::History, &p, &f);
-    c.attempt_timeout = Duration::from_secs(5);
-    c.deadline = Duration::from_secs(20);
-    let (proxy, _state) = start(c).await;
+    let (proxy, _state) = start(long_attempts(&p, &f)).await;
     let began = tokio::time::Instant::now();
     let (status, body) = post(&proxy, &conversation()).await;
     assert_eq!((status, text_of(&body).as_str()), (200, "from fallback"));
