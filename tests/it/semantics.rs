@@ -386,8 +386,57 @@ async fn the_reference_proxies_pass_the_catalogue() {
         );
         // The 500 is retried once on the same route, then fails over.
         assert!(case(s, "500-once").requests[0].served_by_primary());
+        // What they say about who answered agrees with the attempt log,
+        // spliced continuations included.
+        let h = s.honesty;
+        assert!(
+            h.model.judged >= 20 && h.usage.judged >= 20,
+            "{name}: {h:?}"
+        );
+        assert_eq!(h.dishonest(), 0, "{name}: {}", report.render());
     }
     assert_eq!(report.failures(), 0);
+}
+
+/// Each honesty control is caught by the claim it lies in, and by no
+/// other; the control that states its routing truthfully is judged honest
+/// there. Honesty sits beside the verdicts: the lies change none.
+#[tokio::test(start_paused = true)]
+async fn each_honesty_control_is_caught_by_its_own_claim() {
+    use continuity_bench::semantics::honesty::Claim;
+    let cases = ["ok", "503", "timeout", "accounting"];
+    for (kind, stream, lies_in) in [
+        (Misbehaviour::ClaimsPrimaryModel, false, Some(Claim::Model)),
+        (Misbehaviour::ClaimsPrimaryModel, true, Some(Claim::Model)),
+        (Misbehaviour::RecountsUsage, false, Some(Claim::Usage)),
+        (Misbehaviour::ClaimsNoFallback, false, Some(Claim::Routing)),
+        (Misbehaviour::TellsRoutingTruth, false, None),
+    ] {
+        let report = run_control(kind, &cases, stream, Duration::from_secs(1)).await;
+        let control = system(&report, "control");
+        let h = control.honesty;
+        for claim in Claim::ALL {
+            let t = h.tally(claim);
+            let why = format!(
+                "{kind:?} stream={stream} {}: {}",
+                claim.as_str(),
+                report.render()
+            );
+            if Some(claim) == lies_in {
+                assert!(t.judged >= 3 && t.honest < t.judged, "{why}");
+            } else {
+                assert_eq!(t.honest, t.judged, "{why}");
+            }
+        }
+        if kind == Misbehaviour::TellsRoutingTruth {
+            assert_eq!(h.routing.judged, cases.len() as u32, "{}", report.render());
+        }
+        // The failover cases the control answers pass: the lies are
+        // counted as honesty, not as verdicts.
+        for id in ["503", "timeout"] {
+            assert_eq!(case(control, id).verdict, Verdict::Pass, "{kind:?} {id}");
+        }
+    }
 }
 
 /// Read strictly (only `data: [DONE]` completes a stream), the reference

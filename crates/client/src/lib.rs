@@ -82,7 +82,7 @@ pub struct Target {
 }
 
 /// What one request produced.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Exchange {
     /// HTTP status, if a response arrived.
     pub status: Option<u16>,
@@ -105,6 +105,17 @@ pub struct Exchange {
     pub usage: bool,
     /// Its `completion_tokens`, when it had a number there.
     pub completion_tokens: Option<u32>,
+    /// Its `prompt_tokens`, when it had a number there.
+    pub prompt_tokens: Option<u32>,
+    /// Every distinct `model` the answer names, in order: one for a plain
+    /// body, one per distinct value for a stream whose chunks disagree
+    /// (at most [`cb_wire::sse::MAX_MODELS`]). Redacted.
+    pub models: Vec<String>,
+    /// The response headers in which a gateway says how it routed the
+    /// request (which target answered, how many fallbacks it tried), as
+    /// (lowercase name, value): see [`routing_header`]. Bounded and
+    /// redacted; empty for a response that was refused before its body.
+    pub routing: Vec<(String, String)>,
     /// What a stream sent, event by event, and the lines that were not
     /// events; `None` for a plain response.
     pub stream: Option<StreamTrace>,
@@ -231,6 +242,7 @@ struct Head {
     status: u16,
     content_length: Option<u64>,
     location: Option<String>,
+    routing: Vec<(String, String)>,
 }
 
 impl Head {
@@ -244,14 +256,61 @@ impl Head {
             location: headers
                 .get(http::header::LOCATION)
                 .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
+            routing: routing_headers(headers),
         }
     }
+}
+
+/// Most routing headers kept from one response.
+pub const MAX_ROUTING_HEADERS: usize = 8;
+
+/// Longest routing header value kept, in characters.
+const ROUTING_VALUE_CHARS: usize = 120;
+
+/// Whether a response header (by its lowercase name) is one in which a
+/// gateway reports how it routed the request: LiteLLM's
+/// `x-litellm-attempted-fallbacks`, Portkey's
+/// `x-portkey-last-used-option-index`, Cloudflare's `cf-aig-step`, and any
+/// header whose name speaks of a fallback, an attempt or retry, or the
+/// model or provider that served. Kept so that what the gateway says can
+/// be held against what the upstreams saw.
+pub fn routing_header(name: &str) -> bool {
+    const WORDS: [&str; 8] = [
+        "fallback",
+        "attempt",
+        "retries",
+        "option-index",
+        "served",
+        "provider",
+        "model",
+        "step",
+    ];
+    let standard = matches!(name, "content-type" | "content-length" | "date" | "server");
+    !standard && WORDS.iter().any(|w| name.contains(w))
+}
+
+/// The routing headers of `headers` (see [`routing_header`]), bounded and
+/// redacted, in the order they came.
+fn routing_headers(headers: &http::HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .filter(|(name, _)| routing_header(name.as_str()))
+        .take(MAX_ROUTING_HEADERS)
+        .map(|(name, value)| {
+            let value: String = String::from_utf8_lossy(value.as_bytes())
+                .chars()
+                .take(ROUTING_VALUE_CHARS)
+                .collect();
+            (name.as_str().to_string(), redact_owned(value))
+        })
+        .collect()
 }
 
 /// What the body reading produced.
 struct Body {
     status: u16,
     ttfb_ms: f64,
+    routing: Vec<(String, String)>,
     bytes: Vec<u8>,
     stream: Option<StreamTrace>,
     /// The room reserved for a large body, held until it is parsed.
@@ -394,18 +453,8 @@ async fn exchange(request: Outgoing<'_>, stream: bool, options: SendOptions) -> 
     )
     .await;
     let mut exchange = Exchange {
-        status: None,
-        answer: None,
-        error: None,
         latency_ms: since(started),
-        ttfb_ms: None,
-        ttft_ms: None,
-        finish_reason: None,
-        model: None,
-        usage: false,
-        completion_tokens: None,
-        stream: None,
-        provider: None,
+        ..Exchange::default()
     };
     let body = match outcome {
         Err(_) => {
@@ -433,6 +482,7 @@ async fn exchange(request: Outgoing<'_>, stream: bool, options: SendOptions) -> 
     };
     exchange.status = Some(body.status);
     exchange.ttfb_ms = Some(body.ttfb_ms);
+    exchange.routing = body.routing;
     if (200..300).contains(&body.status) {
         exchange.provider = match &body.stream {
             Some(trace) => stream_provider(trace),
@@ -450,17 +500,21 @@ async fn exchange(request: Outgoing<'_>, stream: bool, options: SendOptions) -> 
             assembled.map(|a| {
                 exchange.ttft_ms = a.first_content_ms;
                 exchange.finish_reason = a.finish_reason;
-                exchange.model = a.model;
+                exchange.model = a.model.map(redact_owned);
+                exchange.models = a.models.into_iter().map(redact_owned).collect();
                 exchange.usage = a.usage;
                 exchange.completion_tokens = a.completion_tokens;
+                exchange.prompt_tokens = a.prompt_tokens;
                 a.text
             })
         }
         None => plain_answer(body.status, &body.bytes).map(|plain| {
             exchange.finish_reason = plain.finish_reason;
+            exchange.models = plain.model.iter().cloned().collect();
             exchange.model = plain.model;
             exchange.usage = plain.usage;
             exchange.completion_tokens = plain.completion_tokens;
+            exchange.prompt_tokens = plain.prompt_tokens;
             plain.text
         }),
     };
@@ -528,6 +582,7 @@ async fn receive(
     Ok(Received::Whole(Body {
         status,
         ttfb_ms,
+        routing: head.routing,
         bytes,
         stream: reader.map(|r| r.finish(since(started))),
         _room: room,
@@ -581,6 +636,7 @@ struct Plain {
     model: Option<String>,
     usage: bool,
     completion_tokens: Option<u32>,
+    prompt_tokens: Option<u32>,
 }
 
 /// The text, finish reason, model and usage of a plain response body.
@@ -610,6 +666,10 @@ fn plain_answer(status: u16, body: &[u8]) -> Result<Plain, String> {
         usage: json.get("usage").is_some_and(Value::is_object),
         completion_tokens: json
             .pointer("/usage/completion_tokens")
+            .and_then(Value::as_u64)
+            .and_then(|n| u32::try_from(n).ok()),
+        prompt_tokens: json
+            .pointer("/usage/prompt_tokens")
             .and_then(Value::as_u64)
             .and_then(|n| u32::try_from(n).ok()),
     })

@@ -89,3 +89,30 @@ fn content_that_is_not_text_is_named_and_parts_are_text() {
         "{err}"
     );
 }
+
+/// The headers in which gateways say how they routed a request are kept;
+/// the rest are not.
+#[test]
+fn routing_headers_are_told_apart_from_the_rest() {
+    for name in [
+        "x-litellm-attempted-fallbacks",
+        "x-litellm-attempted-retries",
+        "x-portkey-last-used-option-index",
+        "cf-aig-step",
+        "helicone-fallback-index",
+        "x-served-model",
+        "x-portkey-provider",
+    ] {
+        assert!(routing_header(name), "{name}");
+    }
+    for name in [
+        "content-type",
+        "content-length",
+        "x-request-id",
+        "x-ratelimit-remaining-requests",
+        "openai-processing-ms",
+        "date",
+    ] {
+        assert!(!routing_header(name), "{name}");
+    }
+}

@@ -2,7 +2,8 @@
 //! trait and the manager that owns the files ([`exporter`]), one
 //! fixed-width table renderer ([`table`]), the number formats ([`format`]),
 //! CSV and JSON helpers, chart rendering to SVG and PNG ([`plot`]), the
-//! pieces of a self-contained HTML page ([`html`]) and its inline SVG charts
+//! pieces of a self-contained HTML page ([`html`]) and its inline SVG charts,
+//! text a peer sent made safe for Markdown and the terminal ([`escape`])
 //! ([`svg`]), and
 //! the one calibration piece: labelled sets, confusion matrices, agreement
 //! and kappa ([`calibration`]).
@@ -13,6 +14,7 @@
 pub mod calibration;
 pub mod csv;
 pub mod dir;
+pub mod escape;
 pub mod exporter;
 pub mod format;
 pub mod html;

@@ -604,10 +604,11 @@ pub(crate) mod tests {
             reasoning: false,
             gave_up: false,
             duration_ms: 1.0,
+            billed: None,
         }
     }
 
-    fn sent(attempts: Vec<AttemptView>, answered: bool) -> Sent {
+    pub(crate) fn sent(attempts: Vec<AttemptView>, answered: bool) -> Sent {
         Sent {
             conversation: "c".into(),
             sent_ms: 0.0,
@@ -623,6 +624,9 @@ pub(crate) mod tests {
                 model: None,
                 usage: false,
                 completion_tokens: None,
+                prompt_tokens: None,
+                models: Vec::new(),
+                routing: Vec::new(),
                 answer_tokens: 0,
                 latency_ms: 100.0,
                 hung: false,

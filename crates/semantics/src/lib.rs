@@ -25,6 +25,7 @@ pub mod catalogue;
 pub mod checks;
 pub mod config;
 pub mod health;
+pub mod honesty;
 pub mod observe;
 pub mod policy;
 pub mod report;
@@ -199,6 +200,7 @@ async fn check_system(
         system: to.target.name.clone(),
         wall_ms: began.elapsed().as_secs_f64() * 1000.0,
         scorecard: Scorecard::of(&results),
+        honesty: honesty::HonestyCard::of(results.iter().map(|c| &c.honesty)),
         cases: results,
     }
 }
@@ -342,6 +344,7 @@ async fn run_case(
         reason: judged.reason,
         checks,
         notes,
+        honesty: honesty::judge(&requests),
         resent,
         requests,
         after,

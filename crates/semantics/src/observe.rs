@@ -45,10 +45,18 @@ pub struct ClientView {
     pub finish_reason: Option<String>,
     /// The `model` the answer names.
     pub model: Option<String>,
+    /// Every distinct `model` the answer names, in order (a stream whose
+    /// first and last chunks disagree names two).
+    pub models: Vec<String>,
     /// Whether the answer carried `usage`.
     pub usage: bool,
     /// Its `completion_tokens`, when it had a number there.
     pub completion_tokens: Option<u32>,
+    /// Its `prompt_tokens`, when it had a number there.
+    pub prompt_tokens: Option<u32>,
+    /// The headers in which the system said how it routed the request
+    /// (lowercase name, value; see [`cb_client::routing_header`]).
+    pub routing: Vec<(String, String)>,
     /// The simulated model's token count of the answer the client got
     /// ([`cb_wire::openai::approx_tokens`]).
     pub answer_tokens: u32,
@@ -92,6 +100,8 @@ pub struct AttemptView {
     pub gave_up: bool,
     /// Milliseconds the upstream spent on it.
     pub duration_ms: f64,
+    /// What the upstream billed for its answer; `None` when it sent none.
+    pub billed: Option<cb_wire::openai::Usage>,
 }
 
 /// One request of a case, as sent and as seen.
@@ -226,6 +236,7 @@ fn attempts_of(
                 reasoning: detail.is_some_and(|d| d.reasoning),
                 gave_up: r.client_gave_up,
                 duration_ms: r.duration_ms,
+                billed: detail.and_then(|d| d.billed),
             }
         })
         .collect()
@@ -241,10 +252,14 @@ pub struct ClientReading {
     pub finish_reason: Option<String>,
     /// The `model` the answer names.
     pub model: Option<String>,
+    /// Every distinct `model` the answer names, in order.
+    pub models: Vec<String>,
     /// Whether the answer carried `usage`.
     pub usage: bool,
     /// Its `completion_tokens`, when it had a number there.
     pub completion_tokens: Option<u32>,
+    /// Its `prompt_tokens`, when it had a number there.
+    pub prompt_tokens: Option<u32>,
     /// Request sent to the first non-empty content token, milliseconds.
     pub ttft_ms: Option<f64>,
     /// Why the client raises (or what status it got), if it does.
@@ -256,9 +271,11 @@ impl From<Assembled> for ClientReading {
         ClientReading {
             answer: Some(redact_owned(a.text)),
             finish_reason: a.finish_reason,
-            model: a.model,
+            model: a.model.map(redact_owned),
+            models: a.models.into_iter().map(redact_owned).collect(),
             usage: a.usage,
             completion_tokens: a.completion_tokens,
+            prompt_tokens: a.prompt_tokens,
             ttft_ms: a.first_content_ms,
             error: None,
         }
@@ -283,8 +300,10 @@ pub fn read_as(profile: ClientProfile, reply: &Exchange) -> ClientReading {
             answer: None,
             finish_reason: None,
             model: None,
+            models: Vec::new(),
             usage: false,
             completion_tokens: None,
+            prompt_tokens: None,
             ttft_ms: None,
             error: Some(redact_owned(reason)),
         },
@@ -292,8 +311,10 @@ pub fn read_as(profile: ClientProfile, reply: &Exchange) -> ClientReading {
             answer: reply.answer.clone(),
             finish_reason: reply.finish_reason.clone(),
             model: reply.model.clone(),
+            models: reply.models.clone(),
             usage: reply.usage,
             completion_tokens: reply.completion_tokens,
+            prompt_tokens: reply.prompt_tokens,
             ttft_ms: reply.ttft_ms,
             error: reply.error.clone(),
         },
@@ -319,8 +340,10 @@ fn client_view(
         answer,
         finish_reason,
         model,
+        models,
         usage,
         completion_tokens,
+        prompt_tokens,
         error,
         ..
     } = reading;
@@ -341,8 +364,11 @@ fn client_view(
         expected_chars: expected.chars().count(),
         finish_reason,
         model,
+        models,
         usage,
         completion_tokens,
+        prompt_tokens,
+        routing: reply.routing.clone(),
         answer_tokens: cb_wire::openai::approx_tokens(got),
         latency_ms: reply.latency_ms,
         contract_violations,

@@ -5,6 +5,7 @@
 
 use super::checks::{got, CheckResult};
 use super::health::HealthView;
+use super::honesty::{CaseHonesty, HonestyCard};
 use super::observe::Sent;
 use super::timing::Profile;
 use super::verdict::Verdict;
@@ -44,6 +45,9 @@ pub struct SystemResult {
     pub wall_ms: f64,
     /// Its verdicts, counted.
     pub scorecard: Scorecard,
+    /// What it said about who answered, held against the attempt log,
+    /// counted per family (beside the verdicts, never in them).
+    pub honesty: HonestyCard,
     /// One entry per case, in catalogue order.
     pub cases: Vec<CaseResult>,
 }
@@ -129,6 +133,9 @@ pub struct CaseResult {
     pub checks: Vec<CheckResult>,
     /// Facts no check rules on.
     pub notes: Vec<String>,
+    /// The system's claims about who answered (`model`, `usage`, routing
+    /// headers), judged against the attempt log.
+    pub honesty: CaseHonesty,
     /// Times the request was sent again after skipping the primary.
     pub resent: u32,
     /// The case's requests, as sent and seen.
@@ -150,8 +157,9 @@ impl SemanticsReport {
         self.systems.iter().map(|s| s.scorecard.inconclusive).sum()
     }
 
-    /// The result table, the findings under it, one scorecard line per
-    /// system and a summary line.
+    /// The result table, the findings under it, one scorecard line and
+    /// one honesty line per system (with the claims the attempt log
+    /// contradicts) and a summary line, safe for a terminal.
     pub fn render(&self) -> String {
         let mut table = Table::new([
             "system",
@@ -242,6 +250,32 @@ impl SemanticsReport {
                 system.wall_ms / 1000.0
             ));
         }
+        for system in &self.systems {
+            let h = &system.honesty;
+            let left_out = if h.unreported_tokens > 0 {
+                format!(
+                    "; {} tokens the attempts billed beyond what usage reports",
+                    h.unreported_tokens
+                )
+            } else {
+                String::new()
+            };
+            out.push_str(&format!(
+                "honesty {}: {}{left_out}\n",
+                system.system,
+                h.line()
+            ));
+            for c in &system.cases {
+                for check in c.honesty.checks.iter().filter(|k| !k.honest) {
+                    out.push_str(&format!(
+                        "  {} {}: {}\n",
+                        c.case,
+                        check.claim.as_str(),
+                        check.value
+                    ));
+                }
+            }
+        }
         let cases = self.systems.first().map_or(0, |s| s.cases.len());
         let n = self.systems.len();
         out.push_str(&format!(
@@ -255,7 +289,9 @@ impl SemanticsReport {
             self.failures(),
             self.inconclusive()
         ));
-        out
+        // What gateways sent (reasons, model names, header values) reaches
+        // a terminal here.
+        cb_report::escape::terminal(&out)
     }
 }
 
@@ -331,6 +367,9 @@ pub(crate) mod tests {
                 model: Some("continuity-sim-fallback".into()),
                 usage: true,
                 completion_tokens: None,
+                prompt_tokens: None,
+                models: Vec::new(),
+                routing: Vec::new(),
                 answer_tokens: 0,
                 latency_ms: 3.5,
                 hung: false,
@@ -351,6 +390,7 @@ pub(crate) mod tests {
                 reasoning: false,
                 gave_up: false,
                 duration_ms: 1.0,
+                billed: None,
             }],
             params_sent: vec!["seed".into(), "user".into()],
         };
@@ -370,6 +410,14 @@ pub(crate) mod tests {
                 bound: "at least 1 fallback attempt".into(),
             }],
             notes: vec!["the fallback did not receive the client's user".into()],
+            honesty: crate::honesty::CaseHonesty {
+                checks: vec![crate::honesty::HonestyCheck {
+                    claim: crate::honesty::Claim::Model,
+                    honest: verdict != Verdict::Fail,
+                    value: "the answer names fb; the fallback answered as fb".into(),
+                }],
+                unreported_tokens: 3,
+            },
             resent: 0,
             requests: vec![sent.clone()],
             after: None,
@@ -396,6 +444,7 @@ pub(crate) mod tests {
                 system: "gw".into(),
                 wall_ms: 1234.0,
                 scorecard: Scorecard::of(&cases),
+                honesty: crate::honesty::HonestyCard::of(cases.iter().map(|c| &c.honesty)),
                 cases,
             }],
         }

@@ -6,6 +6,7 @@
 use super::report::{SemanticsJson, SemanticsReport};
 use super::timing::Profile;
 use super::verdict::Verdict;
+use cb_report::escape::markdown_cell;
 use cb_report::plot::{
     caption_style, label_style, render_image, tick_style, Drawing, ImageFormat, INK, MARGIN,
     X_LABEL_AREA,
@@ -81,20 +82,25 @@ pub fn markdown(report: &SemanticsReport) -> String {
         "Streams are read as `{}`: {}.\n\n",
         report.client, report.client_rule
     ));
-    out.push_str("| system | pass | partial | safe | fail | inconclusive | wall time |\n|---|---:|---:|---:|---:|---:|---:|\n");
+    out.push_str("| system | pass | partial | safe | fail | inconclusive | honest model | honest usage | honest routing | wall time |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for s in &report.systems {
         let c = &s.scorecard;
+        let h = &s.honesty;
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {:.1} s |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} s |\n",
             cell(&s.system),
             c.pass,
             c.partial,
             c.safe,
             c.fail,
             c.inconclusive,
+            h.model.cell(),
+            h.usage.cell(),
+            h.routing.cell(),
             s.wall_ms / 1000.0
         ));
     }
+    out.push_str(HONESTY_KEY);
     out.push_str("\n| case | what the upstreams do |");
     for s in &report.systems {
         out.push_str(&format!(" {} |", cell(&s.system)));
@@ -145,12 +151,49 @@ pub fn markdown(report: &SemanticsReport) -> String {
         out.push_str(&findings.join("\n"));
         out.push('\n');
     }
+    out.push_str(&claims_section(report));
     out.push_str(
         "\nVerdicts: `pass` the ideal outcome, every check clean; `partial` the ideal outcome, an advisory check failed; \
          `safe` not answered but a bounded clean error, every required check clean; `fail` a required check failed, \
          a hang, or a truncated answer presented as complete; `inconclusive` the case could not be exercised.\n",
     );
     out
+}
+
+/// What the honesty columns count.
+const HONESTY_KEY: &str = "\nHonest columns: cases whose claims agree with the upstreams' attempt log, of the cases where the claim could be judged (`n/a`: never). *model*: the `model` of an answer the fallback gave names the model it answered as (every chunk of a stream); *usage*: its `usage` is what the answering upstream billed, or what every attempt billed; *routing*: the routing headers the system sent (target index, fallbacks attempted, fallback used, served model) agree with the attempts. They sit beside the verdicts and never change them.\n";
+
+/// The claims that disagreed with the attempt log, and the tokens left out
+/// of `usage`; empty when there are none.
+fn claims_section(report: &SemanticsReport) -> String {
+    let mut lines = Vec::new();
+    for s in &report.systems {
+        for c in &s.cases {
+            for check in c.honesty.checks.iter().filter(|k| !k.honest) {
+                lines.push(format!(
+                    "- **{} `{}`** {}: {}",
+                    markdown_cell(&s.system),
+                    c.case,
+                    check.claim.as_str(),
+                    markdown_cell(&check.value)
+                ));
+            }
+        }
+        if s.honesty.unreported_tokens > 0 {
+            lines.push(format!(
+                "- **{}**: {} tokens the attempts billed beyond what the answers' `usage` reports",
+                markdown_cell(&s.system),
+                s.honesty.unreported_tokens
+            ));
+        }
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\n## What the systems said that the attempt log contradicts\n\n{}\n",
+        lines.join("\n")
+    )
 }
 
 /// `scorecard.svg` and `scorecard.png`.
@@ -280,7 +323,16 @@ mod tests {
         let text = markdown(&fixture());
         assert!(text.starts_with("# Failover semantics scorecard"), "{text}");
         assert!(
-            text.contains("| gw | 1 | 0 | 0 | 1 | 0 | 1.2 s |"),
+            text.contains("| gw | 1 | 0 | 0 | 1 | 0 | 1/2 | n/a | n/a | 1.2 s |"),
+            "{text}"
+        );
+        // The fixture's dishonest claim, and the tokens left out of usage.
+        assert!(
+            text.contains("- **gw `401`** model: the answer names fb"),
+            "{text}"
+        );
+        assert!(
+            text.contains("6 tokens the attempts billed beyond"),
             "{text}"
         );
         assert!(text.contains("| `503` | answers 503 | pass |"), "{text}");

@@ -12,7 +12,7 @@ use super::identify::Identity;
 use super::latency::JitterKey;
 use super::relay::{self, LiveShape};
 use super::render::{json_response, stream_frames, REASONING_TEXT};
-use super::responder::Call;
+use super::responder::{Answer, Call};
 use super::wire::{self, Tail};
 use super::UpstreamContext;
 use axum::response::Response;
@@ -153,6 +153,17 @@ pub async fn answer(
             .into_iter()
             .any(|r| ctx.plan.action(run, i, who.turn as usize, r).is_some())
     });
+    ctx.log.note_billed(
+        super::log::AttemptOf {
+            run: ctx.current_run(),
+            system,
+            role,
+            conversation: &who.id,
+            turn: who.turn,
+            attempt,
+        },
+        billed(&answer, shape.end, request.stream && !json_array),
+    );
     let telling = ctx.clients.is_none()
         || answer.model.is_some()
         || degraded.is_some()
@@ -278,4 +289,84 @@ pub async fn answer(
         frames.insert(at, (due, framer.malformed().to_string()));
     }
     wire::paced_stream(frames, guard, tail)
+}
+
+/// What the upstream bills for `answer` ended as `end`: its prompt, and
+/// the tokens of the text it sent (a stream cut, stalled or broken by an
+/// error after n words bills those n; a plain body bills its whole text,
+/// except one replaced by an error, which bills none). What a gateway's
+/// `usage` is held to.
+pub fn billed(answer: &Answer, end: End, stream: bool) -> cb_wire::openai::Usage {
+    let words = |n: usize| -> u32 {
+        let sent: String = answer.text.split_inclusive(' ').take(n).collect();
+        cb_wire::openai::approx_tokens(&sent)
+    };
+    let completion = match end {
+        End::ErrorAfter(_) if !stream => 0,
+        End::CutAfter(n) | End::TruncatedAfter(n) | End::ErrorAfter(n) if stream => words(n),
+        End::StallAfter { tokens, .. } | End::KeepAliveAfter { tokens, .. } if stream => {
+            words(tokens)
+        }
+        End::HalfBody if stream => words(1),
+        End::BodyStall { .. } if stream => 0,
+        _ => answer.usage.completion_tokens,
+    };
+    cb_wire::openai::Usage::new(answer.usage.prompt_tokens, completion)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cb_wire::openai::Usage;
+
+    /// The bill follows what was sent: the words a stream got out before
+    /// it was cut, stalled or broken by an error; a plain body's whole
+    /// text, none when an error replaced it.
+    #[test]
+    fn an_upstream_bills_the_text_it_sent() {
+        let answer = Answer {
+            text: "one two three four five six seven eight".into(),
+            finish_reason: "stop".into(),
+            usage: Usage::new(12, 10),
+            ttft: Duration::ZERO,
+            tokens_per_second: 10.0,
+            model: None,
+        };
+        let three = cb_wire::openai::approx_tokens("one two three ");
+        assert_eq!(billed(&answer, End::Complete, true), Usage::new(12, 10));
+        assert_eq!(
+            billed(&answer, End::CutAfter(3), true),
+            Usage::new(12, three)
+        );
+        assert_eq!(
+            billed(&answer, End::ErrorAfter(3), true),
+            Usage::new(12, three)
+        );
+        assert_eq!(
+            billed(
+                &answer,
+                End::StallAfter {
+                    tokens: 3,
+                    silent: Duration::from_secs(1)
+                },
+                true
+            ),
+            Usage::new(12, three)
+        );
+        assert_eq!(billed(&answer, End::CutAfter(3), false), Usage::new(12, 10));
+        assert_eq!(
+            billed(&answer, End::ErrorAfter(3), false),
+            Usage::new(12, 0)
+        );
+        assert_eq!(
+            billed(
+                &answer,
+                End::BodyStall {
+                    silent: Duration::from_secs(1)
+                },
+                true
+            ),
+            Usage::new(12, 0)
+        );
+    }
 }

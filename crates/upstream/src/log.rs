@@ -185,6 +185,26 @@ pub struct AttemptDetail {
     pub act: String,
     /// Whether the answer carried reasoning text.
     pub reasoning: bool,
+    /// What the upstream billed for its answer (prompt and the tokens of
+    /// the text it sent); `None` when it sent no answer.
+    pub billed: Option<cb_wire::openai::Usage>,
+}
+
+/// Which attempt: the keys an attempt's row and its detail share.
+#[derive(Debug, Clone, Copy)]
+pub struct AttemptOf<'a> {
+    /// Run index, from 1.
+    pub run: u32,
+    /// The system the upstream belongs to.
+    pub system: &'a str,
+    /// Primary or fallback.
+    pub role: Role,
+    /// Conversation id.
+    pub conversation: &'a str,
+    /// Turn number.
+    pub turn: u32,
+    /// Attempt number.
+    pub attempt: u32,
 }
 
 /// An attempt that arrived and is not finished yet (see [`AttemptLog::begin`]).
@@ -420,6 +440,22 @@ impl AttemptLog {
         let mut inner = self.lock();
         if matches!(inner.keep, Keep::All) {
             inner.details.push(detail);
+        }
+    }
+
+    /// Notes what attempt `key` billed on its detail (the last one noted
+    /// for it); nothing when no detail was noted (not a case script).
+    pub fn note_billed(&self, key: AttemptOf<'_>, billed: cb_wire::openai::Usage) {
+        let mut inner = self.lock();
+        if let Some(detail) = inner.details.iter_mut().rev().find(|d| {
+            d.run == key.run
+                && d.system == key.system
+                && d.role == key.role
+                && d.conversation == key.conversation
+                && d.turn == key.turn
+                && d.attempt == key.attempt
+        }) {
+            detail.billed = Some(billed);
         }
     }
 

@@ -38,6 +38,7 @@ pub async fn execute(
         thinking_disabled: thinking_disabled(asked.request),
         act: describe(&act),
         reasoning: matches!(&act, Act::Answer(shape) if shape.reasoning),
+        billed: None,
     });
     match act {
         Act::Error(spec) => wire::error(guard, &spec, asked.dialect),

@@ -123,6 +123,25 @@ pub enum Misbehaviour {
     /// a stream kept warm with `: ping` after its first tokens never
     /// stalls, and the client waits until the upstream closes.
     StallTimerCountsEveryLine,
+    /// Fails over on any error, sending the fallback its own model id
+    /// ([`continuity_bench::config::FALLBACK_MODEL`]), and names the
+    /// client's model in the fallback's answer: the whole plain body, the
+    /// first chunk of a stream (whose last chunk still names the
+    /// fallback's).
+    ClaimsPrimaryModel,
+    /// Fails over on any error, and reports the fallback's answer with
+    /// `usage.completion_tokens` recounted as the answer's words (a
+    /// gateway counting with its own tokenizer).
+    RecountsUsage,
+    /// Fails over on any error, and says on every answer that no fallback
+    /// was attempted and the first target answered
+    /// (`x-litellm-attempted-fallbacks: 0`,
+    /// `x-portkey-last-used-option-index: config.targets[0]`).
+    ClaimsNoFallback,
+    /// Fails over on any error, and says truthfully in its headers how it
+    /// routed each request (fallbacks attempted, the target that answered,
+    /// the model it answered as): the routing check's negative control.
+    TellsRoutingTruth,
 }
 
 /// Most primary attempts of `HammersPrimary`.
@@ -517,7 +536,14 @@ async fn handle_stream(g: &Gateway, body: &Value) -> Response {
         }
         _ => {}
     }
-    match call_raw(g, &g.fallback, body, FALLBACK_TIMEOUT).await {
+    let mut fallback_body = body.clone();
+    if g.kind == Misbehaviour::ClaimsPrimaryModel {
+        fallback_body["model"] = Value::from(continuity_bench::config::FALLBACK_MODEL);
+    }
+    match call_raw(g, &g.fallback, &fallback_body, FALLBACK_TIMEOUT).await {
+        Some((status, bytes)) if g.kind == Misbehaviour::ClaimsPrimaryModel => {
+            sse(status, first_chunk_names(&bytes, &body["model"]))
+        }
         Some((status, bytes)) if g.kind == Misbehaviour::CutsFallbackStreams => {
             let text = String::from_utf8_lossy(&bytes);
             let chunks: Vec<&str> = text.split("\n\n").filter(|c| !c.is_empty()).collect();
@@ -625,7 +651,17 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
         (Some((status, json)), _) if (200..300).contains(status) => {
             let mut json = json.clone();
             alter(g.kind, &mut json);
-            return (StatusCode::OK, Json(json)).into_response();
+            let model = json["model"].as_str().unwrap_or_default().to_string();
+            let routed = Routed {
+                fallback_tried: false,
+                fallback_answered: false,
+                model,
+            };
+            return claim(
+                g.kind,
+                &routed,
+                (StatusCode::OK, Json(json)).into_response(),
+            );
         }
         (Some((status, json)), Misbehaviour::NeverFallsBack) => {
             let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::BAD_GATEWAY);
@@ -668,9 +704,16 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
         | Misbehaviour::StaysOnFallback
         | Misbehaviour::TrustsPlainBodies
         | Misbehaviour::SplicesWithoutAccounting
-        | Misbehaviour::StallTimerCountsEveryLine => messages.clone(),
+        | Misbehaviour::StallTimerCountsEveryLine
+        | Misbehaviour::ClaimsPrimaryModel
+        | Misbehaviour::RecountsUsage
+        | Misbehaviour::ClaimsNoFallback
+        | Misbehaviour::TellsRoutingTruth => messages.clone(),
         Misbehaviour::TruncateToLast3 => messages[messages.len().saturating_sub(3)..].to_vec(),
     });
+    if g.kind == Misbehaviour::ClaimsPrimaryModel {
+        fallback_body["model"] = Value::from(continuity_bench::config::FALLBACK_MODEL);
+    }
     if g.kind == Misbehaviour::DropsParams {
         fallback_body = serde_json::json!({
             "model": fallback_body["model"].clone(),
@@ -701,15 +744,98 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
     }
     if let Some((_, json)) = answer.as_mut() {
         alter(g.kind, json);
+        misreport(g.kind, &body, json);
     }
     match answer {
-        Some((status, json)) => (
-            StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY),
-            Json(json),
-        )
-            .into_response(),
+        Some((status, json)) => {
+            let routed = Routed {
+                fallback_tried: true,
+                fallback_answered: (200..300).contains(&status),
+                model: json["model"].as_str().unwrap_or_default().to_string(),
+            };
+            let response = (
+                StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY),
+                Json(json),
+            )
+                .into_response();
+            claim(g.kind, &routed, response)
+        }
         None => StatusCode::GATEWAY_TIMEOUT.into_response(),
     }
+}
+
+/// How a control routed one plain request, for the headers it sends.
+struct Routed {
+    fallback_tried: bool,
+    fallback_answered: bool,
+    /// The model the answering upstream named.
+    model: String,
+}
+
+/// `response` with the routing headers `kind` sends: lies for
+/// `ClaimsNoFallback`, the truth for `TellsRoutingTruth`, none otherwise.
+fn claim(kind: Misbehaviour, routed: &Routed, mut response: Response) -> Response {
+    let (fallbacks, index, model) = match kind {
+        Misbehaviour::ClaimsNoFallback => (0, 0, None),
+        Misbehaviour::TellsRoutingTruth => (
+            u8::from(routed.fallback_tried),
+            u8::from(routed.fallback_answered),
+            Some(routed.model.as_str()),
+        ),
+        _ => return response,
+    };
+    let headers = response.headers_mut();
+    let mut put = |name: &'static str, value: String| {
+        if let Ok(value) = axum::http::HeaderValue::from_str(&value) {
+            headers.insert(name, value);
+        }
+    };
+    put("x-litellm-attempted-fallbacks", fallbacks.to_string());
+    put(
+        "x-portkey-last-used-option-index",
+        format!("config.targets[{index}]"),
+    );
+    if let Some(model) = model {
+        put("x-served-model", model.to_string());
+    }
+    response
+}
+
+/// What the honesty controls change in the fallback's plain answer to
+/// `request`: the model it names, or its completion count.
+fn misreport(kind: Misbehaviour, request: &Value, json: &mut Value) {
+    match kind {
+        Misbehaviour::ClaimsPrimaryModel => json["model"] = request["model"].clone(),
+        Misbehaviour::RecountsUsage => {
+            let words = json["choices"][0]["message"]["content"]
+                .as_str()
+                .map_or(0, |t| t.split_whitespace().count());
+            if json["usage"].is_object() {
+                json["usage"]["completion_tokens"] = Value::from(words);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A fallback stream whose first chunk names `model` (the client's), the
+/// rest as the fallback sent them.
+fn first_chunk_names(bytes: &[u8], model: &Value) -> bytes::Bytes {
+    let text = String::from_utf8_lossy(bytes);
+    let mut out = String::new();
+    let mut renamed = false;
+    for event in text.split_inclusive("\n\n") {
+        let data = event.trim().strip_prefix("data:").map(str::trim);
+        match data.and_then(|d| serde_json::from_str::<Value>(d).ok()) {
+            Some(mut chunk) if !renamed && chunk.get("model").is_some() => {
+                chunk["model"] = model.clone();
+                out.push_str(&format!("data: {chunk}\n\n"));
+                renamed = true;
+            }
+            _ => out.push_str(event),
+        }
+    }
+    bytes::Bytes::from(out)
 }
 
 /// A control gateway in front of upstreams to be started on two ports that

@@ -64,14 +64,7 @@ mod tests {
             answer: answer.map(str::to_string),
             error: error.map(str::to_string),
             latency_ms: 1.0,
-            ttfb_ms: None,
-            ttft_ms: None,
-            finish_reason: None,
-            stream: None,
-            provider: None,
-            model: None,
-            usage: false,
-            completion_tokens: None,
+            ..Exchange::default()
         }
     }
 

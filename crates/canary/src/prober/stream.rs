@@ -44,17 +44,9 @@ fn since(started: Instant) -> f64 {
 fn failed(status: Option<u16>, error: String, started: Instant) -> Exchange {
     Exchange {
         status,
-        answer: None,
         error: Some(redact_owned(error)),
         latency_ms: since(started),
-        ttfb_ms: None,
-        ttft_ms: None,
-        finish_reason: None,
-        model: None,
-        usage: false,
-        completion_tokens: None,
-        stream: None,
-        provider: None,
+        ..Exchange::default()
     }
 }
 

@@ -31,7 +31,9 @@ pub struct ChunkFold {
     /// Chunks read (`[DONE]` excluded).
     chunks: usize,
     finish_reason: Option<String>,
-    model: Option<String>,
+    /// Every distinct `model` the chunks named, in order, at most
+    /// [`MAX_MODELS`].
+    models: Vec<String>,
     usage: Option<Usage>,
     has_usage: bool,
     /// Whether an `error` key counts only when its value is truthy (as the
@@ -79,8 +81,11 @@ impl ChunkFold {
         if let Some(reason) = chunk.finish_reason() {
             self.finish_reason = Some(reason.to_string());
         }
-        if self.model.is_none() {
-            self.model = chunk.model().map(str::to_string);
+        if let Some(model) = chunk.model() {
+            let model: String = model.chars().take(MAX_MODEL_CHARS).collect();
+            if self.models.len() < MAX_MODELS && !self.models.contains(&model) {
+                self.models.push(model);
+            }
         }
         self.has_usage |= chunk.has_usage();
         if let Some(usage) = chunk.usage() {
@@ -113,7 +118,13 @@ impl ChunkFold {
 
     /// The `model` the first chunk that names one names.
     pub fn model(&self) -> Option<&str> {
-        self.model.as_deref()
+        self.models.first().map(String::as_str)
+    }
+
+    /// Every distinct `model` the chunks named, in the order they first
+    /// came (a stream whose chunks disagree on who answers names two).
+    pub fn models(&self) -> &[String] {
+        &self.models
     }
 
     /// The token counts of the last chunk that carried them all.
@@ -158,7 +169,19 @@ pub struct Assembled {
     pub usage: bool,
     /// `usage.completion_tokens` of the last usage block that had one.
     pub completion_tokens: Option<u32>,
+    /// `usage.prompt_tokens` of the same block.
+    pub prompt_tokens: Option<u32>,
+    /// Every distinct `model` the chunks named, in order (at most
+    /// [`MAX_MODELS`]).
+    pub models: Vec<String>,
 }
+
+/// Most distinct `model` values a stream's reading keeps: enough to show
+/// chunks that disagree, bounded against a hostile stream.
+pub const MAX_MODELS: usize = 4;
+
+/// Longest `model` value kept, in characters.
+pub const MAX_MODEL_CHARS: usize = 200;
 
 /// The assistant text of a stream, or why it is not a usable answer. Text
 /// after `data: [DONE]` is ignored.
@@ -222,6 +245,8 @@ fn assembled(fold: &ChunkFold, text: String, first_content_ms: Option<f64>) -> A
         model: fold.model().map(str::to_string),
         usage: fold.has_usage(),
         completion_tokens: fold.usage().map(|u| u.completion_tokens),
+        prompt_tokens: fold.usage().map(|u| u.prompt_tokens),
+        models: fold.models().to_vec(),
     }
 }
 
@@ -383,6 +408,31 @@ mod tests {
         assert!(finished.usage);
         // Without a finish reason it is cut, not finished.
         assert!(assemble_finished(&read_all(chunk("cut").as_bytes())).is_err());
+    }
+
+    /// Every distinct model the chunks name is kept in order (a stream that
+    /// starts as one model and ends as another names both), bounded; the
+    /// usage block's prompt count is kept beside its completion count.
+    #[test]
+    fn the_models_named_and_the_prompt_count_are_kept() {
+        let named = |model: &str| serde_json::json!({"model": model, "choices": [{"delta": {"content": "a "}}]});
+        let mut body = String::new();
+        for model in ["primary", "primary", "fallback", "m3", "m4", "m5"] {
+            body.push_str(&format!("data: {}\n\n", named(model)));
+        }
+        body.push_str(&format!(
+            "data: {}\n\ndata: [DONE]\n\n",
+            serde_json::json!({"model": "fallback", "choices": [], "usage": {"prompt_tokens": 9, "completion_tokens": 6, "total_tokens": 15}})
+        ));
+        let assembled = assemble(&read_all(body.as_bytes())).unwrap();
+        assert_eq!(assembled.models, ["primary", "fallback", "m3", "m4"]);
+        assert_eq!(assembled.model.as_deref(), Some("primary"));
+        assert_eq!(assembled.prompt_tokens, Some(9));
+        assert_eq!(assembled.completion_tokens, Some(6));
+        let long = "x".repeat(MAX_MODEL_CHARS + 50);
+        let body = format!("data: {}\n\ndata: [DONE]\n\n", named(&long));
+        let assembled = assemble(&read_all(body.as_bytes())).unwrap();
+        assert_eq!(assembled.models[0].len(), MAX_MODEL_CHARS);
     }
 
     #[test]

@@ -33,7 +33,9 @@ mod assemble;
 mod client;
 mod trace;
 
-pub use assemble::{assemble, assemble_finished, stream_text, Assembled, ChunkFold, Step};
+pub use assemble::{
+    assemble, assemble_finished, stream_text, Assembled, ChunkFold, Step, MAX_MODELS,
+};
 pub use client::ClientProfile;
 pub use trace::{read_all, StreamTrace, TimedEvent, TraceReader};
 

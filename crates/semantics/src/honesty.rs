@@ -1,0 +1,412 @@
+//! Honesty: what a system *says* about an answer, held against what its
+//! upstreams saw. The harness owns the upstreams, so it knows which one
+//! answered, which model it served and what it billed; a gateway's
+//! response claims the same things in its `model`, its `usage` and its
+//! self-reported routing headers (`x-litellm-attempted-fallbacks`,
+//! `x-portkey-last-used-option-index`, `cf-aig-step`, ...). Spend and
+//! incident analysis are built on those claims.
+//!
+//! Three families, each judged on every answered request of a case where
+//! it can apply, and counted beside the verdict (never changing it):
+//!
+//! - **model**, on a request the fallback answered: every `model` the
+//!   answer names (a plain body's, or each distinct one a stream's chunks
+//!   name, first to last) is one an upstream answered as, and the last is
+//!   the answering upstream's;
+//! - **usage**, on a request the fallback answered with a `usage` block:
+//!   its counts are what the answering upstream billed, the sum of what
+//!   every attempt billed, or the bill of the answer as received (the
+//!   client's prompt, the text it got), within one token per answering
+//!   part (each part is rounded on its own); what the attempts billed
+//!   beyond what it reports is shown beside it;
+//! - **routing**, on any answered request whose response carries a routing
+//!   header this module can read: the target index, the fallbacks
+//!   attempted, a "fallback used" flag or the serving model it states
+//!   agree with the attempt log.
+
+use crate::observe::{AttemptView, Sent};
+use cb_faults::Role;
+use cb_wire::openai::Usage;
+use serde::{Deserialize, Serialize};
+
+/// A family of claims.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Claim {
+    /// The `model` the answer names.
+    Model,
+    /// The answer's `usage`.
+    Usage,
+    /// The gateway's self-reported routing headers.
+    Routing,
+}
+
+impl Claim {
+    /// Every family, in report order.
+    pub const ALL: [Claim; 3] = [Claim::Model, Claim::Usage, Claim::Routing];
+
+    /// The snake_case name the JSON output writes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Claim::Model => "model",
+            Claim::Usage => "usage",
+            Claim::Routing => "routing",
+        }
+    }
+}
+
+/// One claim of one request, judged.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HonestyCheck {
+    /// The family.
+    pub claim: Claim,
+    /// Whether the claim agrees with the attempt log.
+    pub honest: bool,
+    /// What was claimed and what the upstreams saw, in words.
+    pub value: String,
+}
+
+/// The claims of one case, judged: only those that applied (a family that
+/// could not apply is not listed, never counted as dishonest).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CaseHonesty {
+    /// Every claim judged, request by request.
+    pub checks: Vec<HonestyCheck>,
+    /// Tokens the attempts billed beyond what an honest `usage` reports
+    /// (the failed attempts' bills, a continuation's prompt).
+    pub unreported_tokens: u32,
+}
+
+impl CaseHonesty {
+    /// Whether the case's claims of `claim` were judged, and if so whether
+    /// all were honest.
+    pub fn verdict(&self, claim: Claim) -> Option<bool> {
+        let mut judged = self.checks.iter().filter(|c| c.claim == claim).peekable();
+        judged.peek()?;
+        Some(judged.all(|c| c.honest))
+    }
+}
+
+/// Cases whose claims of one family were judged, and how many were honest.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tally {
+    /// Cases in which every claim of the family was honest.
+    pub honest: u32,
+    /// Cases in which the family was judged at all.
+    pub judged: u32,
+}
+
+impl Tally {
+    /// `12/12`, or `n/a` when nothing was judged.
+    pub fn cell(self) -> String {
+        if self.judged == 0 {
+            "n/a".into()
+        } else {
+            format!("{}/{}", self.honest, self.judged)
+        }
+    }
+}
+
+/// One system's honesty, case by case, counted per family.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HonestyCard {
+    /// The `model` claims.
+    pub model: Tally,
+    /// The `usage` claims.
+    pub usage: Tally,
+    /// The routing headers.
+    pub routing: Tally,
+    /// Tokens the attempts billed beyond what the answers' `usage` reports.
+    pub unreported_tokens: u64,
+}
+
+impl HonestyCard {
+    /// Counts the cases' honesty.
+    pub fn of<'a>(cases: impl IntoIterator<Item = &'a CaseHonesty>) -> Self {
+        let mut card = HonestyCard::default();
+        for case in cases {
+            for claim in Claim::ALL {
+                if let Some(honest) = case.verdict(claim) {
+                    let tally = card.tally_mut(claim);
+                    tally.judged += 1;
+                    tally.honest += u32::from(honest);
+                }
+            }
+            card.unreported_tokens += u64::from(case.unreported_tokens);
+        }
+        card
+    }
+
+    /// The tally of `claim`.
+    pub fn tally(&self, claim: Claim) -> Tally {
+        match claim {
+            Claim::Model => self.model,
+            Claim::Usage => self.usage,
+            Claim::Routing => self.routing,
+        }
+    }
+
+    fn tally_mut(&mut self, claim: Claim) -> &mut Tally {
+        match claim {
+            Claim::Model => &mut self.model,
+            Claim::Usage => &mut self.usage,
+            Claim::Routing => &mut self.routing,
+        }
+    }
+
+    /// Cases judged in any family with a dishonest claim.
+    pub fn dishonest(&self) -> u32 {
+        Claim::ALL
+            .iter()
+            .map(|c| {
+                let t = self.tally(*c);
+                t.judged - t.honest
+            })
+            .sum()
+    }
+
+    /// `model 12/12, usage 10/12, routing n/a`.
+    pub fn line(&self) -> String {
+        Claim::ALL
+            .iter()
+            .map(|c| format!("{} {}", c.as_str(), self.tally(*c).cell()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Judges the claims of every request of a case.
+pub fn judge<'a>(requests: impl IntoIterator<Item = &'a Sent>) -> CaseHonesty {
+    let mut out = CaseHonesty::default();
+    for sent in requests {
+        judge_one(sent, &mut out);
+    }
+    out
+}
+
+/// Whether an upstream answered this attempt (a 2xx).
+fn answered(a: &AttemptView) -> bool {
+    a.status.is_some_and(|s| (200..300).contains(&s))
+}
+
+fn judge_one(sent: &Sent, out: &mut CaseHonesty) {
+    let client = &sent.client;
+    if !client.answered {
+        return;
+    }
+    // The attempt whose answer the client got: the last one an upstream
+    // answered. None: the system answered by itself, and nothing here can
+    // say who it claims answered.
+    let Some(answering) = sent.attempts.iter().rev().find(|a| answered(a)) else {
+        return;
+    };
+    let parts = sent.attempts.iter().filter(|a| answered(a)).count() as u32;
+    if answering.role == Role::Fallback {
+        if let Some(check) = model_claim(sent, answering) {
+            out.checks.push(check);
+        }
+        if let Some((check, unreported)) = usage_claim(sent, answering, parts) {
+            out.checks.push(check);
+            out.unreported_tokens += unreported;
+        }
+    }
+    for (name, value) in &client.routing {
+        if let Some(check) = routing_claim(name, value, sent, answering) {
+            out.checks.push(check);
+        }
+    }
+}
+
+/// The `model` claim of an answer the fallback gave.
+fn model_claim(sent: &Sent, answering: &AttemptView) -> Option<HonestyCheck> {
+    let named = &sent.client.models;
+    let last = named.last()?;
+    let served: Vec<&str> = sent
+        .attempts
+        .iter()
+        .filter(|a| answered(a))
+        .map(|a| a.model.as_str())
+        .collect();
+    let honest = last == &answering.model && named.iter().all(|m| served.contains(&m.as_str()));
+    let names = named.join(", then ");
+    Some(HonestyCheck {
+        claim: Claim::Model,
+        honest,
+        value: format!(
+            "the answer names {names}; the {} answered as {}",
+            answering.role.as_str(),
+            answering.model
+        ),
+    })
+}
+
+/// The `usage` claim of an answer the fallback gave, and the tokens the
+/// attempts billed beyond what it reports.
+///
+/// Three readings are honest: the answering upstream's own bill; the sum
+/// of every attempt's bill; and the bill of the answer as the client got
+/// it (the client's prompt as the first upstream billed it, the tokens of
+/// the text received), which is what a gateway that splices a broken
+/// stream onto a continuation can know. Within one token per answering
+/// part: each part is counted, and rounded, on its own.
+fn usage_claim(sent: &Sent, answering: &AttemptView, parts: u32) -> Option<(HonestyCheck, u32)> {
+    let client = &sent.client;
+    if client.prompt_tokens.is_none() && client.completion_tokens.is_none() {
+        return None;
+    }
+    let own = answering.billed?;
+    let bills: Vec<Usage> = sent.attempts.iter().filter_map(|a| a.billed).collect();
+    let all = bills.iter().fold(Usage::default(), |sum, b| {
+        Usage::new(
+            sum.prompt_tokens.saturating_add(b.prompt_tokens),
+            sum.completion_tokens.saturating_add(b.completion_tokens),
+        )
+    });
+    let first_prompt = bills.first().map_or(own.prompt_tokens, |b| b.prompt_tokens);
+    let as_received = Usage::new(first_prompt, client.answer_tokens);
+    let slack = parts.max(1);
+    let near = |got: Option<u32>, want: u32| got.is_none_or(|g| g.abs_diff(want) <= slack);
+    let matches = |u: Usage| {
+        near(client.prompt_tokens, u.prompt_tokens)
+            && near(client.completion_tokens, u.completion_tokens)
+    };
+    let honest = matches(own) || matches(all) || matches(as_received);
+    let reported = client
+        .prompt_tokens
+        .unwrap_or(0)
+        .saturating_add(client.completion_tokens.unwrap_or(0));
+    let unreported = if honest {
+        (all.prompt_tokens + all.completion_tokens).saturating_sub(reported)
+    } else {
+        0
+    };
+    let count = |v: Option<u32>| v.map_or_else(|| "none".to_string(), |v| v.to_string());
+    let check = HonestyCheck {
+        claim: Claim::Usage,
+        honest,
+        value: format!(
+            "usage says {} prompt + {} completion tokens; the {} billed {} + {}, every attempt {} + {}, the answer received {} + {}",
+            count(client.prompt_tokens),
+            count(client.completion_tokens),
+            answering.role.as_str(),
+            own.prompt_tokens,
+            own.completion_tokens,
+            all.prompt_tokens,
+            all.completion_tokens,
+            as_received.prompt_tokens,
+            as_received.completion_tokens,
+        ),
+    };
+    Some((check, unreported))
+}
+
+/// What a routing header says, once read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Said {
+    /// The index of the target that answered (0: the first, the primary).
+    Index(u64),
+    /// How many fallbacks were attempted.
+    FallbacksAttempted(u64),
+    /// Whether a fallback answered.
+    FallbackUsed(bool),
+    /// The model that served.
+    ServedModel(String),
+}
+
+/// What the routing header `name: value` says, when it is one this module
+/// reads: an index (`…-index`, `cf-aig-step`; `config.targets[1]` reads
+/// as 1), a count of fallbacks attempted (`…attempted-fallbacks`,
+/// `…fallback-count`, `…fallbacks-attempted`), a flag (a `…fallback…`
+/// header whose value is true/false/yes/no) or the serving model
+/// (`…fallback-model`, `…served-model`, `…model-used`). Retries, model
+/// groups, deployment ids and providers are not read: what they count
+/// differs from gateway to gateway.
+pub fn read_routing(name: &str, value: &str) -> Option<Said> {
+    let name = name.to_ascii_lowercase();
+    let value = value.trim();
+    let number = || -> Option<u64> {
+        let digits: String = value
+            .chars()
+            .rev()
+            .skip_while(|c| !c.is_ascii_digit())
+            .take_while(char::is_ascii_digit)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        digits.parse().ok()
+    };
+    let flag = match value.to_ascii_lowercase().as_str() {
+        "true" | "yes" => Some(true),
+        "false" | "no" => Some(false),
+        _ => None,
+    };
+    let model_name = ["fallback-model", "served-model", "model-used"]
+        .iter()
+        .any(|w| name.ends_with(w));
+    if model_name && !value.is_empty() {
+        return Some(Said::ServedModel(value.to_string()));
+    }
+    if name.contains("fallback") {
+        if let Some(flag) = flag {
+            return Some(Said::FallbackUsed(flag));
+        }
+    }
+    let count_name = [
+        "attempted-fallbacks",
+        "fallback-count",
+        "fallbacks-attempted",
+    ]
+    .iter()
+    .any(|w| name.contains(w));
+    if count_name {
+        return number().map(Said::FallbacksAttempted);
+    }
+    if name.ends_with("index") || name.ends_with("-step") {
+        return number().map(Said::Index);
+    }
+    None
+}
+
+/// The routing header `name: value`, judged against the attempt log.
+fn routing_claim(
+    name: &str,
+    value: &str,
+    sent: &Sent,
+    answering: &AttemptView,
+) -> Option<HonestyCheck> {
+    let said = read_routing(name, value)?;
+    let fallback_answered = answering.role == Role::Fallback;
+    let fallback_tried = sent.count(Role::Fallback) > 0;
+    let index = u64::from(fallback_answered);
+    let (honest, truth) = match &said {
+        Said::Index(i) => (*i == index, format!("target {index} answered")),
+        Said::FallbacksAttempted(n) => (
+            (*n > 0) == fallback_tried,
+            format!(
+                "the fallback was {}",
+                if fallback_tried { "tried" } else { "not tried" }
+            ),
+        ),
+        Said::FallbackUsed(used) => (
+            *used == fallback_answered,
+            format!("the {} answered", answering.role.as_str()),
+        ),
+        Said::ServedModel(model) => (
+            model == &answering.model,
+            format!(
+                "the {} answered as {}",
+                answering.role.as_str(),
+                answering.model
+            ),
+        ),
+    };
+    Some(HonestyCheck {
+        claim: Claim::Routing,
+        honest,
+        value: format!("{name}: {value}; {truth}"),
+    })
+}
+
+#[cfg(test)]
+mod tests;

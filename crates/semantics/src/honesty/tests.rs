@@ -1,0 +1,270 @@
+//! Each claim family against answers that tell the truth and answers that
+//! do not, in every shape a gateway writes them.
+
+use super::*;
+use crate::checks::tests::{attempt, sent};
+use cb_wire::openai::Usage;
+
+const PRIMARY: &str = "continuity-sim";
+const FALLBACK: &str = "continuity-sim-fallback";
+
+fn at(role: Role, at_ms: f64, status: u16, model: &str, billed: Option<Usage>) -> AttemptView {
+    AttemptView {
+        model: model.into(),
+        billed,
+        ..attempt(role, at_ms, status)
+    }
+}
+
+/// A request the primary failed (503) and the fallback answered, billing
+/// 30 prompt and 60 completion tokens; the answer names `models` and says
+/// `usage` (prompt, completion).
+fn failed_over(models: &[&str], usage: Option<(u32, u32)>) -> Sent {
+    let mut s = sent(
+        vec![
+            at(Role::Primary, 0.0, 503, PRIMARY, None),
+            at(Role::Fallback, 5.0, 200, FALLBACK, Some(Usage::new(30, 60))),
+        ],
+        true,
+    );
+    s.client.models = models.iter().map(|m| m.to_string()).collect();
+    s.client.prompt_tokens = usage.map(|u| u.0);
+    s.client.completion_tokens = usage.map(|u| u.1);
+    s
+}
+
+#[test]
+fn the_fallback_s_model_is_honest_and_the_primary_s_is_not() {
+    let honest = judge([&failed_over(&[FALLBACK], None)]);
+    assert_eq!(honest.verdict(Claim::Model), Some(true), "{honest:?}");
+    let lying = judge([&failed_over(&[PRIMARY], None)]);
+    assert_eq!(lying.verdict(Claim::Model), Some(false));
+    assert!(
+        lying.checks[0].value.contains(PRIMARY) && lying.checks[0].value.contains(FALLBACK),
+        "{lying:?}"
+    );
+    // A stream whose first chunk names the primary and last the fallback,
+    // though the primary never answered: the chunks disagree.
+    let mixed = judge([&failed_over(&[PRIMARY, FALLBACK], None)]);
+    assert_eq!(mixed.verdict(Claim::Model), Some(false));
+    // A client's alias that no upstream answered as is not the model that answered.
+    let alias = judge([&failed_over(&["gpt-4o"], None)]);
+    assert_eq!(alias.verdict(Claim::Model), Some(false));
+}
+
+#[test]
+fn a_spliced_answer_may_name_both_parts_in_order() {
+    let mut s = sent(
+        vec![
+            at(Role::Primary, 0.0, 200, PRIMARY, Some(Usage::new(30, 40))),
+            at(Role::Fallback, 5.0, 200, FALLBACK, Some(Usage::new(70, 20))),
+        ],
+        true,
+    );
+    s.client.models = vec![PRIMARY.into(), FALLBACK.into()];
+    assert_eq!(judge([&s]).verdict(Claim::Model), Some(true));
+    // The fallback finished it: naming only the primary at the end is not honest.
+    s.client.models = vec![FALLBACK.into(), PRIMARY.into()];
+    assert_eq!(judge([&s]).verdict(Claim::Model), Some(false));
+}
+
+#[test]
+fn usage_is_the_answering_upstream_s_bill_or_every_attempt_s() {
+    let own = judge([&failed_over(&[FALLBACK], Some((30, 60)))]);
+    assert_eq!(own.verdict(Claim::Usage), Some(true));
+    assert_eq!(own.unreported_tokens, 0, "the primary billed nothing");
+    let wrong = judge([&failed_over(&[FALLBACK], Some((30, 12)))]);
+    assert_eq!(wrong.verdict(Claim::Usage), Some(false), "{wrong:?}");
+    let zero = judge([&failed_over(&[FALLBACK], Some((0, 0)))]);
+    assert_eq!(zero.verdict(Claim::Usage), Some(false));
+    // Only a completion count, right: honest.
+    let mut partial = failed_over(&[FALLBACK], Some((30, 60)));
+    partial.client.prompt_tokens = None;
+    assert_eq!(judge([&partial]).verdict(Claim::Usage), Some(true));
+    // No usage at all: not judged.
+    assert_eq!(
+        judge([&failed_over(&[FALLBACK], None)]).verdict(Claim::Usage),
+        None
+    );
+}
+
+#[test]
+fn tokens_a_failed_attempt_billed_and_usage_left_out_are_counted() {
+    // The primary streamed 20 tokens, then broke; the fallback answered.
+    let mut s = sent(
+        vec![
+            at(Role::Primary, 0.0, 200, PRIMARY, Some(Usage::new(30, 20))),
+            at(Role::Fallback, 5.0, 200, FALLBACK, Some(Usage::new(30, 60))),
+        ],
+        true,
+    );
+    s.client.models = vec![FALLBACK.into()];
+    s.client.prompt_tokens = Some(30);
+    s.client.completion_tokens = Some(60);
+    let own = judge([&s]);
+    assert_eq!(own.verdict(Claim::Usage), Some(true));
+    assert_eq!(own.unreported_tokens, 50);
+    // The sum of both bills: honest, nothing left out.
+    s.client.prompt_tokens = Some(60);
+    s.client.completion_tokens = Some(80);
+    let all = judge([&s]);
+    assert_eq!(all.verdict(Claim::Usage), Some(true));
+    assert_eq!(all.unreported_tokens, 0);
+}
+
+#[test]
+fn routing_headers_are_read_in_every_shape_gateways_write() {
+    let cases = [
+        (
+            "x-litellm-attempted-fallbacks",
+            "1",
+            Some(Said::FallbacksAttempted(1)),
+        ),
+        (
+            "x-portkey-last-used-option-index",
+            "config.targets[1]",
+            Some(Said::Index(1)),
+        ),
+        ("cf-aig-step", "0", Some(Said::Index(0))),
+        ("helicone-fallback-index", " 2 ", Some(Said::Index(2))),
+        ("X-Fallback-Used", "TRUE", Some(Said::FallbackUsed(true))),
+        ("x-gateway-fallback", "no", Some(Said::FallbackUsed(false))),
+        (
+            "x-nexus-fallback-model",
+            FALLBACK,
+            Some(Said::ServedModel(FALLBACK.into())),
+        ),
+        (
+            "x-served-model",
+            PRIMARY,
+            Some(Said::ServedModel(PRIMARY.into())),
+        ),
+        ("x-litellm-attempted-retries", "2", None),
+        ("x-litellm-model-group", "continuity-sim", None),
+        ("x-litellm-model-id", "3f1c", None),
+        ("x-portkey-provider", "openai", None),
+        ("x-fallback-index", "", None),
+    ];
+    for (name, value, want) in cases {
+        assert_eq!(read_routing(name, value), want, "{name}: {value}");
+    }
+}
+
+#[test]
+fn a_routing_header_that_contradicts_the_attempt_log_is_dishonest() {
+    let with = |headers: &[(&str, &str)]| {
+        let mut s = failed_over(&[FALLBACK], None);
+        s.client.routing = headers
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect();
+        judge([&s])
+    };
+    let honest = with(&[
+        ("x-litellm-attempted-fallbacks", "1"),
+        ("x-portkey-last-used-option-index", "config.targets[1]"),
+        ("x-fallback-used", "true"),
+        ("x-served-model", FALLBACK),
+    ]);
+    assert_eq!(honest.verdict(Claim::Routing), Some(true), "{honest:?}");
+    assert_eq!(honest.checks.len(), 5, "model and the four headers");
+    for lie in [
+        ("x-litellm-attempted-fallbacks", "0"),
+        ("cf-aig-step", "0"),
+        ("x-fallback-used", "false"),
+        ("x-served-model", PRIMARY),
+    ] {
+        let judged = with(&[lie]);
+        assert_eq!(judged.verdict(Claim::Routing), Some(false), "{lie:?}");
+    }
+    // Headers nothing here reads: not judged.
+    assert_eq!(
+        with(&[("x-litellm-attempted-retries", "3")]).verdict(Claim::Routing),
+        None
+    );
+}
+
+#[test]
+fn claims_are_judged_only_where_they_can_apply() {
+    // The primary answered: model and usage are the primary's business,
+    // not judged; a routing header still is.
+    let mut primary = sent(
+        vec![at(
+            Role::Primary,
+            0.0,
+            200,
+            PRIMARY,
+            Some(Usage::new(30, 60)),
+        )],
+        true,
+    );
+    primary.client.models = vec![PRIMARY.into()];
+    primary.client.prompt_tokens = Some(1);
+    primary.client.routing = vec![("x-litellm-attempted-fallbacks".into(), "1".into())];
+    let judged = judge([&primary]);
+    assert_eq!(judged.verdict(Claim::Model), None);
+    assert_eq!(judged.verdict(Claim::Usage), None);
+    assert_eq!(
+        judged.verdict(Claim::Routing),
+        Some(false),
+        "no fallback was tried"
+    );
+    // No answer: nothing is judged.
+    let mut failed = failed_over(&[PRIMARY], Some((0, 0)));
+    failed.client.answered = false;
+    assert!(judge([&failed]).checks.is_empty());
+    // Answered by the system itself (no upstream answered): nothing to hold it to.
+    let mut own = sent(vec![at(Role::Primary, 0.0, 503, PRIMARY, None)], true);
+    own.client.models = vec![PRIMARY.into()];
+    assert!(judge([&own]).checks.is_empty());
+}
+
+#[test]
+fn the_card_counts_cases_and_says_n_a_for_a_family_never_judged() {
+    let honest = judge([&failed_over(&[FALLBACK], Some((30, 60)))]);
+    let lying = judge([&failed_over(&[PRIMARY], Some((30, 60)))]);
+    let card = HonestyCard::of([&honest, &lying, &CaseHonesty::default()]);
+    assert_eq!(
+        card.model,
+        Tally {
+            honest: 1,
+            judged: 2
+        }
+    );
+    assert_eq!(
+        card.usage,
+        Tally {
+            honest: 2,
+            judged: 2
+        }
+    );
+    assert_eq!(card.line(), "model 1/2, usage 2/2, routing n/a");
+    assert_eq!(card.dishonest(), 1);
+}
+
+#[test]
+fn a_spliced_answer_may_report_the_answer_as_received() {
+    // The primary's stream broke after 40 tokens; the fallback continued
+    // from a prefill (its prompt holds the first part) with the last 20.
+    let mut s = sent(
+        vec![
+            at(Role::Primary, 0.0, 200, PRIMARY, Some(Usage::new(30, 40))),
+            at(Role::Fallback, 5.0, 200, FALLBACK, Some(Usage::new(70, 20))),
+        ],
+        true,
+    );
+    s.client.models = vec![PRIMARY.into(), FALLBACK.into()];
+    s.client.answer_tokens = 60;
+    s.client.prompt_tokens = Some(30);
+    s.client.completion_tokens = Some(61);
+    let received = judge([&s]);
+    assert_eq!(received.verdict(Claim::Usage), Some(true), "{received:?}");
+    assert_eq!(
+        received.unreported_tokens,
+        160 - 91,
+        "the continuation's prompt and rounding"
+    );
+    // The first part's count alone is none of the honest readings.
+    s.client.completion_tokens = Some(40);
+    assert_eq!(judge([&s]).verdict(Claim::Usage), Some(false));
+}
