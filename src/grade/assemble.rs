@@ -225,6 +225,7 @@ fn system(entry: &SystemUnderTest, inputs: &GradeInputs<'_>) -> GradeSystem {
         control: entry.control,
         continuity,
         scorecard: semantics.map(|s| s.scorecard),
+        honesty: semantics.map(|s| s.honesty),
         cases,
         unmeasured,
     }
@@ -270,7 +271,18 @@ fn evidence(c: &CaseResult) -> CaseEvidence {
                 bound: k.bound.clone(),
             })
             .collect(),
-        notes: c.notes.clone(),
+        notes: c
+            .notes
+            .iter()
+            .cloned()
+            .chain(c.honesty.checks.iter().filter(|k| !k.honest).map(|k| {
+                format!(
+                    "{} claim contradicted by the attempt log: {}",
+                    k.claim.as_str(),
+                    k.value
+                )
+            }))
+            .collect(),
         requests,
     }
 }

@@ -197,6 +197,7 @@ mod tests {
                 fail,
                 ..Scorecard::default()
             }),
+            honesty: None,
             cases: Vec::new(),
             unmeasured: Vec::new(),
         }

@@ -272,6 +272,7 @@ mod tests {
             control: false,
             continuity: Vec::new(),
             scorecard: None,
+            honesty: None,
             cases,
             unmeasured: Vec::new(),
         }

@@ -101,9 +101,12 @@ pub fn render(s: &GradeSummary) -> String {
         out.push_str("## Scorecard\n\n");
         for sys in &s.systems {
             if let Some(c) = sys.scorecard {
+                let honesty = sys
+                    .honesty
+                    .map_or_else(String::new, |h| format!("; honest claims: {}", h.line()));
                 let _ = writeln!(
                     out,
-                    "- {}: {} pass / {} partial / {} safe / {} fail, {} inconclusive",
+                    "- {}: {} pass / {} partial / {} safe / {} fail, {} inconclusive{honesty}",
                     sys.name, c.pass, c.partial, c.safe, c.fail, c.inconclusive
                 );
             }

@@ -180,6 +180,7 @@ fn overview(s: &GradeSummary, out: &mut String) {
                     c.pass, c.partial, c.safe, c.fail, c.inconclusive
                 )
             });
+            let honesty = sys.honesty.map_or("not run".into(), |h| h.line());
             let name = format!(
                 "<a href=\"#{}\">{}</a>{}",
                 system_id(&sys.name),
@@ -195,6 +196,7 @@ fn overview(s: &GradeSummary, out: &mut String) {
                 Cell::num(&clean),
                 Cell::num(&clean_wilson),
                 Cell::text(&card),
+                Cell::text(&honesty),
             ]
         })
         .collect();
@@ -208,6 +210,7 @@ fn overview(s: &GradeSummary, out: &mut String) {
             "clean CPR",
             "clean 95 % Wilson",
             "semantics scorecard",
+            "honest claims (cases)",
         ],
         &rows,
     ));

@@ -129,6 +129,11 @@ pub struct GradeSystem {
     pub continuity: Vec<ContinuityFigures>,
     /// The semantics scorecard; `None` when the catalogue did not run.
     pub scorecard: Option<Scorecard>,
+    /// What it said about who answered, held against the attempt log
+    /// (semantics' honesty card); `None` when the catalogue did not run
+    /// (and in summaries written before it existed).
+    #[serde(default)]
+    pub honesty: Option<cb_semantics::honesty::HonestyCard>,
     /// Per case, in the order of `cases`.
     pub cases: Vec<CaseEvidence>,
     /// What could not be measured for it, in words.

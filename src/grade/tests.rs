@@ -115,6 +115,13 @@ fn system(name: &str, control: bool, verdicts: [&str; 2]) -> GradeSystem {
             fail: verdicts.iter().filter(|v| **v == "fail").count() as u32,
             ..Scorecard::default()
         }),
+        honesty: Some(cb_semantics::honesty::HonestyCard {
+            model: cb_semantics::honesty::Tally {
+                honest: u32::from(!control),
+                judged: 1,
+            },
+            ..Default::default()
+        }),
         cases: vec![case("401", verdicts[0]), case("503", verdicts[1])],
         unmeasured: vec!["CPR under `degraded`: the profile faults no turn".into()],
     }
@@ -250,7 +257,8 @@ fn the_markdown_has_the_same_tables() {
     for needle in [
         "| system | profile | failover/planned | CPR | 95 % Wilson | clustered 95 % | clean CPR |",
         "| `401` | pass | fail |",
-        "gw-1: 1 pass / 0 partial / 0 safe / 1 fail",
+        "gw-1: 1 pass / 0 partial / 0 safe / 1 fail, 0 inconclusive; honest claims: model 1/1, usage n/a, routing n/a",
+        "stateless: 2 pass / 0 partial / 0 safe / 0 fail, 0 inconclusive; honest claims: model 0/1",
         "**NOT met**",
         "- gw-1: semantics-fail<=0 measured 1 fail",
     ] {
@@ -294,4 +302,17 @@ fn a_wide_scorecard_scrolls_in_its_own_box() {
         boxed < table && table < closed,
         "the scorecard is not in its box"
     );
+}
+
+/// The overview shows each system's honesty beside its scorecard, `n/a`
+/// for a family never judged and `not run` without the catalogue.
+#[test]
+fn the_overview_shows_the_honest_claims() {
+    let mut summary = fixture();
+    let html = page::render(&summary);
+    assert!(html.contains("honest claims (cases)"), "{html}");
+    assert!(html.contains("model 0/1, usage n/a, routing n/a"), "{html}");
+    assert!(html.contains("model 1/1, usage n/a, routing n/a"), "{html}");
+    summary.systems[1].honesty = None;
+    assert!(page::render(&summary).contains("not run"));
 }
