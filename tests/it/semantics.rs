@@ -43,6 +43,7 @@ const CONTROLS: &[Control] = &[
             "503",
             "500-once",
             "fallback-health",
+            "all-cooling",
         ],
         not_passed: &[
             ("400", Fail),
@@ -53,7 +54,18 @@ const CONTROLS: &[Control] = &[
             ("context-length", Safe),
             ("500-once", Partial),
             ("fallback-health", Partial),
+            // The fallback's 429 passed on without its Retry-After: the
+            // client is not told when to come back.
+            ("all-cooling", Partial),
         ],
+    },
+    Control {
+        kind: Misbehaviour::CoolsEverything,
+        stream: false,
+        cases: &["ok", "503", "429-stuck", "all-cooling"],
+        // It passes the fallback's 429 on without its Retry-After, then
+        // answers 503 for an hour: nothing is answered after the span.
+        not_passed: &[("all-cooling", Fail)],
     },
     Control {
         kind: Misbehaviour::NeverFallsBack,
@@ -76,6 +88,7 @@ const CONTROLS: &[Control] = &[
             "model-id-map",
             "extra-params",
             "flap",
+            "429-stuck",
         ],
         not_passed: &[
             ("404", Fail),
@@ -97,6 +110,9 @@ const CONTROLS: &[Control] = &[
             ("model-id-map", Safe),
             ("extra-params", Safe),
             ("flap", Fail),
+            // The primary's 429s reach the client during the span; the
+            // one client request sent after it is answered.
+            ("429-stuck", Fail),
         ],
     },
     Control {
@@ -372,7 +388,7 @@ async fn the_reference_proxies_pass_the_catalogue() {
     .unwrap();
     for name in ["stateless", "history"] {
         let s = system(&report, name);
-        assert_eq!(s.cases.len(), 45);
+        assert_eq!(s.cases.len(), 47);
         assert_eq!(
             not_passed(s),
             BTreeMap::new(),
@@ -508,6 +524,7 @@ control_tests! {
     a_gateway_that_trusts_plain_bodies_is_caught => TrustsPlainBodies,
     a_stall_timer_that_every_line_restarts_is_caught => StallTimerCountsEveryLine,
     a_gateway_that_splices_without_accounting_is_caught => SplicesWithoutAccounting,
+    a_gateway_that_cools_every_target_for_an_hour_is_caught => CoolsEverything,
 }
 
 #[test]
@@ -556,20 +573,18 @@ async fn a_clean_end_is_judged_as_the_client_reads_it() {
     }
 }
 
-/// A gateway that never goes back to the primary after a flap fails the
-/// recovery check, while serving every request.
+/// A gateway that never goes back to the primary after a flap, or after
+/// a span of 429s, fails the recovery check, while serving every request.
 #[tokio::test(start_paused = true)]
 async fn a_gateway_that_never_returns_to_the_primary_is_caught() {
-    let report = run_control(
-        Misbehaviour::StaysOnFallback,
-        &["flap"],
-        false,
-        Duration::ZERO,
-    )
-    .await;
-    let flap = case(system(&report, "control"), "flap");
-    assert_eq!(flap.verdict, Verdict::Fail, "{flap:?}");
-    assert!(flap.reason.contains("recovered"), "{}", flap.reason);
+    // One gateway each: after the first case it never calls the primary
+    // again, so the second would be inconclusive.
+    for id in ["flap", "429-stuck"] {
+        let report = run_control(Misbehaviour::StaysOnFallback, &[id], false, Duration::ZERO).await;
+        let c = case(system(&report, "control"), id);
+        assert_eq!(c.verdict, Verdict::Fail, "{c:?}");
+        assert!(c.reason.contains("recovered"), "{}", c.reason);
+    }
 }
 
 /// `both-fail` spells out the multiplication of stacked retries.

@@ -116,6 +116,11 @@ pub struct Exchange {
     /// (lowercase name, value): see [`routing_header`]. Bounded and
     /// redacted; empty for a response that was refused before its body.
     pub routing: Vec<(String, String)>,
+    /// The wait an error response stated before a retry, in milliseconds,
+    /// wherever it stated it (`Retry-After`, `retry-after-ms`, the
+    /// `x-ratelimit-reset-*` headers, the body: [`cb_wire::stated_wait`]);
+    /// `None` for a 2xx or an error that states none.
+    pub stated_wait_ms: Option<u64>,
     /// What a stream sent, event by event, and the lines that were not
     /// events; `None` for a plain response.
     pub stream: Option<StreamTrace>,
@@ -243,6 +248,8 @@ struct Head {
     content_length: Option<u64>,
     location: Option<String>,
     routing: Vec<(String, String)>,
+    /// The wait the headers state, for a non-2xx.
+    header_wait: Option<Duration>,
 }
 
 impl Head {
@@ -257,6 +264,10 @@ impl Head {
                 .get(http::header::LOCATION)
                 .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
             routing: routing_headers(headers),
+            header_wait: (!status.is_success())
+                .then(|| cb_wire::stated_wait(headers, None, std::time::SystemTime::now()))
+                .flatten()
+                .map(|w| w.wait),
         }
     }
 }
@@ -311,6 +322,7 @@ struct Body {
     status: u16,
     ttfb_ms: f64,
     routing: Vec<(String, String)>,
+    header_wait: Option<Duration>,
     bytes: Vec<u8>,
     stream: Option<StreamTrace>,
     /// The room reserved for a large body, held until it is parsed.
@@ -483,6 +495,14 @@ async fn exchange(request: Outgoing<'_>, stream: bool, options: SendOptions) -> 
     exchange.status = Some(body.status);
     exchange.ttfb_ms = Some(body.ttfb_ms);
     exchange.routing = body.routing;
+    if !(200..300).contains(&body.status) {
+        let empty = http::HeaderMap::new();
+        let wait = body.header_wait.or_else(|| {
+            cb_wire::stated_wait(&empty, Some(&body.bytes), std::time::SystemTime::now())
+                .map(|w| w.wait)
+        });
+        exchange.stated_wait_ms = wait.map(|w| u64::try_from(w.as_millis()).unwrap_or(u64::MAX));
+    }
     if (200..300).contains(&body.status) {
         exchange.provider = match &body.stream {
             Some(trace) => stream_provider(trace),
@@ -583,6 +603,7 @@ async fn receive(
         status,
         ttfb_ms,
         routing: head.routing,
+        header_wait: head.header_wait,
         bytes,
         stream: reader.map(|r| r.finish(since(started))),
         _room: room,

@@ -75,6 +75,7 @@ fn json(status: StatusCode, body: &Value) -> Reply {
         status,
         content_type: Some(HeaderValue::from_static("application/json")),
         body: ReplyBody::Full(Bytes::from(body.to_string())),
+        retry_after: None,
     }
 }
 
@@ -111,7 +112,10 @@ pub fn incoming(dialect: Dialect, reply: Reply, client: &Value, id: &str, create
                         None,
                     )
                 });
-            json(reply.status, &body)
+            Reply {
+                retry_after: reply.retry_after,
+                ..json(reply.status, &body)
+            }
         }
         // A stream is translated as it is read (translate_source).
         ReplyBody::Relay(plan) => Reply {
@@ -220,6 +224,7 @@ mod tests {
         let reply = Reply {
             status: StatusCode::BAD_REQUEST,
             content_type: None,
+            retry_after: None,
             body: ReplyBody::Full(Bytes::from(
                 json!({"type": "error", "error": {"type": "invalid_request_error", "message": "max_tokens: Field required"}}).to_string(),
             )),

@@ -194,6 +194,13 @@ async fn chat(State(state): State<ProxyState>, body: Bytes) -> Response {
             .headers_mut()
             .insert(header::CONTENT_TYPE, content_type);
     }
+    if let Some(wait) = reply.retry_after {
+        // Whole seconds, rounded up: never sooner than the upstream asked.
+        let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    }
     response
 }
 

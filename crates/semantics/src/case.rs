@@ -21,6 +21,10 @@ pub const ANSWER_WORDS: usize = 60;
 pub enum Ideal {
     /// The complete answer.
     Answer,
+    /// Nothing can answer until this long after the case starts: the
+    /// complete answer to every request sent after it (those sent before
+    /// end in a clean error, which the case's checks judge).
+    AnsweredAfter(Duration),
     /// The complete answer, or the part the primary sent with its
     /// `finish_reason: "length"` kept, so that the client can tell: an
     /// honest partial answer is not a failure to fail over.
@@ -127,6 +131,12 @@ pub enum CheckId {
     SwitchedToFaster,
     /// The fallback's failure was exposed before it was needed.
     HealthExposed,
+    /// No request waited long behind a rate-limited primary.
+    NotStuck,
+    /// Errors while every target was rate limited stated a wait.
+    WaitStated,
+    /// Requests were answered again after every target's cooldown.
+    BackAfterCooldown,
 }
 
 impl CheckId {
@@ -217,6 +227,26 @@ pub enum Rule {
     FasterRoute(Duration),
     /// A health route of the system exposed the fallback's failure.
     HealthExposed,
+    /// Every request sent during the first `outage` was answered within
+    /// `bound`.
+    AnsweredWithinDuring {
+        /// How long the primary was rate limited.
+        outage: Duration,
+        /// Longest a request may take.
+        bound: Duration,
+    },
+    /// Every request sent during the first `outage` that was not answered
+    /// got an error stating a wait (`Retry-After`, `retry-after-ms`, a
+    /// reset header or the body).
+    WaitStatedDuring(Duration),
+    /// Every request sent at least `within` after the end of `outage` was
+    /// answered.
+    AnsweredAfter {
+        /// How long every target was down.
+        outage: Duration,
+        /// How soon after it requests must be answered again.
+        within: Duration,
+    },
 }
 
 /// One check of a case.

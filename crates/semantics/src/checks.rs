@@ -428,6 +428,58 @@ fn rule(rule: &Rule, o: &Outcome<'_>) -> (bool, String, String) {
                 "every one".into(),
             )
         }
+        Rule::AnsweredWithinDuring { outage, bound } => {
+            let during: Vec<&Sent> = during(o.requests, *outage).collect();
+            let limit = bound.as_secs_f64() * 1000.0;
+            let slow = during
+                .iter()
+                .filter(|s| !s.client.answered || s.client.latency_ms > limit)
+                .count();
+            let longest = during
+                .iter()
+                .map(|s| s.client.latency_ms)
+                .fold(0.0, f64::max);
+            (
+                !during.is_empty() && slow == 0,
+                format!(
+                    "{slow} of {} requests during the outage unanswered or longer than the bound; the longest took {}",
+                    during.len(),
+                    ms(longest)
+                ),
+                format!("each answered within {}", secs(*bound)),
+            )
+        }
+        Rule::WaitStatedDuring(outage) => {
+            let failed: Vec<&Sent> = during(o.requests, *outage)
+                .filter(|s| !s.client.answered)
+                .collect();
+            let stated = failed
+                .iter()
+                .filter(|s| s.client.stated_wait_ms.is_some())
+                .count();
+            (
+                stated == failed.len(),
+                format!(
+                    "{stated} of {} errors during the outage stated a wait",
+                    failed.len()
+                ),
+                "every one (Retry-After, retry-after-ms, a reset header or the body)".into(),
+            )
+        }
+        Rule::AnsweredAfter { outage, within } => {
+            let from = (*outage + *within).as_secs_f64() * 1000.0;
+            let after: Vec<&Sent> = o.requests.iter().filter(|s| s.sent_ms >= from).collect();
+            let answered = after.iter().filter(|s| s.client.answered).count();
+            (
+                !after.is_empty() && answered == after.len(),
+                format!(
+                    "{answered} of {} requests sent {} or more after the outage answered",
+                    after.len(),
+                    secs(*within)
+                ),
+                "every one".into(),
+            )
+        }
         Rule::RecoveredWithin { outage, within } => {
             let end = outage.as_secs_f64() * 1000.0;
             let after: Vec<&Sent> = o.requests.iter().filter(|s| s.sent_ms >= end).collect();
@@ -627,6 +679,7 @@ pub(crate) mod tests {
                 prompt_tokens: None,
                 models: Vec::new(),
                 routing: Vec::new(),
+                stated_wait_ms: None,
                 answer_tokens: 0,
                 latency_ms: 100.0,
                 hung: false,

@@ -57,6 +57,9 @@ pub struct ClientView {
     /// The headers in which the system said how it routed the request
     /// (lowercase name, value; see [`cb_client::routing_header`]).
     pub routing: Vec<(String, String)>,
+    /// The wait an error stated before a retry, milliseconds (wherever it
+    /// stated it); `None` for an answer or an error that states none.
+    pub stated_wait_ms: Option<u64>,
     /// The simulated model's token count of the answer the client got
     /// ([`cb_wire::openai::approx_tokens`]).
     pub answer_tokens: u32,
@@ -369,6 +372,7 @@ fn client_view(
         completion_tokens,
         prompt_tokens,
         routing: reply.routing.clone(),
+        stated_wait_ms: reply.stated_wait_ms,
         answer_tokens: cb_wire::openai::approx_tokens(got),
         latency_ms: reply.latency_ms,
         contract_violations,

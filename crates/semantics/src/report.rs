@@ -370,6 +370,7 @@ pub(crate) mod tests {
                 prompt_tokens: None,
                 models: Vec::new(),
                 routing: Vec::new(),
+                stated_wait_ms: None,
                 answer_tokens: 0,
                 latency_ms: 3.5,
                 hung: false,

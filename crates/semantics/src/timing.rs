@@ -190,6 +190,12 @@ mod tests {
             let last = t.flap_interval * (t.flap_requests - 1);
             assert!(last >= t.flap_outage + t.flap_interval);
             assert!(last - t.flap_outage <= t.flap_recovery_bound);
+            // `all-cooling` judges at least one request sent after every
+            // target's last cooldown is over (two Retry-After waits).
+            assert!(last >= t.flap_outage + t.retry_after * 2);
+            // `429-stuck`: a retry that honours Retry-After once, then a
+            // failover, fits in the bound of a request not stuck.
+            assert!(t.retry_after * 2 + t.retry_after_slack < t.flap_request_bound);
         }
     }
 }

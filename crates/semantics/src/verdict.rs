@@ -100,6 +100,11 @@ pub fn judge(outcome: &Outcome<'_>, checks: &[CheckResult]) -> Judged {
             .iter()
             .all(|s| s.client.answered && (s.client.complete || s.client.marked_partial)),
         Ideal::CleanError => outcome.requests.iter().all(|s| !s.client.answered),
+        Ideal::AnsweredAfter(outage) => outcome
+            .requests
+            .iter()
+            .filter(|s| s.sent_ms >= outage.as_secs_f64() * 1000.0)
+            .all(|s| s.client.answered && s.client.complete),
     };
     if ideal {
         let advisory = failed(Severity::Advisory);
@@ -112,7 +117,7 @@ pub fn judge(outcome: &Outcome<'_>, checks: &[CheckResult]) -> Judged {
     match outcome.case.ideal {
         // Every required check is clean, nothing hung and no answer was
         // truncated: what is left of a missed answer is a clean error.
-        Ideal::Answer | Ideal::WholeOrMarked => {
+        Ideal::Answer | Ideal::WholeOrMarked | Ideal::AnsweredAfter(_) => {
             let client = outcome
                 .requests
                 .iter()
@@ -195,6 +200,7 @@ mod tests {
                 prompt_tokens: None,
                 models: Vec::new(),
                 routing: Vec::new(),
+                stated_wait_ms: None,
                 answer_tokens: 0,
                 latency_ms: 50.0,
                 hung: false,

@@ -142,6 +142,11 @@ pub enum Misbehaviour {
     /// routed each request (fallbacks attempted, the target that answered,
     /// the model it answered as): the routing check's negative control.
     TellsRoutingTruth,
+    /// Fails over on any error; once both upstreams have failed a request,
+    /// answers every request 503 at once, without a stated wait, for an
+    /// hour (a gateway whose cooldown of every target outlasts the
+    /// providers' own).
+    CoolsEverything,
 }
 
 /// Most primary attempts of `HammersPrimary`.
@@ -221,6 +226,8 @@ struct Gateway {
     /// The histories of the last [`SHARED_POOL`] requests, any session's.
     shared: Arc<Mutex<std::collections::VecDeque<Vec<Value>>>>,
     cooled_until: Arc<Mutex<Option<tokio::time::Instant>>>,
+    /// Until when `CoolsEverything` answers 503 without calling anyone.
+    all_cooled_until: Arc<Mutex<Option<tokio::time::Instant>>>,
     /// Answers sent to the client with a 2xx status.
     answered: Answered,
 }
@@ -271,6 +278,7 @@ async fn start_counted(
         client: reqwest::Client::builder().no_proxy().build().unwrap(),
         shared: Arc::new(Mutex::new(std::collections::VecDeque::new())),
         cooled_until: Arc::new(Mutex::new(None)),
+        all_cooled_until: Arc::new(Mutex::new(None)),
     };
     let router = Router::new()
         .route("/v1/chat/completions", post(counted))
@@ -615,6 +623,18 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
         leaked
     };
     let now = tokio::time::Instant::now();
+    let all_cooled = g
+        .all_cooled_until
+        .lock()
+        .unwrap()
+        .is_some_and(|until| now < until);
+    if all_cooled {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(serde_json::json!({"error": {"message": "every target is cooling down", "type": "cooldown"}})),
+        )
+            .into_response();
+    }
     let cooled = g
         .cooled_until
         .lock()
@@ -708,7 +728,8 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
         | Misbehaviour::ClaimsPrimaryModel
         | Misbehaviour::RecountsUsage
         | Misbehaviour::ClaimsNoFallback
-        | Misbehaviour::TellsRoutingTruth => messages.clone(),
+        | Misbehaviour::TellsRoutingTruth
+        | Misbehaviour::CoolsEverything => messages.clone(),
         Misbehaviour::TruncateToLast3 => messages[messages.len().saturating_sub(3)..].to_vec(),
     });
     if g.kind == Misbehaviour::ClaimsPrimaryModel {
@@ -745,6 +766,14 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
     if let Some((_, json)) = answer.as_mut() {
         alter(g.kind, json);
         misreport(g.kind, &body, json);
+    }
+    let both_failed = !answer
+        .as_ref()
+        .is_some_and(|(status, _)| (200..300).contains(status));
+    if g.kind == Misbehaviour::CoolsEverything && both_failed {
+        // The misbehaviour itself: every target cooled far past its Retry-After.
+        *g.all_cooled_until.lock().unwrap() =
+            Some(tokio::time::Instant::now() + Duration::from_secs(3600));
     }
     match answer {
         Some((status, json)) => {

@@ -145,6 +145,7 @@ impl Core {
                 Ok(opened) => Reply {
                     status,
                     content_type,
+                    retry_after: None,
                     body: ReplyBody::Relay(Box::new(Plan {
                         opened,
                         stall_timeout: b.stall_timeout,

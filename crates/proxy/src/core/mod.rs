@@ -94,6 +94,11 @@ pub struct Reply {
     pub content_type: Option<HeaderValue>,
     /// The body.
     pub body: ReplyBody,
+    /// The wait before a retry that the upstream's error stated (in
+    /// `Retry-After`, a reset header or its body), passed on to the client
+    /// as `Retry-After`: when every target is rate limited, the client
+    /// learns when to come back. `None` for an answer.
+    pub retry_after: Option<Duration>,
 }
 
 impl Reply {
@@ -109,6 +114,7 @@ impl Reply {
             status,
             content_type: Some(HeaderValue::from_static("application/json")),
             body: ReplyBody::Full(Bytes::from(body.to_string())),
+            retry_after: None,
         }
     }
 
@@ -361,6 +367,7 @@ impl Core {
                         Ok(opened) => Primary::Reply(Reply {
                             status: StatusCode::OK,
                             content_type,
+                            retry_after: None,
                             body: ReplyBody::Relay(Box::new(Plan {
                                 opened,
                                 stall_timeout: b.stall_timeout,

@@ -210,6 +210,8 @@ pub(super) async fn read_full(
     use futures::StreamExt;
     let status = response.status();
     let content_type = response.headers().get(header::CONTENT_TYPE).cloned();
+    // An error's headers, for the wait it states.
+    let error_headers = (!status.is_success()).then(|| response.headers().clone());
     let mut body = Vec::new();
     let mut chunks = response.bytes_stream();
     let end = limits.by.min(limits.deadline);
@@ -235,10 +237,16 @@ pub(super) async fn read_full(
             Err(_) => return Err(ReadError::Body("was not whole within the attempt timeout")),
         }
     }
+    let retry_after = error_headers
+        .and_then(|headers| {
+            cb_wire::stated_wait(&headers, Some(&body), std::time::SystemTime::now())
+        })
+        .map(|w| w.wait);
     Ok(Reply {
         status,
         content_type,
         body: ReplyBody::Full(Bytes::from(body)),
+        retry_after,
     })
 }
 

@@ -13,12 +13,13 @@
 //! One file a family: the status cases, the content filter, the context
 //! length, the timeout and the cut are built here; `retries`, `streams`,
 //! the plain-body cases and the usage after a continuation (`bodies`),
-//! `routing` and the cases that leave state behind (`lasting`) beside
-//! them, all from the builders of `build` and the provider errors of
+//! `routing`, the cases that leave state behind (`lasting`) and the
+//! cooldowns (`cooldowns`) beside them, all from the builders of `build` and the provider errors of
 //! `errors`.
 
 mod bodies;
 mod build;
+mod cooldowns;
 mod errors;
 mod lasting;
 mod retries;
@@ -186,6 +187,7 @@ pub fn catalogue(timing: &Timing, give_up: &GiveUpBounds, stream: bool) -> Vec<C
     cases.extend(bodies::bodies(t));
     cases.extend(routing::routing(t, give_up));
     cases.push(lasting::flap(t));
+    cases.extend(cooldowns::cooldowns(t));
     cases.push(lasting::fallback_health(t));
     cases
 }

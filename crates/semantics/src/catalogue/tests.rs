@@ -64,6 +64,8 @@ fn every_case_the_issue_lists_is_there_once() {
         "finish-length",
         "continuation-usage",
         "flap",
+        "429-stuck",
+        "all-cooling",
         "accounting",
         "both-fail",
         "model-id-map",

@@ -1,0 +1,106 @@
+//! The cooldown cases: a primary that answers 429 to everything for a long
+//! span (time stuck behind it, requests lost), and every target rate
+//! limited at once (what the client gets, and whether it learns when to
+//! come back). Both are sequences across the span and after it, sent
+//! after `flap`: they leave the most cooldown state behind.
+
+use super::build::{case, primary};
+use super::errors::rate_limited;
+use super::secs;
+use crate::case::{Case, Check, CheckId as Id, Ideal, Rule, Shape};
+use crate::timing::Timing;
+use cb_faults::{Act, CaseScript, Script, When};
+
+/// The flap's sequence: requests across the span and after it.
+fn across_the_span(t: &Timing) -> Shape {
+    Shape::Sequence {
+        count: t.flap_requests,
+        interval: t.flap_interval,
+    }
+}
+
+/// A 429 with `Retry-After` for the first `flap_outage` of the case's
+/// clock, then an answer.
+fn limited_for_the_span(t: &Timing) -> Script {
+    Script::when(
+        When::WithinClock(t.flap_outage),
+        Act::Error(rate_limited(Some(t.retry_after))),
+        Act::answer(),
+    )
+}
+
+/// `429-stuck` and `all-cooling`.
+pub(super) fn cooldowns(t: &Timing) -> Vec<Case> {
+    let stuck_bound = t.retry_after * 2 + t.retry_after_slack;
+    // The last 429 asked for `retry_after`: a cooldown that honours it
+    // and one more wait is over by then.
+    let back_within = t.retry_after * 2;
+    vec![
+        Case {
+            shape: across_the_span(t),
+            ..case(
+                "429-stuck",
+                format!(
+                    "429 with Retry-After {} to every request for the first {}, then healthy; {} requests, one every {}",
+                    secs(t.retry_after),
+                    secs(t.flap_outage),
+                    t.flap_requests,
+                    secs(t.flap_interval)
+                ),
+                "every request answered (the fallback during the span), none waiting long behind the rate-limited primary, back on the primary within the bound after it",
+                primary(limited_for_the_span(t)),
+                Ideal::Answer,
+                vec![
+                    Check::required(Id::ServedDuringOutage, Rule::ServedDuringOutage(t.flap_outage)),
+                    Check::required(
+                        Id::Recovered,
+                        Rule::RecoveredWithin {
+                            outage: t.flap_outage,
+                            within: t.flap_recovery_bound,
+                        },
+                    ),
+                    Check::advisory(
+                        Id::NotStuck,
+                        Rule::AnsweredWithinDuring {
+                            outage: t.flap_outage,
+                            bound: stuck_bound,
+                        },
+                    ),
+                    Check::informational(Id::ProbeDiscipline, Rule::ProbeDiscipline(t.flap_outage)),
+                ],
+                t.flap_request_bound,
+            )
+        },
+        Case {
+            shape: across_the_span(t),
+            ..case(
+                "all-cooling",
+                format!(
+                    "both upstreams answer 429 with Retry-After {} to every request for the first {}, then answer; {} requests, one every {}",
+                    secs(t.retry_after),
+                    secs(t.flap_outage),
+                    t.flap_requests,
+                    secs(t.flap_interval)
+                ),
+                "during the span a prompt clean error that says when to come back (a stated wait), answered again within the bound after it",
+                CaseScript {
+                    primary: limited_for_the_span(t),
+                    fallback: limited_for_the_span(t),
+                    clock: String::new(),
+                },
+                Ideal::AnsweredAfter(t.flap_outage),
+                vec![
+                    Check::advisory(Id::WaitStated, Rule::WaitStatedDuring(t.flap_outage)),
+                    Check::required(
+                        Id::BackAfterCooldown,
+                        Rule::AnsweredAfter {
+                            outage: t.flap_outage,
+                            within: back_within,
+                        },
+                    ),
+                ],
+                t.flap_request_bound,
+            )
+        },
+    ]
+}
