@@ -128,7 +128,9 @@ const CONTROLS: &[Control] = &[
             "ok",
             "429-retry-after",
             "429-reset-header",
+            "429-reset-tokens",
             "429-retry-in-body",
+            "429-retry-in-message",
             "429-persistent",
             "503-persistent",
             "both-fail",
@@ -136,7 +138,9 @@ const CONTROLS: &[Control] = &[
         not_passed: &[
             ("429-retry-after", Fail),
             ("429-reset-header", Fail),
+            ("429-reset-tokens", Fail),
             ("429-retry-in-body", Fail),
+            ("429-retry-in-message", Fail),
             ("429-persistent", Fail),
             ("503-persistent", Fail),
             ("both-fail", Fail),
@@ -196,11 +200,18 @@ const CONTROLS: &[Control] = &[
             "ok",
             "429-retry-after",
             "429-reset-header",
+            "429-reset-tokens",
             "429-retry-in-body",
+            "429-retry-in-message",
         ],
         // It honours the header, and retries inside the window when the
         // wait is stated anywhere else.
-        not_passed: &[("429-reset-header", Fail), ("429-retry-in-body", Fail)],
+        not_passed: &[
+            ("429-reset-header", Fail),
+            ("429-reset-tokens", Fail),
+            ("429-retry-in-body", Fail),
+            ("429-retry-in-message", Fail),
+        ],
     },
     Control {
         kind: Misbehaviour::ForwardsPrefillError,
@@ -388,7 +399,7 @@ async fn the_reference_proxies_pass_the_catalogue() {
     .unwrap();
     for name in ["stateless", "history"] {
         let s = system(&report, name);
-        assert_eq!(s.cases.len(), 47);
+        assert_eq!(s.cases.len(), 49);
         assert_eq!(
             not_passed(s),
             BTreeMap::new(),

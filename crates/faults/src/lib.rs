@@ -132,10 +132,13 @@ pub enum WaitIn {
     RetryAfter,
     /// Only `x-ratelimit-reset-requests` (OpenAI's duration format,
     /// `2s`): a client that reads `Retry-After` alone sees no wait.
-    ResetHeader,
-    /// Only the body: `error.retry_after` (seconds) and the message
-    /// ("Please retry after 2s."), as several providers and gateways do.
-    Body,
+    ResetRequests,
+    /// Only `x-ratelimit-reset-tokens` (the token window, same format).
+    ResetTokens,
+    /// Only the body's JSON: `error.retry_after` (seconds).
+    BodyField,
+    /// Only the body's text: the message says "Please retry after 2s.".
+    BodyText,
 }
 
 /// An error response, neutral: the upstream renders it in its dialect.

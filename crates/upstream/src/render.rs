@@ -29,18 +29,18 @@ pub fn error_json(spec: &ErrorSpec) -> String {
 
 /// The error response of `spec` in `dialect`: its status, the dialect's
 /// error body, and its wait where the spec states it: `Retry-After`, only
-/// `x-ratelimit-reset-requests` (`2s`), or only the body (the message's
-/// "Please retry after 2s." and `error.retry_after` in the dialect's
-/// `error` object).
+/// `x-ratelimit-reset-requests` or `x-ratelimit-reset-tokens` (`2s`), only
+/// `error.retry_after` in the dialect's `error` object, or only the
+/// message's "Please retry after 2s.".
 pub fn error_response(spec: &ErrorSpec, dialect: Dialect) -> Response {
     let (kind, code) = spec.kind.openai();
     let secs = spec.retry_after.map(retry_after_secs);
     let message = match (spec.wait_in, secs) {
-        (WaitIn::Body, Some(s)) => format!("{} Please retry after {s}s.", spec.message),
+        (WaitIn::BodyText, Some(s)) => format!("{} Please retry after {s}s.", spec.message),
         _ => spec.message.clone(),
     };
     let mut body = frames::error_body(dialect, spec.status, &message, kind, code);
-    if let (WaitIn::Body, Some(s), Some(error)) = (
+    if let (WaitIn::BodyField, Some(s), Some(error)) = (
         spec.wait_in,
         secs,
         body.get_mut("error").and_then(|e| e.as_object_mut()),
@@ -51,11 +51,14 @@ pub fn error_response(spec: &ErrorSpec, dialect: Dialect) -> Response {
         .retry_after
         .filter(|_| spec.wait_in == WaitIn::RetryAfter);
     let mut response = cb_wire::openai::frame::error_response(spec.status, &body, header_wait);
-    if let (WaitIn::ResetHeader, Some(s)) = (spec.wait_in, secs) {
+    let reset = match spec.wait_in {
+        WaitIn::ResetRequests => Some("x-ratelimit-reset-requests"),
+        WaitIn::ResetTokens => Some("x-ratelimit-reset-tokens"),
+        WaitIn::RetryAfter | WaitIn::BodyField | WaitIn::BodyText => None,
+    };
+    if let (Some(name), Some(s)) = (reset, secs) {
         if let Ok(value) = axum::http::HeaderValue::from_str(&format!("{s}s")) {
-            response
-                .headers_mut()
-                .insert("x-ratelimit-reset-requests", value);
+            response.headers_mut().insert(name, value);
         }
     }
     response
@@ -140,6 +143,8 @@ mod tests {
         assert_eq!(body["error"]["code"], "rate_limit_exceeded");
     }
 
+    /// Each place a wait can be stated holds it alone, and the wait reads
+    /// back from there (what the reference proxies read).
     #[tokio::test]
     async fn a_wait_stated_elsewhere_is_only_there_and_reads_back() {
         let spec = |place| {
@@ -147,41 +152,53 @@ mod tests {
                 .with_retry_after(Duration::from_secs(2))
                 .wait_stated_in(place)
         };
-        let reset = error_response(&spec(WaitIn::ResetHeader), Dialect::Openai);
-        assert!(reset.headers().get("retry-after").is_none());
-        assert_eq!(reset.headers()["x-ratelimit-reset-requests"], "2s");
-        let in_body = error_response(&spec(WaitIn::Body), Dialect::Openai);
-        assert!(in_body.headers().get("retry-after").is_none());
-        assert!(in_body
-            .headers()
-            .get("x-ratelimit-reset-requests")
-            .is_none());
-        let headers = in_body.headers().clone();
-        let bytes = axum::body::to_bytes(in_body.into_body(), 1 << 16)
-            .await
-            .unwrap();
-        let body: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
-        assert_eq!(body["error"]["retry_after"], 2);
-        assert_eq!(body["error"]["message"], "slow down Please retry after 2s.");
-        // What the reference proxies read back, from each place.
         let now = std::time::SystemTime::now();
-        assert_eq!(
-            cb_wire::stated_wait(&headers, Some(&bytes), now).map(|w| w.wait),
-            Some(Duration::from_secs(2))
-        );
-        let reset_headers = reset.headers().clone();
-        let reset_bytes = axum::body::to_bytes(reset.into_body(), 1 << 16)
-            .await
-            .unwrap();
-        let reset_body: serde_json::Value = serde_json::from_slice(&reset_bytes).unwrap();
-        assert!(
-            reset_body["error"].get("retry_after").is_none(),
-            "{reset_body}"
-        );
-        assert_eq!(reset_body["error"]["message"], "slow down");
-        assert_eq!(
-            cb_wire::stated_wait(&reset_headers, None, now).map(|w| w.wait),
-            Some(Duration::from_secs(2))
-        );
+        for place in [
+            WaitIn::RetryAfter,
+            WaitIn::ResetRequests,
+            WaitIn::ResetTokens,
+            WaitIn::BodyField,
+            WaitIn::BodyText,
+        ] {
+            let response = error_response(&spec(place), Dialect::Openai);
+            let headers = response.headers().clone();
+            let bytes = axum::body::to_bytes(response.into_body(), 1 << 16)
+                .await
+                .unwrap();
+            let body: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+            let header = |name: &str| headers.get(name).map(|v| v.to_str().unwrap().to_string());
+            let only = |want: WaitIn| place == want;
+            assert_eq!(
+                header("retry-after").is_some(),
+                only(WaitIn::RetryAfter),
+                "{place:?}"
+            );
+            assert_eq!(
+                header("x-ratelimit-reset-requests").as_deref(),
+                only(WaitIn::ResetRequests).then_some("2s"),
+                "{place:?}"
+            );
+            assert_eq!(
+                header("x-ratelimit-reset-tokens").as_deref(),
+                only(WaitIn::ResetTokens).then_some("2s"),
+                "{place:?}"
+            );
+            assert_eq!(
+                body["error"].get("retry_after").cloned(),
+                only(WaitIn::BodyField).then_some(serde_json::json!(2)),
+                "{place:?}"
+            );
+            let message = body["error"]["message"].as_str().unwrap();
+            assert_eq!(
+                message.contains("retry after 2s"),
+                only(WaitIn::BodyText),
+                "{place:?}: {message}"
+            );
+            assert_eq!(
+                cb_wire::stated_wait(&headers, Some(&bytes), now).map(|w| w.wait),
+                Some(Duration::from_secs(2)),
+                "{place:?}"
+            );
+        }
     }
 }

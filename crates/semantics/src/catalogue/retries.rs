@@ -1,5 +1,6 @@
 //! The retry cases: a `429` with `Retry-After`, with its wait only in a
-//! reset header or only in the body, and without any, a `500` once, a
+//! reset header (requests or tokens), only in the body's JSON or only in
+//! its message, and without any, a `500` once, a
 //! `503` that persists, a reset before the headers and a route that never
 //! answers. They check what the decision tree does not rule on: whether
 //! the primary is retried, how soon, and how often.
@@ -20,19 +21,33 @@ fn stated_429(t: &Timing, id: &'static str, place: WaitIn) -> Case {
             format!("Retry-After {}", secs(t.retry_after)),
             "answered; no second primary attempt before Retry-After (retrying after it is the mature behaviour, failing over at once is partial)",
         ),
-        WaitIn::ResetHeader => (
+        WaitIn::ResetRequests => (
             format!(
                 "only x-ratelimit-reset-requests: {} (no Retry-After)",
                 secs(t.retry_after)
             ),
             "answered; no second primary attempt before the reset header's wait (a client that reads only Retry-After retries inside the window)",
         ),
-        WaitIn::Body => (
+        WaitIn::ResetTokens => (
             format!(
-                "the wait only in the body (error.retry_after and \"Please retry after {}\", no header)",
+                "only x-ratelimit-reset-tokens: {} (the token window; no Retry-After)",
                 secs(t.retry_after)
             ),
-            "answered; no second primary attempt before the wait the body states (a client that reads only Retry-After retries inside the window)",
+            "answered; no second primary attempt before the token window resets (a client that reads only Retry-After or the requests header retries inside it)",
+        ),
+        WaitIn::BodyField => (
+            format!(
+                "the wait only in the body's JSON (error.retry_after: {}, no header)",
+                t.retry_after.as_secs()
+            ),
+            "answered; no second primary attempt before the wait error.retry_after states (a client that reads only Retry-After retries inside the window)",
+        ),
+        WaitIn::BodyText => (
+            format!(
+                "the wait only in the error's message (\"Please retry after {}\", no header, no field)",
+                secs(t.retry_after)
+            ),
+            "answered; no second primary attempt before the wait the message states (a client that reads only headers or fields retries inside the window)",
         ),
     };
     case(
@@ -56,15 +71,18 @@ fn stated_429(t: &Timing, id: &'static str, place: WaitIn) -> Case {
     )
 }
 
-/// `429-retry-after`, `429-reset-header`, `429-retry-in-body`,
+/// `429-retry-after`, `429-reset-header`, `429-reset-tokens`,
+/// `429-retry-in-body`, `429-retry-in-message`,
 /// `429-persistent`, `500-once`, `503-persistent`, `reset-before-headers`,
 /// `no-response`.
 pub(super) fn retries(t: &Timing) -> Vec<Case> {
     let no_response_bound = t.no_response_budget + (t.no_response_hold - t.no_response_budget) / 2;
     vec![
         stated_429(t, "429-retry-after", WaitIn::RetryAfter),
-        stated_429(t, "429-reset-header", WaitIn::ResetHeader),
-        stated_429(t, "429-retry-in-body", WaitIn::Body),
+        stated_429(t, "429-reset-header", WaitIn::ResetRequests),
+        stated_429(t, "429-reset-tokens", WaitIn::ResetTokens),
+        stated_429(t, "429-retry-in-body", WaitIn::BodyField),
+        stated_429(t, "429-retry-in-message", WaitIn::BodyText),
         case(
             "429-persistent",
             "429 without Retry-After on every attempt".into(),
