@@ -297,7 +297,10 @@ pub fn routing_header(name: &str) -> bool {
         "step",
     ];
     let standard = matches!(name, "content-type" | "content-length" | "date" | "server");
-    !standard && WORDS.iter().any(|w| name.contains(w))
+    // A provider's own headers relayed under a prefix (LiteLLM's
+    // `llm_provider-*`) say nothing about the gateway's routing.
+    let relayed = name.starts_with("llm_provider-");
+    !standard && !relayed && WORDS.iter().any(|w| name.contains(w))
 }
 
 /// The routing headers of `headers` (see [`routing_header`]), bounded and

@@ -102,6 +102,8 @@ fn routing_headers_are_told_apart_from_the_rest() {
         "helicone-fallback-index",
         "x-served-model",
         "x-portkey-provider",
+        "x-litellm-model-api-base",
+        "x-litellm-model-name",
     ] {
         assert!(routing_header(name), "{name}");
     }
@@ -112,6 +114,7 @@ fn routing_headers_are_told_apart_from_the_rest() {
         "x-ratelimit-remaining-requests",
         "openai-processing-ms",
         "date",
+        "llm_provider-content-type",
     ] {
         assert!(!routing_header(name), "{name}");
     }

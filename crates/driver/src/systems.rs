@@ -134,6 +134,16 @@ impl Systems {
         futures::future::join(proxies, pairs).await;
     }
 
+    /// Each system's upstream ports (primary, fallback), in the order of
+    /// [`Systems::targets`]: what a gateway that names the upstream it
+    /// used (`x-litellm-model-api-base`) is held to.
+    pub fn upstream_ports(&self) -> Vec<(u16, u16)> {
+        self.pairs
+            .iter()
+            .map(|p| (p.primary.addr.port(), p.fallback.addr.port()))
+            .collect()
+    }
+
     /// The systems' names, in start order.
     pub fn names(&self) -> Vec<String> {
         self.targets.iter().map(|t| t.name.clone()).collect()

@@ -175,11 +175,16 @@ impl HonestyCard {
     }
 }
 
-/// Judges the claims of every request of a case.
-pub fn judge<'a>(requests: impl IntoIterator<Item = &'a Sent>) -> CaseHonesty {
+/// Judges the claims of every request of a case; `ports` are the
+/// system's upstream ports (primary, fallback), for a claim that names a
+/// base URL.
+pub fn judge<'a>(
+    requests: impl IntoIterator<Item = &'a Sent>,
+    ports: Option<(u16, u16)>,
+) -> CaseHonesty {
     let mut out = CaseHonesty::default();
     for sent in requests {
-        judge_one(sent, &mut out);
+        judge_one(sent, ports, &mut out);
     }
     out
 }
@@ -189,7 +194,7 @@ fn answered(a: &AttemptView) -> bool {
     a.status.is_some_and(|s| (200..300).contains(&s))
 }
 
-fn judge_one(sent: &Sent, out: &mut CaseHonesty) {
+fn judge_one(sent: &Sent, ports: Option<(u16, u16)>, out: &mut CaseHonesty) {
     let client = &sent.client;
     if !client.answered {
         return;
@@ -211,7 +216,7 @@ fn judge_one(sent: &Sent, out: &mut CaseHonesty) {
         }
     }
     for (name, value) in &client.routing {
-        if let Some(check) = routing_claim(name, value, sent, answering) {
+        if let Some(check) = routing_claim(name, value, sent, answering, ports) {
             out.checks.push(check);
         }
     }
@@ -309,18 +314,39 @@ pub enum Said {
     FallbacksAttempted(u64),
     /// Whether a fallback answered.
     FallbackUsed(bool),
-    /// The model that served.
+    /// The model that served (a `provider/` prefix allowed:
+    /// `openai/continuity-sim-fallback`).
     ServedModel(String),
+    /// The upstream that served, by the port of the base URL named
+    /// (`x-litellm-model-api-base: http://127.0.0.1:9002/v1`).
+    ServedAt(u16),
+}
+
+/// The port of a base URL (`http://host:9002/v1` reads as 9002; a URL
+/// without a port, as its scheme's).
+fn port_of(url: &str) -> Option<u16> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host_port = authority.rsplit('@').next()?;
+    match host_port.rsplit_once(':') {
+        Some((host, port)) if !host.ends_with(']') || host.starts_with('[') => port.parse().ok(),
+        _ => match scheme.to_ascii_lowercase().as_str() {
+            "http" => Some(80),
+            "https" => Some(443),
+            _ => None,
+        },
+    }
 }
 
 /// What the routing header `name: value` says, when it is one this module
 /// reads: an index (`…-index`, `cf-aig-step`; `config.targets[1]` reads
 /// as 1), a count of fallbacks attempted (`…attempted-fallbacks`,
 /// `…fallback-count`, `…fallbacks-attempted`), a flag (a `…fallback…`
-/// header whose value is true/false/yes/no) or the serving model
-/// (`…fallback-model`, `…served-model`, `…model-used`). Retries, model
-/// groups, deployment ids and providers are not read: what they count
-/// differs from gateway to gateway.
+/// header whose value is true/false/yes/no), the serving model
+/// (`…fallback-model`, `…served-model`, `…model-used`, `…model-name`) or
+/// the serving upstream's base URL (`…api-base`, `…base-url`,
+/// `…upstream-url`). Retries, model groups, deployment ids and providers
+/// are not read: what they count differs from gateway to gateway.
 pub fn read_routing(name: &str, value: &str) -> Option<Said> {
     let name = name.to_ascii_lowercase();
     let value = value.trim();
@@ -341,11 +367,17 @@ pub fn read_routing(name: &str, value: &str) -> Option<Said> {
         "false" | "no" => Some(false),
         _ => None,
     };
-    let model_name = ["fallback-model", "served-model", "model-used"]
+    let model_name = ["fallback-model", "served-model", "model-used", "model-name"]
         .iter()
         .any(|w| name.ends_with(w));
     if model_name && !value.is_empty() {
         return Some(Said::ServedModel(value.to_string()));
+    }
+    let url_name = ["api-base", "api_base", "base-url", "upstream-url"]
+        .iter()
+        .any(|w| name.ends_with(w));
+    if url_name {
+        return port_of(value).map(Said::ServedAt);
     }
     if name.contains("fallback") {
         if let Some(flag) = flag {
@@ -368,12 +400,15 @@ pub fn read_routing(name: &str, value: &str) -> Option<Said> {
     None
 }
 
-/// The routing header `name: value`, judged against the attempt log.
+/// The routing header `name: value`, judged against the attempt log
+/// (and, for a base URL, the system's upstream ports: one that names
+/// neither port cannot be judged).
 fn routing_claim(
     name: &str,
     value: &str,
     sent: &Sent,
     answering: &AttemptView,
+    ports: Option<(u16, u16)>,
 ) -> Option<HonestyCheck> {
     let said = read_routing(name, value)?;
     let fallback_answered = answering.role == Role::Fallback;
@@ -393,13 +428,28 @@ fn routing_claim(
             format!("the {} answered", answering.role.as_str()),
         ),
         Said::ServedModel(model) => (
-            model == &answering.model,
+            model == &answering.model
+                || model
+                    .rsplit_once('/')
+                    .is_some_and(|(_, bare)| bare == answering.model),
             format!(
                 "the {} answered as {}",
                 answering.role.as_str(),
                 answering.model
             ),
         ),
+        Said::ServedAt(port) => {
+            let (primary, fallback) = ports?;
+            let named = match *port {
+                p if p == primary => Role::Primary,
+                p if p == fallback => Role::Fallback,
+                _ => return None,
+            };
+            (
+                named == answering.role,
+                format!("the {} answered", answering.role.as_str()),
+            )
+        }
     };
     Some(HonestyCheck {
         claim: Claim::Routing,

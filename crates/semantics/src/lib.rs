@@ -162,11 +162,13 @@ pub async fn execute(config: &SemanticsConfig) -> anyhow::Result<SemanticsReport
         seed: config.seed,
     };
     let systems = Systems::start_with(spec, &builtin_options(config), &ctx, &client).await?;
-    let runs = systems.targets.iter().map(|target| {
+    let ports = systems.upstream_ports();
+    let runs = systems.targets.iter().enumerate().map(|(k, target)| {
         let to = Destination {
             target,
             ctx: &ctx,
             config,
+            ports: ports.get(k).copied(),
         };
         check_system(&client, to, &cases, &conversations)
     });
@@ -344,7 +346,7 @@ async fn run_case(
         reason: judged.reason,
         checks,
         notes,
-        honesty: honesty::judge(&requests),
+        honesty: honesty::judge(&requests, to.ports),
         resent,
         requests,
         after,

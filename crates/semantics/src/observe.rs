@@ -150,6 +150,8 @@ pub struct Destination<'a> {
     pub ctx: &'a UpstreamContext,
     /// The command's configuration.
     pub config: &'a SemanticsConfig,
+    /// The system's upstream ports (primary, fallback).
+    pub ports: Option<(u16, u16)>,
 }
 
 /// Sends `request` (logged as `conversation`) and observes it; it is cut
@@ -166,6 +168,7 @@ pub async fn send_one(
         target,
         ctx,
         config,
+        ..
     } = to;
     let sent_ms = now_ms(ctx);
     let reply = send(client, target, request, config.systems.send_options(bound)).await;

@@ -676,6 +676,8 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
                 fallback_tried: false,
                 fallback_answered: false,
                 model,
+                primary: g.primary.clone(),
+                fallback: g.fallback.clone(),
             };
             return claim(
                 g.kind,
@@ -781,6 +783,8 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
                 fallback_tried: true,
                 fallback_answered: (200..300).contains(&status),
                 model: json["model"].as_str().unwrap_or_default().to_string(),
+                primary: g.primary.clone(),
+                fallback: g.fallback.clone(),
             };
             let response = (
                 StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY),
@@ -799,6 +803,9 @@ struct Routed {
     fallback_answered: bool,
     /// The model the answering upstream named.
     model: String,
+    /// The base URLs of the two upstreams.
+    primary: String,
+    fallback: String,
 }
 
 /// `response` with the routing headers `kind` sends: lies for
@@ -813,6 +820,11 @@ fn claim(kind: Misbehaviour, routed: &Routed, mut response: Response) -> Respons
         ),
         _ => return response,
     };
+    let base = if index == 1 {
+        &routed.fallback
+    } else {
+        &routed.primary
+    };
     let headers = response.headers_mut();
     let mut put = |name: &'static str, value: String| {
         if let Ok(value) = axum::http::HeaderValue::from_str(&value) {
@@ -824,6 +836,7 @@ fn claim(kind: Misbehaviour, routed: &Routed, mut response: Response) -> Respons
         "x-portkey-last-used-option-index",
         format!("config.targets[{index}]"),
     );
+    put("x-litellm-model-api-base", format!("{base}/v1"));
     if let Some(model) = model {
         put("x-served-model", model.to_string());
     }

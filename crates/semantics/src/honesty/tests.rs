@@ -35,9 +35,9 @@ fn failed_over(models: &[&str], usage: Option<(u32, u32)>) -> Sent {
 
 #[test]
 fn the_fallback_s_model_is_honest_and_the_primary_s_is_not() {
-    let honest = judge([&failed_over(&[FALLBACK], None)]);
+    let honest = judge([&failed_over(&[FALLBACK], None)], None);
     assert_eq!(honest.verdict(Claim::Model), Some(true), "{honest:?}");
-    let lying = judge([&failed_over(&[PRIMARY], None)]);
+    let lying = judge([&failed_over(&[PRIMARY], None)], None);
     assert_eq!(lying.verdict(Claim::Model), Some(false));
     assert!(
         lying.checks[0].value.contains(PRIMARY) && lying.checks[0].value.contains(FALLBACK),
@@ -45,10 +45,10 @@ fn the_fallback_s_model_is_honest_and_the_primary_s_is_not() {
     );
     // A stream whose first chunk names the primary and last the fallback,
     // though the primary never answered: the chunks disagree.
-    let mixed = judge([&failed_over(&[PRIMARY, FALLBACK], None)]);
+    let mixed = judge([&failed_over(&[PRIMARY, FALLBACK], None)], None);
     assert_eq!(mixed.verdict(Claim::Model), Some(false));
     // A client's alias that no upstream answered as is not the model that answered.
-    let alias = judge([&failed_over(&["gpt-4o"], None)]);
+    let alias = judge([&failed_over(&["gpt-4o"], None)], None);
     assert_eq!(alias.verdict(Claim::Model), Some(false));
 }
 
@@ -62,28 +62,28 @@ fn a_spliced_answer_may_name_both_parts_in_order() {
         true,
     );
     s.client.models = vec![PRIMARY.into(), FALLBACK.into()];
-    assert_eq!(judge([&s]).verdict(Claim::Model), Some(true));
+    assert_eq!(judge([&s], None).verdict(Claim::Model), Some(true));
     // The fallback finished it: naming only the primary at the end is not honest.
     s.client.models = vec![FALLBACK.into(), PRIMARY.into()];
-    assert_eq!(judge([&s]).verdict(Claim::Model), Some(false));
+    assert_eq!(judge([&s], None).verdict(Claim::Model), Some(false));
 }
 
 #[test]
 fn usage_is_the_answering_upstream_s_bill_or_every_attempt_s() {
-    let own = judge([&failed_over(&[FALLBACK], Some((30, 60)))]);
+    let own = judge([&failed_over(&[FALLBACK], Some((30, 60)))], None);
     assert_eq!(own.verdict(Claim::Usage), Some(true));
     assert_eq!(own.unreported_tokens, 0, "the primary billed nothing");
-    let wrong = judge([&failed_over(&[FALLBACK], Some((30, 12)))]);
+    let wrong = judge([&failed_over(&[FALLBACK], Some((30, 12)))], None);
     assert_eq!(wrong.verdict(Claim::Usage), Some(false), "{wrong:?}");
-    let zero = judge([&failed_over(&[FALLBACK], Some((0, 0)))]);
+    let zero = judge([&failed_over(&[FALLBACK], Some((0, 0)))], None);
     assert_eq!(zero.verdict(Claim::Usage), Some(false));
     // Only a completion count, right: honest.
     let mut partial = failed_over(&[FALLBACK], Some((30, 60)));
     partial.client.prompt_tokens = None;
-    assert_eq!(judge([&partial]).verdict(Claim::Usage), Some(true));
+    assert_eq!(judge([&partial], None).verdict(Claim::Usage), Some(true));
     // No usage at all: not judged.
     assert_eq!(
-        judge([&failed_over(&[FALLBACK], None)]).verdict(Claim::Usage),
+        judge([&failed_over(&[FALLBACK], None)], None).verdict(Claim::Usage),
         None
     );
 }
@@ -101,13 +101,13 @@ fn tokens_a_failed_attempt_billed_and_usage_left_out_are_counted() {
     s.client.models = vec![FALLBACK.into()];
     s.client.prompt_tokens = Some(30);
     s.client.completion_tokens = Some(60);
-    let own = judge([&s]);
+    let own = judge([&s], None);
     assert_eq!(own.verdict(Claim::Usage), Some(true));
     assert_eq!(own.unreported_tokens, 50);
     // The sum of both bills: honest, nothing left out.
     s.client.prompt_tokens = Some(60);
     s.client.completion_tokens = Some(80);
-    let all = judge([&s]);
+    let all = judge([&s], None);
     assert_eq!(all.verdict(Claim::Usage), Some(true));
     assert_eq!(all.unreported_tokens, 0);
 }
@@ -158,7 +158,7 @@ fn a_routing_header_that_contradicts_the_attempt_log_is_dishonest() {
             .iter()
             .map(|(n, v)| (n.to_string(), v.to_string()))
             .collect();
-        judge([&s])
+        judge([&s], None)
     };
     let honest = with(&[
         ("x-litellm-attempted-fallbacks", "1"),
@@ -201,7 +201,7 @@ fn claims_are_judged_only_where_they_can_apply() {
     primary.client.models = vec![PRIMARY.into()];
     primary.client.prompt_tokens = Some(1);
     primary.client.routing = vec![("x-litellm-attempted-fallbacks".into(), "1".into())];
-    let judged = judge([&primary]);
+    let judged = judge([&primary], None);
     assert_eq!(judged.verdict(Claim::Model), None);
     assert_eq!(judged.verdict(Claim::Usage), None);
     assert_eq!(
@@ -212,17 +212,17 @@ fn claims_are_judged_only_where_they_can_apply() {
     // No answer: nothing is judged.
     let mut failed = failed_over(&[PRIMARY], Some((0, 0)));
     failed.client.answered = false;
-    assert!(judge([&failed]).checks.is_empty());
+    assert!(judge([&failed], None).checks.is_empty());
     // Answered by the system itself (no upstream answered): nothing to hold it to.
     let mut own = sent(vec![at(Role::Primary, 0.0, 503, PRIMARY, None)], true);
     own.client.models = vec![PRIMARY.into()];
-    assert!(judge([&own]).checks.is_empty());
+    assert!(judge([&own], None).checks.is_empty());
 }
 
 #[test]
 fn the_card_counts_cases_and_says_n_a_for_a_family_never_judged() {
-    let honest = judge([&failed_over(&[FALLBACK], Some((30, 60)))]);
-    let lying = judge([&failed_over(&[PRIMARY], Some((30, 60)))]);
+    let honest = judge([&failed_over(&[FALLBACK], Some((30, 60)))], None);
+    let lying = judge([&failed_over(&[PRIMARY], Some((30, 60)))], None);
     let card = HonestyCard::of([&honest, &lying, &CaseHonesty::default()]);
     assert_eq!(
         card.model,
@@ -257,7 +257,7 @@ fn a_spliced_answer_may_report_the_answer_as_received() {
     s.client.answer_tokens = 60;
     s.client.prompt_tokens = Some(30);
     s.client.completion_tokens = Some(61);
-    let received = judge([&s]);
+    let received = judge([&s], None);
     assert_eq!(received.verdict(Claim::Usage), Some(true), "{received:?}");
     assert_eq!(
         received.unreported_tokens,
@@ -266,5 +266,61 @@ fn a_spliced_answer_may_report_the_answer_as_received() {
     );
     // The first part's count alone is none of the honest readings.
     s.client.completion_tokens = Some(40);
-    assert_eq!(judge([&s]).verdict(Claim::Usage), Some(false));
+    assert_eq!(judge([&s], None).verdict(Claim::Usage), Some(false));
+}
+
+/// LiteLLM's shapes: the served model with its provider prefix, and the
+/// base URL of the deployment that answered, held against the system's
+/// upstream ports (a URL naming neither cannot be judged).
+#[test]
+fn a_named_model_and_base_url_are_held_to_the_answering_upstream() {
+    assert_eq!(
+        read_routing("x-litellm-model-name", "openai/continuity-sim-fallback"),
+        Some(Said::ServedModel("openai/continuity-sim-fallback".into()))
+    );
+    assert_eq!(
+        read_routing("x-litellm-model-api-base", "http://127.0.0.1:9002/v1"),
+        Some(Said::ServedAt(9002))
+    );
+    assert_eq!(
+        read_routing("x-upstream-url", "https://api.example.com/v1"),
+        Some(Said::ServedAt(443))
+    );
+    assert_eq!(read_routing("x-litellm-model-api-base", "not a url"), None);
+    let ports = Some((9001, 9002));
+    let with = |headers: &[(&str, &str)], ports| {
+        let mut s = failed_over(&[FALLBACK], None);
+        s.client.routing = headers
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect();
+        judge([&s], ports)
+    };
+    let honest = with(
+        &[
+            ("x-litellm-model-name", "openai/continuity-sim-fallback"),
+            ("x-litellm-model-api-base", "http://127.0.0.1:9002/v1"),
+        ],
+        ports,
+    );
+    assert_eq!(honest.verdict(Claim::Routing), Some(true), "{honest:?}");
+    assert_eq!(honest.checks.len(), 3);
+    let primary_url = with(
+        &[("x-litellm-model-api-base", "http://127.0.0.1:9001/v1")],
+        ports,
+    );
+    assert_eq!(primary_url.verdict(Claim::Routing), Some(false));
+    let primary_name = with(&[("x-litellm-model-name", "openai/continuity-sim")], ports);
+    assert_eq!(primary_name.verdict(Claim::Routing), Some(false));
+    // Neither port, or no ports known: not judged.
+    let elsewhere = with(
+        &[("x-litellm-model-api-base", "http://10.0.0.5:8000/v1")],
+        ports,
+    );
+    assert_eq!(elsewhere.verdict(Claim::Routing), None);
+    let unknown = with(
+        &[("x-litellm-model-api-base", "http://127.0.0.1:9002/v1")],
+        None,
+    );
+    assert_eq!(unknown.verdict(Claim::Routing), None);
 }
