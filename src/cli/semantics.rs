@@ -57,6 +57,14 @@ pub struct SemanticsArgs {
     /// inconclusive. 0 disables. LiteLLM's default cooldown is 5 s.
     #[arg(long, default_value = "6s", value_parser = humantime::parse_duration)]
     pub cooldown_wait: std::time::Duration,
+    /// After the catalogue, a load phase: this many requests (100 when the
+    /// flag has no value) sent at once through each system while its
+    /// primary answers 429 with Retry-After to every attempt; reports the
+    /// upstream attempts per client request (mean and p99, with 95 %
+    /// intervals), how bunched the retries are against full jitter, and
+    /// the worst time to a definitive answer.
+    #[arg(long, num_args = 0..=1, default_missing_value = "100", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub load: Option<u32>,
     /// Also write the results as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,

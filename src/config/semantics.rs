@@ -119,6 +119,7 @@ pub fn semantics_config(args: &SemanticsArgs) -> Result<SemanticsConfig, Semanti
         timing,
         give_up,
         cases,
+        load: args.load,
         out,
     })
 }

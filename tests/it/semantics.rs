@@ -301,6 +301,7 @@ fn config(
         timing: Timing::fast(),
         give_up: GiveUpBounds::default(),
         cases: cases.map(|c| c.iter().map(|s| s.to_string()).collect()),
+        load: None,
         out: None,
     }
 }
@@ -688,4 +689,54 @@ async fn the_command_exits_1_on_a_failure_and_writes_json() {
     let no_failover = checks.iter().find(|c| c["check"] == "no_failover").unwrap();
     assert_eq!(no_failover["passed"], false);
     assert!(no_failover["value"].is_string() && no_failover["bound"].is_string());
+}
+
+/// The load phase tells a gateway whose retries stack and come back
+/// together from the reference proxies, whose retries wait out the stated
+/// wait, spread over one more of it, once.
+#[tokio::test(start_paused = true)]
+async fn the_load_phase_measures_stacked_and_synchronised_retries() {
+    let mut reference = config(
+        true,
+        Vec::new(),
+        Some(&["ok"]),
+        false,
+        Duration::from_secs(1),
+    );
+    reference.load = Some(40);
+    let report = semantics::execute(&reference).await.unwrap();
+    for name in ["stateless", "history"] {
+        let load = system(&report, name)
+            .load
+            .clone()
+            .expect("the load phase ran");
+        assert_eq!(load.concurrency, 40);
+        assert_eq!(load.answered, 40, "{}", load.line());
+        // One 429, one retry after the stated wait, one fallback answer.
+        assert_eq!(load.attempts_mean.value, 3.0, "{}", load.line());
+        assert_eq!(load.retries, 40);
+        let sync = load.sync_index.unwrap();
+        assert!(sync < 2.0, "{name}: {}", load.line());
+        assert!(load.worst_ms <= 2500.0, "{}", load.line());
+    }
+    let (gateway, primary, fallback) = start_on_free_ports(Misbehaviour::HammersPrimary).await;
+    let spec = gateway_spec("control", gateway.url(), primary, fallback);
+    let mut hammering = config(
+        false,
+        vec![spec],
+        Some(&["ok"]),
+        false,
+        Duration::from_secs(1),
+    );
+    hammering.load = Some(40);
+    let report = semantics::execute(&hammering).await.unwrap();
+    let load = system(&report, "control").load.clone().unwrap();
+    assert!(load.attempts_mean.value >= 8.0, "{}", load.line());
+    assert!(load.attempts_mean.low.is_some() && load.attempts_p99.low.is_some());
+    assert!(load.sync_index.unwrap() > 3.0, "{}", load.line());
+    assert!(
+        report.render().contains("load control: C = 40"),
+        "{}",
+        report.render()
+    );
 }

@@ -23,6 +23,16 @@ pub fn backoff_delay<R: Rng>(
     jitter.max(retry_after.unwrap_or(Duration::ZERO))
 }
 
+/// The wait before retrying a primary that stated `stated` (its
+/// `Retry-After`, a reset header or its body): the stated wait plus a
+/// uniform draw in `[0, stated]`, so that clients told the same wait do
+/// not all come back at the instant it ends (full jitter over one more
+/// stated wait; never sooner than asked).
+pub fn after_stated<R: Rng>(stated: Duration, rng: &mut R) -> Duration {
+    let ns = u64::try_from(stated.as_nanos()).unwrap_or(u64::MAX);
+    stated + Duration::from_nanos(rng.random_range(0..=ns))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,5 +94,25 @@ mod tests {
         let mut rng = cb_base::seed::rng(0, "backoff", 0);
         let long = Duration::from_secs(5);
         assert_eq!(backoff_delay(0, BASE, CAP, Some(long), &mut rng), long);
+    }
+
+    /// Never sooner than the stated wait, never later than twice it, and
+    /// spread across that span (not bunched at its start).
+    #[test]
+    fn a_stated_wait_is_kept_and_spread_over_one_more() {
+        let stated = Duration::from_secs(1);
+        let draws: Vec<Duration> = (0..400u64)
+            .map(|seed| after_stated(stated, &mut cb_base::seed::rng(seed, "spread", 0)))
+            .collect();
+        assert!(draws.iter().all(|d| *d >= stated && *d <= stated * 2));
+        let late = draws.iter().filter(|d| **d > stated * 3 / 2).count();
+        assert!(
+            (120..280).contains(&late),
+            "{late} of 400 in the second half"
+        );
+        assert_eq!(
+            after_stated(Duration::ZERO, &mut cb_base::seed::rng(1, "spread", 0)),
+            Duration::ZERO
+        );
     }
 }

@@ -467,7 +467,9 @@ fn rule(rule: &Rule, o: &Outcome<'_>) -> (bool, String, String) {
             )
         }
         Rule::AnsweredAfter { outage, within } => {
-            let from = (*outage + *within).as_secs_f64() * 1000.0;
+            // To the millisecond: a request scheduled at the instant
+            // counts, whatever the float's last digit.
+            let from = (*outage + *within).as_secs_f64() * 1000.0 - 1.0;
             let after: Vec<&Sent> = o.requests.iter().filter(|s| s.sent_ms >= from).collect();
             let answered = after.iter().filter(|s| s.client.answered).count();
             (

@@ -33,6 +33,9 @@ pub struct SemanticsConfig {
     pub give_up: GiveUpBounds,
     /// The ids of the cases to run (`--cases`); `None`: every case.
     pub cases: Option<Vec<String>>,
+    /// Requests of the load phase sent at once (`--load`); `None`: no
+    /// load phase.
+    pub load: Option<u32>,
     /// The directory the JSON, the Markdown scorecard and the chart go to
     /// (`--out`), claimed: it exists and holds nothing else.
     pub out: Option<PathBuf>,

@@ -26,6 +26,7 @@ pub mod checks;
 pub mod config;
 pub mod health;
 pub mod honesty;
+pub mod load;
 pub mod observe;
 pub mod policy;
 pub mod report;
@@ -145,7 +146,14 @@ pub async fn execute(config: &SemanticsConfig) -> anyhow::Result<SemanticsReport
                 .is_none_or(|wanted| wanted.iter().any(|w| w == c.id))
         })
         .collect();
-    let conversations: Vec<Conversation> = cases.iter().flat_map(conversations_of).collect();
+    let mut conversations: Vec<Conversation> = cases.iter().flat_map(conversations_of).collect();
+    if let Some(c) = config.load {
+        conversations.extend((1..=c).map(|k| Conversation {
+            id: load::conversation_id(k),
+            message: load::message(k, c),
+            script: load::script(config.timing.retry_after),
+        }));
+    }
     let index = ConversationIndex::new(conversations.iter().map(|c| IndexEntry {
         id: &c.id,
         first_user_message: &c.message,
@@ -198,11 +206,16 @@ async fn check_system(
     for case in cases {
         results.push(run_case(client, to, case, conversations).await);
     }
+    let load = match to.config.load {
+        Some(c) => Some(load::run(client, to, c, to.config.stream).await),
+        None => None,
+    };
     SystemResult {
         system: to.target.name.clone(),
         wall_ms: began.elapsed().as_secs_f64() * 1000.0,
         scorecard: Scorecard::of(&results),
         honesty: honesty::HonestyCard::of(results.iter().map(|c| &c.honesty)),
+        load,
         cases: results,
     }
 }

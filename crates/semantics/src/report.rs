@@ -48,6 +48,8 @@ pub struct SystemResult {
     /// What it said about who answered, held against the attempt log,
     /// counted per family (beside the verdicts, never in them).
     pub honesty: HonestyCard,
+    /// The load phase (`--load`), when it ran.
+    pub load: Option<super::load::LoadFigures>,
     /// One entry per case, in catalogue order.
     pub cases: Vec<CaseResult>,
 }
@@ -251,6 +253,11 @@ impl SemanticsReport {
             ));
         }
         for system in &self.systems {
+            if let Some(load) = &system.load {
+                out.push_str(&format!("load {}: {}\n", system.system, load.line()));
+            }
+        }
+        for system in &self.systems {
             let h = &system.honesty;
             let left_out = if h.unreported_tokens > 0 {
                 format!(
@@ -446,6 +453,12 @@ pub(crate) mod tests {
                 wall_ms: 1234.0,
                 scorecard: Scorecard::of(&cases),
                 honesty: crate::honesty::HonestyCard::of(cases.iter().map(|c| &c.honesty)),
+                load: Some(crate::load::figures(
+                    &[sent.clone(), sent.clone()],
+                    2,
+                    std::time::Duration::from_secs(1),
+                    42,
+                )),
                 cases,
             }],
         }

@@ -101,6 +101,7 @@ pub fn markdown(report: &SemanticsReport) -> String {
         ));
     }
     out.push_str(HONESTY_KEY);
+    out.push_str(&load_section(report));
     out.push_str("\n| case | what the upstreams do |");
     for s in &report.systems {
         out.push_str(&format!(" {} |", cell(&s.system)));
@@ -158,6 +159,41 @@ pub fn markdown(report: &SemanticsReport) -> String {
          a hang, or a truncated answer presented as complete; `inconclusive` the case could not be exercised.\n",
     );
     out
+}
+
+/// The load phase's figures, one row a system; empty when it did not run.
+fn load_section(report: &SemanticsReport) -> String {
+    let rows: Vec<String> = report
+        .systems
+        .iter()
+        .filter_map(|s| {
+            let l = s.load.as_ref()?;
+            Some(format!(
+                "| {} | {} | {}/{} | {} | {} | {} | {} | {} | {:.2} s | {:.2} s |",
+                markdown_cell(&s.system),
+                l.concurrency,
+                l.answered,
+                l.concurrency,
+                l.attempts_mean.cell(2),
+                l.attempts_p99.cell(0),
+                l.attempts_max,
+                l.retries,
+                l.sync_index
+                    .map_or_else(|| "n/a".to_string(), |x| format!("x{x:.1}")),
+                l.worst_ms / 1000.0,
+                l.p99_ms / 1000.0
+            ))
+        })
+        .collect();
+    let Some(first) = report.systems.iter().find_map(|s| s.load.as_ref()) else {
+        return String::new();
+    };
+    format!(
+        "\n## Retries under load\n\nC requests at once while the primary answers 429 with Retry-After {:.1} s to every attempt and the fallback answers. Attempts are the upstreams' (primary and fallback) per client request, mean and type-7 p99 with 95 % intervals (Student's t; order statistics, `n/a` where the sample cannot bound the end). Synchronisation: the largest share of retries in any 100 ms window over the same share for retries spread uniformly over one Retry-After (about x1: spread as full jitter over the stated wait; all at once: up to x{:.0}).\n\n| system | C | answered | attempts per request | p99 | max | retries | synchronisation | worst time to a definitive answer | p99 |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n{}\n",
+        first.retry_after_ms as f64 / 1000.0,
+        first.retry_after_ms as f64 / crate::load::SYNC_WINDOW_MS,
+        rows.join("\n")
+    )
 }
 
 /// What the honesty columns count.
@@ -335,6 +371,8 @@ mod tests {
             text.contains("6 tokens the attempts billed beyond"),
             "{text}"
         );
+        assert!(text.contains("## Retries under load"), "{text}");
+        assert!(text.contains("| gw | 2 | 2/2 |"), "{text}");
         assert!(text.contains("| `503` | answers 503 | pass |"), "{text}");
         assert!(text.contains("| `401` | answers 503 | fail |"), "{text}");
         assert!(

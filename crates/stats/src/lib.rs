@@ -4,11 +4,13 @@
 //! published values in its tests.
 
 pub mod bootstrap;
+pub mod location;
 pub mod percentile;
 pub mod rate;
 pub mod wilson;
 
 pub use bootstrap::cluster_bootstrap;
+pub use location::{mean_interval, quantile_interval};
 pub use percentile::{describe, percentile_type7, PERCENTILE_METHOD};
 pub use rate::{rate, Rate};
 pub use wilson::wilson;

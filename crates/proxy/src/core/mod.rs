@@ -249,7 +249,14 @@ impl Core {
             }
         };
         let leg = self
-            .primary(client, body, primary_end(start, cfg), deadline, &mut event)
+            .primary(
+                index,
+                client,
+                body,
+                primary_end(start, cfg),
+                deadline,
+                &mut event,
+            )
             .await;
         event.latency_primary_ms = ms(start.elapsed());
         let reason = match leg {
@@ -287,6 +294,7 @@ impl Core {
     /// fails over, so the fallback always gets its turn.
     async fn primary(
         &self,
+        index: u64,
         client: &ClientRequest,
         body: Bytes,
         deadline: Instant,
@@ -302,6 +310,7 @@ impl Core {
             delay: b.retry_delay,
         };
         let mut retries = 0u32;
+        let mut rng = cb_base::seed::rng(cfg.seed, "primary-retry", index);
         loop {
             event.primary_attempts += 1;
             let sent_at = Instant::now();
@@ -334,7 +343,15 @@ impl Core {
             }
             event.retry_after_clamped |= asked.is_some_and(|a| a.clamped);
             let asked = asked.map(|a| a.wait);
-            if let Some(wait) = same_route_wait(outcome, asked, retries, &rules) {
+            // A stated wait is kept and spread over one more of it: clients
+            // told the same Retry-After must not all come back at once.
+            let spread = |wait: Duration, rng: &mut _| match asked {
+                Some(stated) if stated == wait => crate::backoff::after_stated(stated, rng),
+                _ => wait,
+            };
+            if let Some(wait) =
+                same_route_wait(outcome, asked, retries, &rules).map(|w| spread(w, &mut rng))
+            {
                 if Instant::now()
                     .checked_add(wait)
                     .is_some_and(|t| t < deadline)

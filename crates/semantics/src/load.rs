@@ -1,0 +1,289 @@
+//! The load phase (`semantics --load C`): what retries cost when many
+//! clients meet a rate-limited primary at once. C requests, each its own
+//! conversation, are sent together through the system while the primary
+//! answers 429 with `Retry-After` to every attempt and the fallback
+//! answers; the upstreams' attempt log says how many attempts each client
+//! request cost and when they came.
+//!
+//! Three figures per system, one definition each:
+//!
+//! - **attempts per client request**: upstream attempts (primary and
+//!   fallback) per request, its mean with a Student's t interval and its
+//!   99th percentile with a distribution-free interval (an end the sample
+//!   cannot bound at 95 % is `n/a`);
+//! - **retry synchronisation index**: the largest share of the retries (an
+//!   attempt at an upstream after the request's first attempt there) that
+//!   fall in any 100 ms window, over the same share for as many retries
+//!   spread uniformly over one `Retry-After` (full jitter over the stated
+//!   wait, simulated from the seed): about 1 when retries are spread so,
+//!   up to `Retry-After` / 100 ms when they all come at once; `n/a` under
+//!   two retries;
+//! - **time to a definitive answer**: each request's wall time until its
+//!   answer or its error, the worst and the 99th percentile.
+
+use crate::observe::{now_ms, send_one, Destination, Sent};
+use cb_faults::{Act, CaseScript, ErrorKind, ErrorSpec, Role, Script};
+use cb_wire::openai::{ChatMessage, ChatRequest};
+use rand::Rng;
+use serde::Serialize;
+use std::time::Duration;
+
+/// The conversation id of load request `k` (from 1).
+pub fn conversation_id(k: u32) -> String {
+    format!("semantics-load-{k}")
+}
+
+/// The message of load request `k` of `c`, unique, asking for the
+/// catalogue's answer length.
+pub fn message(k: u32, c: u32) -> String {
+    format!(
+        "continuity-bench semantics check, load request {k} of {c}. Please reply in exactly {} words.",
+        crate::case::ANSWER_WORDS
+    )
+}
+
+/// What the upstreams do during the phase: the primary answers 429 with
+/// `Retry-After` (`retry_after`) to every attempt, the fallback answers.
+pub fn script(retry_after: Duration) -> CaseScript {
+    CaseScript {
+        primary: Script::always(Act::Error(
+            ErrorSpec::new(
+                429,
+                ErrorKind::RateLimit,
+                "Rate limit reached for requests (simulated load phase).",
+            )
+            .with_retry_after(retry_after),
+        )),
+        fallback: Script::answer(),
+        clock: "load".into(),
+    }
+}
+
+/// One figure with its interval; an end the sample cannot bound is `None`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Estimate {
+    /// The estimate.
+    pub value: f64,
+    /// Lower end of its 95 % interval.
+    pub low: Option<f64>,
+    /// Upper end of its 95 % interval.
+    pub high: Option<f64>,
+}
+
+impl Estimate {
+    /// `3.02 [2.98, 3.06]`, `n/a` for a missing end.
+    pub fn cell(&self, digits: usize) -> String {
+        let end = |v: Option<f64>| v.map_or_else(|| "n/a".to_string(), |v| format!("{v:.digits$}"));
+        format!(
+            "{:.digits$} [{}, {}]",
+            self.value,
+            end(self.low),
+            end(self.high)
+        )
+    }
+}
+
+/// One system's load phase, measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LoadFigures {
+    /// Requests sent at once (C).
+    pub concurrency: u32,
+    /// The primary's `Retry-After`, milliseconds.
+    pub retry_after_ms: u64,
+    /// Requests answered.
+    pub answered: u32,
+    /// Upstream attempts per client request: the mean.
+    pub attempts_mean: Estimate,
+    /// Upstream attempts per client request: the 99th percentile.
+    pub attempts_p99: Estimate,
+    /// The most attempts one request cost.
+    pub attempts_max: u32,
+    /// Retries (attempts at an upstream after a request's first there).
+    pub retries: u32,
+    /// The retry synchronisation index; `None` under two retries.
+    pub sync_index: Option<f64>,
+    /// The worst time to a definitive answer (answer or error), ms.
+    pub worst_ms: f64,
+    /// Its 99th percentile, ms.
+    pub p99_ms: f64,
+}
+
+impl LoadFigures {
+    /// One line: `C = 100, 429 + Retry-After 1 s: 3.00 [3.00, 3.00] attempts per request (p99 3 [3, n/a]), sync x5.2, worst 2.1 s`.
+    pub fn line(&self) -> String {
+        let sync = self
+            .sync_index
+            .map_or_else(|| "n/a".to_string(), |s| format!("x{s:.1}"));
+        format!(
+            "C = {}, primary 429 with Retry-After {:.1} s: {}/{} answered; attempts per request {} (p99 {}, max {}); retries {}, synchronisation {sync}; time to a definitive answer worst {:.2} s, p99 {:.2} s",
+            self.concurrency,
+            self.retry_after_ms as f64 / 1000.0,
+            self.answered,
+            self.concurrency,
+            self.attempts_mean.cell(2),
+            self.attempts_p99.cell(0),
+            self.attempts_max,
+            self.retries,
+            self.worst_ms / 1000.0,
+            self.p99_ms / 1000.0
+        )
+    }
+}
+
+/// Sends the phase's `c` requests through the system at once and measures
+/// them. `stream` says whether they stream.
+pub async fn run(
+    client: &reqwest::Client,
+    to: Destination<'_>,
+    c: u32,
+    stream: bool,
+) -> LoadFigures {
+    let config = to.config;
+    to.ctx.start_clock(&to.target.name, "load");
+    let start = now_ms(to.ctx);
+    let sends = (1..=c).map(|k| {
+        let request = ChatRequest {
+            model: config.systems.model.clone(),
+            messages: vec![
+                ChatMessage::new("system", cb_driver::SYSTEM_PROMPT),
+                ChatMessage::new("user", &message(k, c)),
+            ],
+            stream,
+            stream_options: None,
+            extra: serde_json::Map::new(),
+        };
+        let id = conversation_id(k);
+        async move {
+            send_one(
+                client,
+                to,
+                &id,
+                &request,
+                config.timing.default_bound,
+                start,
+            )
+            .await
+        }
+    });
+    let sent = futures::future::join_all(sends).await;
+    figures(&sent, c, config.timing.retry_after, config.seed)
+}
+
+/// The phase's figures from its requests.
+pub fn figures(sent: &[Sent], c: u32, retry_after: Duration, seed: u64) -> LoadFigures {
+    let mut attempts: Vec<f64> = sent.iter().map(|s| s.attempts.len() as f64).collect();
+    attempts.sort_by(f64::total_cmp);
+    let mut latencies: Vec<f64> = sent.iter().map(|s| s.client.latency_ms).collect();
+    latencies.sort_by(f64::total_cmp);
+    let mean = if attempts.is_empty() {
+        0.0
+    } else {
+        attempts.iter().sum::<f64>() / attempts.len() as f64
+    };
+    let (mean_low, mean_high) = cb_stats::mean_interval(&attempts, cb_stats::CONFIDENCE)
+        .map_or((None, None), |(lo, hi)| (Some(lo), Some(hi)));
+    let (p99_low, p99_high) = cb_stats::quantile_interval(&attempts, 0.99, cb_stats::CONFIDENCE);
+    let retries = retry_times(sent);
+    LoadFigures {
+        concurrency: c,
+        retry_after_ms: u64::try_from(retry_after.as_millis()).unwrap_or(u64::MAX),
+        answered: sent.iter().filter(|s| s.client.answered).count() as u32,
+        attempts_mean: Estimate {
+            value: mean,
+            low: mean_low,
+            high: mean_high,
+        },
+        attempts_p99: Estimate {
+            value: cb_stats::percentile_type7(&attempts, 0.99),
+            low: p99_low,
+            high: p99_high,
+        },
+        attempts_max: attempts.last().copied().unwrap_or(0.0) as u32,
+        retries: retries.len() as u32,
+        sync_index: sync_index(&retries, retry_after, seed),
+        worst_ms: latencies.last().copied().unwrap_or(0.0),
+        p99_ms: cb_stats::percentile_type7(&latencies, 0.99),
+    }
+}
+
+/// When each retry came, in ms on the phase's shared timeline: every
+/// attempt at an upstream after the request's first attempt there.
+fn retry_times(sent: &[Sent]) -> Vec<f64> {
+    let mut times = Vec::new();
+    for s in sent {
+        for role in [Role::Primary, Role::Fallback] {
+            times.extend(s.at(role).skip(1).map(|a| s.sent_ms + a.at_ms));
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    times
+}
+
+/// Width of the window the synchronisation index counts in.
+pub const SYNC_WINDOW_MS: f64 = 100.0;
+
+/// Simulated spreads the full-jitter reference averages.
+const JITTER_TRIALS: u64 = 200;
+
+/// The largest share of ascending `times` within any window of
+/// [`SYNC_WINDOW_MS`].
+fn peak_share(times: &[f64]) -> f64 {
+    let mut best = 0;
+    let mut first = 0;
+    for (last, t) in times.iter().enumerate() {
+        while times[first] < t - SYNC_WINDOW_MS {
+            first += 1;
+        }
+        best = best.max(last + 1 - first);
+    }
+    best as f64 / times.len().max(1) as f64
+}
+
+/// The synchronisation index of ascending retry `times` (see the module
+/// documentation); `None` under two retries or without a stated wait.
+pub fn sync_index(times: &[f64], retry_after: Duration, seed: u64) -> Option<f64> {
+    let span = retry_after.as_secs_f64() * 1000.0;
+    if times.len() < 2 || span <= 0.0 {
+        return None;
+    }
+    let mut rng = cb_base::seed::rng(seed, "load-jitter", times.len() as u64);
+    let mut expected = 0.0;
+    for _ in 0..JITTER_TRIALS {
+        let mut spread: Vec<f64> = (0..times.len())
+            .map(|_| rng.random_range(0.0..span))
+            .collect();
+        spread.sort_by(f64::total_cmp);
+        expected += peak_share(&spread);
+    }
+    expected /= JITTER_TRIALS as f64;
+    Some(peak_share(times) / expected)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Retries that all come at once score near Retry-After / 100 ms
+    /// against full jitter's spread; retries spread as full jitter would
+    /// spread them score near 1; a single retry is n/a.
+    #[test]
+    fn the_index_tells_bunched_retries_from_jittered_ones() {
+        let second = Duration::from_secs(1);
+        let bunched: Vec<f64> = (0..100).map(|k| 1000.0 + f64::from(k) * 0.1).collect();
+        let index = sync_index(&bunched, second, 7).unwrap();
+        assert!(index > 4.0, "{index}");
+        let even: Vec<f64> = (0..100).map(|k| 1000.0 + f64::from(k) * 10.0).collect();
+        let index = sync_index(&even, second, 7).unwrap();
+        assert!((0.4..1.2).contains(&index), "{index}");
+        assert_eq!(sync_index(&[1000.0], second, 7), None);
+        assert_eq!(sync_index(&bunched, Duration::ZERO, 7), None);
+        // The same seed, the same reference.
+        assert_eq!(sync_index(&even, second, 7), sync_index(&even, second, 7));
+    }
+
+    #[test]
+    fn the_peak_share_counts_the_fullest_window() {
+        assert_eq!(peak_share(&[0.0, 50.0, 99.0, 250.0]), 0.75);
+        assert_eq!(peak_share(&[0.0, 200.0, 400.0, 600.0]), 0.25);
+    }
+}
