@@ -60,6 +60,14 @@ const CONTROLS: &[Control] = &[
         ],
     },
     Control {
+        kind: Misbehaviour::CoolsDownPrimary,
+        stream: false,
+        cases: &["ok", "recooled"],
+        // Its cooldown is a fixed half second whatever the 429 said: it
+        // is back on the primary long before the longer wait ends.
+        not_passed: &[("recooled", Fail)],
+    },
+    Control {
         kind: Misbehaviour::CoolsEverything,
         stream: false,
         cases: &["ok", "503", "429-stuck", "all-cooling"],
@@ -400,7 +408,7 @@ async fn the_reference_proxies_pass_the_catalogue() {
     .unwrap();
     for name in ["stateless", "history"] {
         let s = system(&report, name);
-        assert_eq!(s.cases.len(), 49);
+        assert_eq!(s.cases.len(), 50);
         assert_eq!(
             not_passed(s),
             BTreeMap::new(),
@@ -537,6 +545,7 @@ control_tests! {
     a_stall_timer_that_every_line_restarts_is_caught => StallTimerCountsEveryLine,
     a_gateway_that_splices_without_accounting_is_caught => SplicesWithoutAccounting,
     a_gateway_that_cools_every_target_for_an_hour_is_caught => CoolsEverything,
+    a_gateway_that_keeps_the_first_cooldown_is_caught => CoolsDownPrimary,
 }
 
 #[test]
@@ -739,4 +748,45 @@ async fn the_load_phase_measures_stacked_and_synchronised_retries() {
         "{}",
         report.render()
     );
+}
+
+/// `deadline_moved` applies to a gateway that cools its primary down: one
+/// that keeps it cooled past the longer wait passes it (the negative
+/// control of `CoolsDownPrimary`'s failure); the reference proxies keep no
+/// cooldown, so it does not apply to them.
+#[tokio::test(start_paused = true)]
+async fn a_cooldown_that_outlasts_the_longer_wait_passes_recooled() {
+    use continuity_bench::semantics::case::CheckId;
+    let report = run_control(
+        Misbehaviour::StaysOnFallback,
+        &["recooled"],
+        false,
+        Duration::ZERO,
+    )
+    .await;
+    let c = case(system(&report, "control"), "recooled");
+    let moved = c
+        .checks
+        .iter()
+        .find(|k| k.check == CheckId::DeadlineMoved)
+        .unwrap();
+    assert!(moved.applicable && moved.passed, "{moved:?}");
+    assert_eq!(c.verdict, Verdict::Pass, "{}", c.reason);
+    let reference = semantics::execute(&config(
+        true,
+        Vec::new(),
+        Some(&["recooled"]),
+        false,
+        Duration::ZERO,
+    ))
+    .await
+    .unwrap();
+    let c = case(system(&reference, "history"), "recooled");
+    let moved = c
+        .checks
+        .iter()
+        .find(|k| k.check == CheckId::DeadlineMoved)
+        .unwrap();
+    assert!(!moved.applicable, "{moved:?}");
+    assert_eq!(c.verdict, Verdict::Pass, "{}", c.reason);
 }

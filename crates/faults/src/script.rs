@@ -175,6 +175,15 @@ pub enum Act {
     },
     /// Reset the connection (TCP RST) before any byte of a response.
     Reset,
+    /// Accept the request, send no byte for `after`, then answer this
+    /// error (a 429 that comes late, while another request's cooldown is
+    /// running).
+    LateError {
+        /// The silence before the error.
+        after: Duration,
+        /// The error.
+        error: ErrorSpec,
+    },
 }
 
 impl Act {

@@ -137,6 +137,8 @@ pub enum CheckId {
     WaitStated,
     /// Requests were answered again after every target's cooldown.
     BackAfterCooldown,
+    /// A re-cooled primary's deadline moved to the longer wait.
+    DeadlineMoved,
 }
 
 impl CheckId {
@@ -239,6 +241,18 @@ pub enum Rule {
     /// got an error stating a wait (`Retry-After`, `retry-after-ms`, a
     /// reset header or the body).
     WaitStatedDuring(Duration),
+    /// No primary attempt arrived from shortly after `recooled_at` (when
+    /// the longer wait reached the system) until `until`; applies only to
+    /// a system that cooled the primary (a request sent from
+    /// `cooling_from` until `recooled_at` skipped it).
+    RecoolHonoured {
+        /// When the first cooldown began (the short 429).
+        cooling_from: Duration,
+        /// When the longer wait arrived.
+        recooled_at: Duration,
+        /// When the longer wait ends (less the slack).
+        until: Duration,
+    },
     /// Every request sent at least `within` after the end of `outage` was
     /// answered.
     AnsweredAfter {

@@ -119,6 +119,13 @@ fn not_applicable(rule: &Rule, o: &Outcome<'_>) -> Option<&'static str> {
             Some("no answer to check")
         }
         Rule::AliveAfter if o.after.is_none() => Some("no request was sent after the case"),
+        Rule::RecoolHonoured {
+            cooling_from,
+            recooled_at,
+            ..
+        } if !cooled(o.requests, *cooling_from, *recooled_at) => {
+            Some("the system keeps no cooldown: every request sent while the primary was cooling tried it")
+        }
         Rule::HealthExposed if o.health.is_none() => Some("the health route was not probed"),
         _ => None,
     }
@@ -466,6 +473,32 @@ fn rule(rule: &Rule, o: &Outcome<'_>) -> (bool, String, String) {
                 "every one (Retry-After, retry-after-ms, a reset header or the body)".into(),
             )
         }
+        Rule::RecoolHonoured {
+            recooled_at, until, ..
+        } => {
+            // From shortly after the longer wait reached the system: the
+            // requests in flight then may already have passed the primary.
+            let from = recooled_at.as_secs_f64() * 1000.0 + 100.0;
+            let to = until.as_secs_f64() * 1000.0;
+            let inside: Vec<f64> = o
+                .requests
+                .iter()
+                .flat_map(|s| s.at(Role::Primary).map(move |a| s.sent_ms + a.at_ms))
+                .filter(|at| (from..to).contains(at))
+                .collect();
+            (
+                inside.is_empty(),
+                match inside.first() {
+                    None => "no primary attempt inside the longer wait".to_string(),
+                    Some(first) => format!(
+                        "{} primary attempts inside the longer wait, the first at {} (the first, shorter deadline kept)",
+                        inside.len(),
+                        ms(*first)
+                    ),
+                },
+                format!("none from {} to {}", ms(from), ms(to)),
+            )
+        }
         Rule::AnsweredAfter { outage, within } => {
             // To the millisecond: a request scheduled at the instant
             // counts, whatever the float's last digit.
@@ -629,6 +662,19 @@ fn rule(rule: &Rule, o: &Outcome<'_>) -> (bool, String, String) {
     }
 }
 
+/// Whether a request sent from shortly after `from` until `to` skipped the
+/// primary (the system cooled it down).
+fn cooled(requests: &[Sent], from: Duration, to: Duration) -> bool {
+    let (from, to) = (
+        from.as_secs_f64() * 1000.0 + 50.0,
+        to.as_secs_f64() * 1000.0 - 50.0,
+    );
+    requests
+        .iter()
+        .filter(|s| (from..to).contains(&s.sent_ms))
+        .any(|s| s.count(Role::Primary) == 0)
+}
+
 /// The requests sent during the first `outage` of the case.
 fn during(requests: &[Sent], outage: Duration) -> impl Iterator<Item = &Sent> {
     let end = outage.as_secs_f64() * 1000.0;
@@ -784,6 +830,7 @@ pub(crate) mod tests {
                                 Rule::AliveAfter
                                     | Rule::HealthExposed
                                     | Rule::ThinkingOffAtFallback
+                                    | Rule::RecoolHonoured { .. }
                             );
                         if absent {
                             measured += 1;

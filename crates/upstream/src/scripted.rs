@@ -51,6 +51,11 @@ pub async fn execute(
             then: HoldEnd::Close,
         } => wire::hold_then_close(guard, hold).await,
         Act::Reset => wire::reset(guard, socket),
+        Act::LateError { after, error } => {
+            // The script's silence before its error; the client may give up first.
+            tokio::time::sleep(after).await;
+            wire::error(guard, &error, asked.dialect)
+        }
         Act::Answer(shape) => {
             let mut guard = guard;
             if shape != Shape::default() {
@@ -86,6 +91,7 @@ pub fn describe(act: &Act) -> String {
             }
         ),
         Act::Reset => "reset before headers".to_string(),
+        Act::LateError { after, error } => format!("error {} after {}", error.status, secs(*after)),
         Act::Answer(shape) => {
             let mut parts = vec!["answer".to_string()];
             if let Some(d) = shape.delay {

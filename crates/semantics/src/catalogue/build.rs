@@ -27,6 +27,7 @@ pub(super) fn tree(
         Some(Act::Error(spec)) => Some(Outcome::Status(spec.status)),
         Some(Act::Hold { .. }) => Some(Outcome::Timeout),
         Some(Act::Reset) => Some(Outcome::ConnectError),
+        Some(Act::LateError { error, .. }) => Some(Outcome::Status(error.status)),
         Some(Act::Answer(_)) if stream => None,
         Some(Act::Answer(_)) => Some(Outcome::BodyError),
     };

@@ -1,7 +1,7 @@
 //! The cooldown cases: a primary that answers 429 to everything for a long
-//! span (time stuck behind it, requests lost), and every target rate
-//! limited at once (what the client gets, and whether it learns when to
-//! come back). Both are sequences across the span and after it, sent
+//! span (time stuck behind it, requests lost), every target rate limited
+//! at once (what the client gets, and whether it learns when to come
+//! back), and a target re-cooled while it cools (its deadline must move). Both are sequences across the span and after it, sent
 //! after `flap`: they leave the most cooldown state behind.
 
 use super::build::{case, primary};
@@ -29,7 +29,64 @@ fn limited_for_the_span(t: &Timing) -> Script {
     )
 }
 
-/// `429-stuck` and `all-cooling`.
+/// `recooled`: the first request is held for one `Retry-After` and then
+/// answered 429 with a wait three times as long; the second, sent a
+/// quarter of that later, gets a 429 with the short wait at once. A
+/// gateway that cooled the primary on the second must move its deadline
+/// when the first one's longer wait arrives.
+fn recooled(t: &Timing) -> Case {
+    let short = t.retry_after;
+    let long = short * 3;
+    let interval = short / 4;
+    let count = u32::try_from((short + long + short).as_millis() / interval.as_millis().max(1))
+        .unwrap_or(20)
+        + 1;
+    let late = Act::LateError {
+        after: short,
+        error: rate_limited(Some(long)),
+    };
+    let script = Script {
+        rules: vec![
+            (When::WithinClock(interval / 2), late),
+            (
+                When::WithinClock(short + long),
+                Act::Error(rate_limited(Some(short))),
+            ),
+        ],
+        otherwise: Act::answer(),
+    };
+    Case {
+        shape: Shape::Sequence { count, interval },
+        ..case(
+            "recooled",
+            format!(
+                "request 1 is held {} then answered 429 with Retry-After {}; every other request until {} gets 429 with Retry-After {} at once; then healthy; {count} requests, one every {}",
+                secs(short),
+                secs(long),
+                secs(short + long),
+                secs(short),
+                secs(interval)
+            ),
+            "every request answered; a system that cools the primary down moves its deadline when the longer wait arrives (no primary attempt before it ends)",
+            primary(script),
+            Ideal::Answer,
+            vec![
+                Check::required(Id::ServedDuringOutage, Rule::ServedDuringOutage(short + long)),
+                Check::required(
+                    Id::DeadlineMoved,
+                    Rule::RecoolHonoured {
+                        cooling_from: interval,
+                        recooled_at: short,
+                        until: short + long - t.retry_after_slack,
+                    },
+                ),
+            ],
+            t.flap_request_bound,
+        )
+    }
+}
+
+/// `429-stuck`, `all-cooling` and `recooled`.
 pub(super) fn cooldowns(t: &Timing) -> Vec<Case> {
     let stuck_bound = t.retry_after * 2 + t.retry_after_slack;
     // The last 429 asked for `retry_after`: a cooldown that honours it
@@ -102,5 +159,6 @@ pub(super) fn cooldowns(t: &Timing) -> Vec<Case> {
                 t.flap_request_bound,
             )
         },
+        recooled(t),
     ]
 }

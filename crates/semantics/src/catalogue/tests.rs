@@ -68,6 +68,7 @@ fn every_case_the_issue_lists_is_there_once() {
         "flap",
         "429-stuck",
         "all-cooling",
+        "recooled",
         "accounting",
         "both-fail",
         "model-id-map",
