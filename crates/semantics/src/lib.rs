@@ -207,7 +207,13 @@ async fn check_system(
         results.push(run_case(client, to, case, conversations).await);
     }
     let load = match to.config.load {
-        Some(c) => Some(load::run(client, to, c, to.config.stream).await),
+        Some(c) => {
+            // The catalogue's last cases leave cooldowns behind (an expired
+            // fallback key, both upstreams rate limited): they are waited
+            // out, as a case that skipped the primary is.
+            tokio::time::sleep(to.config.cooldown_wait).await;
+            Some(load::run(client, to, c, to.config.stream).await)
+        }
         None => None,
     };
     SystemResult {

@@ -161,10 +161,18 @@ fn duration_text(text: &str) -> Option<f64> {
 /// (seconds); `None` for any other unit.
 fn in_words(message: &str) -> Option<f64> {
     let lower = message.to_ascii_lowercase();
-    let at = ["retry after ", "try again in "]
+    // Every place a phrase occurs, in order: the first that states a
+    // duration ("retry after the time in Retry-After" states none).
+    let mut starts: Vec<usize> = ["retry after ", "try again in "]
         .iter()
-        .find_map(|p| lower.find(p).map(|i| i + p.len()))?;
-    let rest = &lower[at..];
+        .flat_map(|p| lower.match_indices(p).map(move |(i, _)| i + p.len()))
+        .collect();
+    starts.sort_unstable();
+    starts.into_iter().find_map(|at| wait_at(&lower[at..]))
+}
+
+/// The duration `rest` starts with, in seconds (see [`in_words`]).
+fn wait_at(rest: &str) -> Option<f64> {
     let token = rest
         .split(|c: char| c.is_whitespace() || c == ',' || c == ';' || c == ')')
         .next()
@@ -299,6 +307,10 @@ mod tests {
                 1.5,
             ),
             (r#"{"error": {"message": "Retry after 2 minutes"}}"#, 120.0),
+            (
+                r#"{"error": {"message": "Rate limit reached; retry after the time in Retry-After. Fallback also failed: Try again in 5 seconds."}}"#,
+                5.0,
+            ),
             (r#"{"message": "retry after 3"}"#, 3.0),
             (
                 r#"{"error": {"message": "Please try again in 1m30s."}}"#,
