@@ -24,6 +24,12 @@ pub struct GradeArgs {
     /// case.
     #[arg(long, value_name = "IDS")]
     pub cases: Option<String>,
+    /// After the catalogue, the load phase (`semantics --load`): this many
+    /// requests (100 when the flag has no value) at once at a rate-limited
+    /// primary; the page shows the attempts per request and how bunched
+    /// the retries are.
+    #[arg(long, num_args = 0..=1, default_missing_value = "100", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub load: Option<u32>,
     /// Whose reading of a stream the catalogue's verdicts take
     /// (`openai-sdk` or `strict`; see `semantics --help`).
     #[arg(long, default_value = "openai-sdk", value_parser = super::semantics::client_profile)]

@@ -92,6 +92,7 @@ fn semantics_args(args: &GradeArgs) -> SemanticsArgs {
     sem.fast = !args.full;
     sem.cases = args.cases.clone();
     sem.client = args.client;
+    sem.load = args.load;
     sem.seed = args.seed;
     sem.contracts = args.contracts.clone();
     sem

@@ -226,6 +226,7 @@ fn system(entry: &SystemUnderTest, inputs: &GradeInputs<'_>) -> GradeSystem {
         continuity,
         scorecard: semantics.map(|s| s.scorecard),
         honesty: semantics.map(|s| s.honesty),
+        load: semantics.and_then(|s| s.load.clone()),
         cases,
         unmeasured,
     }

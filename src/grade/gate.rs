@@ -198,6 +198,7 @@ mod tests {
                 ..Scorecard::default()
             }),
             honesty: None,
+            load: None,
             cases: Vec::new(),
             unmeasured: Vec::new(),
         }

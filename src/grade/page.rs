@@ -181,6 +181,18 @@ fn overview(s: &GradeSummary, out: &mut String) {
                 )
             });
             let honesty = sys.honesty.map_or("not run".into(), |h| h.line());
+            let load = sys.load.as_ref().map_or("not run".into(), |l| {
+                let sync = l
+                    .sync_index
+                    .map_or_else(|| "n/a".to_string(), |x| format!("x{x:.1}"));
+                format!(
+                    "{} at C = {}; retries {}, synchronisation {sync}; worst {:.2} s",
+                    l.attempts_mean.cell(2),
+                    l.concurrency,
+                    l.retries,
+                    l.worst_ms / 1000.0
+                )
+            });
             let name = format!(
                 "<a href=\"#{}\">{}</a>{}",
                 system_id(&sys.name),
@@ -197,6 +209,7 @@ fn overview(s: &GradeSummary, out: &mut String) {
                 Cell::num(&clean_wilson),
                 Cell::text(&card),
                 Cell::text(&honesty),
+                Cell::text(&load),
             ]
         })
         .collect();
@@ -211,6 +224,7 @@ fn overview(s: &GradeSummary, out: &mut String) {
             "clean 95 % Wilson",
             "semantics scorecard",
             "honest claims (cases)",
+            "attempts per request under load",
         ],
         &rows,
     ));

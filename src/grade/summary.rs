@@ -134,6 +134,9 @@ pub struct GradeSystem {
     /// (and in summaries written before it existed).
     #[serde(default)]
     pub honesty: Option<cb_semantics::honesty::HonestyCard>,
+    /// The semantics load phase (`--load`); `None` when it did not run.
+    #[serde(default)]
+    pub load: Option<cb_semantics::load::LoadFigures>,
     /// Per case, in the order of `cases`.
     pub cases: Vec<CaseEvidence>,
     /// What could not be measured for it, in words.

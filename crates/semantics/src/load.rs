@@ -25,7 +25,7 @@ use crate::observe::{now_ms, send_one, Destination, Sent};
 use cb_faults::{Act, CaseScript, ErrorKind, ErrorSpec, Role, Script};
 use cb_wire::openai::{ChatMessage, ChatRequest};
 use rand::Rng;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// The conversation id of load request `k` (from 1).
@@ -60,7 +60,7 @@ pub fn script(retry_after: Duration) -> CaseScript {
 }
 
 /// One figure with its interval; an end the sample cannot bound is `None`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Estimate {
     /// The estimate.
     pub value: f64,
@@ -84,7 +84,7 @@ impl Estimate {
 }
 
 /// One system's load phase, measured.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoadFigures {
     /// Requests sent at once (C).
     pub concurrency: u32,
