@@ -122,7 +122,7 @@ fn system(name: &str, control: bool, verdicts: [&str; 2]) -> GradeSystem {
             },
             ..Default::default()
         }),
-        load: (!control).then(|| cb_semantics::load::LoadFigures {
+        load: (!control).then_some(cb_semantics::load::LoadFigures {
             concurrency: 100,
             retry_after_ms: 1000,
             answered: 100,
