@@ -71,6 +71,7 @@ const STREAMS: Family = Family {
         "stream-truncated",
         "stream-error-first",
         "stream-error-midway",
+        "fallback-stream-error",
         "stream-keepalive",
         "malformed-chunk",
         "no-done",

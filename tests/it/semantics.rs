@@ -192,8 +192,17 @@ const CONTROLS: &[Control] = &[
     Control {
         kind: Misbehaviour::DropsErrorEvents,
         stream: true,
-        cases: &["ok", "stream-error-first", "stream-error-midway"],
-        not_passed: &[("stream-error-first", Fail), ("stream-error-midway", Fail)],
+        cases: &[
+            "ok",
+            "stream-error-first",
+            "stream-error-midway",
+            "fallback-stream-error",
+        ],
+        not_passed: &[
+            ("stream-error-first", Fail),
+            ("stream-error-midway", Fail),
+            ("fallback-stream-error", Fail),
+        ],
     },
     Control {
         kind: Misbehaviour::SaysStop,
@@ -408,7 +417,7 @@ async fn the_reference_proxies_pass_the_catalogue() {
     .unwrap();
     for name in ["stateless", "history"] {
         let s = system(&report, name);
-        assert_eq!(s.cases.len(), 50);
+        assert_eq!(s.cases.len(), 51);
         assert_eq!(
             not_passed(s),
             BTreeMap::new(),
@@ -789,4 +798,34 @@ async fn a_cooldown_that_outlasts_the_longer_wait_passes_recooled() {
         .unwrap();
     assert!(!moved.applicable, "{moved:?}");
     assert_eq!(c.verdict, Verdict::Pass, "{}", c.reason);
+}
+
+/// An error event inside the fallback's stream, in each dialect the
+/// fallback can speak (OpenAI's error chunk, Anthropic's `event: error`,
+/// Gemini's error object): the reference proxies never hand the partial
+/// answer on as complete, whatever the translation.
+#[tokio::test(start_paused = true)]
+async fn an_error_inside_the_fallback_s_stream_is_never_a_whole_answer_in_any_dialect() {
+    use continuity_bench::dialect::Dialect;
+    for dialect in [Dialect::Openai, Dialect::Anthropic, Dialect::Gemini] {
+        let mut c = config(
+            true,
+            Vec::new(),
+            Some(&["fallback-stream-error"]),
+            false,
+            Duration::ZERO,
+        );
+        c.systems.fallback_dialect = dialect;
+        let report = semantics::execute(&c).await.unwrap();
+        for name in ["stateless", "history"] {
+            let case = case(system(&report, name), "fallback-stream-error");
+            assert_eq!(
+                case.verdict,
+                Verdict::Pass,
+                "{dialect:?} {name}: {}",
+                case.reason
+            );
+            assert!(!case.requests[0].client.answered, "{dialect:?} {name}");
+        }
+    }
 }

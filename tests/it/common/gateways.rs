@@ -463,20 +463,7 @@ async fn handle_stream(g: &Gateway, body: &Value) -> Response {
     };
     if g.kind == Misbehaviour::DropsErrorEvents {
         if let Some((200, read, _)) = read_stream(g, body).await {
-            let text = String::from_utf8_lossy(&read).into_owned();
-            let mut kept: String = text
-                .split("\n\n")
-                .filter(|e| !e.trim().is_empty())
-                .filter(|e| {
-                    let data = e.trim().strip_prefix("data:").map(str::trim);
-                    data.and_then(|d| serde_json::from_str::<Value>(d).ok())
-                        .is_none_or(|v| v.get("error").is_none())
-                })
-                .filter(|e| e.trim() != "data: [DONE]")
-                .map(|e| format!("{e}\n\n"))
-                .collect();
-            kept.push_str("data: [DONE]\n\n");
-            return sse(200, bytes::Bytes::from(kept));
+            return sse(200, without_error_events(&read));
         }
     }
     if g.kind == Misbehaviour::RelaysStreamsAsTheyEnd {
@@ -552,6 +539,9 @@ async fn handle_stream(g: &Gateway, body: &Value) -> Response {
         Some((status, bytes)) if g.kind == Misbehaviour::ClaimsPrimaryModel => {
             sse(status, first_chunk_names(&bytes, &body["model"]))
         }
+        Some((200, bytes)) if g.kind == Misbehaviour::DropsErrorEvents => {
+            sse(200, without_error_events(&bytes))
+        }
         Some((status, bytes)) if g.kind == Misbehaviour::CutsFallbackStreams => {
             let text = String::from_utf8_lossy(&bytes);
             let chunks: Vec<&str> = text.split("\n\n").filter(|c| !c.is_empty()).collect();
@@ -561,6 +551,26 @@ async fn handle_stream(g: &Gateway, body: &Value) -> Response {
         Some((status, bytes)) => sse(status, bytes),
         None => StatusCode::GATEWAY_TIMEOUT.into_response(),
     }
+}
+
+/// A stream's events without its error events (a `data:` line whose JSON
+/// has an `error`) and its terminator, then `data: [DONE]`: an in-stream
+/// error tidied away.
+fn without_error_events(read: &[u8]) -> bytes::Bytes {
+    let text = String::from_utf8_lossy(read).into_owned();
+    let mut kept: String = text
+        .split("\n\n")
+        .filter(|e| !e.trim().is_empty())
+        .filter(|e| {
+            let data = e.trim().strip_prefix("data:").map(str::trim);
+            data.and_then(|d| serde_json::from_str::<Value>(d).ok())
+                .is_none_or(|v| v.get("error").is_none())
+        })
+        .filter(|e| e.trim() != "data: [DONE]")
+        .map(|e| format!("{e}\n\n"))
+        .collect();
+    kept.push_str("data: [DONE]\n\n");
+    bytes::Bytes::from(kept)
 }
 
 /// The text of every user message of a request, in order.

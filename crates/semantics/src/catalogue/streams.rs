@@ -7,6 +7,7 @@
 //! says.
 
 use super::build::{case, primary};
+use super::errors::status_error;
 use super::secs;
 use super::{CUT_AT, ERROR_AT, MALFORMED_AT, STALL_AT};
 use crate::case::{Case, Check, CheckId as Id, Ideal, Rule, Streaming, ANSWER_WORDS};
@@ -127,6 +128,24 @@ pub(super) fn streams(t: &Timing) -> Vec<Case> {
                 primary(Script::always(Act::shaped(|s| s.end = End::ErrorAfter(ERROR_AT)))),
                 Ideal::Answer,
                 Vec::new(),
+                t.default_bound,
+            )
+        },
+        Case {
+            streaming: Streaming::Always,
+            ..case(
+                "fallback-stream-error",
+                format!(
+                    "503 on every primary attempt; the fallback's stream sends {ERROR_AT} of {ANSWER_WORDS} chunks, then an error event (overloaded_error) in its own dialect (--fallback-dialect), then ends"
+                ),
+                "a clean error (nothing is left to fail over to: the stream cut or ended with an error); never the fallback's partial answer as complete",
+                CaseScript {
+                    primary: Script::always(Act::Error(status_error(503))),
+                    fallback: Script::always(Act::shaped(|s| s.end = End::ErrorAfter(ERROR_AT))),
+                    clock: String::new(),
+                },
+                Ideal::CleanError,
+                vec![Check::required(Id::FailedOver, Rule::FailedOver)],
                 t.default_bound,
             )
         },

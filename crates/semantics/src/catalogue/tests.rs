@@ -55,6 +55,7 @@ fn every_case_the_issue_lists_is_there_once() {
         "stream-truncated",
         "stream-error-first",
         "stream-error-midway",
+        "fallback-stream-error",
         "stream-keepalive",
         "malformed-chunk",
         "no-done",
