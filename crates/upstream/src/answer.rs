@@ -155,11 +155,13 @@ pub async fn answer(
     });
     ctx.log.note_billed(
         super::log::AttemptOf {
-            run: ctx.current_run(),
-            system,
-            role,
-            conversation: &who.id,
-            turn: who.turn,
+            turn: super::log::TurnKey {
+                run: ctx.current_run(),
+                system,
+                role,
+                conversation: &who.id,
+                turn: who.turn,
+            },
             attempt,
         },
         billed(&answer, shape.end, request.stream && !json_array),

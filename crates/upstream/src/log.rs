@@ -190,19 +190,12 @@ pub struct AttemptDetail {
     pub billed: Option<cb_wire::openai::Usage>,
 }
 
-/// Which attempt: the keys an attempt's row and its detail share.
+/// Which attempt: its turn and its number there, the keys an attempt's
+/// row and its detail share.
 #[derive(Debug, Clone, Copy)]
 pub struct AttemptOf<'a> {
-    /// Run index, from 1.
-    pub run: u32,
-    /// The system the upstream belongs to.
-    pub system: &'a str,
-    /// Primary or fallback.
-    pub role: Role,
-    /// Conversation id.
-    pub conversation: &'a str,
-    /// Turn number.
-    pub turn: u32,
+    /// The turn.
+    pub turn: TurnKey<'a>,
     /// Attempt number.
     pub attempt: u32,
 }
@@ -447,12 +440,13 @@ impl AttemptLog {
     /// for it); nothing when no detail was noted (not a case script).
     pub fn note_billed(&self, key: AttemptOf<'_>, billed: cb_wire::openai::Usage) {
         let mut inner = self.lock();
+        let turn = key.turn;
         if let Some(detail) = inner.details.iter_mut().rev().find(|d| {
-            d.run == key.run
-                && d.system == key.system
-                && d.role == key.role
-                && d.conversation == key.conversation
-                && d.turn == key.turn
+            d.run == turn.run
+                && d.system == turn.system
+                && d.role == turn.role
+                && d.conversation == turn.conversation
+                && d.turn == turn.turn
                 && d.attempt == key.attempt
         }) {
             detail.billed = Some(billed);

@@ -107,24 +107,16 @@ pub(super) fn cooldowns(t: &Timing) -> Vec<Case> {
                 "every request answered (the fallback during the span), none waiting long behind the rate-limited primary, back on the primary within the bound after it",
                 primary(limited_for_the_span(t)),
                 Ideal::Answer,
-                vec![
-                    Check::required(Id::ServedDuringOutage, Rule::ServedDuringOutage(t.flap_outage)),
-                    Check::required(
-                        Id::Recovered,
-                        Rule::RecoveredWithin {
-                            outage: t.flap_outage,
-                            within: t.flap_recovery_bound,
-                        },
-                    ),
-                    Check::advisory(
+                super::lasting::outage_checks(
+                    t,
+                    vec![Check::advisory(
                         Id::NotStuck,
                         Rule::AnsweredWithinDuring {
                             outage: t.flap_outage,
                             bound: stuck_bound,
                         },
-                    ),
-                    Check::informational(Id::ProbeDiscipline, Rule::ProbeDiscipline(t.flap_outage)),
-                ],
+                    )],
+                ),
                 t.flap_request_bound,
             )
         },

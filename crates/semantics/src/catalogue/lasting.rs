@@ -31,20 +31,35 @@ pub(super) fn flap(t: &Timing) -> Case {
                 Act::answer(),
             )),
             Ideal::Answer,
-            vec![
-                Check::required(Id::ServedDuringOutage, Rule::ServedDuringOutage(t.flap_outage)),
-                Check::required(
-                    Id::Recovered,
-                    Rule::RecoveredWithin {
-                        outage: t.flap_outage,
-                        within: t.flap_recovery_bound,
-                    },
-                ),
-                Check::informational(Id::ProbeDiscipline, Rule::ProbeDiscipline(t.flap_outage)),
-            ],
+            outage_checks(t, Vec::new()),
             t.flap_request_bound,
         )
     }
+}
+
+/// The checks of a primary down for the flap's span: every request during
+/// it answered, back on the primary within the bound after it, `more`,
+/// and the primary attempts during it recorded.
+pub(super) fn outage_checks(t: &Timing, mut more: Vec<Check>) -> Vec<Check> {
+    let mut checks = vec![
+        Check::required(
+            Id::ServedDuringOutage,
+            Rule::ServedDuringOutage(t.flap_outage),
+        ),
+        Check::required(
+            Id::Recovered,
+            Rule::RecoveredWithin {
+                outage: t.flap_outage,
+                within: t.flap_recovery_bound,
+            },
+        ),
+    ];
+    checks.append(&mut more);
+    checks.push(Check::informational(
+        Id::ProbeDiscipline,
+        Rule::ProbeDiscipline(t.flap_outage),
+    ));
+    checks
 }
 
 /// `fallback-health`: the fallback's key has expired.

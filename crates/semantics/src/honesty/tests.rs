@@ -52,8 +52,10 @@ fn the_fallback_s_model_is_honest_and_the_primary_s_is_not() {
     assert_eq!(alias.verdict(Claim::Model), Some(false));
 }
 
-#[test]
-fn a_spliced_answer_may_name_both_parts_in_order() {
+/// The primary's stream broke after 40 tokens; the fallback continued
+/// from a prefill (its prompt holds the first part) with the last 20; the
+/// answer names both, in order.
+fn spliced() -> Sent {
     let mut s = sent(
         vec![
             at(Role::Primary, 0.0, 200, PRIMARY, Some(Usage::new(30, 40))),
@@ -62,6 +64,12 @@ fn a_spliced_answer_may_name_both_parts_in_order() {
         true,
     );
     s.client.models = vec![PRIMARY.into(), FALLBACK.into()];
+    s
+}
+
+#[test]
+fn a_spliced_answer_may_name_both_parts_in_order() {
+    let mut s = spliced();
     assert_eq!(judge([&s], None).verdict(Claim::Model), Some(true));
     // The fallback finished it: naming only the primary at the end is not honest.
     s.client.models = vec![FALLBACK.into(), PRIMARY.into()];
@@ -244,16 +252,7 @@ fn the_card_counts_cases_and_says_n_a_for_a_family_never_judged() {
 
 #[test]
 fn a_spliced_answer_may_report_the_answer_as_received() {
-    // The primary's stream broke after 40 tokens; the fallback continued
-    // from a prefill (its prompt holds the first part) with the last 20.
-    let mut s = sent(
-        vec![
-            at(Role::Primary, 0.0, 200, PRIMARY, Some(Usage::new(30, 40))),
-            at(Role::Fallback, 5.0, 200, FALLBACK, Some(Usage::new(70, 20))),
-        ],
-        true,
-    );
-    s.client.models = vec![PRIMARY.into(), FALLBACK.into()];
+    let mut s = spliced();
     s.client.answer_tokens = 60;
     s.client.prompt_tokens = Some(30);
     s.client.completion_tokens = Some(61);
