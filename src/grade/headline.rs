@@ -1,6 +1,6 @@
 //! One sentence per system, generated from its figures, at the top of the
 //! grade: what it does right and, after "but", what it gets wrong, by
-//! family of failure ("fails over on every transient error, but presents
+//! family of failure ("rides out every transient error, but presents
 //! truncated answers as complete (stream-cut, stream-truncated)"). Every
 //! word comes from a verdict or a figure on the same page; a family the
 //! catalogue did not run is not mentioned.
@@ -46,8 +46,8 @@ const TRANSIENT: Family = Family {
         "recooled",
         "both-fail",
     ],
-    good: "fails over on every transient error",
-    bad: "mishandles transient errors",
+    good: "rides out every transient error, rate limit and cooldown",
+    bad: "mishandles transient errors, rate limits or cooldowns",
 };
 
 const PERMANENT: Family = Family {

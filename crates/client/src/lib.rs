@@ -533,7 +533,12 @@ async fn exchange(request: Outgoing<'_>, stream: bool, options: SendOptions) -> 
         }
         None => plain_answer(body.status, &body.bytes).map(|plain| {
             exchange.finish_reason = plain.finish_reason;
-            exchange.models = plain.model.iter().cloned().collect();
+            exchange.models = plain
+                .model
+                .iter()
+                .filter(|m| !m.trim().is_empty())
+                .cloned()
+                .collect();
             exchange.model = plain.model;
             exchange.usage = plain.usage;
             exchange.completion_tokens = plain.completion_tokens;

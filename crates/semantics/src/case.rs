@@ -21,9 +21,11 @@ pub const ANSWER_WORDS: usize = 60;
 pub enum Ideal {
     /// The complete answer.
     Answer,
-    /// Nothing can answer until this long after the case starts: the
-    /// complete answer to every request sent after it (those sent before
-    /// end in a clean error, which the case's checks judge).
+    /// Nothing need answer until this long after the case starts (the
+    /// outage and the time allowed to come back from it, as the case's
+    /// check counts them): the complete answer to every request sent
+    /// after it (those sent before end in a clean error or a late answer,
+    /// which the case's checks judge).
     AnsweredAfter(Duration),
     /// The complete answer, or the part the primary sent with its
     /// `finish_reason: "length"` kept, so that the client can tell: an

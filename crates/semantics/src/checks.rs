@@ -119,6 +119,14 @@ fn not_applicable(rule: &Rule, o: &Outcome<'_>) -> Option<&'static str> {
             Some("no answer to check")
         }
         Rule::AliveAfter if o.after.is_none() => Some("no request was sent after the case"),
+        Rule::WaitStatedDuring(outage)
+            if during(o.requests, *outage).all(|s| s.client.answered) =>
+        {
+            Some("no request failed during the outage")
+        }
+        Rule::RecoolHonoured { .. } if !first_primary_answered(o.requests) => Some(
+            "the longer wait never reached the system: it left request 1's primary attempt before its 429",
+        ),
         Rule::RecoolHonoured {
             cooling_from,
             recooled_at,
@@ -675,6 +683,15 @@ fn cooled(requests: &[Sent], from: Duration, to: Duration) -> bool {
         .any(|s| s.count(Role::Primary) == 0)
 }
 
+/// Whether the first request's first primary attempt got its response
+/// (the system did not walk away from it first).
+fn first_primary_answered(requests: &[Sent]) -> bool {
+    requests
+        .first()
+        .and_then(|s| s.at(Role::Primary).next())
+        .is_some_and(|a| a.status.is_some() && !a.gave_up)
+}
+
 /// The requests sent during the first `outage` of the case.
 fn during(requests: &[Sent], outage: Duration) -> impl Iterator<Item = &Sent> {
     let end = outage.as_secs_f64() * 1000.0;
@@ -728,6 +745,7 @@ pub(crate) mod tests {
                 models: Vec::new(),
                 routing: Vec::new(),
                 stated_wait_ms: None,
+                headers_ms: None,
                 answer_tokens: 0,
                 latency_ms: 100.0,
                 hung: false,
@@ -877,5 +895,67 @@ pub(crate) mod tests {
             }
         }
         assert!(measured > 40, "{measured} checks without their subject");
+    }
+
+    /// The cooldown checks apply only where what they measure happened: a
+    /// wait stated by errors needs an error, a moved deadline needs the
+    /// longer wait to have reached the system.
+    #[test]
+    fn cooldown_checks_without_their_event_are_not_applicable() {
+        use crate::catalogue::catalogue;
+        use crate::timing::{GiveUpBounds, Timing};
+        let cases = catalogue(&Timing::fast(), &GiveUpBounds::default(), false);
+        let find = |id: &str, wanted: fn(&Rule) -> bool| {
+            let case = cases.iter().find(|c| c.id == id).expect("in the catalogue");
+            let check = case
+                .checks
+                .iter()
+                .find(|c| wanted(&c.rule))
+                .unwrap()
+                .clone();
+            (case, check)
+        };
+        let measured = |case: &Case, check: &Check, requests: &[Sent]| {
+            measure(
+                check,
+                &Outcome {
+                    case,
+                    requests,
+                    before: None,
+                    after: None,
+                    health: None,
+                },
+            )
+        };
+        // Every request answered during the outage: no error to state a wait.
+        let (cooling, stated) = find("all-cooling", |r| matches!(r, Rule::WaitStatedDuring(_)));
+        let answered = [sent(vec![attempt(Role::Fallback, 0.0, 200)], true)];
+        let result = measured(cooling, &stated, &answered);
+        assert!(!result.applicable, "{result:?}");
+        // An error that states none: applicable, and failed.
+        let failed = [sent(vec![attempt(Role::Primary, 0.0, 429)], false)];
+        let result = measured(cooling, &stated, &failed);
+        assert!(result.applicable && !result.passed, "{result:?}");
+        // The system walked away from request 1's held primary attempt:
+        // the longer wait never reached it.
+        let (recooled, moved) = find("recooled", |r| matches!(r, Rule::RecoolHonoured { .. }));
+        let mut left = attempt(Role::Primary, 0.0, 429);
+        left.gave_up = true;
+        left.status = None;
+        let mut requests = vec![sent(vec![left, attempt(Role::Fallback, 1.0, 200)], true)];
+        for i in 1..6 {
+            let mut s = sent(vec![attempt(Role::Fallback, 0.0, 200)], true);
+            s.sent_ms = f64::from(i) * 400.0;
+            requests.push(s);
+        }
+        let result = measured(recooled, &moved, &requests);
+        assert!(
+            !result.applicable && result.value.contains("never reached"),
+            "{result:?}"
+        );
+        // The same, with request 1's 429 received: the cooldown is judged.
+        requests[0].attempts[0] = attempt(Role::Primary, 0.0, 429);
+        let result = measured(recooled, &moved, &requests);
+        assert!(result.applicable, "{result:?}");
     }
 }

@@ -22,7 +22,9 @@
 //! - **routing**, on any answered request whose response carries a routing
 //!   header this module can read: the target index, the fallbacks
 //!   attempted, a "fallback used" flag or the serving model it states
-//!   agree with the attempt log.
+//!   agree with the attempt log as it stood when the headers were written
+//!   (a failover inside a stream already begun comes after them, and a
+//!   header that names the upstream serving then is honest).
 
 use crate::observe::{AttemptView, Sent};
 use cb_faults::Role;
@@ -194,15 +196,30 @@ fn answered(a: &AttemptView) -> bool {
     a.status.is_some_and(|s| (200..300).contains(&s))
 }
 
+/// Whether `claimed` names `served`: the same id, or the same id behind a
+/// provider's prefix (`openai/continuity-sim-fallback`).
+fn names(claimed: &str, served: &str) -> bool {
+    claimed == served
+        || claimed
+            .strip_suffix(served)
+            .is_some_and(|prefix| prefix.ends_with('/'))
+}
+
 fn judge_one(sent: &Sent, ports: Option<(u16, u16)>, out: &mut CaseHonesty) {
     let client = &sent.client;
     if !client.answered {
         return;
     }
     // The attempt whose answer the client got: the last one an upstream
-    // answered. None: the system answered by itself, and nothing here can
-    // say who it claims answered.
-    let Some(answering) = sent.attempts.iter().rev().find(|a| answered(a)) else {
+    // answered that the system did not walk away from (a hedged request's
+    // loser is abandoned). None: the system answered by itself, and
+    // nothing here can say who it claims answered.
+    let Some(answering) = sent
+        .attempts
+        .iter()
+        .rev()
+        .find(|a| answered(a) && !a.gave_up)
+    else {
         return;
     };
     let parts = sent.attempts.iter().filter(|a| answered(a)).count() as u32;
@@ -212,11 +229,40 @@ fn judge_one(sent: &Sent, ports: Option<(u16, u16)>, out: &mut CaseHonesty) {
         }
         if let Some((check, unreported)) = usage_claim(sent, answering, parts) {
             out.checks.push(check);
-            out.unreported_tokens += unreported;
+            out.unreported_tokens = out.unreported_tokens.saturating_add(unreported);
         }
     }
+    if client.routing.is_empty() {
+        return;
+    }
+    // Headers are written once, when the response starts: a system that
+    // failed over inside a stream it had already begun could not name the
+    // fallback in them. They are held against what it knew then, the
+    // attempts that had arrived by the time the client got them.
+    let known: Vec<&AttemptView> = match client.headers_ms {
+        Some(headers_ms) => sent
+            .attempts
+            .iter()
+            .filter(|a| a.at_ms <= headers_ms)
+            .collect(),
+        None => sent.attempts.iter().collect(),
+    };
+    let later = sent.attempts.len() - known.len();
+    let serving = if later == 0 {
+        Some(answering)
+    } else {
+        known.iter().rev().find(|a| answered(a)).copied()
+    };
+    let Some(serving) = serving else {
+        return;
+    };
+    let when = Written {
+        known: &known,
+        serving,
+        later,
+    };
     for (name, value) in &client.routing {
-        if let Some(check) = routing_claim(name, value, sent, answering, ports) {
+        if let Some(check) = routing_claim(name, value, &when, ports) {
             out.checks.push(check);
         }
     }
@@ -224,7 +270,13 @@ fn judge_one(sent: &Sent, ports: Option<(u16, u16)>, out: &mut CaseHonesty) {
 
 /// The `model` claim of an answer the fallback gave.
 fn model_claim(sent: &Sent, answering: &AttemptView) -> Option<HonestyCheck> {
-    let named = &sent.client.models;
+    let named: Vec<&str> = sent
+        .client
+        .models
+        .iter()
+        .map(String::as_str)
+        .filter(|m| !m.trim().is_empty())
+        .collect();
     let last = named.last()?;
     let served: Vec<&str> = sent
         .attempts
@@ -232,7 +284,8 @@ fn model_claim(sent: &Sent, answering: &AttemptView) -> Option<HonestyCheck> {
         .filter(|a| answered(a))
         .map(|a| a.model.as_str())
         .collect();
-    let honest = last == &answering.model && named.iter().all(|m| served.contains(&m.as_str()));
+    let honest =
+        names(last, &answering.model) && named.iter().all(|m| served.iter().any(|s| names(m, s)));
     let names = named.join(", then ");
     Some(HonestyCheck {
         claim: Claim::Model,
@@ -281,7 +334,9 @@ fn usage_claim(sent: &Sent, answering: &AttemptView, parts: u32) -> Option<(Hone
         .unwrap_or(0)
         .saturating_add(client.completion_tokens.unwrap_or(0));
     let unreported = if honest {
-        (all.prompt_tokens + all.completion_tokens).saturating_sub(reported)
+        all.prompt_tokens
+            .saturating_add(all.completion_tokens)
+            .saturating_sub(reported)
     } else {
         0
     };
@@ -322,100 +377,126 @@ pub enum Said {
     ServedAt(u16),
 }
 
-/// The port of a base URL (`http://host:9002/v1` reads as 9002; a URL
-/// without a port, as its scheme's).
+/// The port of a base URL (`http://host:9002/v1` reads as 9002,
+/// `http://[::1]:9002` too; a URL without a port, as its scheme's).
 fn port_of(url: &str) -> Option<u16> {
     let (scheme, rest) = url.split_once("://")?;
     let authority = rest.split(['/', '?', '#']).next()?;
     let host_port = authority.rsplit('@').next()?;
-    match host_port.rsplit_once(':') {
-        Some((host, port)) if !host.ends_with(']') || host.starts_with('[') => port.parse().ok(),
-        _ => match scheme.to_ascii_lowercase().as_str() {
+    // An IPv6 host is bracketed: its colons are not the port's.
+    let after_host = match host_port.strip_prefix('[') {
+        Some(bracketed) => bracketed.split_once(']')?.1,
+        None => host_port.rsplit_once(':').map_or("", |(_, port)| port),
+    };
+    match after_host.strip_prefix(':').unwrap_or(after_host) {
+        "" => match scheme.to_ascii_lowercase().as_str() {
             "http" => Some(80),
             "https" => Some(443),
             _ => None,
         },
+        port => port.parse().ok(),
     }
 }
 
+/// The index a routing header's value states: a bare number (`1`), or the
+/// first bracketed one (`config.targets[1]`, `targets[1].targets[0]`
+/// reads as 1, the outer target). None for anything else (`v2-model`).
+fn index_in(value: &str) -> Option<u64> {
+    if let Ok(n) = value.parse() {
+        return Some(n);
+    }
+    let (_, after) = value.split_once('[')?;
+    let (digits, _) = after.split_once(']')?;
+    digits.trim().parse().ok()
+}
+
 /// What the routing header `name: value` says, when it is one this module
-/// reads: an index (`…-index`, `cf-aig-step`; `config.targets[1]` reads
-/// as 1), a count of fallbacks attempted (`…attempted-fallbacks`,
-/// `…fallback-count`, `…fallbacks-attempted`), a flag (a `…fallback…`
-/// header whose value is true/false/yes/no), the serving model
-/// (`…fallback-model`, `…served-model`, `…model-used`, `…model-name`) or
-/// the serving upstream's base URL (`…api-base`, `…base-url`,
-/// `…upstream-url`). Retries, model groups, deployment ids and providers
-/// are not read: what they count differs from gateway to gateway.
+/// reads:
+///
+/// - the index of the target that answered (`…option-index`,
+///   `…fallback-index`, `…target-index`, `…provider-index`,
+///   `…deployment-index`, `…route-index`, `cf-aig-step`; a bare number or
+///   the first bracketed one, `config.targets[1]` reading as 1);
+/// - a count of fallbacks attempted (`…attempted-fallbacks`,
+///   `…fallback-count`, `…fallbacks-attempted`);
+/// - a flag that a fallback answered (`…fallback-used`, `…-fallback`,
+///   valued true/false/yes/no);
+/// - the serving model (`…served-model`, `…model-used`, `…model-name`);
+/// - the serving upstream's base URL (`…api-base`, `…base-url`,
+///   `…upstream-url`).
+///
+/// Names that say something else are not read: a `…fallback-model` may be
+/// the configured fallback rather than the one that served, a
+/// `x-choice-index` or `x-workflow-step` counts something other than
+/// targets, and retries, model groups, deployment ids and providers count
+/// differently from gateway to gateway.
 pub fn read_routing(name: &str, value: &str) -> Option<Said> {
     let name = name.to_ascii_lowercase();
     let value = value.trim();
-    let number = || -> Option<u64> {
-        let digits: String = value
-            .chars()
-            .rev()
-            .skip_while(|c| !c.is_ascii_digit())
-            .take_while(char::is_ascii_digit)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
-        digits.parse().ok()
-    };
-    let flag = match value.to_ascii_lowercase().as_str() {
-        "true" | "yes" => Some(true),
-        "false" | "no" => Some(false),
-        _ => None,
-    };
-    let model_name = ["fallback-model", "served-model", "model-used", "model-name"]
-        .iter()
-        .any(|w| name.ends_with(w));
-    if model_name && !value.is_empty() {
+    let ends = |words: &[&str]| words.iter().any(|w| name.ends_with(w));
+    if ends(&["served-model", "model-used", "model-name"]) && !value.is_empty() {
         return Some(Said::ServedModel(value.to_string()));
     }
-    let url_name = ["api-base", "api_base", "base-url", "upstream-url"]
-        .iter()
-        .any(|w| name.ends_with(w));
-    if url_name {
+    if ends(&["api-base", "api_base", "base-url", "upstream-url"]) {
         return port_of(value).map(Said::ServedAt);
     }
-    if name.contains("fallback") {
-        if let Some(flag) = flag {
-            return Some(Said::FallbackUsed(flag));
-        }
+    if ends(&["fallback-used", "fallback_used", "-fallback"]) {
+        return match value.to_ascii_lowercase().as_str() {
+            "true" | "yes" => Some(Said::FallbackUsed(true)),
+            "false" | "no" => Some(Said::FallbackUsed(false)),
+            _ => None,
+        };
     }
-    let count_name = [
+    if ends(&[
         "attempted-fallbacks",
         "fallback-count",
         "fallbacks-attempted",
-    ]
-    .iter()
-    .any(|w| name.contains(w));
-    if count_name {
-        return number().map(Said::FallbacksAttempted);
+    ]) {
+        return value.parse().ok().map(Said::FallbacksAttempted);
     }
-    if name.ends_with("index") || name.ends_with("-step") {
-        return number().map(Said::Index);
+    let index_name = ends(&[
+        "option-index",
+        "fallback-index",
+        "target-index",
+        "provider-index",
+        "deployment-index",
+        "route-index",
+        "aig-step",
+    ]);
+    if index_name {
+        return index_in(value).map(Said::Index);
     }
     None
 }
 
-/// The routing header `name: value`, judged against the attempt log
-/// (and, for a base URL, the system's upstream ports: one that names
-/// neither port cannot be judged).
+/// What a system knew when it wrote its response headers.
+struct Written<'a> {
+    /// The attempts that had arrived by then.
+    known: &'a [&'a AttemptView],
+    /// The attempt it was serving from then.
+    serving: &'a AttemptView,
+    /// Attempts that arrived after the headers (a failover inside a stream
+    /// already begun).
+    later: usize,
+}
+
+/// The routing header `name: value`, judged against the attempts the
+/// system knew of when it wrote it (and, for a base URL, the system's
+/// upstream ports: one that names neither port cannot be judged).
 fn routing_claim(
     name: &str,
     value: &str,
-    sent: &Sent,
-    answering: &AttemptView,
+    when: &Written<'_>,
     ports: Option<(u16, u16)>,
 ) -> Option<HonestyCheck> {
     let said = read_routing(name, value)?;
-    let fallback_answered = answering.role == Role::Fallback;
-    let fallback_tried = sent.count(Role::Fallback) > 0;
-    let index = u64::from(fallback_answered);
+    let serving = when.serving;
+    let fallback_serving = serving.role == Role::Fallback;
+    let fallback_tried = when.known.iter().any(|a| a.role == Role::Fallback);
+    let index = u64::from(fallback_serving);
+    let role = serving.role.as_str();
     let (honest, truth) = match &said {
-        Said::Index(i) => (*i == index, format!("target {index} answered")),
+        Said::Index(i) => (*i == index, format!("target {index} was serving")),
         Said::FallbacksAttempted(n) => (
             (*n > 0) == fallback_tried,
             format!(
@@ -423,20 +504,10 @@ fn routing_claim(
                 if fallback_tried { "tried" } else { "not tried" }
             ),
         ),
-        Said::FallbackUsed(used) => (
-            *used == fallback_answered,
-            format!("the {} answered", answering.role.as_str()),
-        ),
+        Said::FallbackUsed(used) => (*used == fallback_serving, format!("the {role} was serving")),
         Said::ServedModel(model) => (
-            model == &answering.model
-                || model
-                    .rsplit_once('/')
-                    .is_some_and(|(_, bare)| bare == answering.model),
-            format!(
-                "the {} answered as {}",
-                answering.role.as_str(),
-                answering.model
-            ),
+            names(model, &serving.model),
+            format!("the {role} was serving as {}", serving.model),
         ),
         Said::ServedAt(port) => {
             let (primary, fallback) = ports?;
@@ -445,16 +516,22 @@ fn routing_claim(
                 p if p == fallback => Role::Fallback,
                 _ => return None,
             };
-            (
-                named == answering.role,
-                format!("the {} answered", answering.role.as_str()),
-            )
+            (named == serving.role, format!("the {role} was serving"))
         }
+    };
+    let written = if when.later == 0 {
+        String::new()
+    } else {
+        format!(
+            " when the headers were written ({} later attempt{} came after them)",
+            when.later,
+            if when.later == 1 { "" } else { "s" }
+        )
     };
     Some(HonestyCheck {
         claim: Claim::Routing,
         honest,
-        value: format!("{name}: {value}; {truth}"),
+        value: format!("{name}: {value}; {truth}{written}"),
     })
 }
 

@@ -60,6 +60,10 @@ pub struct ClientView {
     /// The wait an error stated before a retry, milliseconds (wherever it
     /// stated it); `None` for an answer or an error that states none.
     pub stated_wait_ms: Option<u64>,
+    /// Request sent to response headers, milliseconds, if they came: what
+    /// a header says was written then, before anything the system did
+    /// later (a failover after a stream's first event).
+    pub headers_ms: Option<f64>,
     /// The simulated model's token count of the answer the client got
     /// ([`cb_wire::openai::approx_tokens`]).
     pub answer_tokens: u32,
@@ -376,6 +380,7 @@ fn client_view(
         prompt_tokens,
         routing: reply.routing.clone(),
         stated_wait_ms: reply.stated_wait_ms,
+        headers_ms: reply.ttfb_ms,
         answer_tokens: cb_wire::openai::approx_tokens(got),
         latency_ms: reply.latency_ms,
         contract_violations,

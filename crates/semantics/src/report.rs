@@ -10,6 +10,7 @@ use super::observe::Sent;
 use super::timing::Profile;
 use super::verdict::Verdict;
 use cb_faults::Role;
+use cb_report::escape::line;
 pub use cb_report::{json::pretty, Exporter, ReportError, Table};
 use serde::{Deserialize, Serialize};
 
@@ -224,19 +225,24 @@ impl SemanticsReport {
         for system in &self.systems {
             for c in &system.cases {
                 if c.verdict != Verdict::Pass && !c.reason.is_empty() {
-                    findings.push(format!(
+                    findings.push(line(&format!(
                         "{} {}: {}: {}",
                         system.system,
                         c.case,
                         c.verdict.as_str(),
                         c.reason
-                    ));
+                    )));
                 }
                 if let (Some(h), Verdict::Pass) = (&c.health, c.verdict) {
-                    findings.push(format!("{} {}: {}", system.system, c.case, h.summary()));
+                    findings.push(line(&format!(
+                        "{} {}: {}",
+                        system.system,
+                        c.case,
+                        h.summary()
+                    )));
                 }
             }
-            findings.extend(grouped_notes(system));
+            findings.extend(grouped_notes(system).iter().map(|n| line(n)));
         }
         if !findings.is_empty() {
             out.push('\n');
@@ -274,12 +280,13 @@ impl SemanticsReport {
             ));
             for c in &system.cases {
                 for check in c.honesty.checks.iter().filter(|k| !k.honest) {
-                    out.push_str(&format!(
-                        "  {} {}: {}\n",
+                    out.push_str(&line(&format!(
+                        "  {} {}: {}",
                         c.case,
                         check.claim.as_str(),
                         check.value
-                    ));
+                    )));
+                    out.push('\n');
                 }
             }
         }
@@ -297,7 +304,7 @@ impl SemanticsReport {
             self.inconclusive()
         ));
         // What gateways sent (reasons, model names, header values) reaches
-        // a terminal here.
+        // a terminal here: each of those lines was made one line above.
         cb_report::escape::terminal(&out)
     }
 }
@@ -378,6 +385,7 @@ pub(crate) mod tests {
                 models: Vec::new(),
                 routing: Vec::new(),
                 stated_wait_ms: None,
+                headers_ms: None,
                 answer_tokens: 0,
                 latency_ms: 3.5,
                 hung: false,

@@ -197,7 +197,7 @@ fn load_section(report: &SemanticsReport) -> String {
 }
 
 /// What the honesty columns count.
-const HONESTY_KEY: &str = "\nHonest columns: cases whose claims agree with the upstreams' attempt log, of the cases where the claim could be judged (`n/a`: never). *model*: the `model` of an answer the fallback gave names the model it answered as (every chunk of a stream); *usage*: its `usage` is what the answering upstream billed, or what every attempt billed; *routing*: the routing headers the system sent (target index, fallbacks attempted, fallback used, served model) agree with the attempts. They sit beside the verdicts and never change them.\n";
+const HONESTY_KEY: &str = "\nHonest columns: cases whose claims agree with the upstreams' attempt log, of the cases where the claim could be judged (`n/a`: never). *model*: the `model` of an answer the fallback gave names the model it answered as (every chunk of a stream); *usage*: its `usage` is what the answering upstream billed, what every attempt billed, or the bill of the answer as received (the client's prompt, the tokens of the text it got); *routing*: the routing headers the system sent (target index, fallbacks attempted, fallback used, served model or base URL) agree with the attempts that had arrived when they were written. They sit beside the verdicts and never change them.\n";
 
 /// The claims that disagreed with the attempt log, and the tokens left out
 /// of `usage`; empty when there are none.

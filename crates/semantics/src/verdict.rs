@@ -201,6 +201,7 @@ mod tests {
                 models: Vec::new(),
                 routing: Vec::new(),
                 stated_wait_ms: None,
+                headers_ms: None,
                 answer_tokens: 0,
                 latency_ms: 50.0,
                 hung: false,

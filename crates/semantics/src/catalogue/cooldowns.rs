@@ -131,13 +131,13 @@ pub(super) fn cooldowns(t: &Timing) -> Vec<Case> {
                     t.flap_requests,
                     secs(t.flap_interval)
                 ),
-                "during the span a prompt clean error that says when to come back (a stated wait), answered again within the bound after it",
+                "during the span a clean error that says when to come back (a stated wait), answered again within the bound after it",
                 CaseScript {
                     primary: limited_for_the_span(t),
                     fallback: limited_for_the_span(t),
                     clock: String::new(),
                 },
-                Ideal::AnsweredAfter(t.flap_outage),
+                Ideal::AnsweredAfter(t.flap_outage + back_within),
                 vec![
                     Check::advisory(Id::WaitStated, Rule::WaitStatedDuring(t.flap_outage)),
                     Check::required(

@@ -138,10 +138,19 @@ fn routing_headers_are_read_in_every_shape_gateways_write() {
         ("X-Fallback-Used", "TRUE", Some(Said::FallbackUsed(true))),
         ("x-gateway-fallback", "no", Some(Said::FallbackUsed(false))),
         (
-            "x-nexus-fallback-model",
-            FALLBACK,
-            Some(Said::ServedModel(FALLBACK.into())),
+            "x-portkey-last-used-option-index",
+            "config.targets[1].targets[0]",
+            Some(Said::Index(1)),
         ),
+        ("x-fallback-index", "v2-model", None),
+        // The configured fallback, not necessarily the one that served.
+        ("x-nexus-fallback-model", FALLBACK, None),
+        // Indexes and steps of something other than targets.
+        ("x-choice-index", "0", None),
+        ("x-workflow-step", "3", None),
+        // A setting, not a flag that a fallback answered.
+        ("x-litellm-fallback-enabled", "true", None),
+        ("x-fallback-count", "two", None),
         (
             "x-served-model",
             PRIMARY,
@@ -286,6 +295,18 @@ fn a_named_model_and_base_url_are_held_to_the_answering_upstream() {
         Some(Said::ServedAt(443))
     );
     assert_eq!(read_routing("x-litellm-model-api-base", "not a url"), None);
+    for (url, port) in [
+        ("http://[::1]:9002/v1", Some(9002)),
+        ("http://[::1]/v1", Some(80)),
+        ("https://user:pw@[2001:db8::7]", Some(443)),
+        ("http://127.0.0.1:x/v1", None),
+    ] {
+        assert_eq!(
+            read_routing("x-upstream-url", url),
+            port.map(Said::ServedAt),
+            "{url}"
+        );
+    }
     let ports = Some((9001, 9002));
     let with = |headers: &[(&str, &str)], ports| {
         let mut s = failed_over(&[FALLBACK], None);
@@ -322,4 +343,100 @@ fn a_named_model_and_base_url_are_held_to_the_answering_upstream() {
         None,
     );
     assert_eq!(unknown.verdict(Claim::Routing), None);
+}
+
+#[test]
+fn a_model_may_carry_its_provider_s_prefix_and_empty_names_are_skipped() {
+    for (models, honest) in [
+        (&["openai/continuity-sim-fallback"][..], true),
+        (&["", FALLBACK][..], true),
+        (&["openai/continuity-sim"][..], false),
+        // A prefix is a provider's, ended by a slash.
+        (&["xcontinuity-sim-fallback"][..], false),
+    ] {
+        let judged = judge([&failed_over(models, None)], None);
+        assert_eq!(judged.verdict(Claim::Model), Some(honest), "{models:?}");
+    }
+    // Only empty names: nothing named, not judged.
+    let judged = judge([&failed_over(&[""], None)], None);
+    assert_eq!(judged.verdict(Claim::Model), None);
+}
+
+#[test]
+fn a_hedged_request_s_abandoned_attempt_is_not_the_one_that_answered() {
+    // The primary answered; a hedge at the fallback started answering and
+    // was walked away from.
+    let mut s = sent(
+        vec![
+            at(Role::Primary, 0.0, 200, PRIMARY, Some(Usage::new(30, 60))),
+            AttemptView {
+                gave_up: true,
+                ..at(Role::Fallback, 5.0, 200, FALLBACK, None)
+            },
+        ],
+        true,
+    );
+    s.client.models = vec![PRIMARY.into()];
+    s.client.routing = vec![("x-fallback-used".into(), "false".into())];
+    let judged = judge([&s], None);
+    assert_eq!(judged.verdict(Claim::Model), None, "the primary answered");
+    assert_eq!(judged.verdict(Claim::Routing), Some(true), "{judged:?}");
+}
+
+/// A stream the primary began (headers and a role chunk at 10 ms), then
+/// broke with an error event; the system went on at the fallback (50 ms)
+/// inside the same response.
+fn failed_over_inside_the_stream(headers: &[(&str, &str)], headers_ms: f64) -> Sent {
+    let mut s = sent(
+        vec![
+            at(Role::Primary, 0.0, 200, PRIMARY, None),
+            at(
+                Role::Fallback,
+                50.0,
+                200,
+                FALLBACK,
+                Some(Usage::new(30, 60)),
+            ),
+        ],
+        true,
+    );
+    s.client.models = vec![FALLBACK.into()];
+    s.client.headers_ms = Some(headers_ms);
+    s.client.routing = headers
+        .iter()
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect();
+    s
+}
+
+#[test]
+fn headers_written_before_a_failover_are_held_to_what_was_known_then() {
+    let primary_then = [
+        ("x-litellm-attempted-fallbacks", "0"),
+        ("x-litellm-model-name", "openai/continuity-sim"),
+    ];
+    let early = judge([&failed_over_inside_the_stream(&primary_then, 10.0)], None);
+    assert_eq!(early.verdict(Claim::Routing), Some(true), "{early:?}");
+    assert!(
+        early
+            .checks
+            .iter()
+            .filter(|c| c.claim == Claim::Routing)
+            .all(|c| c.value.contains("when the headers were written")),
+        "{early:?}"
+    );
+    // The model in the body came after the failover: still the fallback's.
+    assert_eq!(early.verdict(Claim::Model), Some(true));
+    // Claiming the fallback before it was tried is not honest.
+    let ahead = judge(
+        [&failed_over_inside_the_stream(
+            &[("x-fallback-used", "true")],
+            10.0,
+        )],
+        None,
+    );
+    assert_eq!(ahead.verdict(Claim::Routing), Some(false), "{ahead:?}");
+    // Headers written after the fallback arrived must name it.
+    let late = judge([&failed_over_inside_the_stream(&primary_then, 60.0)], None);
+    assert_eq!(late.verdict(Claim::Routing), Some(false), "{late:?}");
 }

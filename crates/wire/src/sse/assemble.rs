@@ -31,8 +31,9 @@ pub struct ChunkFold {
     /// Chunks read (`[DONE]` excluded).
     chunks: usize,
     finish_reason: Option<String>,
-    /// Every distinct `model` the chunks named, in order, at most
-    /// [`MAX_MODELS`].
+    /// The `model` values the chunks named, in order, a run of chunks
+    /// naming the same one kept once; at most [`MAX_MODELS`], the last
+    /// always the last chunk's.
     models: Vec<String>,
     usage: Option<Usage>,
     has_usage: bool,
@@ -81,10 +82,17 @@ impl ChunkFold {
         if let Some(reason) = chunk.finish_reason() {
             self.finish_reason = Some(reason.to_string());
         }
-        if let Some(model) = chunk.model() {
+        if let Some(model) = chunk.model().filter(|m| !m.trim().is_empty()) {
             let model: String = model.chars().take(MAX_MODEL_CHARS).collect();
-            if self.models.len() < MAX_MODELS && !self.models.contains(&model) {
-                self.models.push(model);
+            if self.models.last() != Some(&model) {
+                // Full: the first ones stay, the last slot follows the
+                // stream, so the last chunk's model is always known.
+                if self.models.len() == MAX_MODELS {
+                    self.models.pop();
+                }
+                if self.models.last() != Some(&model) {
+                    self.models.push(model);
+                }
             }
         }
         self.has_usage |= chunk.has_usage();
@@ -121,8 +129,10 @@ impl ChunkFold {
         self.models.first().map(String::as_str)
     }
 
-    /// Every distinct `model` the chunks named, in the order they first
-    /// came (a stream whose chunks disagree on who answers names two).
+    /// The `model` values the chunks named, in order, each run of chunks
+    /// naming the same one kept once (a stream whose chunks disagree on
+    /// who answers names two; `a, b, a` names three); empty names are
+    /// skipped, and the last is the last chunk's.
     pub fn models(&self) -> &[String] {
         &self.models
     }
@@ -171,8 +181,8 @@ pub struct Assembled {
     pub completion_tokens: Option<u32>,
     /// `usage.prompt_tokens` of the same block.
     pub prompt_tokens: Option<u32>,
-    /// Every distinct `model` the chunks named, in order (at most
-    /// [`MAX_MODELS`]).
+    /// The `model` values the chunks named, in order, a run of the same
+    /// one kept once, the last the last chunk's (at most [`MAX_MODELS`]).
     pub models: Vec<String>,
 }
 
@@ -410,14 +420,15 @@ mod tests {
         assert!(assemble_finished(&read_all(chunk("cut").as_bytes())).is_err());
     }
 
-    /// Every distinct model the chunks name is kept in order (a stream that
-    /// starts as one model and ends as another names both), bounded; the
-    /// usage block's prompt count is kept beside its completion count.
+    /// The models the chunks name are kept in order (a stream that starts
+    /// as one model and ends as another names both), bounded with the last
+    /// chunk's always last; empty names are skipped; the usage block's
+    /// prompt count is kept beside its completion count.
     #[test]
     fn the_models_named_and_the_prompt_count_are_kept() {
         let named = |model: &str| serde_json::json!({"model": model, "choices": [{"delta": {"content": "a "}}]});
         let mut body = String::new();
-        for model in ["primary", "primary", "fallback", "m3", "m4", "m5"] {
+        for model in ["primary", "primary", "", "fallback", "m3", "m4", "m5"] {
             body.push_str(&format!("data: {}\n\n", named(model)));
         }
         body.push_str(&format!(
@@ -425,7 +436,7 @@ mod tests {
             serde_json::json!({"model": "fallback", "choices": [], "usage": {"prompt_tokens": 9, "completion_tokens": 6, "total_tokens": 15}})
         ));
         let assembled = assemble(&read_all(body.as_bytes())).unwrap();
-        assert_eq!(assembled.models, ["primary", "fallback", "m3", "m4"]);
+        assert_eq!(assembled.models, ["primary", "fallback", "m3", "fallback"]);
         assert_eq!(assembled.model.as_deref(), Some("primary"));
         assert_eq!(assembled.prompt_tokens, Some(9));
         assert_eq!(assembled.completion_tokens, Some(6));
@@ -433,6 +444,14 @@ mod tests {
         let body = format!("data: {}\n\ndata: [DONE]\n\n", named(&long));
         let assembled = assemble(&read_all(body.as_bytes())).unwrap();
         assert_eq!(assembled.models[0].len(), MAX_MODEL_CHARS);
+        // Back to the first model at the end: the last chunk's is last.
+        let mut body = String::new();
+        for model in ["a", "b", "a"] {
+            body.push_str(&format!("data: {}\n\n", named(model)));
+        }
+        body.push_str("data: [DONE]\n\n");
+        let assembled = assemble(&read_all(body.as_bytes())).unwrap();
+        assert_eq!(assembled.models, ["a", "b", "a"]);
     }
 
     #[test]
