@@ -109,11 +109,15 @@ pub struct LoadFigures {
 }
 
 impl LoadFigures {
+    /// The synchronisation index as `x1.3`, or `n/a` without retries.
+    pub fn sync_cell(&self) -> String {
+        self.sync_index
+            .map_or_else(|| "n/a".to_string(), |s| format!("x{s:.1}"))
+    }
+
     /// One line: `C = 100, 429 + Retry-After 1 s: 3.00 [3.00, 3.00] attempts per request (p99 3 [3, n/a]), sync x5.2, worst 2.1 s`.
     pub fn line(&self) -> String {
-        let sync = self
-            .sync_index
-            .map_or_else(|| "n/a".to_string(), |s| format!("x{s:.1}"));
+        let sync = self.sync_cell();
         format!(
             "C = {}, primary 429 with Retry-After {:.1} s: {}/{} answered; attempts per request {} (p99 {}, max {}); retries {}, synchronisation {sync}; time to a definitive answer worst {:.2} s, p99 {:.2} s",
             self.concurrency,

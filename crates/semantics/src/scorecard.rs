@@ -178,8 +178,7 @@ fn load_section(report: &SemanticsReport) -> String {
                 l.attempts_p99.cell(0),
                 l.attempts_max,
                 l.retries,
-                l.sync_index
-                    .map_or_else(|| "n/a".to_string(), |x| format!("x{x:.1}")),
+                l.sync_cell(),
                 l.worst_ms / 1000.0,
                 l.p99_ms / 1000.0
             ))
