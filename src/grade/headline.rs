@@ -318,7 +318,7 @@ mod tests {
         ]);
         assert_eq!(
             headline(&sys),
-            "Fails over on every transient error, passes permanent errors through, but presents truncated answers as complete (stream-cut, stream-truncated); mishandles broken answers (stream-stall)."
+            "Rides out every transient error, rate limit and cooldown, passes permanent errors through, but presents truncated answers as complete (stream-cut, stream-truncated); mishandles broken answers (stream-stall)."
         );
     }
 
@@ -375,7 +375,7 @@ mod tests {
         ]);
         assert_eq!(
             headline(&sys),
-            "Fails over on every transient error, recovers from broken, stalled and cut answers."
+            "Rides out every transient error, rate limit and cooldown, recovers from broken, stalled and cut answers."
         );
         let never = system(vec![
             case("503", Verdict::Fail, Some("failed_over")),
@@ -383,7 +383,7 @@ mod tests {
         ]);
         assert_eq!(
             headline(&never),
-            "Mishandles transient errors (503); gives a clean error where an answer was possible (no-response)."
+            "Mishandles transient errors, rate limits or cooldowns (503); gives a clean error where an answer was possible (no-response)."
         );
         assert_eq!(headline(&system(Vec::new())), "");
     }
