@@ -107,9 +107,10 @@ pub struct Exchange {
     pub completion_tokens: Option<u32>,
     /// Its `prompt_tokens`, when it had a number there.
     pub prompt_tokens: Option<u32>,
-    /// Every distinct `model` the answer names, in order: one for a plain
-    /// body, one per distinct value for a stream whose chunks disagree
-    /// (at most [`cb_wire::sse::MAX_MODELS`]). Redacted.
+    /// The `model` values the answer names, in order: one for a plain
+    /// body; for a stream, a run of chunks naming the same one kept once,
+    /// the last chunk's last, empty names skipped (at most
+    /// [`cb_wire::sse::MAX_MODELS`]). Redacted.
     pub models: Vec<String>,
     /// The response headers in which a gateway says how it routed the
     /// request (which target answered, how many fallbacks it tried), as

@@ -124,9 +124,11 @@ fn not_applicable(rule: &Rule, o: &Outcome<'_>) -> Option<&'static str> {
         {
             Some("no request failed during the outage")
         }
-        Rule::RecoolHonoured { .. } if !first_primary_answered(o.requests) => Some(
-            "the longer wait never reached the system: it left request 1's primary attempt before its 429",
-        ),
+        Rule::RecoolHonoured { cooling_from, .. }
+            if !longer_wait_received(o.requests, *cooling_from) =>
+        {
+            Some("the longer wait never reached the system: no primary attempt of request 1 got its held 429")
+        }
         Rule::RecoolHonoured {
             cooling_from,
             recooled_at,
@@ -683,13 +685,16 @@ fn cooled(requests: &[Sent], from: Duration, to: Duration) -> bool {
         .any(|s| s.count(Role::Primary) == 0)
 }
 
-/// Whether the first request's first primary attempt got its response
-/// (the system did not walk away from it first).
-fn first_primary_answered(requests: &[Sent]) -> bool {
-    requests
-        .first()
-        .and_then(|s| s.at(Role::Primary).next())
-        .is_some_and(|a| a.status.is_some() && !a.gave_up)
+/// Whether a primary attempt of the first request that arrived while the
+/// primary held its answers (the first half of `cooling_from`, when the
+/// case's script holds the late 429) got its status: the longer wait
+/// reached the system.
+fn longer_wait_received(requests: &[Sent], cooling_from: Duration) -> bool {
+    let held_until = cooling_from.as_secs_f64() * 1000.0 / 2.0;
+    requests.first().is_some_and(|s| {
+        s.at(Role::Primary)
+            .any(|a| s.sent_ms + a.at_ms < held_until && a.status.is_some())
+    })
 }
 
 /// The requests sent during the first `outage` of the case.
@@ -953,6 +958,17 @@ pub(crate) mod tests {
             !result.applicable && result.value.contains("never reached"),
             "{result:?}"
         );
+        // A retry of request 1 inside the held window got the 429: judged.
+        let mut retried = requests.clone();
+        retried[0]
+            .attempts
+            .insert(1, attempt(Role::Primary, 50.0, 429));
+        let result = measured(recooled, &moved, &retried);
+        assert!(result.applicable, "{result:?}");
+        // Walked away from after its 429 had come: the wait reached it.
+        requests[0].attempts[0].status = Some(429);
+        let result = measured(recooled, &moved, &requests);
+        assert!(result.applicable, "{result:?}");
         // The same, with request 1's 429 received: the cooldown is judged.
         requests[0].attempts[0] = attempt(Role::Primary, 0.0, 429);
         let result = measured(recooled, &moved, &requests);

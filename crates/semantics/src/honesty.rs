@@ -10,9 +10,9 @@
 //! it can apply, and counted beside the verdict (never changing it):
 //!
 //! - **model**, on a request the fallback answered: every `model` the
-//!   answer names (a plain body's, or each distinct one a stream's chunks
-//!   name, first to last) is one an upstream answered as, and the last is
-//!   the answering upstream's;
+//!   answer names (a plain body's, or those a stream's chunks name, a run
+//!   of the same one kept once, the last chunk's last) is one an upstream
+//!   answered as, and the last is the answering upstream's;
 //! - **usage**, on a request the fallback answered with a `usage` block:
 //!   its counts are what the answering upstream billed, the sum of what
 //!   every attempt billed, or the bill of the answer as received (the
@@ -24,7 +24,8 @@
 //!   attempted, a "fallback used" flag or the serving model it states
 //!   agree with the attempt log as it stood when the headers were written
 //!   (a failover inside a stream already begun comes after them, and a
-//!   header that names the upstream serving then is honest).
+//!   header that names the upstream serving then is honest); not judged
+//!   when no upstream had answered by then.
 
 use crate::observe::{AttemptView, Sent};
 use cb_faults::Role;
@@ -248,10 +249,18 @@ fn judge_one(sent: &Sent, ports: Option<(u16, u16)>, out: &mut CaseHonesty) {
         None => sent.attempts.iter().collect(),
     };
     let later = sent.attempts.len() - known.len();
+    // Serving then: the last answered attempt not walked away from; else
+    // one walked away from later (a stalled stream the system was still
+    // reading when it wrote the headers).
     let serving = if later == 0 {
         Some(answering)
     } else {
-        known.iter().rev().find(|a| answered(a)).copied()
+        known
+            .iter()
+            .rev()
+            .find(|a| answered(a) && !a.gave_up)
+            .or_else(|| known.iter().rev().find(|a| answered(a)))
+            .copied()
     };
     let Some(serving) = serving else {
         return;

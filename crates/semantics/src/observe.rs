@@ -45,8 +45,9 @@ pub struct ClientView {
     pub finish_reason: Option<String>,
     /// The `model` the answer names.
     pub model: Option<String>,
-    /// Every distinct `model` the answer names, in order (a stream whose
-    /// first and last chunks disagree names two).
+    /// The `model` values the answer names, in order: a plain body's, or
+    /// a stream's, a run of chunks naming the same one kept once, the last
+    /// chunk's last (a stream whose chunks disagree names two or more).
     pub models: Vec<String>,
     /// Whether the answer carried `usage`.
     pub usage: bool,
@@ -262,7 +263,7 @@ pub struct ClientReading {
     pub finish_reason: Option<String>,
     /// The `model` the answer names.
     pub model: Option<String>,
-    /// Every distinct `model` the answer names, in order.
+    /// The `model` values the answer names, in order, the last chunk's last.
     pub models: Vec<String>,
     /// Whether the answer carried `usage`.
     pub usage: bool,

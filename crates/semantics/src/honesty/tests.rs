@@ -16,6 +16,14 @@ fn at(role: Role, at_ms: f64, status: u16, model: &str, billed: Option<Usage>) -
     }
 }
 
+/// Response headers as the client keeps them.
+fn routing(headers: &[(&str, &str)]) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect()
+}
+
 /// A request the primary failed (503) and the fallback answered, billing
 /// 30 prompt and 60 completion tokens; the answer names `models` and says
 /// `usage` (prompt, completion).
@@ -171,10 +179,7 @@ fn routing_headers_are_read_in_every_shape_gateways_write() {
 fn a_routing_header_that_contradicts_the_attempt_log_is_dishonest() {
     let with = |headers: &[(&str, &str)]| {
         let mut s = failed_over(&[FALLBACK], None);
-        s.client.routing = headers
-            .iter()
-            .map(|(n, v)| (n.to_string(), v.to_string()))
-            .collect();
+        s.client.routing = routing(headers);
         judge([&s], None)
     };
     let honest = with(&[
@@ -310,10 +315,7 @@ fn a_named_model_and_base_url_are_held_to_the_answering_upstream() {
     let ports = Some((9001, 9002));
     let with = |headers: &[(&str, &str)], ports| {
         let mut s = failed_over(&[FALLBACK], None);
-        s.client.routing = headers
-            .iter()
-            .map(|(n, v)| (n.to_string(), v.to_string()))
-            .collect();
+        s.client.routing = routing(headers);
         judge([&s], ports)
     };
     let honest = with(
@@ -381,6 +383,13 @@ fn a_hedged_request_s_abandoned_attempt_is_not_the_one_that_answered() {
     let judged = judge([&s], None);
     assert_eq!(judged.verdict(Claim::Model), None, "the primary answered");
     assert_eq!(judged.verdict(Claim::Routing), Some(true), "{judged:?}");
+    // The same with the headers written before a later attempt came: the
+    // abandoned hedge is still not the one serving.
+    s.client.headers_ms = Some(20.0);
+    s.attempts
+        .push(at(Role::Fallback, 100.0, 503, FALLBACK, None));
+    let judged = judge([&s], None);
+    assert_eq!(judged.verdict(Claim::Routing), Some(true), "{judged:?}");
 }
 
 /// A stream the primary began (headers and a role chunk at 10 ms), then
@@ -402,10 +411,7 @@ fn failed_over_inside_the_stream(headers: &[(&str, &str)], headers_ms: f64) -> S
     );
     s.client.models = vec![FALLBACK.into()];
     s.client.headers_ms = Some(headers_ms);
-    s.client.routing = headers
-        .iter()
-        .map(|(n, v)| (n.to_string(), v.to_string()))
-        .collect();
+    s.client.routing = routing(headers);
     s
 }
 

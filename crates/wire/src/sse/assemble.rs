@@ -186,8 +186,9 @@ pub struct Assembled {
     pub models: Vec<String>,
 }
 
-/// Most distinct `model` values a stream's reading keeps: enough to show
-/// chunks that disagree, bounded against a hostile stream.
+/// Most `model` values a stream's reading keeps (the last slot follows the
+/// stream): enough to show chunks that disagree, bounded against a
+/// hostile stream.
 pub const MAX_MODELS: usize = 4;
 
 /// Longest `model` value kept, in characters.
