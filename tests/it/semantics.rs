@@ -759,6 +759,74 @@ async fn the_load_phase_measures_stacked_and_synchronised_retries() {
     );
 }
 
+/// A provider's limiter answers 429 to every attempt inside the window it
+/// stated. `ReadsOnlyRetryAfter` retries inside a window stated anywhere
+/// but `Retry-After`, meets the limiter again and drops the primary for the
+/// fallback: `not_dropped_in_window` counts it. Where it read the wait
+/// (`Retry-After`), and for the reference proxies, which wait it out, no
+/// retry came inside the window and the check does not apply.
+#[tokio::test(start_paused = true)]
+async fn a_primary_dropped_inside_its_stated_window_is_counted() {
+    use continuity_bench::semantics::case::CheckId;
+    let ids = [
+        "429-retry-after",
+        "429-reset-header",
+        "429-retry-in-message",
+    ];
+    let dropped = |c: &CaseResult| {
+        c.checks
+            .iter()
+            .find(|k| k.check == CheckId::NotDroppedInWindow)
+            .unwrap()
+            .clone()
+    };
+    let report = run_control(
+        Misbehaviour::ReadsOnlyRetryAfter,
+        &ids,
+        false,
+        Duration::ZERO,
+    )
+    .await;
+    let control = system(&report, "control");
+    let honoured = dropped(case(control, "429-retry-after"));
+    assert!(!honoured.applicable, "{honoured:?}");
+    for id in &ids[1..] {
+        let c = case(control, id);
+        let check = dropped(c);
+        assert!(check.broken(), "{id}: {check:?}");
+        assert!(
+            check.value.contains("1 retries inside the window"),
+            "{id}: {check:?}"
+        );
+        assert!(c.requests[0].client.answered, "{id}: the fallback answered");
+    }
+    // Retrying at once ignores even Retry-After.
+    let report = run_control(
+        Misbehaviour::HammersPrimary,
+        &ids[..1],
+        false,
+        Duration::ZERO,
+    )
+    .await;
+    let check = dropped(case(system(&report, "control"), ids[0]));
+    assert!(check.broken(), "{check:?}");
+    let reference =
+        semantics::execute(&config(true, Vec::new(), Some(&ids), false, Duration::ZERO))
+            .await
+            .unwrap();
+    for name in ["stateless", "history"] {
+        for id in ids {
+            let c = case(system(&reference, name), id);
+            assert!(!dropped(c).applicable, "{name} {id}");
+            assert_eq!(c.verdict, Verdict::Pass, "{name} {id}: {}", c.reason);
+            assert!(
+                c.requests[0].served_by_primary(),
+                "{name} {id}: waited for the primary"
+            );
+        }
+    }
+}
+
 /// `deadline_moved` applies to a gateway that cools its primary down: one
 /// that keeps it cooled past the longer wait passes it (the negative
 /// control of `CoolsDownPrimary`'s failure); the reference proxies keep no

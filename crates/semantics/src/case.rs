@@ -141,6 +141,9 @@ pub enum CheckId {
     BackAfterCooldown,
     /// A re-cooled primary's deadline moved to the longer wait.
     DeadlineMoved,
+    /// A primary retried inside its stated window was tried again after
+    /// it, not dropped while the window ran.
+    NotDroppedInWindow,
 }
 
 impl CheckId {
@@ -255,6 +258,11 @@ pub enum Rule {
         /// When the longer wait ends (less the slack).
         until: Duration,
     },
+    /// When the primary was retried inside `window` of its first attempt
+    /// (the wait its 429 stated, less the slack), it was tried again once
+    /// the window had passed: not dropped while the window ran. Applies
+    /// only to a system that retried inside the window.
+    KeptThroughWindow(Duration),
     /// Every request sent at least `within` after the end of `outage` was
     /// answered.
     AnsweredAfter {

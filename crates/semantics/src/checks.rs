@@ -137,6 +137,9 @@ fn not_applicable(rule: &Rule, o: &Outcome<'_>) -> Option<&'static str> {
             Some("the system keeps no cooldown: every request sent while the primary was cooling tried it")
         }
         Rule::HealthExposed if o.health.is_none() => Some("the health route was not probed"),
+        Rule::KeptThroughWindow(window) if window_split(last, *window).0 == 0 => {
+            Some("the primary was not retried inside its window")
+        }
         _ => None,
     }
 }
@@ -147,6 +150,18 @@ fn secs(d: Duration) -> String {
 
 fn ms(v: f64) -> String {
     format!("{:.1} s", v / 1000.0)
+}
+
+/// The primary's retries of `sent` that came inside `window` of its first
+/// attempt, and its attempts after the window.
+fn window_split(sent: &Sent, window: Duration) -> (usize, usize) {
+    let primaries: Vec<f64> = sent.at(Role::Primary).map(|a| a.at_ms).collect();
+    let Some(first) = primaries.first() else {
+        return (0, 0);
+    };
+    let end = first + window.as_secs_f64() * 1000.0;
+    let inside = primaries[1..].iter().filter(|at| **at < end).count();
+    (inside, primaries.len() - 1 - inside)
 }
 
 /// Whether the client got the whole answer.
@@ -509,6 +524,30 @@ fn rule(rule: &Rule, o: &Outcome<'_>) -> (bool, String, String) {
                 format!("none from {} to {}", ms(from), ms(to)),
             )
         }
+        Rule::KeptThroughWindow(window) => {
+            let (inside, after) = window_split(last, *window);
+            // A retry the limiter let through kept the primary too.
+            let answered = last.served_by_primary();
+            (
+                after > 0 || answered,
+                if answered {
+                    format!("{inside} retries inside the window, the primary answered")
+                } else if after > 0 {
+                    format!(
+                        "{inside} retries inside the window, then {after} primary attempts after it"
+                    )
+                } else {
+                    format!(
+                        "{inside} retries inside the window, then no primary attempt after it ({}): dropped while its window ran",
+                        got(last)
+                    )
+                },
+                format!(
+                    "a primary retried inside its {} window is tried again after it",
+                    secs(*window)
+                ),
+            )
+        }
         Rule::AnsweredAfter { outage, within } => {
             // To the millisecond: a request scheduled at the instant
             // counts, whatever the float's last digit.
@@ -854,6 +893,7 @@ pub(crate) mod tests {
                                     | Rule::HealthExposed
                                     | Rule::ThinkingOffAtFallback
                                     | Rule::RecoolHonoured { .. }
+                                    | Rule::KeptThroughWindow(_)
                             );
                         if absent {
                             measured += 1;
@@ -900,6 +940,88 @@ pub(crate) mod tests {
             }
         }
         assert!(measured > 40, "{measured} checks without their subject");
+    }
+
+    /// `not_dropped_in_window` on the stated-wait cases: a retry inside the
+    /// window followed by the fallback's answer, or by an error, drops the
+    /// primary; one followed by an attempt after the window keeps it; no
+    /// retry inside the window (waiting it out, failing over at once) is
+    /// not judged.
+    #[test]
+    fn a_primary_dropped_while_its_window_ran_is_counted() {
+        use crate::catalogue::catalogue;
+        use crate::timing::{GiveUpBounds, Timing};
+        let timing = Timing::fast();
+        let cases = catalogue(&timing, &GiveUpBounds::default(), false);
+        let window = timing.retry_after - timing.retry_after_slack;
+        let inside = window.as_secs_f64() * 1000.0 - 10.0;
+        let after = window.as_secs_f64() * 1000.0 + 10.0;
+        let mut judged = 0;
+        for case in cases.iter().filter(|c| c.id.starts_with("429-r")) {
+            let check = case
+                .checks
+                .iter()
+                .find(|c| c.id == CheckId::NotDroppedInWindow)
+                .expect("every stated-wait case counts a drop");
+            let measured = |requests: &[Sent]| {
+                measure(
+                    check,
+                    &Outcome {
+                        case,
+                        requests,
+                        before: None,
+                        after: None,
+                        health: None,
+                    },
+                )
+            };
+            let first = attempt(Role::Primary, 5.0, 429);
+            // Retried at once (glued to the first), then the fallback.
+            let to_fallback = [sent(
+                vec![
+                    first.clone(),
+                    attempt(Role::Primary, 5.0, 429),
+                    attempt(Role::Fallback, 6.0, 200),
+                ],
+                true,
+            )];
+            let r = measured(&to_fallback);
+            assert!(r.broken() && r.value.contains("dropped"), "{r:?}");
+            // Retried just inside the window, then a clean error.
+            let to_error = [sent(
+                vec![first.clone(), attempt(Role::Primary, inside, 429)],
+                false,
+            )];
+            assert!(measured(&to_error).broken(), "{}", case.id);
+            // A retry inside the window that the primary answered: kept.
+            let through = [sent(
+                vec![first.clone(), attempt(Role::Primary, 100.0, 200)],
+                true,
+            )];
+            let r = measured(&through);
+            assert!(r.applicable && r.passed, "{r:?}");
+            // Retried inside, and again after the window: kept.
+            let kept = [sent(
+                vec![
+                    first.clone(),
+                    attempt(Role::Primary, 100.0, 429),
+                    attempt(Role::Primary, after, 200),
+                ],
+                true,
+            )];
+            let r = measured(&kept);
+            assert!(r.applicable && r.passed, "{r:?}");
+            // Waited the window out, or failed over at once: not judged.
+            for shape in [
+                vec![first.clone(), attempt(Role::Primary, after, 200)],
+                vec![first.clone(), attempt(Role::Fallback, 6.0, 200)],
+            ] {
+                let r = measured(&[sent(shape, true)]);
+                assert!(!r.applicable && !r.broken(), "{r:?}");
+            }
+            judged += 1;
+        }
+        assert_eq!(judged, 5);
     }
 
     /// The cooldown checks apply only where what they measure happened: a

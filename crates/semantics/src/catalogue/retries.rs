@@ -10,11 +10,13 @@ use super::errors::{rate_limited, status_error};
 use super::secs;
 use crate::case::{Case, Check, CheckId as Id, Ideal, Rule};
 use crate::timing::Timing;
-use cb_faults::{Act, HoldEnd, Script, WaitIn};
+use cb_faults::{Act, HoldEnd, Script, WaitIn, When};
 
 /// A case whose first primary attempt is a 429 stating its wait `where`
-/// (`Retry-After`, a reset header, the body), later attempts answering:
-/// no second primary attempt may come before the wait.
+/// (`Retry-After`, a reset header, the body), as a provider's limiter
+/// answers: another 429 to every attempt inside the window, an answer
+/// after it. No second primary attempt may come before the wait, and a
+/// system that retried inside it must not drop the primary for it.
 fn stated_429(t: &Timing, id: &'static str, place: WaitIn) -> Case {
     let (stated, passes) = match place {
         WaitIn::RetryAfter => (
@@ -50,21 +52,23 @@ fn stated_429(t: &Timing, id: &'static str, place: WaitIn) -> Case {
             "answered; no second primary attempt before the wait the message states (a client that reads only headers or fields retries inside the window)",
         ),
     };
+    let window = t.retry_after.saturating_sub(t.retry_after_slack);
+    let limited = Act::Error(rate_limited(Some(t.retry_after)).wait_stated_in(place));
     case(
         id,
-        format!("first attempt 429 with {stated}, later attempts answer"),
+        format!("429 with {stated} to the first attempt and every attempt inside the window, answers after it"),
         passes,
-        primary(Script::first(
-            1,
-            Act::Error(rate_limited(Some(t.retry_after)).wait_stated_in(place)),
-            Act::answer(),
-        )),
+        primary(Script {
+            rules: vec![
+                (When::AttemptAtMost(1), limited.clone()),
+                (When::WithinClock(window), limited),
+            ],
+            otherwise: Act::answer(),
+        }),
         Ideal::Answer,
         vec![
-            Check::required(
-                Id::RetryAfterHonoured,
-                Rule::FirstGapAtLeast(t.retry_after.saturating_sub(t.retry_after_slack)),
-            ),
+            Check::required(Id::RetryAfterHonoured, Rule::FirstGapAtLeast(window)),
+            Check::required(Id::NotDroppedInWindow, Rule::KeptThroughWindow(window)),
             Check::advisory(Id::RetriedSameRoute, Rule::PrimaryAtLeast(2)),
         ],
         t.default_bound,
