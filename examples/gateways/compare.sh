@@ -25,7 +25,10 @@
 #                       gateways must start)
 #   SYSTEMS_FILE        the systems file `grade` reads (default
 #                       examples/gateways/systems.toml); the systems it names
-#                       other than litellm and portkey must be up already
+#                       other than litellm and portkey must be up already.
+#                       Set, `semantics` reads it too instead of testing the
+#                       gateways started here directly
+#   LITELLM_MASTER_KEY  LiteLLM's key (default a fresh random one)
 #   CONTINUITY_BENCH    a built binary to use instead of `cargo run --release`
 #   RUNS                runs of the benchmark (default 1)
 #   GATEWAYS            which gateways to run (default "litellm portkey")
@@ -133,7 +136,9 @@ start_litellm() {
     fi
     # The proxy refuses to start without a master key. A fresh random one per
     # run, kept in the environment only (never written to a file or printed).
-    LITELLM_MASTER_KEY="sk-local-$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
+    # A caller that chains a client in front of LiteLLM (examples/sdks/chain.sh)
+    # sets it first, so that the client can send it.
+    LITELLM_MASTER_KEY="${LITELLM_MASTER_KEY:-sk-local-$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')}"
     export LITELLM_AUTH="Bearer $LITELLM_MASTER_KEY"
     say "starting LiteLLM on 127.0.0.1:$litellm_port (log: $logs/litellm.log)"
     # LITELLM_LOCAL_MODEL_COST_MAP: use the bundled model price map instead of
@@ -232,10 +237,14 @@ case "$command" in
         ;;
     semantics)
         mkdir -p "$out"
+        # SYSTEMS_FILE names the systems instead of the gateways started here
+        # (a client chained in front of one of them: examples/sdks/chain.sh).
+        systems=("${args[@]}")
+        [[ -n "${SYSTEMS_FILE:-}" ]] && systems=(--systems "$systems_file")
         say "checking failover semantics (results in $out/semantics.json)"
         timeout -s INT -k 60 "$run_timeout" \
             "${runner[@]}" semantics --json "$out/semantics.json" --gateway-wait 60s \
-            "${args[@]}" "$@" || status=$?
+            "${systems[@]}" "$@" || status=$?
         ;;
     grade)
         # Both gateways up, as the systems file lists them.

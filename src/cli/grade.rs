@@ -30,6 +30,10 @@ pub struct GradeArgs {
     /// the retries are.
     #[arg(long, num_args = 0..=1, default_missing_value = "100", value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub load: Option<u32>,
+    /// Which upstreams the load phase rate-limits (`primary-limited` or
+    /// `all-limited`; see `semantics --help`).
+    #[arg(long, default_value = "primary-limited", value_parser = super::semantics::load_fault, requires = "load")]
+    pub load_fault: cb_semantics::load::LoadFault,
     /// Whose reading of a stream the catalogue's verdicts take
     /// (`openai-sdk` or `strict`; see `semantics --help`).
     #[arg(long, default_value = "openai-sdk", value_parser = super::semantics::client_profile)]

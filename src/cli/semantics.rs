@@ -65,6 +65,14 @@ pub struct SemanticsArgs {
     /// the worst time to a definitive answer.
     #[arg(long, num_args = 0..=1, default_missing_value = "100", value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub load: Option<u32>,
+    /// Which upstreams the load phase rate-limits: `primary-limited` (the
+    /// fallback answers: a gateway's own retries and failover) or
+    /// `all-limited` (both answer 429: every request fails, so each layer
+    /// in front of the upstreams, an SDK's retries over a gateway's retries
+    /// over its fallbacks, shows in the attempts per request as their
+    /// product).
+    #[arg(long, default_value = "primary-limited", value_parser = load_fault, requires = "load")]
+    pub load_fault: cb_semantics::load::LoadFault,
     /// Also write the results as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -83,6 +91,10 @@ pub struct SemanticsArgs {
 }
 
 /// Reads `--client`.
+pub(super) fn load_fault(s: &str) -> Result<cb_semantics::load::LoadFault, String> {
+    s.parse()
+}
+
 pub(super) fn client_profile(s: &str) -> Result<cb_wire::sse::ClientProfile, String> {
     s.parse()
 }

@@ -93,6 +93,7 @@ fn semantics_args(args: &GradeArgs) -> SemanticsArgs {
     sem.cases = args.cases.clone();
     sem.client = args.client;
     sem.load = args.load;
+    sem.load_fault = args.load_fault;
     sem.seed = args.seed;
     sem.contracts = args.contracts.clone();
     sem

@@ -120,6 +120,7 @@ pub fn semantics_config(args: &SemanticsArgs) -> Result<SemanticsConfig, Semanti
         give_up,
         cases,
         load: args.load,
+        load_fault: args.load_fault,
         out,
     })
 }

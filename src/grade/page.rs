@@ -182,15 +182,15 @@ fn overview(s: &GradeSummary, out: &mut String) {
             });
             let honesty = sys.honesty.map_or("not run".into(), |h| h.line());
             let load = sys.load.as_ref().map_or("not run".into(), |l| {
-                let sync = l
-                    .sync_index
-                    .map_or_else(|| "n/a".to_string(), |x| format!("x{x:.1}"));
                 format!(
-                    "{} at C = {}; retries {}, synchronisation {sync}; worst {:.2} s",
-                    l.attempts_mean.cell(2),
+                    "{} at C = {} ({}); retries {}, synchronisation {}; worst {}{}",
+                    l.attempts_cell(),
                     l.concurrency,
+                    l.fault.as_str(),
                     l.retries,
-                    l.worst_ms / 1000.0
+                    l.sync_cell(),
+                    cb_semantics::load::LoadFigures::seconds_cell(l.worst_ms),
+                    l.cut_note()
                 )
             });
             let name = format!(

@@ -123,24 +123,27 @@ fn system(name: &str, control: bool, verdicts: [&str; 2]) -> GradeSystem {
             ..Default::default()
         }),
         load: (!control).then_some(cb_semantics::load::LoadFigures {
+            fault: cb_semantics::load::LoadFault::PrimaryLimited,
             concurrency: 100,
             retry_after_ms: 1000,
             answered: 100,
-            attempts_mean: cb_semantics::load::Estimate {
+            cut_at_bound: 0,
+            bound_ms: 10_000,
+            attempts_mean: Some(cb_semantics::load::Estimate {
                 value: 3.0,
                 low: Some(2.9),
                 high: Some(3.1),
-            },
-            attempts_p99: cb_semantics::load::Estimate {
+            }),
+            attempts_p99: Some(cb_semantics::load::Estimate {
                 value: 4.0,
                 low: Some(3.0),
                 high: None,
-            },
-            attempts_max: 4,
+            }),
+            attempts_max: Some(4),
             retries: 100,
             sync_index: Some(1.1),
-            worst_ms: 2040.0,
-            p99_ms: 2030.0,
+            worst_ms: Some(2040.0),
+            p99_ms: Some(2030.0),
         }),
         cases: vec![case("401", verdicts[0]), case("503", verdicts[1])],
         unmeasured: vec!["CPR under `degraded`: the profile faults no turn".into()],
@@ -336,7 +339,7 @@ fn the_overview_shows_the_honest_claims() {
     assert!(html.contains("attempts per request under load"), "{html}");
     assert!(
         html.contains(
-            "3.00 [2.90, 3.10] at C = 100; retries 100, synchronisation x1.1; worst 2.04 s"
+            "3.00 [2.90, 3.10] at C = 100 (primary-limited); retries 100, synchronisation x1.1; worst 2.04 s"
         ),
         "{html}"
     );

@@ -319,6 +319,7 @@ fn config(
         give_up: GiveUpBounds::default(),
         cases: cases.map(|c| c.iter().map(|s| s.to_string()).collect()),
         load: None,
+        load_fault: Default::default(),
         out: None,
     }
 }
@@ -731,11 +732,11 @@ async fn the_load_phase_measures_stacked_and_synchronised_retries() {
         assert_eq!(load.concurrency, 40);
         assert_eq!(load.answered, 40, "{}", load.line());
         // One 429, one retry after the stated wait, one fallback answer.
-        assert_eq!(load.attempts_mean.value, 3.0, "{}", load.line());
+        assert_eq!(load.attempts_mean.unwrap().value, 3.0, "{}", load.line());
         assert_eq!(load.retries, 40);
         let sync = load.sync_index.unwrap();
         assert!(sync < 2.0, "{name}: {}", load.line());
-        assert!(load.worst_ms <= 2500.0, "{}", load.line());
+        assert!(load.worst_ms.unwrap() <= 2500.0, "{}", load.line());
     }
     let (gateway, primary, fallback) = start_on_free_ports(Misbehaviour::HammersPrimary).await;
     let spec = gateway_spec("control", gateway.url(), primary, fallback);
@@ -749,13 +750,63 @@ async fn the_load_phase_measures_stacked_and_synchronised_retries() {
     hammering.load = Some(40);
     let report = semantics::execute(&hammering).await.unwrap();
     let load = system(&report, "control").load.clone().unwrap();
-    assert!(load.attempts_mean.value >= 8.0, "{}", load.line());
-    assert!(load.attempts_mean.low.is_some() && load.attempts_p99.low.is_some());
+    assert!(load.attempts_mean.unwrap().value >= 8.0, "{}", load.line());
+    assert!(load.attempts_mean.unwrap().low.is_some() && load.attempts_p99.unwrap().low.is_some());
     assert!(load.sync_index.unwrap() > 3.0, "{}", load.line());
     assert!(
         report.render().contains("load control: C = 40"),
         "{}",
         report.render()
+    );
+}
+
+/// `--load-fault all-limited`: with both upstreams rate limited no request
+/// is answered, and the attempts per request are every layer's retries
+/// multiplied out. `HammersPrimary` spends its 7 primary and 3 fallback
+/// attempts on each; the reference proxies one primary retry and the
+/// fallback's retries of its stated wait.
+#[tokio::test(start_paused = true)]
+async fn the_load_phase_with_every_upstream_limited_spends_every_layer() {
+    use continuity_bench::semantics::load::LoadFault;
+    let (gateway, primary, fallback) = start_on_free_ports(Misbehaviour::HammersPrimary).await;
+    let spec = gateway_spec("control", gateway.url(), primary, fallback);
+    let mut both = config(
+        true,
+        vec![spec],
+        Some(&["ok"]),
+        false,
+        Duration::from_secs(1),
+    );
+    both.load = Some(20);
+    both.load_fault = LoadFault::AllLimited;
+    let report = semantics::execute(&both).await.unwrap();
+    let control = system(&report, "control").load.clone().unwrap();
+    assert_eq!(control.fault, LoadFault::AllLimited);
+    assert_eq!(control.answered, 0, "{}", control.line());
+    assert_eq!(
+        control.attempts_mean.unwrap().value,
+        10.0,
+        "{}",
+        control.line()
+    );
+    assert!(control
+        .line()
+        .contains("the primary and the fallback answer 429"));
+    for name in ["stateless", "history"] {
+        let load = system(&report, name).load.clone().unwrap();
+        assert_eq!(load.answered, 0, "{name}: {}", load.line());
+        // The primary twice (a retry after its wait), the fallback at least once.
+        assert!(
+            load.attempts_mean.unwrap().value >= 3.0,
+            "{name}: {}",
+            load.line()
+        );
+        assert!(load.attempts_mean.unwrap().value < control.attempts_mean.unwrap().value);
+    }
+    let rendered = report.render();
+    assert!(
+        rendered.contains("load control: C = 20, the primary and the fallback answer 429"),
+        "{rendered}"
     );
 }
 

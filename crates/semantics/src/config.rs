@@ -36,6 +36,8 @@ pub struct SemanticsConfig {
     /// Requests of the load phase sent at once (`--load`); `None`: no
     /// load phase.
     pub load: Option<u32>,
+    /// Which upstreams the load phase rate-limits (`--load-fault`).
+    pub load_fault: crate::load::LoadFault,
     /// The directory the JSON, the Markdown scorecard and the chart go to
     /// (`--out`), claimed: it exists and holds nothing else.
     pub out: Option<PathBuf>,

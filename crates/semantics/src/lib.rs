@@ -151,7 +151,7 @@ pub async fn execute(config: &SemanticsConfig) -> anyhow::Result<SemanticsReport
         conversations.extend((1..=c).map(|k| Conversation {
             id: load::conversation_id(k),
             message: load::message(k, c),
-            script: load::script(config.timing.retry_after),
+            script: load::script(config.timing.retry_after, config.load_fault),
         }));
     }
     let index = ConversationIndex::new(conversations.iter().map(|c| IndexEntry {

@@ -8,7 +8,8 @@
 //! Three figures per system, one definition each:
 //!
 //! - **attempts per client request**: upstream attempts (primary and
-//!   fallback) per request, its mean with a Student's t interval and its
+//!   fallback) per request that ended (an answer or an error; those the
+//!   bound cut are counted beside), its mean with a Student's t interval and its
 //!   99th percentile with a distribution-free interval (an end the sample
 //!   cannot bound at 95 % is `n/a`);
 //! - **retry synchronisation index**: the largest share of the retries (an
@@ -42,19 +43,85 @@ pub fn message(k: u32, c: u32) -> String {
     )
 }
 
+/// Which upstreams the phase rate-limits (`--load-fault`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoadFault {
+    /// The primary answers 429 to every attempt, the fallback answers: what
+    /// a gateway's own retries and its failover cost.
+    #[default]
+    PrimaryLimited,
+    /// Both answer 429 to every attempt: every request ends in an error,
+    /// so every layer in front of the upstreams (an SDK's retries over a
+    /// gateway's retries over its fallbacks) spends all it has, and the
+    /// attempts per request are the layers' product.
+    AllLimited,
+}
+
+impl LoadFault {
+    /// Every fault, in the order `--help` lists them.
+    pub const ALL: [LoadFault; 2] = [LoadFault::PrimaryLimited, LoadFault::AllLimited];
+
+    /// The name `--load-fault` takes and the JSON writes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LoadFault::PrimaryLimited => "primary-limited",
+            LoadFault::AllLimited => "all-limited",
+        }
+    }
+
+    /// What the upstreams do, in words, with the primary's `Retry-After`.
+    pub fn describe(self, retry_after: Duration) -> String {
+        let wait = retry_after.as_secs_f64();
+        match self {
+            LoadFault::PrimaryLimited => format!(
+                "the primary answers 429 with Retry-After {wait:.1} s to every attempt and the fallback answers"
+            ),
+            LoadFault::AllLimited => format!(
+                "the primary and the fallback answer 429 with Retry-After {wait:.1} s to every attempt (every layer's retries spent)"
+            ),
+        }
+    }
+}
+
+impl std::str::FromStr for LoadFault {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        LoadFault::ALL
+            .into_iter()
+            .find(|f| f.as_str() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown load fault `{s}`: use {}",
+                    LoadFault::ALL.map(LoadFault::as_str).join(" or ")
+                )
+            })
+    }
+}
+
+/// A 429 with `Retry-After` on every attempt, from `whom`.
+fn limited(retry_after: Duration, whom: &str) -> Script {
+    Script::always(Act::Error(
+        ErrorSpec::new(
+            429,
+            ErrorKind::RateLimit,
+            format!("Rate limit reached for requests ({whom}, simulated load phase)."),
+        )
+        .with_retry_after(retry_after),
+    ))
+}
+
 /// What the upstreams do during the phase: the primary answers 429 with
-/// `Retry-After` (`retry_after`) to every attempt, the fallback answers.
-pub fn script(retry_after: Duration) -> CaseScript {
+/// `Retry-After` (`retry_after`) to every attempt; the fallback answers,
+/// or under [`LoadFault::AllLimited`] answers the same 429.
+pub fn script(retry_after: Duration, fault: LoadFault) -> CaseScript {
     CaseScript {
-        primary: Script::always(Act::Error(
-            ErrorSpec::new(
-                429,
-                ErrorKind::RateLimit,
-                "Rate limit reached for requests (simulated load phase).",
-            )
-            .with_retry_after(retry_after),
-        )),
-        fallback: Script::answer(),
+        primary: limited(retry_after, "primary"),
+        fallback: match fault {
+            LoadFault::PrimaryLimited => Script::answer(),
+            LoadFault::AllLimited => limited(retry_after, "fallback"),
+        },
         clock: "load".into(),
     }
 }
@@ -86,50 +153,98 @@ impl Estimate {
 /// One system's load phase, measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoadFigures {
+    /// Which upstreams were rate limited.
+    pub fault: LoadFault,
     /// Requests sent at once (C).
     pub concurrency: u32,
     /// The primary's `Retry-After`, milliseconds.
     pub retry_after_ms: u64,
     /// Requests answered.
     pub answered: u32,
-    /// Upstream attempts per client request: the mean.
-    pub attempts_mean: Estimate,
-    /// Upstream attempts per client request: the 99th percentile.
-    pub attempts_p99: Estimate,
-    /// The most attempts one request cost.
-    pub attempts_max: u32,
+    /// Requests with neither an answer nor an error when the case's bound
+    /// cut them: what they would have cost is unknown, so the attempt and
+    /// time figures hold only the requests that ended.
+    pub cut_at_bound: u32,
+    /// That bound, milliseconds.
+    pub bound_ms: u64,
+    /// Upstream attempts per client request that ended (an answer or an
+    /// error): the mean; `None` when none ended.
+    pub attempts_mean: Option<Estimate>,
+    /// The same: the 99th percentile.
+    pub attempts_p99: Option<Estimate>,
+    /// The most attempts one request that ended cost.
+    pub attempts_max: Option<u32>,
     /// Retries (attempts at an upstream after a request's first there).
     pub retries: u32,
     /// The retry synchronisation index; `None` under two retries.
     pub sync_index: Option<f64>,
-    /// The worst time to a definitive answer (answer or error), ms.
-    pub worst_ms: f64,
+    /// The worst time to a definitive answer (answer or error), ms;
+    /// `None` when no request ended inside the bound.
+    pub worst_ms: Option<f64>,
     /// Its 99th percentile, ms.
-    pub p99_ms: f64,
+    pub p99_ms: Option<f64>,
 }
 
 impl LoadFigures {
+    /// `, 37 still waiting at the 10.0 s bound (...)` when the bound cut
+    /// any request, else nothing.
+    pub fn cut_note(&self) -> String {
+        if self.cut_at_bound == 0 {
+            return String::new();
+        }
+        format!(
+            ", {} still waiting at the {:.1} s bound (counted beside: the figures below are the requests that ended)",
+            self.cut_at_bound,
+            self.bound_ms as f64 / 1000.0
+        )
+    }
+
+    /// The mean attempts per request with its interval, or `n/a`.
+    pub fn attempts_cell(&self) -> String {
+        self.attempts_mean
+            .map_or_else(|| "n/a".to_string(), |e| e.cell(2))
+    }
+
+    /// The 99th percentile of attempts per request, or `n/a`.
+    pub fn p99_cell(&self) -> String {
+        self.attempts_p99
+            .map_or_else(|| "n/a".to_string(), |e| e.cell(0))
+    }
+
+    /// The most attempts, or `n/a`.
+    pub fn max_cell(&self) -> String {
+        self.attempts_max
+            .map_or_else(|| "n/a".to_string(), |m| m.to_string())
+    }
+
+    /// A time in seconds (`2.07 s`), or `n/a`.
+    pub fn seconds_cell(ms: Option<f64>) -> String {
+        ms.map_or_else(|| "n/a".to_string(), |ms| format!("{:.2} s", ms / 1000.0))
+    }
+
     /// The synchronisation index as `x1.3`, or `n/a` without retries.
     pub fn sync_cell(&self) -> String {
         self.sync_index
             .map_or_else(|| "n/a".to_string(), |s| format!("x{s:.1}"))
     }
 
-    /// One line: `C = 100, 429 + Retry-After 1 s: 3.00 [3.00, 3.00] attempts per request (p99 3 [3, n/a]), sync x5.2, worst 2.1 s`.
+    /// One line: `C = 100, the primary answers 429 ...: 100/100 answered; attempts per request 3.00 [3.00, 3.00] (p99 ...), synchronisation x1.1; ...`.
     pub fn line(&self) -> String {
         let sync = self.sync_cell();
         format!(
-            "C = {}, primary 429 with Retry-After {:.1} s: {}/{} answered; attempts per request {} (p99 {}, max {}); retries {}, synchronisation {sync}; time to a definitive answer worst {:.2} s, p99 {:.2} s",
+            "C = {}, {}: {}/{} answered{}; attempts per request {} (p99 {}, max {}); retries {}, synchronisation {sync}; time to a definitive answer worst {}, p99 {}",
             self.concurrency,
-            self.retry_after_ms as f64 / 1000.0,
+            self.fault
+                .describe(Duration::from_millis(self.retry_after_ms)),
             self.answered,
             self.concurrency,
-            self.attempts_mean.cell(2),
-            self.attempts_p99.cell(0),
-            self.attempts_max,
+            self.cut_note(),
+            self.attempts_cell(),
+            self.p99_cell(),
+            self.max_cell(),
             self.retries,
-            self.worst_ms / 1000.0,
-            self.p99_ms / 1000.0
+            Self::seconds_cell(self.worst_ms),
+            Self::seconds_cell(self.p99_ms)
         )
     }
 }
@@ -143,6 +258,7 @@ pub async fn run(
     stream: bool,
 ) -> LoadFigures {
     let config = to.config;
+    let fault = config.load_fault;
     to.ctx.start_clock(&to.target.name, "load");
     let start = now_ms(to.ctx);
     let sends = (1..=c).map(|k| {
@@ -170,43 +286,66 @@ pub async fn run(
         }
     });
     let sent = futures::future::join_all(sends).await;
-    figures(&sent, c, config.timing.retry_after, config.seed)
+    let timing = &config.timing;
+    figures(
+        &sent,
+        c,
+        fault,
+        (timing.retry_after, timing.default_bound),
+        config.seed,
+    )
 }
 
-/// The phase's figures from its requests.
-pub fn figures(sent: &[Sent], c: u32, retry_after: Duration, seed: u64) -> LoadFigures {
-    let mut attempts: Vec<f64> = sent.iter().map(|s| s.attempts.len() as f64).collect();
+/// The phase's figures from its requests, sent against a primary whose
+/// 429s state `retry_after`, each cut at `bound`.
+pub fn figures(
+    sent: &[Sent],
+    c: u32,
+    fault: LoadFault,
+    (retry_after, bound): (Duration, Duration),
+    seed: u64,
+) -> LoadFigures {
+    // What a request cost is known only when it ended: one the bound cut
+    // is counted beside, its attempts and time left out.
+    let ended: Vec<&Sent> = sent.iter().filter(|s| !s.client.hung).collect();
+    let mut attempts: Vec<f64> = ended.iter().map(|s| s.attempts.len() as f64).collect();
     attempts.sort_by(f64::total_cmp);
-    let mut latencies: Vec<f64> = sent.iter().map(|s| s.client.latency_ms).collect();
+    let mut latencies: Vec<f64> = ended.iter().map(|s| s.client.latency_ms).collect();
     latencies.sort_by(f64::total_cmp);
-    let mean = if attempts.is_empty() {
-        0.0
-    } else {
-        attempts.iter().sum::<f64>() / attempts.len() as f64
-    };
-    let (mean_low, mean_high) = cb_stats::mean_interval(&attempts, cb_stats::CONFIDENCE)
-        .map_or((None, None), |(lo, hi)| (Some(lo), Some(hi)));
-    let (p99_low, p99_high) = cb_stats::quantile_interval(&attempts, 0.99, cb_stats::CONFIDENCE);
+    let estimates = (!attempts.is_empty()).then(|| {
+        let mean = attempts.iter().sum::<f64>() / attempts.len() as f64;
+        let (low, high) = cb_stats::mean_interval(&attempts, cb_stats::CONFIDENCE)
+            .map_or((None, None), |(lo, hi)| (Some(lo), Some(hi)));
+        let (p99_low, p99_high) =
+            cb_stats::quantile_interval(&attempts, 0.99, cb_stats::CONFIDENCE);
+        (
+            Estimate {
+                value: mean,
+                low,
+                high,
+            },
+            Estimate {
+                value: cb_stats::percentile_type7(&attempts, 0.99),
+                low: p99_low,
+                high: p99_high,
+            },
+        )
+    });
     let retries = retry_times(sent);
     LoadFigures {
+        fault,
         concurrency: c,
         retry_after_ms: u64::try_from(retry_after.as_millis()).unwrap_or(u64::MAX),
         answered: sent.iter().filter(|s| s.client.answered).count() as u32,
-        attempts_mean: Estimate {
-            value: mean,
-            low: mean_low,
-            high: mean_high,
-        },
-        attempts_p99: Estimate {
-            value: cb_stats::percentile_type7(&attempts, 0.99),
-            low: p99_low,
-            high: p99_high,
-        },
-        attempts_max: attempts.last().copied().unwrap_or(0.0) as u32,
+        cut_at_bound: (sent.len() - ended.len()) as u32,
+        bound_ms: u64::try_from(bound.as_millis()).unwrap_or(u64::MAX),
+        attempts_mean: estimates.map(|e| e.0),
+        attempts_p99: estimates.map(|e| e.1),
+        attempts_max: attempts.last().map(|&a| a as u32),
         retries: retries.len() as u32,
         sync_index: sync_index(&retries, retry_after, seed),
-        worst_ms: latencies.last().copied().unwrap_or(0.0),
-        p99_ms: cb_stats::percentile_type7(&latencies, 0.99),
+        worst_ms: latencies.last().copied(),
+        p99_ms: (!latencies.is_empty()).then(|| cb_stats::percentile_type7(&latencies, 0.99)),
     }
 }
 
@@ -283,6 +422,44 @@ mod tests {
         assert_eq!(sync_index(&bunched, Duration::ZERO, 7), None);
         // The same seed, the same reference.
         assert_eq!(sync_index(&even, second, 7), sync_index(&even, second, 7));
+    }
+
+    /// A request the bound cut is counted beside: its attempts and its
+    /// time are not what it would have cost. None ended: `n/a`, not 0.
+    #[test]
+    fn requests_cut_at_the_bound_are_counted_beside() {
+        use crate::checks::tests::{attempt, sent};
+        let ended = sent(
+            vec![
+                attempt(Role::Primary, 0.0, 429),
+                attempt(Role::Fallback, 1.0, 429),
+            ],
+            false,
+        );
+        let mut cut = sent(vec![attempt(Role::Primary, 0.0, 429)], false);
+        cut.client.hung = true;
+        cut.client.latency_ms = 30_000.0;
+        let times = (Duration::from_secs(2), Duration::from_secs(30));
+        let f = figures(&[ended, cut.clone()], 2, LoadFault::AllLimited, times, 7);
+        assert_eq!(f.cut_at_bound, 1);
+        assert_eq!(f.attempts_mean.unwrap().value, 2.0);
+        assert_eq!(f.worst_ms, Some(100.0));
+        assert!(
+            f.line().contains("1 still waiting at the 30.0 s bound"),
+            "{}",
+            f.line()
+        );
+        let f = figures(&[cut], 1, LoadFault::AllLimited, times, 7);
+        assert_eq!(
+            (f.attempts_mean, f.worst_ms, f.attempts_max),
+            (None, None, None)
+        );
+        assert!(
+            f.line().contains("attempts per request n/a"),
+            "{}",
+            f.line()
+        );
+        assert!(f.line().contains("worst n/a"), "{}", f.line());
     }
 
     #[test]

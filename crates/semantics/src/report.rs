@@ -464,7 +464,11 @@ pub(crate) mod tests {
                 load: Some(crate::load::figures(
                     &[sent.clone(), sent.clone()],
                     2,
-                    std::time::Duration::from_secs(1),
+                    crate::load::LoadFault::PrimaryLimited,
+                    (
+                        std::time::Duration::from_secs(1),
+                        std::time::Duration::from_secs(10),
+                    ),
                     42,
                 )),
                 cases,

@@ -169,18 +169,19 @@ fn load_section(report: &SemanticsReport) -> String {
         .filter_map(|s| {
             let l = s.load.as_ref()?;
             Some(format!(
-                "| {} | {} | {}/{} | {} | {} | {} | {} | {} | {:.2} s | {:.2} s |",
+                "| {} | {} | {}/{} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 markdown_cell(&s.system),
                 l.concurrency,
                 l.answered,
                 l.concurrency,
-                l.attempts_mean.cell(2),
-                l.attempts_p99.cell(0),
-                l.attempts_max,
+                l.cut_at_bound,
+                l.attempts_cell(),
+                l.p99_cell(),
+                l.max_cell(),
                 l.retries,
                 l.sync_cell(),
-                l.worst_ms / 1000.0,
-                l.p99_ms / 1000.0
+                crate::load::LoadFigures::seconds_cell(l.worst_ms),
+                crate::load::LoadFigures::seconds_cell(l.p99_ms)
             ))
         })
         .collect();
@@ -188,9 +189,12 @@ fn load_section(report: &SemanticsReport) -> String {
         return String::new();
     };
     format!(
-        "\n## Retries under load\n\nC requests at once while the primary answers 429 with Retry-After {:.1} s to every attempt and the fallback answers. Attempts are the upstreams' (primary and fallback) per client request, mean and type-7 p99 with 95 % intervals (Student's t; order statistics, `n/a` where the sample cannot bound the end). Synchronisation: the largest share of retries in any 100 ms window over the same share for retries spread uniformly over one Retry-After (about x1: spread as full jitter over the stated wait; all at once: up to x{:.0}).\n\n| system | C | answered | attempts per request | p99 | max | retries | synchronisation | worst time to a definitive answer | p99 |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n{}\n",
-        first.retry_after_ms as f64 / 1000.0,
+        "\n## Retries under load\n\nC requests at once while {}. Attempts are the upstreams' (primary and fallback) per client request, mean and type-7 p99 with 95 % intervals (Student's t; order statistics, `n/a` where the sample cannot bound the end). Synchronisation: the largest share of retries in any 100 ms window over the same share for retries spread uniformly over one Retry-After (about x1: spread as full jitter over the stated wait; all at once: up to x{:.0}). *Cut*: requests with neither an answer nor an error at the {:.1} s bound, counted beside: the attempts and times are those of the requests that ended.\n\n| system | C | answered | cut | attempts per request | p99 | max | retries | synchronisation | worst time to a definitive answer | p99 |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n{}\n",
+        first
+            .fault
+            .describe(std::time::Duration::from_millis(first.retry_after_ms)),
         first.retry_after_ms as f64 / crate::load::SYNC_WINDOW_MS,
+        first.bound_ms as f64 / 1000.0,
         rows.join("\n")
     )
 }
