@@ -9,6 +9,7 @@ use crate::common::gateway_spec;
 use crate::common::gateways::{start_on_free_ports, Misbehaviour, COOLDOWN};
 use continuity_bench::config::{GatewaySpec, SemanticsConfig, SystemsConfig};
 use continuity_bench::semantics::catalogue::catalogue;
+use continuity_bench::semantics::load::LoadFault;
 use continuity_bench::semantics::timing::{GiveUpBounds, Timing};
 use continuity_bench::semantics::verdict::Verdict;
 use continuity_bench::semantics::{self, CaseResult, SemanticsReport, SystemResult};
@@ -710,6 +711,24 @@ async fn the_command_exits_1_on_a_failure_and_writes_json() {
     assert!(no_failover["value"].is_string() && no_failover["bound"].is_string());
 }
 
+/// The catalogue's `ok` case and a load phase of `c` requests under
+/// `fault`, through the `HammersPrimary` control (and the reference proxies
+/// when `builtin`).
+async fn hammered_load(builtin: bool, c: u32, fault: LoadFault) -> SemanticsReport {
+    let (gateway, primary, fallback) = start_on_free_ports(Misbehaviour::HammersPrimary).await;
+    let spec = gateway_spec("control", gateway.url(), primary, fallback);
+    let mut config = config(
+        builtin,
+        vec![spec],
+        Some(&["ok"]),
+        false,
+        Duration::from_secs(1),
+    );
+    config.load = Some(c);
+    config.load_fault = fault;
+    semantics::execute(&config).await.unwrap()
+}
+
 /// The load phase tells a gateway whose retries stack and come back
 /// together from the reference proxies, whose retries wait out the stated
 /// wait, spread over one more of it, once.
@@ -738,17 +757,7 @@ async fn the_load_phase_measures_stacked_and_synchronised_retries() {
         assert!(sync < 2.0, "{name}: {}", load.line());
         assert!(load.worst_ms.unwrap() <= 2500.0, "{}", load.line());
     }
-    let (gateway, primary, fallback) = start_on_free_ports(Misbehaviour::HammersPrimary).await;
-    let spec = gateway_spec("control", gateway.url(), primary, fallback);
-    let mut hammering = config(
-        false,
-        vec![spec],
-        Some(&["ok"]),
-        false,
-        Duration::from_secs(1),
-    );
-    hammering.load = Some(40);
-    let report = semantics::execute(&hammering).await.unwrap();
+    let report = hammered_load(false, 40, LoadFault::PrimaryLimited).await;
     let load = system(&report, "control").load.clone().unwrap();
     assert!(load.attempts_mean.unwrap().value >= 8.0, "{}", load.line());
     assert!(load.attempts_mean.unwrap().low.is_some() && load.attempts_p99.unwrap().low.is_some());
@@ -767,19 +776,7 @@ async fn the_load_phase_measures_stacked_and_synchronised_retries() {
 /// fallback's retries of its stated wait.
 #[tokio::test(start_paused = true)]
 async fn the_load_phase_with_every_upstream_limited_spends_every_layer() {
-    use continuity_bench::semantics::load::LoadFault;
-    let (gateway, primary, fallback) = start_on_free_ports(Misbehaviour::HammersPrimary).await;
-    let spec = gateway_spec("control", gateway.url(), primary, fallback);
-    let mut both = config(
-        true,
-        vec![spec],
-        Some(&["ok"]),
-        false,
-        Duration::from_secs(1),
-    );
-    both.load = Some(20);
-    both.load_fault = LoadFault::AllLimited;
-    let report = semantics::execute(&both).await.unwrap();
+    let report = hammered_load(true, 20, LoadFault::AllLimited).await;
     let control = system(&report, "control").load.clone().unwrap();
     assert_eq!(control.fault, LoadFault::AllLimited);
     assert_eq!(control.answered, 0, "{}", control.line());

@@ -769,6 +769,21 @@ pub(crate) mod tests {
         }
     }
 
+    /// `check` of `case` measured on `requests` alone (no request around
+    /// the case, no health probe).
+    fn measure_alone(case: &Case, check: &Check, requests: &[Sent]) -> CheckResult {
+        measure(
+            check,
+            &Outcome {
+                case,
+                requests,
+                before: None,
+                after: None,
+                health: None,
+            },
+        )
+    }
+
     pub(crate) fn sent(attempts: Vec<AttemptView>, answered: bool) -> Sent {
         Sent {
             conversation: "c".into(),
@@ -963,18 +978,7 @@ pub(crate) mod tests {
                 .iter()
                 .find(|c| c.id == CheckId::NotDroppedInWindow)
                 .expect("every stated-wait case counts a drop");
-            let measured = |requests: &[Sent]| {
-                measure(
-                    check,
-                    &Outcome {
-                        case,
-                        requests,
-                        before: None,
-                        after: None,
-                        health: None,
-                    },
-                )
-            };
+            let measured = |requests: &[Sent]| measure_alone(case, check, requests);
             let first = attempt(Role::Primary, 5.0, 429);
             // Retried at once (glued to the first), then the fallback.
             let to_fallback = [sent(
@@ -1042,18 +1046,7 @@ pub(crate) mod tests {
                 .clone();
             (case, check)
         };
-        let measured = |case: &Case, check: &Check, requests: &[Sent]| {
-            measure(
-                check,
-                &Outcome {
-                    case,
-                    requests,
-                    before: None,
-                    after: None,
-                    health: None,
-                },
-            )
-        };
+        let measured = measure_alone;
         // Every request answered during the outage: no error to state a wait.
         let (cooling, stated) = find("all-cooling", |r| matches!(r, Rule::WaitStatedDuring(_)));
         let answered = [sent(vec![attempt(Role::Fallback, 0.0, 200)], true)];
