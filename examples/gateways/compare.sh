@@ -28,7 +28,7 @@
 #                       other than litellm and portkey must be up already.
 #                       Set, `semantics` reads it too instead of testing the
 #                       gateways started here directly
-#   LITELLM_MASTER_KEY  LiteLLM's key (default a fresh random one)
+#   CB_LITELLM_MASTER_KEY  LiteLLM's key (default a fresh random one)
 #   CONTINUITY_BENCH    a built binary to use instead of `cargo run --release`
 #   RUNS                runs of the benchmark (default 1)
 #   GATEWAYS            which gateways to run (default "litellm portkey")
@@ -137,8 +137,9 @@ start_litellm() {
     # The proxy refuses to start without a master key. A fresh random one per
     # run, kept in the environment only (never written to a file or printed).
     # A caller that chains a client in front of LiteLLM (examples/sdks/chain.sh)
-    # sets it first, so that the client can send it.
-    LITELLM_MASTER_KEY="${LITELLM_MASTER_KEY:-sk-local-$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')}"
+    # sets CB_LITELLM_MASTER_KEY first, so that the client can send it (never
+    # LITELLM_MASTER_KEY, which may hold a user's real key).
+    LITELLM_MASTER_KEY="${CB_LITELLM_MASTER_KEY:-sk-local-$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')}"
     export LITELLM_AUTH="Bearer $LITELLM_MASTER_KEY"
     say "starting LiteLLM on 127.0.0.1:$litellm_port (log: $logs/litellm.log)"
     # LITELLM_LOCAL_MODEL_COST_MAP: use the bundled model price map instead of
@@ -191,6 +192,7 @@ start_portkey() {
 
 # --- run -----------------------------------------------------------------
 args=()
+missing=()
 for g in $gateways; do
     case "$g" in
         litellm)
@@ -200,6 +202,7 @@ for g in $gateways; do
                     --header litellm:Authorization=env:LITELLM_AUTH)
             else
                 say "skipping litellm"
+                missing+=(litellm)
             fi
             ;;
         portkey)
@@ -209,6 +212,7 @@ for g in $gateways; do
                     --header portkey:x-portkey-config=env:PORTKEY_CONFIG)
             else
                 say "skipping portkey"
+                missing+=(portkey)
             fi
             ;;
         *)
@@ -218,6 +222,12 @@ for g in $gateways; do
     esac
 done
 ((${#args[@]})) || say "no gateway could be started; running the built-in systems only"
+# A systems file names systems that may stand in front of these gateways (a
+# chained client): without them its figures would measure nothing.
+if [[ -n "${SYSTEMS_FILE:-}" ]] && ((${#missing[@]})); then
+    say "SYSTEMS_FILE is set and ${missing[*]} did not start; not running"
+    exit 1
+fi
 
 cd "$root"
 status=0

@@ -90,11 +90,12 @@ pub struct SemanticsArgs {
     pub contracts: ContractOptions,
 }
 
-/// Reads `--client`.
+/// Reads `--load-fault`.
 pub(super) fn load_fault(s: &str) -> Result<cb_semantics::load::LoadFault, String> {
     s.parse()
 }
 
+/// Reads `--client`.
 pub(super) fn client_profile(s: &str) -> Result<cb_wire::sse::ClientProfile, String> {
     s.parse()
 }

@@ -232,6 +232,26 @@ const CONTROLS: &[Control] = &[
         ],
     },
     Control {
+        kind: Misbehaviour::BacksOffBlindly,
+        stream: false,
+        cases: &[
+            "ok",
+            "429-retry-after",
+            "429-reset-header",
+            "429-reset-tokens",
+            "429-retry-in-body",
+            "429-retry-in-message",
+        ],
+        // Its retries come inside every window, wherever the wait is stated.
+        not_passed: &[
+            ("429-retry-after", Fail),
+            ("429-reset-header", Fail),
+            ("429-reset-tokens", Fail),
+            ("429-retry-in-body", Fail),
+            ("429-retry-in-message", Fail),
+        ],
+    },
+    Control {
         kind: Misbehaviour::ForwardsPrefillError,
         stream: false,
         cases: &["ok", "prefill-rejected"],
@@ -547,6 +567,7 @@ control_tests! {
     a_gateway_that_says_stop_for_a_cut_answer_is_caught => SaysStop,
     a_gateway_that_drops_error_events_is_caught => DropsErrorEvents,
     a_gateway_that_reads_only_retry_after_is_caught => ReadsOnlyRetryAfter,
+    a_gateway_that_backs_off_blindly_is_caught => BacksOffBlindly,
     a_gateway_that_forwards_the_prefill_400_is_caught => ForwardsPrefillError,
     a_gateway_without_timeouts_is_caught => NoTimeouts,
     a_gateway_that_waits_for_a_missing_done_is_caught => HoldsWithoutDone,
@@ -792,9 +813,11 @@ async fn the_load_phase_with_every_upstream_limited_spends_every_layer() {
     for name in ["stateless", "history"] {
         let load = system(&report, name).load.clone().unwrap();
         assert_eq!(load.answered, 0, "{name}: {}", load.line());
-        // The primary twice (a retry after its wait), the fallback at least once.
-        assert!(
-            load.attempts_mean.unwrap().value >= 3.0,
+        // The primary twice (one retry after its wait), the fallback four
+        // times (three retries of its stated wait).
+        assert_eq!(
+            load.attempts_mean.unwrap().value,
+            6.0,
             "{name}: {}",
             load.line()
         );
@@ -819,6 +842,8 @@ async fn a_primary_dropped_inside_its_stated_window_is_counted() {
     let ids = [
         "429-retry-after",
         "429-reset-header",
+        "429-reset-tokens",
+        "429-retry-in-body",
         "429-retry-in-message",
     ];
     let dropped = |c: &CaseResult| {
@@ -843,21 +868,28 @@ async fn a_primary_dropped_inside_its_stated_window_is_counted() {
         let check = dropped(c);
         assert!(check.broken(), "{id}: {check:?}");
         assert!(
-            check.value.contains("1 retries inside the window"),
+            check
+                .value
+                .starts_with("1 retry inside the window, then no primary attempt"),
             "{id}: {check:?}"
         );
         assert!(c.requests[0].client.answered, "{id}: the fallback answered");
     }
     // Retrying at once ignores even Retry-After.
-    let report = run_control(
-        Misbehaviour::HammersPrimary,
-        &ids[..1],
-        false,
-        Duration::ZERO,
-    )
-    .await;
-    let check = dropped(case(system(&report, "control"), ids[0]));
-    assert!(check.broken(), "{check:?}");
+    let report = run_control(Misbehaviour::HammersPrimary, &ids, false, Duration::ZERO).await;
+    for id in ids {
+        let check = dropped(case(system(&report, "control"), id));
+        assert!(check.broken(), "{id}: {check:?}");
+    }
+    // Blind backoff retries inside the window too, but comes back after it
+    // and is answered: the primary was kept (retry_after_honoured fails).
+    let report = run_control(Misbehaviour::BacksOffBlindly, &ids, false, Duration::ZERO).await;
+    for id in ids {
+        let c = case(system(&report, "control"), id);
+        let check = dropped(c);
+        assert!(check.applicable && check.passed, "{id}: {check:?}");
+        assert!(c.requests[0].served_by_primary(), "{id}");
+    }
     let reference =
         semantics::execute(&config(true, Vec::new(), Some(&ids), false, Duration::ZERO))
             .await

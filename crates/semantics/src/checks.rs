@@ -140,6 +140,13 @@ fn not_applicable(rule: &Rule, o: &Outcome<'_>) -> Option<&'static str> {
         Rule::KeptThroughWindow(window) if window_split(last, *window).0 == 0 => {
             Some("the primary was not retried inside its window")
         }
+        Rule::KeptThroughWindow(window)
+            if last.client.hung
+                && window_split(last, *window).1 == 0
+                && !last.served_by_primary() =>
+        {
+            Some("the bound cut the request before the primary was tried after its window")
+        }
         _ => None,
     }
 }
@@ -152,16 +159,19 @@ fn ms(v: f64) -> String {
     format!("{:.1} s", v / 1000.0)
 }
 
-/// The primary's retries of `sent` that came inside `window` of its first
-/// attempt, and its attempts after the window.
+/// The primary's retries of `sent` (attempts after its first) that came
+/// inside `window` of the request's send, when the limiter's clock
+/// started, and those that came after it.
 fn window_split(sent: &Sent, window: Duration) -> (usize, usize) {
-    let primaries: Vec<f64> = sent.at(Role::Primary).map(|a| a.at_ms).collect();
-    let Some(first) = primaries.first() else {
-        return (0, 0);
-    };
-    let end = first + window.as_secs_f64() * 1000.0;
-    let inside = primaries[1..].iter().filter(|at| **at < end).count();
-    (inside, primaries.len() - 1 - inside)
+    let end = window.as_secs_f64() * 1000.0;
+    let retries: Vec<f64> = sent.at(Role::Primary).skip(1).map(|a| a.at_ms).collect();
+    let inside = retries.iter().filter(|at| **at < end).count();
+    (inside, retries.len() - inside)
+}
+
+/// `1 retry`, `2 retries`.
+fn retries_in_words(n: usize) -> String {
+    format!("{n} {}", if n == 1 { "retry" } else { "retries" })
 }
 
 /// Whether the client got the whole answer.
@@ -531,14 +541,20 @@ fn rule(rule: &Rule, o: &Outcome<'_>) -> (bool, String, String) {
             (
                 after > 0 || answered,
                 if answered {
-                    format!("{inside} retries inside the window, the primary answered")
+                    format!(
+                        "{} inside the window, the primary answered",
+                        retries_in_words(inside)
+                    )
                 } else if after > 0 {
                     format!(
-                        "{inside} retries inside the window, then {after} primary attempts after it"
+                        "{} inside the window, then {} after it",
+                        retries_in_words(inside),
+                        retries_in_words(after)
                     )
                 } else {
                     format!(
-                        "{inside} retries inside the window, then no primary attempt after it ({}): dropped while its window ran",
+                        "{} inside the window, then no primary attempt after it ({}): dropped while its window ran",
+                        retries_in_words(inside),
                         got(last)
                     )
                 },
@@ -997,6 +1013,27 @@ pub(crate) mod tests {
                 false,
             )];
             assert!(measured(&to_error).broken(), "{}", case.id);
+            // Cut at the bound before any attempt after the window: not
+            // dropped, not kept; not judged.
+            let mut cut = sent(
+                vec![first.clone(), attempt(Role::Primary, 100.0, 429)],
+                false,
+            );
+            cut.client.hung = true;
+            let r = measured(&[cut]);
+            assert!(!r.applicable && r.value.contains("cut"), "{r:?}");
+            // The window's end, to the millisecond: inside below it, after at it.
+            let edge = window.as_secs_f64() * 1000.0;
+            let r = measured(&[sent(
+                vec![first.clone(), attempt(Role::Primary, edge - 0.5, 429)],
+                false,
+            )]);
+            assert!(r.broken() && r.value.starts_with("1 retry inside"), "{r:?}");
+            let r = measured(&[sent(
+                vec![first.clone(), attempt(Role::Primary, edge, 200)],
+                true,
+            )]);
+            assert!(!r.applicable, "{r:?}");
             // A retry inside the window that the primary answered: kept.
             let through = [sent(
                 vec![first.clone(), attempt(Role::Primary, 100.0, 200)],

@@ -3,6 +3,7 @@
 
 use crate::timing::{GiveUpBounds, Timing};
 use cb_driver::SystemsConfig;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -37,8 +38,65 @@ pub struct SemanticsConfig {
     /// load phase.
     pub load: Option<u32>,
     /// Which upstreams the load phase rate-limits (`--load-fault`).
-    pub load_fault: crate::load::LoadFault,
+    pub load_fault: LoadFault,
     /// The directory the JSON, the Markdown scorecard and the chart go to
     /// (`--out`), claimed: it exists and holds nothing else.
     pub out: Option<PathBuf>,
+}
+
+/// Which upstreams the phase rate-limits (`--load-fault`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoadFault {
+    /// The primary answers 429 to every attempt, the fallback answers: what
+    /// a gateway's own retries and its failover cost.
+    #[default]
+    PrimaryLimited,
+    /// Both answer 429 to every attempt: every request ends in an error,
+    /// so every layer in front of the upstreams (an SDK's retries over a
+    /// gateway's retries over its fallbacks) spends all it has, and the
+    /// attempts per request are the layers' product.
+    AllLimited,
+}
+
+impl LoadFault {
+    /// Every fault, in the order `--help` lists them.
+    pub const ALL: [LoadFault; 2] = [LoadFault::PrimaryLimited, LoadFault::AllLimited];
+
+    /// The name `--load-fault` takes and the JSON writes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LoadFault::PrimaryLimited => "primary-limited",
+            LoadFault::AllLimited => "all-limited",
+        }
+    }
+
+    /// What the upstreams do, in words, with the primary's `Retry-After`.
+    pub fn describe(self, retry_after: Duration) -> String {
+        let wait = retry_after.as_secs_f64();
+        match self {
+            LoadFault::PrimaryLimited => format!(
+                "the primary answers 429 with Retry-After {wait:.1} s to every attempt and the fallback answers"
+            ),
+            LoadFault::AllLimited => format!(
+                "the primary and the fallback answer 429 with Retry-After {wait:.1} s to every attempt (every layer's retries spent)"
+            ),
+        }
+    }
+}
+
+impl std::str::FromStr for LoadFault {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        LoadFault::ALL
+            .into_iter()
+            .find(|f| f.as_str() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown load fault `{s}`: use {}",
+                    LoadFault::ALL.map(LoadFault::as_str).join(" or ")
+                )
+            })
+    }
 }

@@ -22,6 +22,7 @@
 //! - **time to a definitive answer**: each request's wall time until its
 //!   answer or its error, the worst and the 99th percentile.
 
+pub use crate::config::LoadFault;
 use crate::observe::{now_ms, send_one, Destination, Sent};
 use cb_faults::{Act, CaseScript, ErrorKind, ErrorSpec, Role, Script};
 use cb_wire::openai::{ChatMessage, ChatRequest};
@@ -41,63 +42,6 @@ pub fn message(k: u32, c: u32) -> String {
         "continuity-bench semantics check, load request {k} of {c}. Please reply in exactly {} words.",
         crate::case::ANSWER_WORDS
     )
-}
-
-/// Which upstreams the phase rate-limits (`--load-fault`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum LoadFault {
-    /// The primary answers 429 to every attempt, the fallback answers: what
-    /// a gateway's own retries and its failover cost.
-    #[default]
-    PrimaryLimited,
-    /// Both answer 429 to every attempt: every request ends in an error,
-    /// so every layer in front of the upstreams (an SDK's retries over a
-    /// gateway's retries over its fallbacks) spends all it has, and the
-    /// attempts per request are the layers' product.
-    AllLimited,
-}
-
-impl LoadFault {
-    /// Every fault, in the order `--help` lists them.
-    pub const ALL: [LoadFault; 2] = [LoadFault::PrimaryLimited, LoadFault::AllLimited];
-
-    /// The name `--load-fault` takes and the JSON writes.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LoadFault::PrimaryLimited => "primary-limited",
-            LoadFault::AllLimited => "all-limited",
-        }
-    }
-
-    /// What the upstreams do, in words, with the primary's `Retry-After`.
-    pub fn describe(self, retry_after: Duration) -> String {
-        let wait = retry_after.as_secs_f64();
-        match self {
-            LoadFault::PrimaryLimited => format!(
-                "the primary answers 429 with Retry-After {wait:.1} s to every attempt and the fallback answers"
-            ),
-            LoadFault::AllLimited => format!(
-                "the primary and the fallback answer 429 with Retry-After {wait:.1} s to every attempt (every layer's retries spent)"
-            ),
-        }
-    }
-}
-
-impl std::str::FromStr for LoadFault {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        LoadFault::ALL
-            .into_iter()
-            .find(|f| f.as_str() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown load fault `{s}`: use {}",
-                    LoadFault::ALL.map(LoadFault::as_str).join(" or ")
-                )
-            })
-    }
 }
 
 /// A 429 with `Retry-After` on every attempt, from `whom`.
@@ -193,7 +137,7 @@ impl LoadFigures {
             return String::new();
         }
         format!(
-            ", {} still waiting at the {:.1} s bound (counted beside: the figures below are the requests that ended)",
+            ", {} still waiting at the {:.1} s bound (counted beside: the attempt and time figures are those of the requests that ended)",
             self.cut_at_bound,
             self.bound_ms as f64 / 1000.0
         )

@@ -97,6 +97,10 @@ pub enum Misbehaviour {
     /// without one, after 100 ms: a client that reads the wait from the
     /// header only, not from a reset header or the body.
     ReadsOnlyRetryAfter,
+    /// Retries a primary 429 after 100, 200, 400, 800 and 1,600 ms
+    /// (exponential backoff that reads no stated wait) until it answers,
+    /// then the fallback: inside a 1 s window and again after it.
+    BacksOffBlindly,
     /// On a primary stream that breaks, sends the fallback the text so far
     /// as an assistant prefill and hands the client whatever it answers:
     /// only the rest of the answer, or its prefill 400.
@@ -148,6 +152,15 @@ pub enum Misbehaviour {
     /// providers' own).
     CoolsEverything,
 }
+
+/// The waits of `BacksOffBlindly` before each retry of a 429.
+const BLIND_BACKOFF: [Duration; 5] = [
+    Duration::from_millis(100),
+    Duration::from_millis(200),
+    Duration::from_millis(400),
+    Duration::from_millis(800),
+    Duration::from_millis(1600),
+];
 
 /// Most primary attempts of `HammersPrimary`.
 pub const HAMMER: usize = 7;
@@ -658,6 +671,15 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
     let mut primary = None;
     if !cooled && g.kind == Misbehaviour::ReadsOnlyRetryAfter {
         primary = retry_after_header_only(&g, &body).await;
+    } else if !cooled && g.kind == Misbehaviour::BacksOffBlindly {
+        primary = call(&g, &g.primary, &body, primary_timeout(g.kind)).await;
+        for backoff in BLIND_BACKOFF {
+            if primary.as_ref().is_none_or(|(s, _)| *s != 429) {
+                break;
+            }
+            tokio::time::sleep(backoff).await;
+            primary = call(&g, &g.primary, &body, primary_timeout(g.kind)).await;
+        }
     } else if !cooled {
         for _ in 0..tries {
             primary = call(&g, &g.primary, &body, primary_timeout(g.kind)).await;
@@ -728,6 +750,7 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
         | Misbehaviour::RelaysStreamsAsTheyEnd
         | Misbehaviour::DropsErrorEvents
         | Misbehaviour::ReadsOnlyRetryAfter
+        | Misbehaviour::BacksOffBlindly
         | Misbehaviour::StallsFirstToken
         | Misbehaviour::HammersPrimary
         | Misbehaviour::ForwardsPrefillError
