@@ -104,9 +104,12 @@ pub fn render(s: &GradeSummary) -> String {
                 let honesty = sys
                     .honesty
                     .map_or_else(String::new, |h| format!("; honest claims: {}", h.line()));
+                let load = sys.load.as_ref().map_or_else(String::new, |l| {
+                    format!("; attempts per request under load: {}", l.overview())
+                });
                 let _ = writeln!(
                     out,
-                    "- {}: {} pass / {} partial / {} safe / {} fail, {} inconclusive{honesty}",
+                    "- {}: {} pass / {} partial / {} safe / {} fail, {} inconclusive{honesty}{load}",
                     sys.name, c.pass, c.partial, c.safe, c.fail, c.inconclusive
                 );
             }

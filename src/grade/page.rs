@@ -181,18 +181,10 @@ fn overview(s: &GradeSummary, out: &mut String) {
                 )
             });
             let honesty = sys.honesty.map_or("not run".into(), |h| h.line());
-            let load = sys.load.as_ref().map_or("not run".into(), |l| {
-                format!(
-                    "{} at C = {} ({}); retries {}, synchronisation {}; worst {}{}",
-                    l.attempts_cell(),
-                    l.concurrency,
-                    l.fault.as_str(),
-                    l.retries,
-                    l.sync_cell(),
-                    cb_semantics::load::LoadFigures::seconds_cell(l.worst_ms),
-                    l.cut_note()
-                )
-            });
+            let load = sys
+                .load
+                .as_ref()
+                .map_or("not run".into(), cb_semantics::load::LoadFigures::overview);
             let name = format!(
                 "<a href=\"#{}\">{}</a>{}",
                 system_id(&sys.name),

@@ -166,6 +166,22 @@ impl LoadFigures {
         ms.map_or_else(|| "n/a".to_string(), |ms| format!("{:.2} s", ms / 1000.0))
     }
 
+    /// The grade's cell: `3.00 [2.90, 3.10] at C = 100 (primary-limited);
+    /// retries 100, synchronisation x1.1; worst 2.04 s`, and the requests
+    /// the bound cut when there were any.
+    pub fn overview(&self) -> String {
+        format!(
+            "{} at C = {} ({}); retries {}, synchronisation {}; worst {}{}",
+            self.attempts_cell(),
+            self.concurrency,
+            self.fault.as_str(),
+            self.retries,
+            self.sync_cell(),
+            Self::seconds_cell(self.worst_ms),
+            self.cut_note()
+        )
+    }
+
     /// The synchronisation index as `x1.3`, or `n/a` without retries.
     pub fn sync_cell(&self) -> String {
         self.sync_index
