@@ -27,6 +27,17 @@ struct Control {
 
 use Verdict::{Fail, Partial, Safe};
 
+/// The `ok` case and the five cases whose 429 states its wait (in
+/// `Retry-After`, a reset header, the body's field or its message).
+const STATED_WAIT: [&str; 6] = [
+    "ok",
+    "429-retry-after",
+    "429-reset-header",
+    "429-reset-tokens",
+    "429-retry-in-body",
+    "429-retry-in-message",
+];
+
 /// Every control and what it must get; the union of `not_passed` covers
 /// the catalogue.
 const CONTROLS: &[Control] = &[
@@ -214,14 +225,7 @@ const CONTROLS: &[Control] = &[
     Control {
         kind: Misbehaviour::ReadsOnlyRetryAfter,
         stream: false,
-        cases: &[
-            "ok",
-            "429-retry-after",
-            "429-reset-header",
-            "429-reset-tokens",
-            "429-retry-in-body",
-            "429-retry-in-message",
-        ],
+        cases: &STATED_WAIT,
         // It honours the header, and retries inside the window when the
         // wait is stated anywhere else.
         not_passed: &[
@@ -234,14 +238,7 @@ const CONTROLS: &[Control] = &[
     Control {
         kind: Misbehaviour::BacksOffBlindly,
         stream: false,
-        cases: &[
-            "ok",
-            "429-retry-after",
-            "429-reset-header",
-            "429-reset-tokens",
-            "429-retry-in-body",
-            "429-retry-in-message",
-        ],
+        cases: &STATED_WAIT,
         // Its retries come inside every window, wherever the wait is stated.
         not_passed: &[
             ("429-retry-after", Fail),
@@ -839,13 +836,7 @@ async fn the_load_phase_with_every_upstream_limited_spends_every_layer() {
 #[tokio::test(start_paused = true)]
 async fn a_primary_dropped_inside_its_stated_window_is_counted() {
     use continuity_bench::semantics::case::CheckId;
-    let ids = [
-        "429-retry-after",
-        "429-reset-header",
-        "429-reset-tokens",
-        "429-retry-in-body",
-        "429-retry-in-message",
-    ];
+    let ids = &STATED_WAIT[1..];
     let dropped = |c: &CaseResult| {
         c.checks
             .iter()
@@ -855,7 +846,7 @@ async fn a_primary_dropped_inside_its_stated_window_is_counted() {
     };
     let report = run_control(
         Misbehaviour::ReadsOnlyRetryAfter,
-        &ids,
+        ids,
         false,
         Duration::ZERO,
     )
@@ -876,24 +867,23 @@ async fn a_primary_dropped_inside_its_stated_window_is_counted() {
         assert!(c.requests[0].client.answered, "{id}: the fallback answered");
     }
     // Retrying at once ignores even Retry-After.
-    let report = run_control(Misbehaviour::HammersPrimary, &ids, false, Duration::ZERO).await;
+    let report = run_control(Misbehaviour::HammersPrimary, ids, false, Duration::ZERO).await;
     for id in ids {
         let check = dropped(case(system(&report, "control"), id));
         assert!(check.broken(), "{id}: {check:?}");
     }
     // Blind backoff retries inside the window too, but comes back after it
     // and is answered: the primary was kept (retry_after_honoured fails).
-    let report = run_control(Misbehaviour::BacksOffBlindly, &ids, false, Duration::ZERO).await;
+    let report = run_control(Misbehaviour::BacksOffBlindly, ids, false, Duration::ZERO).await;
     for id in ids {
         let c = case(system(&report, "control"), id);
         let check = dropped(c);
         assert!(check.applicable && check.passed, "{id}: {check:?}");
         assert!(c.requests[0].served_by_primary(), "{id}");
     }
-    let reference =
-        semantics::execute(&config(true, Vec::new(), Some(&ids), false, Duration::ZERO))
-            .await
-            .unwrap();
+    let reference = semantics::execute(&config(true, Vec::new(), Some(ids), false, Duration::ZERO))
+        .await
+        .unwrap();
     for name in ["stateless", "history"] {
         for id in ids {
             let c = case(system(&reference, name), id);
