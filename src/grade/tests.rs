@@ -129,6 +129,7 @@ fn system(name: &str, control: bool, verdicts: [&str; 2]) -> GradeSystem {
             answered: 100,
             cut_at_bound: 0,
             bound_ms: 10_000,
+            unreached: 0,
             attempts_mean: Some(cb_semantics::load::Estimate {
                 value: 3.0,
                 low: Some(2.9),

@@ -13,7 +13,7 @@ use cb_semantics::verdict::Verdict;
 
 /// The client text of a request that found no system to connect to
 /// (`cb_client`'s transport reason for a connect error).
-const NO_CONNECTION: &str = "connection failed";
+const NO_CONNECTION: &str = cb_client::CONNECT_FAILED;
 
 /// Whether nothing of `case` reached the system: inconclusive, and every
 /// request failed to connect with no attempt at either upstream.

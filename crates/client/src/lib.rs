@@ -705,11 +705,15 @@ fn plain_answer(status: u16, body: &[u8]) -> Result<Plain, String> {
     })
 }
 
+/// How a reason begins when the client could not connect at all: nothing
+/// reached the system (it stopped, or never started).
+pub const CONNECT_FAILED: &str = "connection failed";
+
 /// A transport error as a reason. reqwest's own message names the URL; the
 /// reason keeps only the kind and the innermost cause.
 fn transport_reason(e: &reqwest::Error) -> String {
     let kind = if e.is_connect() {
-        "connection failed"
+        CONNECT_FAILED
     } else if e.is_timeout() {
         "timed out"
     } else if e.is_body() || e.is_decode() {

@@ -111,6 +111,10 @@ pub struct LoadFigures {
     pub cut_at_bound: u32,
     /// That bound, milliseconds.
     pub bound_ms: u64,
+    /// Requests that could not connect to the system at all (it stopped,
+    /// or never started): nothing reached it, so they are counted beside
+    /// too, never as requests that cost no attempt.
+    pub unreached: u32,
     /// Upstream attempts per client request that ended (an answer or an
     /// error): the mean; `None` when none ended.
     pub attempts_mean: Option<Estimate>,
@@ -131,15 +135,28 @@ pub struct LoadFigures {
 
 impl LoadFigures {
     /// `, 37 still waiting at the 10.0 s bound (...)` when the bound cut
-    /// any request, else nothing.
+    /// any request or one could not connect, else nothing.
     pub fn cut_note(&self) -> String {
-        if self.cut_at_bound == 0 {
+        let mut beside = Vec::new();
+        if self.cut_at_bound > 0 {
+            beside.push(format!(
+                "{} still waiting at the {:.1} s bound",
+                self.cut_at_bound,
+                self.bound_ms as f64 / 1000.0
+            ));
+        }
+        if self.unreached > 0 {
+            beside.push(format!(
+                "{} could not connect to the system",
+                self.unreached
+            ));
+        }
+        if beside.is_empty() {
             return String::new();
         }
         format!(
-            ", {} still waiting at the {:.1} s bound (counted beside: the attempt and time figures are those of the requests that ended)",
-            self.cut_at_bound,
-            self.bound_ms as f64 / 1000.0
+            ", {} (counted beside: the attempt and time figures are those of the requests that ended)",
+            beside.join(", ")
         )
     }
 
@@ -266,8 +283,13 @@ pub fn figures(
     seed: u64,
 ) -> LoadFigures {
     // What a request cost is known only when it ended: one the bound cut
-    // is counted beside, its attempts and time left out.
-    let ended: Vec<&Sent> = sent.iter().filter(|s| !s.client.hung).collect();
+    // is counted beside, its attempts and time left out, and so is one
+    // that found no system to connect to.
+    let unreached = sent.iter().filter(|s| is_unreached(s)).count();
+    let ended: Vec<&Sent> = sent
+        .iter()
+        .filter(|s| !s.client.hung && !is_unreached(s))
+        .collect();
     let mut attempts: Vec<f64> = ended.iter().map(|s| s.attempts.len() as f64).collect();
     attempts.sort_by(f64::total_cmp);
     let mut latencies: Vec<f64> = ended.iter().map(|s| s.client.latency_ms).collect();
@@ -297,7 +319,8 @@ pub fn figures(
         concurrency: c,
         retry_after_ms: u64::try_from(retry_after.as_millis()).unwrap_or(u64::MAX),
         answered: sent.iter().filter(|s| s.client.answered).count() as u32,
-        cut_at_bound: (sent.len() - ended.len()) as u32,
+        cut_at_bound: (sent.len() - ended.len() - unreached) as u32,
+        unreached: unreached as u32,
         bound_ms: u64::try_from(bound.as_millis()).unwrap_or(u64::MAX),
         attempts_mean: estimates.map(|e| e.0),
         attempts_p99: estimates.map(|e| e.1),
@@ -307,6 +330,16 @@ pub fn figures(
         worst_ms: latencies.last().copied(),
         p99_ms: (!latencies.is_empty()).then(|| cb_stats::percentile_type7(&latencies, 0.99)),
     }
+}
+
+/// Whether `s` could not connect to the system: no attempt at either
+/// upstream, and the client's reason is a connect error.
+fn is_unreached(s: &Sent) -> bool {
+    s.attempts.is_empty()
+        && s.client
+            .error
+            .as_deref()
+            .is_some_and(|e| e.starts_with(cb_client::CONNECT_FAILED))
 }
 
 /// When each retry came, in ms on the phase's shared timeline: every
@@ -413,6 +446,24 @@ mod tests {
         assert_eq!(
             (f.attempts_mean, f.worst_ms, f.attempts_max),
             (None, None, None)
+        );
+        // A stopped system: refused connections cost no attempt, and are
+        // not requests that ended at no cost.
+        let mut refused = sent(Vec::new(), false);
+        refused.client.status = None;
+        refused.client.error = Some("connection failed: Connection refused (os error 111)".into());
+        let f = figures(
+            &[refused.clone(), refused],
+            2,
+            LoadFault::PrimaryLimited,
+            times,
+            7,
+        );
+        assert_eq!((f.unreached, f.cut_at_bound, f.attempts_mean), (2, 0, None));
+        assert!(
+            f.line().contains("2 could not connect to the system"),
+            "{}",
+            f.line()
         );
         assert!(
             f.line().contains("attempts per request n/a"),

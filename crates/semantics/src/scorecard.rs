@@ -174,7 +174,11 @@ fn load_section(report: &SemanticsReport) -> String {
                 l.concurrency,
                 l.answered,
                 l.concurrency,
-                l.cut_at_bound,
+                if l.unreached > 0 {
+                    format!("{} (+{} could not connect)", l.cut_at_bound, l.unreached)
+                } else {
+                    l.cut_at_bound.to_string()
+                },
                 l.attempts_cell(),
                 l.p99_cell(),
                 l.max_cell(),

@@ -99,7 +99,7 @@ impl PlainError {
     /// The reason, as the driver's client words a transport failure.
     pub fn reason(&self) -> String {
         match self {
-            PlainError::Connect(cause) => format!("connection failed: {cause}"),
+            PlainError::Connect(cause) => format!("{}: {cause}", crate::CONNECT_FAILED),
             PlainError::Request(cause) => format!("request failed: {cause}"),
             PlainError::Body(cause) => format!("response body broken off: {cause}"),
         }
