@@ -70,6 +70,11 @@ pub fn script(retry_after: Duration, fault: LoadFault) -> CaseScript {
     }
 }
 
+/// `show(v)`, or `n/a` for a figure that could not be measured.
+fn or_na<T>(v: Option<T>, show: impl FnOnce(T) -> String) -> String {
+    v.map_or_else(|| "n/a".to_string(), show)
+}
+
 /// One figure with its interval; an end the sample cannot bound is `None`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Estimate {
@@ -84,7 +89,7 @@ pub struct Estimate {
 impl Estimate {
     /// `3.02 [2.98, 3.06]`, `n/a` for a missing end.
     pub fn cell(&self, digits: usize) -> String {
-        let end = |v: Option<f64>| v.map_or_else(|| "n/a".to_string(), |v| format!("{v:.digits$}"));
+        let end = |v: Option<f64>| or_na(v, |v| format!("{v:.digits$}"));
         format!(
             "{:.digits$} [{}, {}]",
             self.value,
@@ -162,25 +167,22 @@ impl LoadFigures {
 
     /// The mean attempts per request with its interval, or `n/a`.
     pub fn attempts_cell(&self) -> String {
-        self.attempts_mean
-            .map_or_else(|| "n/a".to_string(), |e| e.cell(2))
+        or_na(self.attempts_mean, |e| e.cell(2))
     }
 
     /// The 99th percentile of attempts per request, or `n/a`.
     pub fn p99_cell(&self) -> String {
-        self.attempts_p99
-            .map_or_else(|| "n/a".to_string(), |e| e.cell(0))
+        or_na(self.attempts_p99, |e| e.cell(0))
     }
 
     /// The most attempts, or `n/a`.
     pub fn max_cell(&self) -> String {
-        self.attempts_max
-            .map_or_else(|| "n/a".to_string(), |m| m.to_string())
+        or_na(self.attempts_max, |m| m.to_string())
     }
 
     /// A time in seconds (`2.07 s`), or `n/a`.
     pub fn seconds_cell(ms: Option<f64>) -> String {
-        ms.map_or_else(|| "n/a".to_string(), |ms| format!("{:.2} s", ms / 1000.0))
+        or_na(ms, |ms| format!("{:.2} s", ms / 1000.0))
     }
 
     /// The grade's cell: `3.00 [2.90, 3.10] at C = 100 (primary-limited);
@@ -201,8 +203,7 @@ impl LoadFigures {
 
     /// The synchronisation index as `x1.3`, or `n/a` without retries.
     pub fn sync_cell(&self) -> String {
-        self.sync_index
-            .map_or_else(|| "n/a".to_string(), |s| format!("x{s:.1}"))
+        or_na(self.sync_index, |s| format!("x{s:.1}"))
     }
 
     /// One line: `C = 100, the primary answers 429 ...: 100/100 answered; attempts per request 3.00 [3.00, 3.00] (p99 ...), synchronisation x1.1; ...`.
