@@ -44,6 +44,7 @@ pub fn dataset(n: usize) -> Dataset {
                         assistant,
                         distractor: None,
                         tool: None,
+                        asks: None,
                     }
                 })
                 .collect();

@@ -2,7 +2,7 @@
 
 use crate::cli::GenerateArgs;
 use crate::dataset::generate::{generate_each, GenerateError, Mode};
-use crate::dataset::{rich, Conversation, DatasetStats};
+use crate::dataset::{later, rich, Conversation, DatasetStats};
 use anyhow::Context as _;
 use std::io::Write;
 use std::process::ExitCode;
@@ -42,6 +42,11 @@ pub fn generate_command(args: &GenerateArgs) -> anyhow::Result<ExitCode> {
         generate_each(&opts, mode, |c: Conversation| {
             let c = if args.rich {
                 rich::enrich_one(c, opts.seed, index)
+            } else {
+                c
+            };
+            let c = if args.later_probes {
+                later::add_later_probes(c, opts.seed, index, args.rich && index % 2 == 1)
             } else {
                 c
             };
@@ -110,12 +115,17 @@ pub fn generate_command(args: &GenerateArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let summary = format!(
-        "{}{} conversations (seed {}, {}-{} turns)\n{stats}",
+        "{}{} conversations (seed {}, {}-{} turns{})\n{stats}",
         if args.rich { "rich, " } else { "" },
         opts.conversations,
         opts.seed,
         opts.min_turns,
         opts.max_turns,
+        if args.later_probes {
+            ", and 3 more for the later probes"
+        } else {
+            ""
+        },
     );
     match written {
         Some(out) => println!("wrote {}: {summary}", out.display()),

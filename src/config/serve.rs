@@ -180,6 +180,11 @@ pub fn generate_options(args: &GenerateArgs) -> Result<GenerateOptions, Generate
         max_turns: args.max_turns,
     };
     options.validate()?;
+    if args.later_probes && args.min_turns < crate::dataset::later::MIN_TURNS {
+        return Err(GenerateError::TooShortForLaterProbes {
+            got: args.min_turns,
+        });
+    }
     Ok(options)
 }
 

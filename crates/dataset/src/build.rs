@@ -50,6 +50,7 @@ pub(super) fn build_conversation(
         user,
         distractor: None,
         tool: None,
+        asks: None,
     });
 
     // Middle turns: which carry a distractor, and which filler pairs the rest use.
@@ -88,6 +89,7 @@ pub(super) fn build_conversation(
                     assistant: Some(reply.to_string()),
                     distractor: Some(d.written),
                     tool: None,
+                    asks: None,
                 }
             }
             None => {
@@ -105,6 +107,7 @@ pub(super) fn build_conversation(
                     assistant: Some(reply.to_string()),
                     distractor: None,
                     tool: None,
+                    asks: None,
                 }
             }
         };
@@ -121,6 +124,7 @@ pub(super) fn build_conversation(
         assistant: None,
         distractor: None,
         tool: None,
+        asks: None,
     });
 
     Conversation {

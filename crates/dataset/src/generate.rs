@@ -121,6 +121,15 @@ pub enum GenerateError {
         /// `--max-turns`.
         max: usize,
     },
+    /// `--later-probes` with conversations too short to carry them.
+    #[error(
+        "--later-probes needs --min-turns {} or more (anchor, two filler turns, probe); got {got}",
+        crate::later::MIN_TURNS
+    )]
+    TooShortForLaterProbes {
+        /// `--min-turns`.
+        got: usize,
+    },
     /// No free value was found within 10,000 draws.
     #[error(
         "could not find a free {what} for {subject} within {MAX_DRAWS} draws; \

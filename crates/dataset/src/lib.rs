@@ -14,6 +14,7 @@ pub mod compose;
 pub mod filler;
 pub mod generate;
 pub mod jsonl;
+pub mod later;
 pub mod lexicon;
 pub mod messages;
 pub mod model;
@@ -42,8 +43,12 @@ pub const DEFAULT_DATASET: &str = "datasets/continuity-150.jsonl";
 /// the repository root.
 pub const RICH_DATASET: &str = "datasets/continuity-rich-150.jsonl";
 
+/// Path of the committed dataset with later probes (`generate --rich
+/// --later-probes`), relative to the repository root.
+pub const OUTAGE_DATASET: &str = "datasets/continuity-outage-150.jsonl";
+
 /// The datasets compiled into the binary; the first is the default.
-pub static BUILTIN_DATASETS: [cb_base::source::BuiltIn; 2] = [
+pub static BUILTIN_DATASETS: [cb_base::source::BuiltIn; 3] = [
     cb_base::source::BuiltIn {
         path: DEFAULT_DATASET,
         text: include_str!("../../../datasets/continuity-150.jsonl"),
@@ -51,6 +56,10 @@ pub static BUILTIN_DATASETS: [cb_base::source::BuiltIn; 2] = [
     cb_base::source::BuiltIn {
         path: RICH_DATASET,
         text: include_str!("../../../datasets/continuity-rich-150.jsonl"),
+    },
+    cb_base::source::BuiltIn {
+        path: OUTAGE_DATASET,
+        text: include_str!("../../../datasets/continuity-outage-150.jsonl"),
     },
 ];
 
@@ -118,7 +127,9 @@ pub enum TurnKind {
     Anchor,
     /// A middle turn about something else.
     Filler,
-    /// The final turn: a question only the anchor answers.
+    /// A question only a fact stated earlier answers: the final turn (the
+    /// anchor), and in datasets with later probes ([`later`]) some turns
+    /// before it.
     Probe,
 }
 
@@ -140,6 +151,10 @@ pub struct Turn {
     /// between the user's message and the reply (rich datasets only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<Box<ToolExchange>>,
+    /// The fact a probe asks for when it is not the conversation's anchor
+    /// (a fact stated later in the conversation, [`later`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asks: Option<Box<Anchor>>,
 }
 
 /// One tool call and its result, as a client replays it: an assistant
@@ -209,6 +224,26 @@ impl Conversation {
     /// The final user message, the probe.
     pub fn probe(&self) -> &str {
         &self.turns[self.turns.len() - 1].user
+    }
+
+    /// Every probe, in order: its turn (from 1) and the fact it asks for
+    /// (the anchor unless the turn names another). The final turn is the
+    /// last.
+    pub fn probes(&self) -> impl Iterator<Item = (usize, &Anchor)> {
+        self.turns
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.kind == TurnKind::Probe)
+            .map(|(k, t)| (k + 1, t.asks.as_deref().unwrap_or(&self.anchor)))
+    }
+
+    /// Whether the conversation asks before its final turn ([`later`]).
+    pub fn has_later_probes(&self) -> bool {
+        self.turns
+            .iter()
+            .rev()
+            .skip(1)
+            .any(|t| t.kind == TurnKind::Probe)
     }
 
     /// Values of the anchor's category that belong to someone else.

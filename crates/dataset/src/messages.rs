@@ -101,6 +101,7 @@ mod tests {
             assistant: Some("ok".into()),
             distractor: None,
             tool: tool.map(Box::new),
+            asks: None,
         };
         Conversation {
             id: "c1".into(),

@@ -28,7 +28,7 @@ use std::time::Duration;
 pub const DEFAULT_PROFILE: &str = "fault_profiles/paper.toml";
 
 /// The fault profiles compiled into the binary; the first is the default.
-pub static BUILTIN_PROFILES: [cb_base::source::BuiltIn; 4] = [
+pub static BUILTIN_PROFILES: [cb_base::source::BuiltIn; 5] = [
     cb_base::source::BuiltIn {
         path: DEFAULT_PROFILE,
         text: include_str!("../../../fault_profiles/paper.toml"),
@@ -44,6 +44,10 @@ pub static BUILTIN_PROFILES: [cb_base::source::BuiltIn; 4] = [
     cb_base::source::BuiltIn {
         path: "fault_profiles/fallback-degraded.toml",
         text: include_str!("../../../fault_profiles/fallback-degraded.toml"),
+    },
+    cb_base::source::BuiltIn {
+        path: "fault_profiles/outage.toml",
+        text: include_str!("../../../fault_profiles/outage.toml"),
     },
 ];
 

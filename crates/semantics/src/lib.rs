@@ -159,6 +159,7 @@ pub async fn execute(config: &SemanticsConfig) -> anyhow::Result<SemanticsReport
         first_user_message: &c.message,
         probe: &c.message,
         turns: 1,
+        script: &[],
     }));
     let plan = FaultPlan::cases(conversations.iter().map(|c| c.script.clone()).collect());
     let ctx = UpstreamContext::new(plan, index, LatencyProfile::INSTANT, config.seed, 1);

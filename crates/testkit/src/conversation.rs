@@ -25,6 +25,7 @@ pub fn turn(kind: TurnKind, user: impl Into<String>, assistant: Option<&str>) ->
         assistant: assistant.map(str::to_string),
         distractor: None,
         tool: None,
+        asks: None,
     }
 }
 

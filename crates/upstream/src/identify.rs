@@ -2,7 +2,11 @@
 //! content alone.
 //!
 //! The first user message names the conversation (first messages are unique
-//! in a dataset) and the number of user messages is the turn. A request whose
+//! in a dataset) and the last user message places the turn: the turn whose
+//! message it is, when the entry lists its turns, so that a request whose
+//! history a gateway cut (a trimmed window, turns dropped after a
+//! failover) is still placed at the client's turn and gets that turn's
+//! fault; otherwise the number of user messages is the turn. A request whose
 //! only user message is a conversation's probe is that conversation's final
 //! turn sent without its history, as a gateway that drops history sends it;
 //! probes are unique in a generated dataset so that such an attempt is still
@@ -27,6 +31,9 @@ pub struct IndexEntry<'a> {
     pub probe: &'a str,
     /// Its number of turns.
     pub turns: usize,
+    /// Its turns, to place a request by its last user message; empty when
+    /// unknown (the count of user messages is the turn).
+    pub script: &'a [cb_dataset::Turn],
 }
 
 /// The entries of every conversation of a dataset, in order.
@@ -36,7 +43,17 @@ pub fn dataset_entries(dataset: &Dataset) -> impl Iterator<Item = IndexEntry<'_>
         first_user_message: c.first_user_message(),
         probe: c.probe(),
         turns: c.n_turns(),
+        script: &c.turns,
     })
+}
+
+/// A short fingerprint of a user message, to place a turn by its text
+/// without keeping the text (4 bytes a turn, whatever the dataset's size).
+fn fingerprint(text: &str) -> u32 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish() as u32
 }
 
 /// (conversation index, id, number of turns).
@@ -59,6 +76,9 @@ pub struct ConversationIndex {
     by_first_message: HashMap<String, Entry>,
     /// `None` when several conversations share the probe.
     by_probe: HashMap<String, Option<Entry>>,
+    /// Per conversation index, the fingerprints of its turns' user
+    /// messages, in order (empty when the entry listed none).
+    turn_prints: Vec<Box<[u32]>>,
 }
 
 impl ConversationIndex {
@@ -75,8 +95,29 @@ impl ConversationIndex {
                 .entry(e.probe.to_string())
                 .and_modify(|e| *e = None)
                 .or_insert(Some(entry));
+            index
+                .turn_prints
+                .push(e.script.iter().map(|t| fingerprint(&t.user)).collect());
         }
         index
+    }
+
+    /// The turn (from 1) of conversation `index` whose user message is
+    /// `last`: the one nearest `counted` (the count of user messages) when
+    /// the text repeats; `counted` when the conversation's turns are not
+    /// known or none has this text.
+    fn place(&self, index: usize, last: Option<&str>, counted: usize) -> usize {
+        let (Some(prints), Some(last)) = (self.turn_prints.get(index), last) else {
+            return counted;
+        };
+        let print = fingerprint(last);
+        prints
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| **p == print)
+            .map(|(k, _)| k + 1)
+            .min_by_key(|k| k.abs_diff(counted))
+            .unwrap_or(counted)
     }
 
     /// Indexes every conversation of `dataset`.
@@ -94,11 +135,22 @@ impl ConversationIndex {
     /// Recognises a request from its first user message and its number of
     /// user messages.
     pub fn recognise(&self, first_user: &str, user_messages: usize) -> Option<Recognised<'_>> {
+        self.recognise_at(first_user, None, user_messages)
+    }
+
+    /// [`ConversationIndex::recognise`], placing the turn by the last user
+    /// message `last` when the conversation's turns are known.
+    pub fn recognise_at(
+        &self,
+        first_user: &str,
+        last: Option<&str>,
+        user_messages: usize,
+    ) -> Option<Recognised<'_>> {
         if let Some((index, id, _)) = self.by_first_message.get(first_user) {
             return Some(Recognised {
                 index: *index,
                 id,
-                turn: user_messages,
+                turn: self.place(*index, last, user_messages),
             });
         }
         match self.by_probe.get(first_user) {
@@ -116,12 +168,14 @@ impl ConversationIndex {
     /// messages as its turn.
     pub fn identify(&self, request: &ChatRequest) -> Identity {
         let turn = request.messages.iter().filter(|m| m.role == "user").count();
-        let first = request
-            .messages
-            .iter()
-            .find(|m| m.role == "user")
-            .map(|m| m.text_cow());
-        match first.as_deref().and_then(|f| self.recognise(f, turn)) {
+        let mut users = request.messages.iter().filter(|m| m.role == "user");
+        let first = users.next().map(|m| m.text_cow());
+        let last = users.next_back().map(|m| m.text_cow());
+        let last = last.as_deref().or(first.as_deref());
+        match first
+            .as_deref()
+            .and_then(|f| self.recognise_at(f, last, turn))
+        {
             Some(r) => Identity {
                 conversation: Some(r.index),
                 id: r.id.to_string(),
@@ -163,6 +217,34 @@ mod tests {
         let r = index.recognise(c.first_user_message(), 3).unwrap();
         assert_eq!((r.index, r.id, r.turn), (7, c.id.as_str(), 3));
         assert_eq!(index.recognise("an unrelated message", 1), None);
+    }
+
+    #[test]
+    fn a_request_whose_history_was_cut_is_placed_at_its_last_user_message() {
+        let d = committed();
+        let index = ConversationIndex::of_dataset(&d);
+        let c = &d.conversations[3];
+        let user = |k: usize| cb_wire::openai::ChatMessage::new("user", &c.turns[k].user);
+        // Turns 1, 2 and 6 of the client's turn 6: turns 3 to 5 dropped.
+        let request = ChatRequest {
+            model: String::new(),
+            messages: vec![user(0), user(1), user(5)],
+            stream: false,
+            stream_options: None,
+            extra: serde_json::Map::new(),
+        };
+        let who = index.identify(&request);
+        assert_eq!((who.conversation, who.turn), (Some(3), 6));
+        // A last message the conversation does not have: the count.
+        let mut other = request.clone();
+        other.messages[2] = cb_wire::openai::ChatMessage::new("user", "something else");
+        assert_eq!(index.identify(&other).turn, 3);
+        // An index without the turns counts, as before.
+        let bare = ConversationIndex::new([IndexEntry {
+            script: &[],
+            ..dataset_entries(&d).nth(3).unwrap()
+        }]);
+        assert_eq!(bare.identify(&request).turn, 3);
     }
 
     #[test]

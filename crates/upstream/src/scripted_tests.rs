@@ -19,6 +19,7 @@ fn context(script: CaseScript) -> UpstreamContext {
         first_user_message: MESSAGE,
         probe: MESSAGE,
         turns: 1,
+        script: &[],
     }]);
     UpstreamContext::new(
         cb_faults::FaultPlan::cases(vec![script]),

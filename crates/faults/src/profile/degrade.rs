@@ -266,6 +266,13 @@ impl RawDegrade {
                 }
                 DegradeTurns::List(turns)
             }
+            Some(super::schema::RawTurnsPub::Outage(_)) => {
+                return Err(invalid(
+                    "turns",
+                    "{ from, count }".into(),
+                    "a degradation takes \"all\", \"final\" or a list of turn numbers from 1 (an outage is a fault, not a degradation)",
+                ))
+            }
         };
         let rate = |key: &str, raw: Option<f64>| -> Result<f64, FaultError> {
             let r = raw.unwrap_or(0.0);

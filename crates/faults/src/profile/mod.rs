@@ -618,6 +618,24 @@ mod tests {
     }
 
     #[test]
+    fn an_outage_is_turns_in_a_row() {
+        let p = parse("turns = { from = 3, count = 3 }\n[modes.timeout]\n").unwrap();
+        assert_eq!(p.turns, TurnSelector::List(vec![3, 4, 5]));
+        assert_eq!(p.turns.turns_in(4), vec![3, 4]);
+        for bad in [
+            "{ from = 0, count = 3 }",
+            "{ from = 3, count = 0 }",
+            "{ from = 3 }",
+            "{ from = 3, count = 3, until = 9 }",
+        ] {
+            assert!(
+                parse(&format!("turns = {bad}\n[modes.timeout]\n")).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
     fn bad_turns_and_upstream_rejected() {
         assert!(parse("turns = []\n[modes.timeout]\n").is_err());
         assert!(parse("turns = \"last\"\n[modes.timeout]\n").is_err());

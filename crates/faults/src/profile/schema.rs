@@ -104,12 +104,25 @@ enum RawDuration {
     Float(f64),
 }
 
-/// `turns = "final"` or `turns = [3, 5]`.
+/// Most turns an outage (`turns = { from, count }`) can last.
+const MAX_OUTAGE_TURNS: usize = 1000;
+
+/// `turns = "final"`, `turns = [3, 5]` or `turns = { from = 3, count = 3 }`
+/// (an outage: the primary down on `count` turns in a row from `from`).
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
 pub(super) enum RawTurnsPub {
     Word(String),
     List(Vec<i64>),
+    Outage(RawOutage),
+}
+
+/// `turns = { from = 3, count = 3 }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawOutage {
+    from: i64,
+    count: i64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -310,8 +323,24 @@ impl RawProfile {
                 return Err(c.invalid(
                     "turns",
                     format!("{w:?}"),
-                    "write \"final\" or a list of turn numbers from 1, e.g. [3, 5]",
+                    "write \"final\", a list of turn numbers from 1, e.g. [3, 5], or an outage, e.g. { from = 3, count = 3 }",
                 ))
+            }
+            Some(RawTurnsPub::Outage(RawOutage { from, count })) => {
+                let from = usize::try_from(from).ok().filter(|f| *f >= 1).ok_or_else(|| {
+                    c.invalid("turns.from", from, "turn numbers count from 1 (turn 1 is the anchor)")
+                })?;
+                let count = usize::try_from(count)
+                    .ok()
+                    .filter(|n| (1..=MAX_OUTAGE_TURNS).contains(n))
+                    .ok_or_else(|| {
+                        c.invalid(
+                            "turns.count",
+                            count,
+                            &format!("an outage lasts 1 to {MAX_OUTAGE_TURNS} turns"),
+                        )
+                    })?;
+                TurnSelector::List((from..from + count).collect())
             }
             Some(RawTurnsPub::List(list)) => {
                 if list.is_empty() {

@@ -78,6 +78,7 @@ impl CalibrationCase {
             assistant: Some("Noted, I'll keep that in mind.".into()),
             distractor: None,
             tool: None,
+            asks: None,
         }];
         for d in &self.distractors {
             turns.push(Turn {
@@ -86,6 +87,7 @@ impl CalibrationCase {
                 assistant: Some("Good to know.".into()),
                 distractor: Some(d.clone()),
                 tool: None,
+                asks: None,
             });
         }
         turns.push(Turn {
@@ -94,6 +96,7 @@ impl CalibrationCase {
             assistant: None,
             distractor: None,
             tool: None,
+            asks: None,
         });
         Conversation {
             id: self.id.clone(),
