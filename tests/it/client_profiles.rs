@@ -121,6 +121,7 @@ async fn serve(shape: Shape) -> (String, continuity_bench::upstream::UpstreamPai
         first_user_message: MESSAGE,
         probe: MESSAGE,
         turns: 1,
+        script: &[],
     }]);
     let script = CaseScript {
         primary: Script::always(Act::Answer(shape)),

@@ -202,6 +202,37 @@ pub struct AttemptRecord {
     /// reply); empty otherwise.
     #[serde(default)]
     pub provider_error: String,
+    /// The tool calls the request carried, as this upstream's dialect
+    /// judged them: none, each paired with its result, or refused by one of
+    /// the dialect's tool-call rules (an id it does not accept, a call
+    /// without its result).
+    #[serde(default)]
+    pub tools: ToolCalls,
+}
+
+/// The tool calls of one request, as the upstream's dialect judged them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolCalls {
+    /// The request carried no tool call and no tool result.
+    #[default]
+    None,
+    /// Every tool call was answered by its result, with ids the dialect
+    /// accepts.
+    Paired,
+    /// The dialect refused the request for one of its tool-call rules.
+    Refused,
+}
+
+impl ToolCalls {
+    /// `Paired` when an accepted request carried any tool call or result.
+    pub fn from_any(any: bool) -> Self {
+        if any {
+            ToolCalls::Paired
+        } else {
+            ToolCalls::None
+        }
+    }
 }
 
 /// Most characters of an answer kept in an attempt row: enough to read

@@ -238,6 +238,33 @@ mod tests {
     }
 
     #[test]
+    fn committed_file_is_the_seed_42_rich_generation_with_later_probes() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../datasets/continuity-outage-150.jsonl"
+        );
+        let opts = GenerateOptions {
+            seed: cb_base::seed::DEFAULT_SEED,
+            conversations: 150,
+            min_turns: 7,
+            max_turns: 11,
+        };
+        let fresh = crate::Dataset {
+            conversations: crate::rich::enrich(generate(&opts), opts.seed)
+                .conversations
+                .into_iter()
+                .enumerate()
+                .map(|(i, c)| add_later_probes(c, opts.seed, i, i % 2 == 1))
+                .collect(),
+        };
+        assert!(
+            std::fs::read_to_string(path).unwrap() == fresh.to_jsonl(),
+            "regenerate with `generate --rich --later-probes --out {path} --force`"
+        );
+        assert!(fresh.conversations.iter().all(Conversation::has_later_probes));
+    }
+
+    #[test]
     fn a_conversation_too_short_is_left_as_it_was() {
         let opts = GenerateOptions {
             seed: 7,

@@ -27,6 +27,7 @@ pub mod frames;
 pub mod gemini;
 mod grouping;
 mod history;
+pub mod openai_tools;
 pub mod survival;
 mod tools;
 
@@ -168,6 +169,21 @@ pub struct Rejection {
     pub message: String,
     /// The error body in the dialect's shape.
     pub body: Value,
+    /// Whether the rule broken is one of tool calls: a call id the dialect
+    /// refuses, a call without its result or a result without its call, a
+    /// function name it refuses. What tool-call integrity counts.
+    pub about_tools: bool,
+}
+
+impl Rejection {
+    /// The same rejection, marked as one of the tool-call rules.
+    #[must_use]
+    pub(crate) fn on_tools(self) -> Self {
+        Rejection {
+            about_tools: true,
+            ..self
+        }
+    }
 }
 
 /// A request that passed a dialect's validation.

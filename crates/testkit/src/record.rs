@@ -35,5 +35,6 @@ pub fn attempt(
         answered_by: String::new(),
         answer: String::new(),
         provider_error: String::new(),
+        tools: cb_base::record::ToolCalls::None,
     }
 }

@@ -18,6 +18,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, Uri};
 use axum::response::Response;
 use axum::Extension;
+use cb_base::record::ToolCalls;
 use cb_dialect::{anthropic, gemini, Dialect, Rejection, Validated};
 use cb_faults::{ErrorKind, ErrorSpec};
 use cb_wire::openai::ChatRequest;
@@ -46,6 +47,17 @@ fn params_of(body: &[u8]) -> Vec<String> {
     names.retain(|n| !NOT_PARAMS.contains(&n.as_str()));
     names.sort_unstable();
     names
+}
+
+/// The tool calls of a request its dialect accepted: paired (the
+/// validator checked them) when there are any.
+fn tools_of(request: &ChatRequest) -> ToolCalls {
+    ToolCalls::from_any(
+        request
+            .messages
+            .iter()
+            .any(|m| m.role == "tool" || m.tool_calls.is_some()),
+    )
 }
 
 /// A validated request as the OpenAI request the pipeline reads.
@@ -78,7 +90,14 @@ fn refused(
         || super::server::model_of(body),
         cb_base::record::bounded_field,
     );
-    if let Some(expired) = shared.bad_request(model, start, dialect) {
+    // Placed leniently, so that a refusal counts against its conversation.
+    let who = shared.state.ctx.index.identify_raw(body);
+    let tools = if r.about_tools {
+        ToolCalls::Refused
+    } else {
+        ToolCalls::None
+    };
+    if let Some(expired) = shared.bad_request(model, start, dialect, Some((who, tools))) {
         return expired;
     }
     let st = &shared.state;
@@ -100,8 +119,10 @@ pub(super) async fn messages(
     match anthropic::validate(version, &body, &anthropic::Rules::default()) {
         Err(r) => refused(&shared, &body, start, Dialect::Anthropic, &r, None),
         Ok(v) => {
+            let request = request_of(v);
             let received = Received {
-                request: request_of(v),
+                tools: tools_of(&request),
+                request,
                 params: params_of(&body),
                 dialect: Dialect::Anthropic,
                 json_array: false,
@@ -145,6 +166,7 @@ pub(super) async fn gemini(
             let mut request = request_of(v);
             request.stream = matches!(call.method, gemini::Method::Stream { .. });
             let received = Received {
+                tools: tools_of(&request),
                 request,
                 params: params_of(&body),
                 dialect: Dialect::Gemini,

@@ -163,6 +163,50 @@ impl ConversationIndex {
         }
     }
 
+    /// Who sent a body its dialect refused: the user messages read
+    /// leniently from an OpenAI or Anthropic `messages` list or a Gemini
+    /// `contents` list (a message's text, or its text blocks or parts
+    /// joined; one holding only tool results or function responses is not a
+    /// user turn), recognised as [`ConversationIndex::identify`] does.
+    pub fn identify_raw(&self, body: &[u8]) -> Identity {
+        let value: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
+        let list = value
+            .get("messages")
+            .or_else(|| value.get("contents"))
+            .and_then(|l| l.as_array());
+        let texts: Vec<String> = list
+            .into_iter()
+            .flatten()
+            .filter(|m| m.get("role").and_then(|r| r.as_str()) == Some("user"))
+            .filter_map(|m| {
+                let content = m.get("content").or_else(|| m.get("parts"))?;
+                if let Some(text) = content.as_str() {
+                    return Some(text.to_string());
+                }
+                let parts: Vec<&str> = content
+                    .as_array()?
+                    .iter()
+                    .filter_map(|p| p.get("text").and_then(|t| t.as_str()))
+                    .collect();
+                (!parts.is_empty()).then(|| parts.concat())
+            })
+            .collect();
+        let first = texts.first().map(String::as_str);
+        let last = texts.last().map(String::as_str);
+        match first.and_then(|f| self.recognise_at(f, last, texts.len())) {
+            Some(r) => Identity {
+                conversation: Some(r.index),
+                id: r.id.to_string(),
+                turn: r.turn as u32,
+            },
+            None => Identity {
+                conversation: None,
+                id: String::new(),
+                turn: texts.len() as u32,
+            },
+        }
+    }
+
     /// Who is asking: the conversation and turn of `request`, recognised
     /// from its content. An unrecognised request keeps its count of user
     /// messages as its turn.
@@ -191,7 +235,7 @@ impl ConversationIndex {
 }
 
 /// The conversation and turn a request was recognised as.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Identity {
     /// Index of the conversation, if recognised.
     pub conversation: Option<usize>,
@@ -245,6 +289,30 @@ mod tests {
             ..dataset_entries(&d).nth(3).unwrap()
         }]);
         assert_eq!(bare.identify(&request).turn, 3);
+    }
+
+    #[test]
+    fn a_refused_body_is_still_placed_in_any_dialect() {
+        let d = committed();
+        let index = ConversationIndex::of_dataset(&d);
+        let c = &d.conversations[5];
+        let (first, third) = (&c.turns[0].user, &c.turns[2].user);
+        let anthropic = serde_json::json!({"messages": [
+            {"role": "user", "content": first},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "bad:id", "name": "f", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "bad:id", "content": "x"}]},
+            {"role": "user", "content": [{"type": "text", "text": third}]},
+        ]});
+        let gemini = serde_json::json!({"contents": [
+            {"role": "user", "parts": [{"text": first}]},
+            {"role": "user", "parts": [{"text": third}]},
+        ]});
+        for body in [anthropic, gemini] {
+            let who = index.identify_raw(body.to_string().as_bytes());
+            assert_eq!((who.conversation, who.turn), (Some(5), 3), "{body}");
+        }
+        let nobody = index.identify_raw(b"not json");
+        assert_eq!((nobody.conversation, nobody.turn), (None, 0));
     }
 
     #[test]

@@ -33,6 +33,7 @@
 
 use super::answer::{answer, Asked};
 use super::attempt::{millis, AttemptGuard};
+use super::identify::Identity;
 use super::listen::{serve, Socket};
 use super::log::TurnKey;
 use super::{wire, UpstreamContext};
@@ -42,7 +43,7 @@ use axum::extract::State;
 use axum::response::Response;
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
-use cb_base::record::{AttemptAction, AttemptRecord};
+use cb_base::record::{AttemptAction, AttemptRecord, ToolCalls};
 use cb_dialect::{anthropic, Dialect};
 use cb_faults::profile::RateLimiterSpec;
 use cb_faults::{End, ErrorKind, ErrorSpec, FaultAction, RetryLimiter, Role, Shape};
@@ -252,10 +253,23 @@ async fn chat_completions(
         Ok(r) => r,
         Err(message) => {
             let model = model_of(&body);
-            if let Some(expired) = shared.bad_request(model, start, Dialect::Openai) {
+            if let Some(expired) = shared.bad_request(model, start, Dialect::Openai, None) {
                 return expired;
             }
             return wire::bad_request(&message);
+        }
+    };
+    // OpenAI's own tool-call rules, as the real API applies them.
+    let tools = match cb_dialect::openai_tools::check(&req.messages) {
+        Ok(any) => ToolCalls::from_any(any),
+        Err(rejection) => {
+            let who = shared.state.ctx.index.identify(&req);
+            let model = cb_base::record::bounded_field(&req.model);
+            let refused = Some((who, ToolCalls::Refused));
+            if let Some(expired) = shared.bad_request(model, start, Dialect::Openai, refused) {
+                return expired;
+            }
+            return super::render::rejection_response(&rejection);
         }
     };
     let params = param_names(&req);
@@ -264,6 +278,7 @@ async fn chat_completions(
         params,
         dialect: Dialect::Openai,
         json_array: false,
+        tools,
     };
     // Parsed: the bytes are not needed while the request is served (a
     // held TIMEOUT keeps this future for seconds, thousands at once).
@@ -283,6 +298,8 @@ pub(super) struct Received {
     pub dialect: Dialect,
     /// Gemini's stream without `alt=sse`.
     pub json_array: bool,
+    /// Its tool calls, as the dialect's rules judged them.
+    pub tools: ToolCalls,
 }
 
 /// Most parameter names an attempt row keeps.
@@ -313,16 +330,18 @@ impl Shared {
         model: String,
         start: Instant,
         dialect: Dialect,
+        refused: Option<(Identity, ToolCalls)>,
     ) -> Option<Response> {
         let st = &self.state;
         let ctx = &st.ctx;
         let run = ctx.current_run();
+        let (who, tools) = refused.unwrap_or_else(|| (Identity::default(), ToolCalls::None));
         let attempt = ctx.log.next_attempt(TurnKey {
             run,
             system: &st.system,
             role: st.role,
-            conversation: "",
-            turn: 0,
+            conversation: &who.id,
+            turn: who.turn,
         });
         ctx.log.record(AttemptRecord {
             action: AttemptAction::BadRequest,
@@ -330,7 +349,8 @@ impl Shared {
             // Bounded once, by the caller (`model_of` reads it in place).
             model,
             duration_ms: millis(start.elapsed()),
-            ..self.row(run, start, String::new(), 0, attempt)
+            tools,
+            ..self.row(run, start, who.id, who.turn, attempt)
         });
         ctx.is_expired(&st.system, st.role)
             .then(|| super::render::error_response(&expired_key(), dialect))
@@ -367,6 +387,7 @@ impl Shared {
             answered_by: String::new(),
             answer: String::new(),
             provider_error: String::new(),
+            tools: cb_base::record::ToolCalls::None,
         }
     }
 
@@ -386,6 +407,7 @@ impl Shared {
             params,
             dialect,
             json_array,
+            tools,
         } = received;
         let expired = ctx.is_expired(&st.system, st.role);
         let who = ctx.index.identify(&req);
@@ -409,6 +431,7 @@ impl Shared {
                 model: cb_base::record::bounded_field(&req.model),
                 stream: req.stream,
                 params: bounded_params(params),
+                tools,
                 ..self.row(run, start, who.id.clone(), who.turn, attempt)
             },
             start,

@@ -74,7 +74,7 @@ pub const EVENT_COLUMNS: [&str; 18] = [
 ];
 
 /// Columns of attempts.csv, in order (the fields of [`AttemptRecord`]).
-pub const ATTEMPT_COLUMNS: [&str; 21] = [
+pub const ATTEMPT_COLUMNS: [&str; 22] = [
     "run",
     "system",
     "role",
@@ -96,16 +96,18 @@ pub const ATTEMPT_COLUMNS: [&str; 21] = [
     "answered_by",
     "answer",
     "provider_error",
+    "tools",
 ];
 
 /// Columns added to attempts.csv after the first release: a file without
 /// them (an older report) is still read, the field taking its default.
-pub const ATTEMPT_COLUMNS_ADDED: [&str; 5] = [
+pub const ATTEMPT_COLUMNS_ADDED: [&str; 6] = [
     "params",
     "degradation",
     "answered_by",
     "answer",
     "provider_error",
+    "tools",
 ];
 
 /// File name of the turn rows.

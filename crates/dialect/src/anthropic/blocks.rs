@@ -136,7 +136,8 @@ fn tool_id<'a>(
         Err(at(
             &format!("{path}.{key}"),
             "String should match pattern '^[a-zA-Z0-9_-]+$'",
-        ))
+        )
+        .on_tools())
     }
 }
 

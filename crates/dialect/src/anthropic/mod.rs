@@ -129,6 +129,7 @@ pub(crate) fn invalid(message: String) -> Rejection {
         status: 400,
         body: error_body(ErrorKind::InvalidRequestError, &message),
         message,
+        about_tools: false,
     }
 }
 

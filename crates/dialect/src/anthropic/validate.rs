@@ -204,13 +204,15 @@ fn shape(messages: &[Message], rules: &Rules) -> Result<(), Rejection> {
                         return Err(at(
                             &format!("messages.{i}.content.{j}"),
                             &format!("unexpected `tool_use_id` found in `tool_result` blocks: {id}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."),
-                        ));
+                        )
+                        .on_tools());
                     }
                     if seen_other {
                         return Err(at(
                             &format!("messages.{i}"),
                             "`tool_result` blocks must come first in the message content, before any other block",
-                        ));
+                        )
+                        .on_tools());
                     }
                 }
                 _ => seen_other = true,
@@ -240,7 +242,8 @@ fn shape(messages: &[Message], rules: &Rules) -> Result<(), Rejection> {
                 return Err(at(
                     &format!("messages.{i}"),
                     &format!("`tool_use` ids were found without `tool_result` blocks immediately after: {}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.", missing.join(", ")),
-                ));
+                )
+                .on_tools());
             }
         }
     }

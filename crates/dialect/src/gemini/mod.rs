@@ -112,6 +112,7 @@ pub(crate) fn invalid(message: String) -> Rejection {
         status: 400,
         body: error_body(400, &message),
         message,
+        about_tools: false,
     }
 }
 

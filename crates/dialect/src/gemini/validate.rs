@@ -211,7 +211,8 @@ fn declaration(path: &str, value: &Value) -> Result<(), Rejection> {
             return Err(rule(
                 &join(path, "name"),
                 "Invalid function name. Must start with a letter or an underscore. Must be alphameric (a-z, A-Z, 0-9), underscores (_), dots (.), colons (:), or dashes (-), with a maximum length of 64.",
-            ))
+            )
+            .on_tools())
         }
     }
     if let Some(v) = get(d, "description") {
