@@ -41,9 +41,9 @@ pub struct GenerateArgs {
     pub rich: bool,
     /// Probes past the fault: a probe of the anchor at turn 3, a second
     /// fact (a seven-digit code) stated at turn 4 (in a tool result in every
-    /// other rich conversation) and a probe of it at turn 6, so that an
-    /// outage from turn 3 (`--faults outage`) is scored on the turns after
-    /// it. Needs --min-turns 4 or more. `--rich --later-probes` at seed 42
+    /// other rich conversation) and probes of it at turns 5 and 6, so that
+    /// an outage of turns 3 to 5 (`--faults outage`) is scored on the turns
+    /// during and after it. Needs --min-turns 4 or more. `--rich --later-probes` at seed 42
     /// is the committed datasets/continuity-outage-150.jsonl. Off by default.
     #[arg(long)]
     pub later_probes: bool,

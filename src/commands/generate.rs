@@ -122,7 +122,7 @@ pub fn generate_command(args: &GenerateArgs) -> anyhow::Result<ExitCode> {
         opts.min_turns,
         opts.max_turns,
         if args.later_probes {
-            ", and 3 more for the later probes"
+            ", and 4 more for the later probes"
         } else {
             ""
         },

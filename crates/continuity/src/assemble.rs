@@ -3,6 +3,7 @@
 
 use super::collect::Collected;
 use super::order::RowOrder;
+use super::past::{self, TurnList};
 use super::record::{EventRecord, Stage};
 use super::report::{self, ReportData};
 use super::summary::summarize;
@@ -40,6 +41,22 @@ pub(super) fn assemble(
             Some((c.outcome.run, id, planned.turn))
         })
         .collect();
+    // The attempts from each event turn on, by (run, system, conversation),
+    // for what happened past the fault.
+    let event_turn_of: HashMap<(u32, &str), u32> = event_turns
+        .iter()
+        .map(|&(run, id, turn)| ((run, id), turn))
+        .collect();
+    let mut from_event: HashMap<(u32, &str, &str), Vec<&AttemptRecord>> = HashMap::new();
+    for a in &attempts {
+        let key = (a.run, a.conversation.as_str());
+        if event_turn_of.get(&key).is_some_and(|t| a.turn >= *t) {
+            from_event
+                .entry((a.run, a.system.as_str(), a.conversation.as_str()))
+                .or_default()
+                .push(a);
+        }
+    }
     let mut per_turn: HashMap<(u32, &str, &str, u32), (u32, u32)> = HashMap::new();
     for a in attempts
         .iter()
@@ -87,6 +104,15 @@ pub(super) fn assemble(
             fallback_attempts,
         );
         let last = o.turns.last();
+        let later: &[&AttemptRecord] = from_event
+            .get(&(o.run, system.as_str(), conversation.id.as_str()))
+            .map_or(&[], Vec::as_slice);
+        let outage_end = plan
+            .faulted_turns(o.run, o.conversation)
+            .last()
+            .copied()
+            .unwrap_or(planned.turn);
+        let (tools, tools_reason) = past::tool_calls(later, planned.turn);
         events.push(EventRecord {
             run: o.run,
             system: system.clone(),
@@ -109,6 +135,16 @@ pub(super) fn assemble(
                 .unwrap_or_default(),
             primary_attempts,
             fallback_attempts,
+            probes: TurnList(past::probes_from(
+                &c.earlier_probes,
+                planned.turn,
+                conversation.n_turns() as u32,
+                c.scored.verdict,
+            )),
+            outage_end,
+            served_after: TurnList(past::served_after(&o.turns, later, outage_end)),
+            tools,
+            tools_reason,
         });
     }
     let order = RowOrder::new(

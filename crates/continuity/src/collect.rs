@@ -28,10 +28,12 @@ pub(super) fn progress_bar(config: &RunConfig, run: u32, total: usize) -> Progre
     bar
 }
 
-/// A finished conversation with the verdict on its final turn.
+/// A finished conversation with the verdict on its final turn, and on
+/// every earlier probe (datasets with later probes only).
 pub(super) struct Collected {
     pub(super) outcome: ConversationOutcome,
     pub(super) scored: Scored,
+    pub(super) earlier_probes: Vec<crate::past::ProbeVerdict>,
 }
 
 /// The single collector: folds finished conversations, scores their final
@@ -60,10 +62,16 @@ pub(super) async fn collect(
                 reason: INTERRUPTED.to_string(),
                 bleed_from: Vec::new(),
             };
-            collected.push(Collected { outcome, scored });
+            collected.push(Collected {
+                outcome,
+                scored,
+                earlier_probes: Vec::new(),
+            });
             continue;
         }
         let scored = score_outcome(conversation, &outcome.turns, &anchors);
+        let earlier_probes =
+            crate::past::earlier_probe_verdicts(conversation, &outcome.turns, &anchors);
         if planned.get(outcome.conversation).copied().unwrap_or(false) {
             let entry = &mut tally[outcome.system];
             entry.1 += 1;
@@ -78,7 +86,11 @@ pub(super) async fn collect(
             .map(|(name, &(kept, all))| running_cpr(name, kept, all))
             .collect();
         progress.set_message(status.join(" · "));
-        collected.push(Collected { outcome, scored });
+        collected.push(Collected {
+            outcome,
+            scored,
+            earlier_probes,
+        });
     }
     progress.finish();
     collected

@@ -18,6 +18,7 @@ pub mod cost;
 mod dataset_at_scale;
 pub mod merge;
 pub mod order;
+pub mod past;
 pub mod record;
 pub mod report;
 pub mod shard;

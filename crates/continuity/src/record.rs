@@ -2,6 +2,8 @@
 //! faults, with the stage it reached and its verdict; the columns of
 //! `events.csv` and the input of its summary.
 
+use crate::past::{ProbeVerdict, ServedTurn, TurnList};
+use cb_base::record::ToolCalls;
 use cb_faults::FaultMode;
 use cb_scoring::{Verdict, VerdictMethod};
 use serde::{Deserialize, Serialize};
@@ -82,6 +84,26 @@ pub struct EventRecord {
     pub primary_attempts: u32,
     /// Requests the fallback upstream saw for the event turn.
     pub fallback_attempts: u32,
+    /// Every probe from the event turn on, with its verdict (`3:preserved
+    /// 6:lost 12:preserved`); the final probe's is `verdict`. A probe the
+    /// conversation never reached is `error`.
+    #[serde(default)]
+    pub probes: TurnList<ProbeVerdict>,
+    /// The last turn the plan faults in this conversation: the outage's
+    /// end (the event turn for a one-turn fault).
+    #[serde(default)]
+    pub outage_end: u32,
+    /// Who served each turn the client sent after the outage
+    /// (`6:primary 7:fallback`); empty when none came after it.
+    #[serde(default)]
+    pub served_after: TurnList<ServedTurn>,
+    /// What the upstreams' dialects made of the tool calls of every request
+    /// of this conversation from the event turn on.
+    #[serde(default)]
+    pub tools: ToolCalls,
+    /// Where a request's tool calls were refused; empty otherwise.
+    #[serde(default)]
+    pub tools_reason: String,
 }
 
 /// Rows for tests, so every test builds its events the same way.
@@ -113,6 +135,11 @@ pub(crate) mod fixture {
             answer_excerpt: String::new(),
             primary_attempts: 1,
             fallback_attempts: 1,
+            probes: Default::default(),
+            outage_end: turns,
+            served_after: Default::default(),
+            tools: Default::default(),
+            tools_reason: String::new(),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Probes past the fault: conversations that ask more than once, so that
 //! what happens *after* a failover is scored, not only the faulted turn.
 //!
-//! [`add_later_probes`] inserts three turns into a generated conversation
+//! [`add_later_probes`] inserts four turns into a generated conversation
 //! (which keeps every turn it had, the final probe last):
 //!
 //! - turn 3: a probe of the anchor (the first turn an outage from turn 3
@@ -9,9 +9,15 @@
 //! - turn 4: a second fact, a code of seven digits, stated by the user, or
 //!   (in rich conversations, every other one) found in the result of a tool
 //!   call, the kind of turn the fallback serves during an outage;
-//! - turn 6: a probe of that second fact: the first turn after an outage
-//!   of turns 3 to 5, answerable only if the turns the fallback served are
-//!   still in the history.
+//! - turn 5: a probe of that fact, still inside an outage of turns 3 to 5:
+//!   answerable only if the fallback is sent its own earlier turns;
+//! - turn 6: the same question in other words, the first turn after that
+//!   outage: answerable only if the turns the fallback served are still in
+//!   the history the primary gets.
+//!
+//! Each inserted message names the conversation ("chat c001"), so that an
+//! upstream sent one of them alone (a gateway that dropped the history)
+//! still knows whose it is.
 //!
 //! The second fact's code has seven digits, a length no anchor code has
 //! (curated codes have 5, 6 or 8, composed ones 6 or 8), so it can never be
@@ -39,8 +45,11 @@ pub const ANCHOR_PROBE_TURN: usize = 3;
 /// The turn (from 1) that states the second fact.
 pub const FACT_TURN: usize = 4;
 
-/// The turn (from 1) of the probe of the second fact.
-pub const FACT_PROBE_TURN: usize = 6;
+/// The turn (from 1) of the probe of the second fact inside the outage.
+pub const FACT_PROBE_TURN: usize = 5;
+
+/// The turn (from 1) of the probe of the second fact after the outage.
+pub const FACT_RECHECK_TURN: usize = 6;
 
 /// Fewest turns a conversation needs before the insertion: the anchor, two
 /// fillers and the probe.
@@ -63,8 +72,9 @@ fn anchor_subject(anchor: &Anchor) -> Option<&'static Subject> {
 }
 
 /// `c` (the `i`-th conversation of a dataset generated with `seed`) with a
-/// probe of its anchor at turn 3, a second fact at turn 4 and a probe of
-/// that fact at turn 6; the second fact sits in a tool result when `tool`.
+/// probe of its anchor at turn 3, a second fact at turn 4 and probes of
+/// that fact at turns 5 and 6; the second fact sits in a tool result when
+/// `tool`.
 /// A conversation shorter than [`MIN_TURNS`], or whose anchor's subject is
 /// unknown, is returned as it was.
 pub fn add_later_probes(mut c: Conversation, seed: u64, i: usize, tool: bool) -> Conversation {
@@ -94,11 +104,20 @@ pub fn add_later_probes(mut c: Conversation, seed: u64, i: usize, tool: bool) ->
         .copied()
         .unwrap_or_default();
     let fact_question = subject.probes.choose(&mut rng).copied().unwrap_or_default();
+    let fact_recheck = subject
+        .probes
+        .iter()
+        .find(|p| **p != fact_question)
+        .copied()
+        .unwrap_or(fact_question);
+    let id = c.id.clone();
 
     let stated = if tool {
         Turn {
             kind: TurnKind::Filler,
-            user: "Could you open the note I just saved and keep it in mind?".into(),
+            user: format!(
+                "Could you open the note I just saved for chat {id} and keep it in mind?"
+            ),
             assistant: None,
             distractor: None,
             tool: Some(Box::new(ToolExchange {
@@ -112,7 +131,7 @@ pub fn add_later_probes(mut c: Conversation, seed: u64, i: usize, tool: bool) ->
     } else {
         Turn {
             kind: TurnKind::Filler,
-            user: format!("One more thing to keep in mind. {statement}"),
+            user: format!("One more thing to keep in mind for chat {id}. {statement}"),
             assistant: None,
             distractor: None,
             tool: None,
@@ -130,7 +149,7 @@ pub fn add_later_probes(mut c: Conversation, seed: u64, i: usize, tool: bool) ->
     c.turns.insert(
         ANCHOR_PROBE_TURN - 1,
         probe(
-            format!("Quick check before we go on. {anchor_question}"),
+            format!("Quick check on chat {id} before we go on. {anchor_question}"),
             None,
         ),
     );
@@ -138,13 +157,25 @@ pub fn add_later_probes(mut c: Conversation, seed: u64, i: usize, tool: bool) ->
     c.turns.insert(
         FACT_PROBE_TURN - 1,
         probe(
-            format!("Back to that note for a moment. {fact_question}"),
+            format!("Back to that note in chat {id} for a moment. {fact_question}"),
+            Some(Box::new(fact.clone())),
+        ),
+    );
+    c.turns.insert(
+        FACT_RECHECK_TURN - 1,
+        probe(
+            format!("Sorry, one more time for chat {id}: {fact_recheck}"),
             Some(Box::new(fact)),
         ),
     );
     // The scripted replies of the new turns: what the model answers from
     // the history so far.
-    for at in [ANCHOR_PROBE_TURN, FACT_TURN, FACT_PROBE_TURN] {
+    for at in [
+        ANCHOR_PROBE_TURN,
+        FACT_TURN,
+        FACT_PROBE_TURN,
+        FACT_RECHECK_TURN,
+    ] {
         let messages = super::messages::client_messages(&c, "", at - 1, |k| {
             c.turns[k].assistant.as_deref().unwrap_or_default()
         });
@@ -201,7 +232,12 @@ mod tests {
                 let probes = c.probes().collect::<Vec<_>>();
                 assert_eq!(
                     probes.iter().map(|(turn, _)| *turn).collect::<Vec<_>>(),
-                    vec![ANCHOR_PROBE_TURN, FACT_PROBE_TURN, c.n_turns()],
+                    vec![
+                        ANCHOR_PROBE_TURN,
+                        FACT_PROBE_TURN,
+                        FACT_RECHECK_TURN,
+                        c.n_turns()
+                    ],
                     "{}",
                     c.id
                 );
@@ -209,11 +245,13 @@ mod tests {
                     assert!(names(&answer(&c, turn, &[]), fact), "{} turn {turn}", c.id);
                 }
                 // Losing the turn that stated the second fact (what the
-                // fallback served during an outage) loses only its probe.
+                // fallback served during an outage) loses only its probes.
                 let fact = c.turns[FACT_PROBE_TURN - 1].asks.as_deref().unwrap();
-                let lost = answer(&c, FACT_PROBE_TURN, &[FACT_TURN]);
-                assert!(lost.starts_with("I don't know"), "{}: {lost}", c.id);
-                assert!(!names(&lost, fact));
+                for probe in [FACT_PROBE_TURN, FACT_RECHECK_TURN] {
+                    let lost = answer(&c, probe, &[FACT_TURN]);
+                    assert!(lost.starts_with("I don't know"), "{}: {lost}", c.id);
+                    assert!(!names(&lost, fact));
+                }
                 assert!(names(&answer(&c, c.n_turns(), &[FACT_TURN]), &c.anchor));
                 // The second fact is never another conversation's anchor.
                 assert_eq!(fact.value.len(), FACT_DIGITS as usize);
@@ -261,7 +299,10 @@ mod tests {
             std::fs::read_to_string(path).unwrap() == fresh.to_jsonl(),
             "regenerate with `generate --rich --later-probes --out {path} --force`"
         );
-        assert!(fresh.conversations.iter().all(Conversation::has_later_probes));
+        assert!(fresh
+            .conversations
+            .iter()
+            .all(Conversation::has_later_probes));
     }
 
     #[test]

@@ -11,6 +11,9 @@
 //! turn sent without its history, as a gateway that drops history sends it;
 //! probes are unique in a generated dataset so that such an attempt is still
 //! attributed. A probe shared by several conversations attributes nothing.
+//! In a conversation with later probes ([`cb_dataset::later`]), any user
+//! message sent alone is placed the same way (those turns name their
+//! conversation), by a fingerprint of its text.
 //!
 //! The index is built from plain entries (id, first user message, probe,
 //! turns), so any suite can make its requests recognisable without a
@@ -47,13 +50,19 @@ pub fn dataset_entries(dataset: &Dataset) -> impl Iterator<Item = IndexEntry<'_>
     })
 }
 
-/// A short fingerprint of a user message, to place a turn by its text
-/// without keeping the text (4 bytes a turn, whatever the dataset's size).
-fn fingerprint(text: &str) -> u32 {
+/// A fingerprint of a user message, to recognise it without keeping the
+/// text.
+fn fingerprint64(text: &str) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::hash::DefaultHasher::new();
     text.hash(&mut h);
-    h.finish() as u32
+    h.finish()
+}
+
+/// A short fingerprint of a user message, to place a turn of a known
+/// conversation by its text (4 bytes a turn, whatever the dataset's size).
+fn fingerprint(text: &str) -> u32 {
+    fingerprint64(text) as u32
 }
 
 /// (conversation index, id, number of turns).
@@ -79,6 +88,10 @@ pub struct ConversationIndex {
     /// Per conversation index, the fingerprints of its turns' user
     /// messages, in order (empty when the entry listed none).
     turn_prints: Vec<Box<[u32]>>,
+    /// A lone user message of a conversation with later probes, by the
+    /// fingerprint of its text: (conversation index, id, turn); `None`
+    /// when several turns share it.
+    by_lone: HashMap<u64, Option<Entry>>,
 }
 
 impl ConversationIndex {
@@ -98,6 +111,21 @@ impl ConversationIndex {
             index
                 .turn_prints
                 .push(e.script.iter().map(|t| fingerprint(&t.user)).collect());
+            let later = e
+                .script
+                .iter()
+                .rev()
+                .skip(1)
+                .any(|t| t.kind == cb_dataset::TurnKind::Probe);
+            if later {
+                for (k, t) in e.script.iter().enumerate() {
+                    index
+                        .by_lone
+                        .entry(fingerprint64(&t.user))
+                        .and_modify(|e| *e = None)
+                        .or_insert(Some((i, e.id.to_string(), k + 1)));
+                }
+            }
         }
         index
     }
@@ -153,14 +181,22 @@ impl ConversationIndex {
                 turn: self.place(*index, last, user_messages),
             });
         }
-        match self.by_probe.get(first_user) {
-            Some(Some((index, id, n))) if user_messages == 1 => Some(Recognised {
+        if user_messages != 1 {
+            return None;
+        }
+        if let Some(Some((index, id, n))) = self.by_probe.get(first_user) {
+            return Some(Recognised {
                 index: *index,
                 id,
                 turn: *n,
-            }),
-            _ => None,
+            });
         }
+        let (index, id, turn) = self.by_lone.get(&fingerprint64(first_user))?.as_ref()?;
+        Some(Recognised {
+            index: *index,
+            id,
+            turn: *turn,
+        })
     }
 
     /// Who sent a body its dialect refused: the user messages read
@@ -289,6 +325,27 @@ mod tests {
             ..dataset_entries(&d).nth(3).unwrap()
         }]);
         assert_eq!(bare.identify(&request).turn, 3);
+    }
+
+    #[test]
+    fn a_lone_message_of_a_conversation_with_later_probes_is_placed() {
+        let d = Dataset::parse(
+            cb_dataset::BUILTIN_DATASETS[2].text,
+            std::path::Path::new(cb_dataset::OUTAGE_DATASET),
+        )
+        .unwrap();
+        let index = ConversationIndex::of_dataset(&d);
+        for (i, c) in d.conversations.iter().enumerate().take(20) {
+            for turn in [3, 4, 5, 6] {
+                let r = index.recognise(&c.turns[turn - 1].user, 1).unwrap();
+                assert_eq!((r.index, r.id, r.turn), (i, c.id.as_str(), turn));
+            }
+        }
+        // The default dataset's fillers repeat across conversations and
+        // place nothing.
+        let plain = ConversationIndex::of_dataset(&committed());
+        let c = &committed().conversations[0];
+        assert_eq!(plain.recognise(&c.turns[1].user, 1), None);
     }
 
     #[test]

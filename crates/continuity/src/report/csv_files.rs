@@ -52,7 +52,7 @@ pub const TURN_COLUMNS_ADDED: [&str; 8] = [
 ];
 
 /// Columns of events.csv, in order (the fields of [`EventRecord`]).
-pub const EVENT_COLUMNS: [&str; 18] = [
+pub const EVENT_COLUMNS: [&str; 23] = [
     "run",
     "system",
     "conversation",
@@ -71,6 +71,21 @@ pub const EVENT_COLUMNS: [&str; 18] = [
     "answer_excerpt",
     "primary_attempts",
     "fallback_attempts",
+    "probes",
+    "outage_end",
+    "served_after",
+    "tools",
+    "tools_reason",
+];
+
+/// Columns added to events.csv since the first release: a file without
+/// them (an older report) is still read, the field taking its default.
+pub const EVENT_COLUMNS_ADDED: [&str; 5] = [
+    "probes",
+    "outage_end",
+    "served_after",
+    "tools",
+    "tools_reason",
 ];
 
 /// Columns of attempts.csv, in order (the fields of [`AttemptRecord`]).
@@ -185,7 +200,7 @@ pub fn read_turns(dir: &Path) -> Result<Vec<TurnRecord>, ReportError> {
 /// # Errors
 /// As [`read_turns`].
 pub fn read_events(dir: &Path) -> Result<Vec<EventRecord>, ReportError> {
-    csv::read(&dir.join(EVENTS_FILE), &EVENT_COLUMNS, &[])
+    csv::read(&dir.join(EVENTS_FILE), &EVENT_COLUMNS, &EVENT_COLUMNS_ADDED)
 }
 
 /// Reads attempts.csv of a report directory.
@@ -384,12 +399,28 @@ mod tests {
         );
         assert_eq!(
             header(&EventsCsv.render(&data).unwrap()),
-            "run,system,conversation,turns,turn,stage,stage_reason,fault_mode,client_status,latency_ms,verdict,method,reason,bleed_from,contract_violations,answer_excerpt,primary_attempts,fallback_attempts"
+            "run,system,conversation,turns,turn,stage,stage_reason,fault_mode,client_status,latency_ms,verdict,method,reason,bleed_from,contract_violations,answer_excerpt,primary_attempts,fallback_attempts,probes,outage_end,served_after,tools,tools_reason"
         );
         assert_eq!(
             header(&AttemptsCsv.render(&data).unwrap()),
-            "run,system,role,conversation,turn,attempt,arrived_ms,action,status,retry_after_ms,messages,approx_tokens,model,stream,params,degradation,client_gave_up,duration_ms,answered_by,answer,provider_error"
+            "run,system,role,conversation,turn,attempt,arrived_ms,action,status,retry_after_ms,messages,approx_tokens,model,stream,params,degradation,client_gave_up,duration_ms,answered_by,answer,provider_error,tools"
         );
+    }
+
+    #[test]
+    fn events_written_before_the_past_the_fault_columns_are_still_read() {
+        let old = EVENT_COLUMNS[..18].join(",");
+        let row = "1,history,c001,10,10,failover,,TIMEOUT,200,12.5,preserved,fast_path,ok,,,Your sister is called Oriane.,1,1";
+        let text = format!("{old}\n{row}\n");
+        let events: Vec<EventRecord> = csv::parse(
+            Path::new("events.csv"),
+            &EVENT_COLUMNS,
+            &EVENT_COLUMNS_ADDED,
+            text.as_bytes(),
+        )
+        .unwrap();
+        assert_eq!(events[0].probes, Default::default());
+        assert_eq!(events[0].tools, cb_base::record::ToolCalls::None);
     }
 
     #[test]
@@ -610,7 +641,7 @@ mod tests {
                 .unwrap_err();
         assert!(
             err.to_string()
-                .starts_with("e.csv row 1: 3 fields, expected 18"),
+                .starts_with("e.csv row 1: 3 fields, expected 23"),
             "{err}"
         );
 

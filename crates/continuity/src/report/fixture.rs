@@ -113,6 +113,7 @@ fn stateless() -> SystemSummary {
             max: 12_020.8,
         },
         fallback_delivery: None,
+        past_fault: None,
     }
 }
 
@@ -206,6 +207,7 @@ fn history() -> SystemSummary {
             max: 15_020.9,
         },
         fallback_delivery: None,
+        past_fault: None,
     }
 }
 
@@ -424,6 +426,11 @@ fn rows() -> (Vec<TurnRecord>, Vec<EventRecord>, Vec<AttemptRecord>) {
                     answer_excerpt: excerpt,
                     primary_attempts: 1,
                     fallback_attempts: 1,
+                    probes: Default::default(),
+                    outage_end: n_turns,
+                    served_after: Default::default(),
+                    tools: Default::default(),
+                    tools_reason: String::new(),
                 });
                 let (action, status, duration) = match mode {
                     FaultMode::Timeout => (AttemptAction::TimeoutHeld, None, 10_000.0),

@@ -140,7 +140,28 @@ pub fn render_table(summary: &Summary, columns: Columns) -> String {
             ));
         }
     }
+    out.push_str(&past_lines(summary));
     out.push_str(&clo_line(summary));
+    out
+}
+
+/// One line per system that measured something past the fault: survival,
+/// return to primary and tool-call integrity, with counts (`n/a` for an
+/// empty denominator).
+fn past_lines(summary: &Summary) -> String {
+    let mut out = String::new();
+    for x in &summary.systems {
+        if let Some(p) = &x.past_fault {
+            let _ = writeln!(
+                out,
+                "PAST THE FAULT {}: survival {} · return to primary {} · tool-call integrity {}",
+                x.name,
+                rate_with_counts(&p.survival.rate),
+                rate_with_counts(&p.return_to_primary.rate),
+                rate_with_counts(&p.tool_integrity.rate)
+            );
+        }
+    }
     out
 }
 

@@ -383,5 +383,6 @@ fn system_summary(
         attempts: attempt_summary(name, events, by_turn),
         event_latency_ms: describe(&latencies),
         fallback_delivery: None,
+        past_fault: super::past::past_fault(all, ctx.seed, ctx.bootstrap_resamples),
     }
 }

@@ -10,6 +10,7 @@ pub mod attempts;
 pub mod build;
 pub mod clo;
 pub mod delivery;
+pub mod past;
 #[cfg(test)]
 mod tests;
 
@@ -289,6 +290,10 @@ pub struct SystemSummary {
     /// the upstreams could not compare (summaries written before it).
     #[serde(default)]
     pub fallback_delivery: Option<delivery::Delivery>,
+    /// What happened past the fault (outage profiles, later probes, tool
+    /// calls); `None` when the run measured nothing past it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub past_fault: Option<past::PastFault>,
 }
 
 /// Continuity latency overhead: per (run, conversation) that is a failover

@@ -151,6 +151,7 @@ pub(super) fn system_section(out: &mut String, s: &Summary, x: &SystemSummary) {
         &level,
     );
     group_table(out, "CPR per run", "Run", &x.cpr_per_run, &level);
+    past_section(out, x, &level);
     contracts_table(out, x, &level);
     delivery_section(out, x);
     if !a.per_event.is_empty() {
@@ -176,6 +177,83 @@ pub(super) fn system_section(out: &mut String, s: &Summary, x: &SystemSummary) {
                 e.turn,
                 cell(&e.anchor_of),
                 cell(&e.answer_excerpt)
+            );
+        }
+        let _ = writeln!(out);
+    }
+}
+
+/// Past the fault: survival, return to primary, tool-call integrity (each
+/// with both intervals and why the first events fell short) and the
+/// probes' preservation by turns since the fault.
+fn past_section(out: &mut String, x: &SystemSummary, level: &str) {
+    let Some(p) = &x.past_fault else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "### Past the fault
+"
+    );
+    let figure =
+        |out: &mut String, name: &str, r: &crate::summary::past::PastRate, beside: String| {
+            let _ = writeln!(
+                out,
+                "- {name}: {}, Wilson {level} {}, clustered bootstrap {level} {}{beside}",
+                rate_with_counts(&r.rate),
+                interval(&r.rate.wilson),
+                interval(&r.clustered)
+            );
+            for reason in &r.reasons {
+                let _ = writeln!(out, "  - {}", cell(reason));
+            }
+        };
+    figure(
+        out,
+        "Conversation survival (every probe from the fault on answered from context)",
+        &p.survival,
+        String::new(),
+    );
+    let after: Vec<String> = p
+        .returned_after
+        .iter()
+        .map(|(turns, events)| format!("{events} after {turns}"))
+        .collect();
+    figure(
+        out,
+        "Return to primary (a turn after the outage served by the primary)",
+        &p.return_to_primary,
+        format!(
+            "; turns after the outage until it came back: {}; {} event(s) with no turn after the outage, beside",
+            if after.is_empty() { NOT_MEASURED.to_string() } else { after.join(", ") },
+            p.no_turn_after_outage
+        ),
+    );
+    figure(
+        out,
+        "Tool-call integrity (no request from the fault on refused for its tool calls, in the upstream's dialect)",
+        &p.tool_integrity,
+        format!("; {} event(s) without tool calls, beside", p.without_tool_calls),
+    );
+    let _ = writeln!(out);
+    if !p.by_turns_since.is_empty() {
+        let _ = writeln!(
+            out,
+            "#### Probes preserved, by turns since the fault
+"
+        );
+        let _ = writeln!(
+            out,
+            "| Turns since the fault | Preserved | Count | Wilson {level} |\n|---:|---:|---:|---|"
+        );
+        for g in &p.by_turns_since {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} |",
+                g.key,
+                rate_percent(&g.rate),
+                counts(&g.rate),
+                interval(&g.rate.wilson)
             );
         }
         let _ = writeln!(out);
