@@ -20,6 +20,8 @@
 //! - [`kubernetes`]: the Indexed Job example's manifests and command lines;
 //! - [`ranges`]: every absurd flag or profile value exits 2 naming its key;
 //! - [`redaction`]: credentials in a gateway URL in no output of any command;
+//! - [`past_fault`]: an outage over several turns: survival, return to
+//!   primary and tool-call integrity, each control caught by its figure;
 //! - [`passthrough`]: the upstreams in front of a provider stand-in (same
 //!   verdicts as the simulated model, faults never forwarded, no key in any
 //!   output, a wrong key, the cost gate);
@@ -54,6 +56,7 @@ mod hostile_numbers;
 mod interrupt;
 mod kubernetes;
 mod passthrough;
+mod past_fault;
 mod ranges;
 mod redaction;
 mod semantics;

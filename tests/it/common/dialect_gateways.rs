@@ -5,8 +5,11 @@
 //! Gemini fallback with the crate's own bridge, then gets one thing wrong on
 //! purpose, as public gateways have: it keeps only the last system message,
 //! drops tool results (and the tool calls they answer) as "orphaned", omits
-//! `max_tokens`, or trims the history to fit a small context window. Plain
-//! (not streamed) requests only: the tests that use them do not stream.
+//! `max_tokens`, or trims the history to fit a small context window; or,
+//! past the fault, keeps a session on the fallback for good, forgets the
+//! turns the fallback served, or passes tool-call ids through to a dialect
+//! that refuses them. Plain (not streamed) requests only: the tests that
+//! use them do not stream.
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -16,6 +19,8 @@ use axum::{Json, Router};
 use continuity_bench::dialect::{bridge, ChunkOptions, Dialect};
 use continuity_bench::server::{serve, ServerHandle};
 use serde_json::Value;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// What a dialect control gateway gets wrong.
@@ -34,6 +39,19 @@ pub enum DialectFault {
     /// sends it again trimmed as `TrimsToLastTurn` does (as gateways with
     /// a context-window fallback do).
     TrimsAfterRejection,
+    /// After the primary failed a session once (a session is named by its
+    /// first user message), sends every later request of it straight to
+    /// the fallback: the session never returns to the primary.
+    StaysOnFallback,
+    /// Forgets the turns the fallback served: every later request of the
+    /// session, to either upstream, goes without them (the user message,
+    /// its tool exchange and the fallback's reply), as a gateway that
+    /// stores only the primary's replies does.
+    DropsFallbackTurns,
+    /// Translates the history for the fallback, but puts the client's
+    /// tool-call ids back as they were, where the fallback's dialect
+    /// refuses some of them.
+    PassesToolIdsThrough,
 }
 
 /// Deadline of one upstream attempt: generous, so a loaded test machine
@@ -47,7 +65,15 @@ struct Gateway {
     primary: String,
     fallback: String,
     client: reqwest::Client,
+    /// Sessions (first user messages) `StaysOnFallback` keeps on the
+    /// fallback.
+    stuck: Shared,
+    /// The turns the fallback served, by session (the session's first user
+    /// message, the turn's number), which `DropsFallbackTurns` forgets.
+    fallback_turns: Arc<Mutex<HashSet<(String, usize)>>>,
 }
+
+type Shared = Arc<Mutex<HashSet<String>>>;
 
 /// Starts a control gateway on 127.0.0.1 in front of an OpenAI `primary`
 /// and a `fallback` speaking `dialect` (base URLs).
@@ -63,6 +89,8 @@ pub async fn start(
         primary,
         fallback,
         client: reqwest::Client::builder().no_proxy().build().unwrap(),
+        stuck: Shared::default(),
+        fallback_turns: Arc::default(),
     };
     let router = Router::new()
         .route("/v1/chat/completions", post(handle))
@@ -105,7 +133,11 @@ fn fallback_messages(fault: DialectFault, messages: &[Value]) -> Vec<Value> {
             .filter(|m| m["role"] != "tool" && m["tool_calls"].is_null())
             .cloned()
             .collect(),
-        DialectFault::OmitsMaxTokens | DialectFault::TrimsAfterRejection => messages.to_vec(),
+        DialectFault::OmitsMaxTokens
+        | DialectFault::TrimsAfterRejection
+        | DialectFault::StaysOnFallback
+        | DialectFault::DropsFallbackTurns
+        | DialectFault::PassesToolIdsThrough => messages.to_vec(),
         DialectFault::TrimsToLastTurn => {
             let last_user = messages
                 .iter()
@@ -150,6 +182,9 @@ async fn send_fallback(
             top.remove("max_tokens");
         }
     }
+    if g.fault == DialectFault::PassesToolIdsThrough {
+        restore_tool_ids(&openai, &mut translation.body);
+    }
     let mut request = g
         .client
         .post(format!("{}{}", g.fallback, translation.path))
@@ -168,19 +203,94 @@ async fn send_fallback(
     }
 }
 
-async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
-    let primary = g
-        .client
-        .post(format!("{}/v1/chat/completions", g.primary))
-        .json(&body)
-        .timeout(ATTEMPT_TIMEOUT)
-        .send()
-        .await;
-    if let Ok(response) = primary {
-        if response.status().is_success() {
-            if let Ok(json) = response.json::<Value>().await {
-                return Json(json).into_response();
+/// Puts the client's tool-call ids (`openai`, in OpenAI shape) back into
+/// the translated `body` of an Anthropic request, in order: the calls'
+/// ids into the `tool_use` blocks, the results' into the `tool_result`
+/// blocks.
+fn restore_tool_ids(openai: &Value, body: &mut Value) {
+    let messages = openai["messages"].as_array().cloned().unwrap_or_default();
+    let mut calls = messages
+        .iter()
+        .filter_map(|m| m["tool_calls"].as_array())
+        .flatten()
+        .map(|c| c["id"].clone());
+    let mut results = messages
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["tool_call_id"].clone());
+    let blocks = body["messages"]
+        .as_array_mut()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["content"].as_array_mut())
+        .flatten();
+    for block in blocks {
+        match block["type"].as_str() {
+            Some("tool_use") => block["id"] = calls.next().unwrap_or_default(),
+            Some("tool_result") => block["tool_use_id"] = results.next().unwrap_or_default(),
+            _ => {}
+        }
+    }
+}
+
+/// `messages` without the turns numbered in `forgotten` (from 1): each
+/// such turn's user message and everything after it up to the next user
+/// message (its tool exchange and the reply).
+fn without_turns(messages: &[Value], forgotten: &HashSet<usize>) -> Vec<Value> {
+    let mut turn = 0;
+    messages
+        .iter()
+        .filter(|m| {
+            if m["role"] == "user" {
+                turn += 1;
             }
+            m["role"] == "system" || !forgotten.contains(&turn)
+        })
+        .cloned()
+        .collect()
+}
+
+async fn handle(State(g): State<Gateway>, Json(mut body): Json<Value>) -> Response {
+    let session = body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == "user"))
+        .map(|m| m["content"].to_string())
+        .unwrap_or_default();
+    let client_turn = body["messages"]
+        .as_array()
+        .map_or(0, |m| m.iter().filter(|m| m["role"] == "user").count());
+    if g.fault == DialectFault::DropsFallbackTurns {
+        let messages = body["messages"].as_array().cloned().unwrap_or_default();
+        let forgotten: HashSet<usize> = g
+            .fallback_turns
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(s, _)| *s == session)
+            .map(|(_, turn)| *turn)
+            .collect();
+        let kept = without_turns(&messages, &forgotten);
+        body["messages"] = Value::Array(kept);
+    }
+    let stuck =
+        g.fault == DialectFault::StaysOnFallback && g.stuck.lock().unwrap().contains(&session);
+    if !stuck {
+        let primary = g
+            .client
+            .post(format!("{}/v1/chat/completions", g.primary))
+            .json(&body)
+            .timeout(ATTEMPT_TIMEOUT)
+            .send()
+            .await;
+        if let Ok(response) = primary {
+            if response.status().is_success() {
+                if let Ok(json) = response.json::<Value>().await {
+                    return Json(json).into_response();
+                }
+            }
+        }
+        if g.fault == DialectFault::StaysOnFallback {
+            g.stuck.lock().unwrap().insert(session.clone());
         }
     }
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
@@ -204,7 +314,15 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
     }
     let options = ChunkOptions::for_client(&body, "chatcmpl-control", 0);
     match bridge::completion(g.dialect, &bytes, &options) {
-        Some(Ok(completion)) => Json(completion).into_response(),
+        Some(Ok(completion)) => {
+            if g.fault == DialectFault::DropsFallbackTurns {
+                g.fallback_turns
+                    .lock()
+                    .unwrap()
+                    .insert((session, client_turn));
+            }
+            Json(completion).into_response()
+        }
         _ => error(502, "the fallback's answer could not be read"),
     }
 }
@@ -245,5 +363,39 @@ mod tests {
         );
         assert_eq!(fallback_messages(DialectFault::OmitsMaxTokens, &all), all);
         assert_eq!(texts(DialectFault::TrimsToLastTurn), ["s1", "s2", "u2"]);
+    }
+
+    #[test]
+    fn forgetting_a_turn_forgets_all_of_it() {
+        let forgotten: HashSet<usize> = [1].into();
+        let kept: Vec<String> = without_turns(&conversation(), &forgotten)
+            .iter()
+            .map(|m| m["content"].as_str().unwrap_or("call").to_string())
+            .collect();
+        assert_eq!(kept, ["s1", "s2", "u2"]);
+    }
+
+    #[test]
+    fn tool_ids_go_back_as_the_client_sent_them() {
+        let openai = json!({"messages": [
+            {"role": "user", "content": "u1"},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "functions.read:1", "type": "function", "function": {"name": "read", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "functions.read:1", "content": "r1"},
+            {"role": "user", "content": "u2"},
+        ]});
+        let mut body = bridge::translate(Dialect::Anthropic, &openai, Some("m"))
+            .unwrap()
+            .unwrap()
+            .body;
+        assert!(
+            !body.to_string().contains("functions.read:1"),
+            "the bridge makes ids valid"
+        );
+        restore_tool_ids(&openai, &mut body);
+        assert_eq!(
+            body.to_string().matches("functions.read:1").count(),
+            2,
+            "{body}"
+        );
     }
 }
