@@ -15,8 +15,11 @@ use crate::semantics::config::SemanticsConfig;
 use clap::Parser as _;
 use std::path::PathBuf;
 
-/// The continuity profiles a grade runs, in order.
-pub const GRADE_PROFILES: [&str; 2] = ["paper", "degraded"];
+/// The continuity profiles a grade runs, in order. `outage` replays the
+/// dataset with later probes unless `--dataset` names one, so that its
+/// figures past the fault (survival, return to primary, tool-call
+/// integrity) are measured.
+pub const GRADE_PROFILES: [&str; 3] = ["paper", "degraded", "outage"];
 
 /// Why `grade` arguments are refused.
 #[derive(Debug, thiserror::Error)]
@@ -73,7 +76,10 @@ fn run_args(args: &GradeArgs, profile: &str, out: PathBuf) -> RunArgs {
     run.systems = args.systems.clone();
     run.runs = args.runs;
     run.concurrency = args.concurrency;
-    run.dataset = args.dataset.clone();
+    run.dataset = match (&args.dataset, profile) {
+        (None, "outage") => Some(PathBuf::from(crate::dataset::OUTAGE_DATASET)),
+        (given, _) => given.clone(),
+    };
     run.faults = Some(PathBuf::from(profile));
     run.seed = args.seed;
     run.latency = args.latency;

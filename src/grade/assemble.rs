@@ -200,6 +200,7 @@ fn system(entry: &SystemUnderTest, inputs: &GradeInputs<'_>) -> GradeSystem {
                 .collect(),
             storm: s.attempts.storm,
             warning: s.warning.clone(),
+            past_fault: s.past_fault.clone(),
         });
     }
     let semantics = inputs

@@ -192,6 +192,7 @@ mod tests {
                 latency_by_mode: Vec::new(),
                 storm: false,
                 warning: None,
+                past_fault: None,
             }],
             scorecard: fails.map(|fail| Scorecard {
                 fail,

@@ -343,6 +343,7 @@ mod tests {
             latency_by_mode: Vec::new(),
             storm: false,
             warning: None,
+            past_fault: None,
         };
         let mut summary = crate::grade::tests::fixture();
         summary.systems.truncate(2);

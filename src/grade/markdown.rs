@@ -97,6 +97,36 @@ pub fn render(s: &GradeSummary) -> String {
         }
     }
     out.push('\n');
+    let past: Vec<String> = s
+        .systems
+        .iter()
+        .flat_map(|sys| {
+            sys.continuity.iter().filter_map(move |f| {
+                let p = f.past_fault.as_ref()?;
+                Some(row(&[
+                    sys.name.clone(),
+                    f.profile.clone(),
+                    rate_with_counts(&p.survival.rate),
+                    rate_with_counts(&p.return_to_primary.rate),
+                    rate_with_counts(&p.tool_integrity.rate),
+                ]))
+            })
+        })
+        .collect();
+    if !past.is_empty() {
+        out.push_str("## Past the fault\n\n");
+        let headers = [
+            "system",
+            "profile",
+            "survival",
+            "return to primary",
+            "tool-call integrity",
+        ];
+        out.push_str(&row(&headers.map(str::to_string)));
+        out.push_str(&rule(headers.len()));
+        out.push_str(&past.concat());
+        out.push('\n');
+    }
     if !s.cases.is_empty() {
         out.push_str("## Scorecard\n\n");
         for sys in &s.systems {

@@ -181,6 +181,9 @@ fn overview(s: &GradeSummary, out: &mut String) {
                 )
             });
             let honesty = sys.honesty.map_or("not run".into(), |h| h.line());
+            let past = figures(sys, "outage").map_or("not run".into(), |f| {
+                f.past_fault.as_ref().map_or("n/a".into(), |p| p.line())
+            });
             let load = sys
                 .load
                 .as_ref()
@@ -199,6 +202,7 @@ fn overview(s: &GradeSummary, out: &mut String) {
                 Cell::num(&clustered),
                 Cell::num(&clean),
                 Cell::num(&clean_wilson),
+                Cell::text(&past),
                 Cell::text(&card),
                 Cell::text(&honesty),
                 Cell::text(&load),
@@ -214,12 +218,60 @@ fn overview(s: &GradeSummary, out: &mut String) {
             "clustered 95 %",
             "clean CPR",
             "clean 95 % Wilson",
+            "past the fault (outage)",
             "semantics scorecard",
             "honest claims (cases)",
             "attempts per request under load",
         ],
         &rows,
     ));
+}
+
+/// The figures past the fault of each profile that measured them, with
+/// both intervals and the first reasons each fell short.
+fn past_table(sys: &GradeSystem, out: &mut String) {
+    let measured: Vec<(&str, &cb_continuity::summary::past::PastFault)> = sys
+        .continuity
+        .iter()
+        .filter_map(|f| f.past_fault.as_ref().map(|p| (f.profile.as_str(), p)))
+        .collect();
+    if measured.is_empty() {
+        return;
+    }
+    out.push_str("<h3>Past the fault</h3>\n");
+    let mut rows = Vec::new();
+    let mut reasons = Vec::new();
+    for (profile, p) in measured {
+        for (name, r) in [
+            ("survival", &p.survival),
+            ("return to primary", &p.return_to_primary),
+            ("tool-call integrity", &p.tool_integrity),
+        ] {
+            rows.push(vec![
+                Cell::text(profile),
+                Cell::text(name),
+                Cell::num(&rate_with_counts(&r.rate)),
+                Cell::num(&interval(&r.rate.wilson)),
+                Cell::num(&interval(&r.clustered)),
+            ]);
+            reasons.extend(
+                r.reasons
+                    .iter()
+                    .map(|why| format!("{profile}, {name}: {why}")),
+            );
+        }
+    }
+    out.push_str(&table(
+        &["profile", "figure", "rate", "95 % Wilson", "clustered 95 %"],
+        &rows,
+    ));
+    if !reasons.is_empty() {
+        out.push_str("<ul class=\"reasons\">\n");
+        for why in reasons {
+            let _ = writeln!(out, "<li>{}</li>", escape(&why));
+        }
+        out.push_str("</ul>\n");
+    }
 }
 
 fn scorecard(s: &GradeSummary, out: &mut String) {
@@ -489,6 +541,7 @@ fn system_section(s: &GradeSummary, sys: &GradeSystem, _index: usize, out: &mut 
     for f in sys.continuity.iter().filter_map(|f| f.warning.as_ref()) {
         let _ = writeln!(out, "<p class=\"warn\">WARNING: {}</p>", escape(f));
     }
+    past_table(sys, out);
     out.push_str("<h3>Contract violation rates</h3>\n");
     let rows: Vec<Vec<Cell>> = sys
         .continuity

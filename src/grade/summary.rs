@@ -173,6 +173,10 @@ pub struct ContinuityFigures {
     pub storm: bool,
     /// The system's warning, when few planned events reached the fault.
     pub warning: Option<String>,
+    /// What happened past the fault (the `outage` profile); absent when the
+    /// profile measured nothing past it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub past_fault: Option<cb_continuity::summary::past::PastFault>,
 }
 
 /// Event-turn latency per conversation length, for the failover events

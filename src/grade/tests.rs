@@ -65,6 +65,7 @@ fn figures(profile: &str, preserved: u64, events: u64) -> ContinuityFigures {
         ],
         storm: false,
         warning: None,
+        past_fault: None,
     }
 }
 

@@ -117,6 +117,35 @@ mod tests {
     }
 
     #[test]
+    fn figures_past_the_fault_match_the_schema() {
+        use crate::record::{fixture::event, EventRecord};
+        let e = EventRecord {
+            turn: 3,
+            outage_end: 5,
+            probes: "3:preserved 5:lost 6:preserved 10:preserved"
+                .parse()
+                .unwrap(),
+            served_after: "6:primary 7:fallback".parse().unwrap(),
+            tools: cb_base::record::ToolCalls::Refused,
+            tools_reason: "turn 4: the fallback refused the request's tool calls (HTTP 400)".into(),
+            ..event(1, "history", "c001", 10)
+        };
+        let past = crate::summary::past::past_fault(&[&e], 42, 100);
+        assert!(past.is_some());
+        let mut data = report_data();
+        data.summary.systems[0].past_fault = past;
+        let json: serde_json::Value =
+            serde_json::from_slice(&SummaryJson.render(&data).unwrap()).unwrap();
+        assert_eq!(errors(&json), Vec::<String>::new());
+        assert!(
+            json["systems"][0]["past_fault"]["tool_integrity"]["reasons"][0]
+                .as_str()
+                .unwrap()
+                .contains("refused")
+        );
+    }
+
+    #[test]
     fn summary_without_clo_matches_the_schema() {
         let mut data = report_data();
         data.summary.clo = None;

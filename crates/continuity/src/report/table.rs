@@ -152,14 +152,7 @@ fn past_lines(summary: &Summary) -> String {
     let mut out = String::new();
     for x in &summary.systems {
         if let Some(p) = &x.past_fault {
-            let _ = writeln!(
-                out,
-                "PAST THE FAULT {}: survival {} · return to primary {} · tool-call integrity {}",
-                x.name,
-                rate_with_counts(&p.survival.rate),
-                rate_with_counts(&p.return_to_primary.rate),
-                rate_with_counts(&p.tool_integrity.rate)
-            );
+            let _ = writeln!(out, "PAST THE FAULT {}: {}", x.name, p.line());
         }
     }
     out

@@ -67,6 +67,20 @@ pub struct PastFault {
     pub without_tool_calls: u64,
 }
 
+impl PastFault {
+    /// The three figures in one line, with counts (`n/a` for an empty
+    /// denominator): what the terminal table and the grade print.
+    pub fn line(&self) -> String {
+        use cb_report::format::rate_with_counts;
+        format!(
+            "survival {} · return to primary {} · tool-call integrity {}",
+            rate_with_counts(&self.survival.rate),
+            rate_with_counts(&self.return_to_primary.rate),
+            rate_with_counts(&self.tool_integrity.rate)
+        )
+    }
+}
+
 /// Builds one [`PastRate`] over `events` for which `applies`, a success
 /// when `kept`; `why` says why one fell short.
 fn past_rate(
@@ -107,10 +121,15 @@ fn first_lost(e: &EventRecord) -> String {
         .iter()
         .find(|p| p.verdict != Verdict::Preserved)
         .map_or_else(String::new, |p| {
+            let since = p.turn.saturating_sub(e.turn);
+            let when = if since == 0 {
+                "the faulted turn".to_string()
+            } else {
+                format!("{} after the fault", turns_word(since))
+            };
             format!(
-                "the probe at turn {} ({} after the fault) was {}",
+                "the probe at turn {} ({when}) was {}",
                 p.turn,
-                turns_word(p.turn.saturating_sub(e.turn)),
                 p.verdict.as_str()
             )
         })
