@@ -20,7 +20,7 @@ pub use cb_scoring::judge;
 pub use cb_semantics as semantics;
 pub use cb_stats as stats;
 pub use cb_upstream as upstream;
-pub use cb_wire::{openai, server, sse};
+pub use cb_wire::{openai, responses, server, sse};
 
 pub mod cli;
 pub mod commands;

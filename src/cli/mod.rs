@@ -20,7 +20,9 @@ pub use calibrate::{
 };
 pub use canary::{CanaryAction, CanaryArgs, CanaryPowerArgs, CanaryReleaseArgs, CanaryRunArgs};
 pub use grade::GradeArgs;
-pub use options::{ContractOptions, JudgeOptions, LatencyArg, ProviderOptions, SystemOptions};
+pub use options::{
+    ApiArg, ContractOptions, JudgeOptions, LatencyArg, ProviderOptions, SystemOptions,
+};
 pub use run::{table_columns, MergeArgs, ReportAction, ReportArgs, RunArgs};
 pub use semantics::SemanticsArgs;
 pub use serve::{ContinuationArg, GenerateArgs, ProxyArgs, ProxyModeArg, UpstreamsArgs};

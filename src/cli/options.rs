@@ -16,6 +16,27 @@ pub enum LatencyArg {
     Realistic,
 }
 
+/// The API the driver speaks to every system.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum ApiArg {
+    /// Chat completions: the client sends the whole history every turn.
+    #[default]
+    Chat,
+    /// The Responses API: the client sends the turn's new input and
+    /// `previous_response_id` (`store: true`), and the system keeps the
+    /// history. Live replay, plain (not streamed) requests only.
+    Responses,
+}
+
+impl From<ApiArg> for cb_base::api::Api {
+    fn from(a: ApiArg) -> Self {
+        match a {
+            ApiArg::Chat => cb_base::api::Api::Chat,
+            ApiArg::Responses => cb_base::api::Api::Responses,
+        }
+    }
+}
+
 /// A real OpenAI-compatible provider behind the simulated upstreams: each
 /// upstream becomes a fault-injecting proxy in front of it. Faults fire on
 /// the wire as with the simulated model (a faulted attempt never reaches

@@ -10,6 +10,9 @@ pub enum ConfigError {
     /// A fault profile that cannot be read or is not valid.
     #[error(transparent)]
     Faults(#[from] crate::faults::FaultError),
+    /// `--api responses` with a flag it cannot honour.
+    #[error("--api responses cannot be combined with {0}: the Responses mode replays every turn live (the system keeps the history) and asks for plain answers; drop {0} or use --api chat")]
+    ResponsesWith(&'static str),
     /// `--runs 0`.
     #[error("--runs must be at least 1 (got {0})")]
     Runs(u32),

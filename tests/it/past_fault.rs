@@ -142,3 +142,62 @@ async fn the_default_profile_has_no_figures_past_the_fault() {
     let md = std::fs::read_to_string(dir.path().join("report/summary.md")).unwrap();
     assert!(!md.contains("Past the fault"));
 }
+
+/// The same outage in Responses mode (`--api responses`): the client sends
+/// only each turn's new input and `previous_response_id`. `history` keeps
+/// the conversation itself and passes every figure; `stateless` forwards
+/// the id to a fallback that never stored it and is refused at the fault;
+/// a gateway that stores only the primary's responses loses the turns the
+/// fallback served and is caught by survival.
+#[tokio::test(start_paused = true)]
+async fn responses_mode_tells_the_same_systems_apart() {
+    use crate::common::responses_gateway;
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(repo("datasets/continuity-outage-150.jsonl")).unwrap();
+    let subset: String = text
+        .lines()
+        .take(CONVERSATIONS)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let dataset = dir.path().join("outage-subset.jsonl");
+    std::fs::write(&dataset, subset).unwrap();
+    let mut config = quick_run(&dir.path().join("report"), 1);
+    config.dataset = Source::File(dataset);
+    config.faults = Source::File(repo("fault_profiles/outage.toml"));
+    config.api = continuity_bench::client::Api::Responses;
+    let (gateway, primary, fallback) = responses_gateway::start_on_free_ports().await;
+    config.systems.gateways.push(gateway_spec(
+        "primary-only",
+        gateway.url(),
+        primary,
+        fallback,
+    ));
+    let outcome = execute(&config).await;
+    let n = CONVERSATIONS as u64;
+
+    let history = past(&outcome, "history");
+    assert_eq!(history.survival.rate.successes, n, "{history:?}");
+    assert_eq!(history.return_to_primary.rate.successes, n);
+    assert_eq!(history.tool_integrity.rate.rate, Some(1.0));
+
+    let stateless = system(&outcome, "stateless");
+    assert_eq!(stateless.cpr.successes, 0);
+    let p = stateless.past_fault.as_ref().unwrap();
+    assert_eq!(p.survival.rate.successes, 0);
+    // Refused at the fault: no turn after the outage, counted beside.
+    assert_eq!(p.return_to_primary.rate.trials, 0);
+    assert_eq!(p.no_turn_after_outage, n);
+
+    let control = past(&outcome, "primary-only");
+    assert_eq!(control.survival.rate.successes, 0, "{control:?}");
+    assert!(
+        control.survival.reasons[0].contains("was lost"),
+        "{:?}",
+        control.survival.reasons
+    );
+    assert_eq!(control.return_to_primary.rate.successes, n);
+    assert_eq!(control.tool_integrity.rate.rate, Some(1.0));
+    let config_json = std::fs::read_to_string(dir.path().join("report/config.json")).unwrap();
+    assert!(config_json.contains("\"api\": \"responses\""));
+    drop(gateway);
+}

@@ -9,6 +9,7 @@
 //! thousands separators ([`number`]), how a URL is shown without its
 //! credentials ([`url`]), and which signal stopped a command ([`stop`]).
 
+pub mod api;
 pub mod contract;
 pub mod language;
 pub mod number;

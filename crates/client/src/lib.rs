@@ -57,6 +57,16 @@ impl SendOptions {
     }
 }
 
+pub use cb_base::api::Api;
+
+/// The endpoint's path of `api` under `/v1`.
+fn api_path(api: Api) -> &'static str {
+    match api {
+        Api::Chat => "/chat/completions",
+        Api::Responses => cb_wire::responses::PATH,
+    }
+}
+
 /// What kind of system a target is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SystemKind {
@@ -129,6 +139,9 @@ pub struct Exchange {
     /// chunk carrying one): which provider an aggregator such as
     /// OpenRouter says served the request. Redacted like everything read.
     pub provider: Option<String>,
+    /// The `id` of a Responses answer, which the next turn sends as
+    /// `previous_response_id`.
+    pub response_id: Option<String>,
 }
 
 /// Longest excerpt of an error body kept in a reason.
@@ -187,16 +200,18 @@ const MAX_ROUTES: usize = 64;
 #[derive(Debug, Clone)]
 struct Route {
     base: String,
+    api: Api,
     url: String,
     address: Option<Address>,
 }
 
 impl Route {
-    fn of(base: &str) -> Self {
-        let url = cb_base::url::under_v1(base, "/chat/completions");
+    fn of(base: &str, api: Api) -> Self {
+        let url = cb_base::url::under_v1(base, api_path(api));
         let address = Address::of(&url);
         Route {
             base: base.to_string(),
+            api,
             url,
             address,
         }
@@ -215,12 +230,12 @@ impl DriverClient {
     }
 
     /// The route of `base`, from the memo when it is there.
-    fn route(&self, base: &str) -> Route {
+    fn route(&self, base: &str, api: Api) -> Route {
         let mut routes = self.routes.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(route) = routes.iter().find(|r| r.base == base) {
+        if let Some(route) = routes.iter().find(|r| r.base == base && r.api == api) {
             return route.clone();
         }
-        let route = Route::of(base);
+        let route = Route::of(base, api);
         if routes.len() < MAX_ROUTES {
             routes.push(route.clone());
         }
@@ -361,6 +376,24 @@ pub async fn send(
     send_to(client, &url, &target.headers, request, options).await
 }
 
+/// A Responses request (`body`, plain) to `target`'s `/v1/responses`,
+/// with the bounds of [`send`]; the answer is read as a response object.
+pub async fn send_responses(
+    client: &reqwest::Client,
+    target: &Target,
+    body: &serde_json::Value,
+    options: SendOptions,
+) -> Exchange {
+    let url = cb_base::url::under_v1(&target.url, api_path(Api::Responses));
+    exchange(
+        Outgoing::Reqwest(with_headers(client.post(url).json(body), &target.headers)),
+        Api::Responses,
+        false,
+        options,
+    )
+    .await
+}
+
 /// [`send`] to a full chat-completions URL (for an API whose chat path is
 /// not `/v1/chat/completions` under a base, such as OpenRouter's
 /// `https://openrouter.ai/api/v1/chat/completions`), with `headers` (values
@@ -374,6 +407,7 @@ pub async fn send_to(
 ) -> Exchange {
     exchange(
         Outgoing::Reqwest(with_headers(client.post(url).json(request), headers)),
+        Api::Chat,
         request.stream,
         options,
     )
@@ -393,7 +427,22 @@ pub async fn send_body(
     stream: bool,
     options: SendOptions,
 ) -> Exchange {
-    let Route { url, address, .. } = client.route(&target.url);
+    send_body_to(client, target, Api::Chat, body, stream, options).await
+}
+
+/// [`send_body`] to the endpoint of `api`. A Responses answer is read as
+/// a response object: its text is the answer, its `id` is
+/// [`Exchange::response_id`] (plain answers only: the driver sends no
+/// streamed Responses request).
+pub async fn send_body_to(
+    client: &DriverClient,
+    target: &Target,
+    api: Api,
+    body: Vec<u8>,
+    stream: bool,
+    options: SendOptions,
+) -> Exchange {
+    let Route { url, address, .. } = client.route(&target.url, api);
     let request = match address {
         Some(address) => Outgoing::Plain {
             pool: &client.plain,
@@ -407,7 +456,7 @@ pub async fn send_body(
                 .body(body),
         ),
     };
-    exchange(request, stream, options).await
+    exchange(request, api, stream, options).await
 }
 
 /// A request ready to be sent, on either transport.
@@ -461,7 +510,7 @@ fn with_headers(
 }
 
 /// One bounded exchange of a built request.
-async fn exchange(request: Outgoing<'_>, stream: bool, options: SendOptions) -> Exchange {
+async fn exchange(request: Outgoing<'_>, api: Api, stream: bool, options: SendOptions) -> Exchange {
     let started = Instant::now();
     let outcome = tokio::time::timeout(
         options.deadline,
@@ -530,6 +579,14 @@ async fn exchange(request: Outgoing<'_>, stream: bool, options: SendOptions) -> 
                 exchange.completion_tokens = a.completion_tokens;
                 exchange.prompt_tokens = a.prompt_tokens;
                 a.text
+            })
+        }
+        None if api == Api::Responses => {
+            responses_answer(body.status, &body.bytes).map(|(text, id, model)| {
+                exchange.response_id = Some(redact_owned(id));
+                exchange.model = model.map(redact_owned);
+                exchange.models = exchange.model.iter().cloned().collect();
+                text
             })
         }
         None => plain_answer(body.status, &body.bytes).map(|plain| {
@@ -667,6 +724,28 @@ struct Plain {
     usage: bool,
     completion_tokens: Option<u32>,
     prompt_tokens: Option<u32>,
+}
+
+/// The text, id and model of a Responses body (as the OpenAI SDK's
+/// `response.output_text` reads it: every `output_text` part of every
+/// message item, joined).
+fn responses_answer(status: u16, body: &[u8]) -> Result<(String, String, Option<String>), String> {
+    if !(200..300).contains(&status) {
+        return Err(format!("HTTP {status}: {}", excerpt(body)));
+    }
+    let json = serde_json::from_slice::<Value>(body)
+        .map_err(|e| format!("malformed response body ({e}): {}", excerpt(body)))?;
+    let id = json
+        .get("id")
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("no id in the response: {}", excerpt(body)))?;
+    let text = cb_wire::responses::output_text(&json)
+        .ok_or_else(|| format!("no output_text in the response: {}", excerpt(body)))?;
+    let model = json
+        .get("model")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    Ok((text, id.to_string(), model))
 }
 
 /// The text, finish reason, model and usage of a plain response body.

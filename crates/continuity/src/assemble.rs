@@ -283,6 +283,15 @@ pub fn run_notes(config: &ResolvedConfig) -> Vec<String> {
          answers carry no other conversation's facts; and what forwarding the history costs in latency."
             .to_string(),
     ];
+    if config.api == cb_client::Api::Responses {
+        notes.push(
+            "Every request used the Responses API (`--api responses`): the client sent only each turn's new input \
+             and the previous answer's `previous_response_id`, so the system under test kept the history. A fallback \
+             asked to continue a response it never stored answers 400 (`previous_response_not_found`), as the real \
+             API does."
+                .into(),
+        );
+    }
     if config.stream {
         notes.push(
             "Every request asked for a streamed answer (server-sent events): an answer counts only when its \

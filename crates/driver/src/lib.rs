@@ -56,6 +56,8 @@ pub struct DriverOptions {
     pub gate: Arc<RequestGate>,
     /// The conversations replayed: this shard's ([`Shard::WHOLE`]: all).
     pub shard: Shard,
+    /// The API the driver speaks to every system.
+    pub api: cb_client::Api,
 }
 
 /// One conversation of one system in one run, finished.
@@ -196,6 +198,7 @@ mod tests {
             seed,
             gate: Arc::new(RequestGate::new(&plan)),
             shard: Shard::WHOLE,
+            api: cb_client::Api::Chat,
         }
     }
 

@@ -6,6 +6,12 @@
 //! without a usable answer ends the conversation there: a chat user whose
 //! message failed does not carry on as if it had been answered.
 //!
+//! In Responses mode (`--api responses`, live replay only) each request
+//! carries only the turn's new input (the conversation's system messages
+//! first on turn 1, the user's message, its tool call and result) and the
+//! `id` of the previous turn's response as `previous_response_id`, as an
+//! application using that API sends it; the system keeps the history.
+//!
 //! Each record keeps the whole answer, as the client read it (bounded by
 //! `--max-response-bytes`, redacted), with its length in characters: the
 //! collector scores the whole text; turns.csv is written with the answer
@@ -15,7 +21,7 @@
 use crate::spec::Replay;
 use crate::DriverOptions;
 use cb_base::record::TurnRecord;
-use cb_client::{send_body, DriverClient, SendOptions, Target};
+use cb_client::{send_body_to, Api, DriverClient, SendOptions, Target};
 use cb_dataset::Conversation;
 use cb_wire::openai::{ChatMessage, ChatRequest};
 use tokio::time::Instant;
@@ -62,6 +68,29 @@ pub fn request_messages(
     })
 }
 
+/// The Responses input items of turn `index` (from 0): on the first turn
+/// the conversation's own system messages, then the user's message, its
+/// tool call and the call's result.
+pub fn turn_input(conversation: &Conversation, index: usize) -> Vec<serde_json::Value> {
+    let mut messages = Vec::new();
+    if index == 0 {
+        messages.extend(
+            conversation
+                .system
+                .iter()
+                .map(|s| ChatMessage::new("system", s)),
+        );
+    }
+    if let Some(turn) = conversation.turns.get(index) {
+        messages.push(ChatMessage::new("user", &turn.user));
+        if let Some(tool) = &turn.tool {
+            messages.push(cb_dataset::messages::tool_call_message(tool));
+            messages.push(cb_dataset::messages::tool_result_message(tool));
+        }
+    }
+    cb_wire::responses::input_items(&messages)
+}
+
 /// Replays `conversation` through `target` and returns one record per request
 /// sent, and whether `cancel` cut it short (a request in flight when it fires
 /// is abandoned and recorded with the error "interrupted"). `run_start` is the
@@ -82,6 +111,8 @@ pub async fn replay_conversation(
         max_response_bytes: options.max_response_bytes,
     };
     let mut records = Vec::with_capacity(n - first_sent);
+    // Responses mode: the id the next request continues from.
+    let mut previous: Option<String> = None;
     for index in first_sent..n {
         if cancel.is_cancelled() {
             return (records, true);
@@ -94,27 +125,41 @@ pub async fn replay_conversation(
             pass = options.gate.enter() => pass,
             () = cancel.cancelled() => return (records, true),
         };
-        let request = ChatRequest {
-            model: options.model.clone(),
-            messages: request_messages(
-                conversation,
-                &options.system_prompt,
-                options.replay,
-                &records,
-                index,
-            ),
-            stream: options.stream,
-            stream_options: None,
-            extra: serde_json::Map::new(),
-        };
         // Serialized, then dropped: what stays in flight is the bytes.
-        let messages_sent = request.messages.len() as u32;
-        let body = serde_json::to_vec(&request).unwrap_or_default();
-        drop(request);
+        let (body, messages_sent) = match options.api {
+            Api::Chat => {
+                let request = ChatRequest {
+                    model: options.model.clone(),
+                    messages: request_messages(
+                        conversation,
+                        &options.system_prompt,
+                        options.replay,
+                        &records,
+                        index,
+                    ),
+                    stream: options.stream,
+                    stream_options: None,
+                    extra: serde_json::Map::new(),
+                };
+                let sent = request.messages.len() as u32;
+                (serde_json::to_vec(&request).unwrap_or_default(), sent)
+            }
+            Api::Responses => {
+                let input = turn_input(conversation, index);
+                let sent = input.len() as u32;
+                let request = cb_wire::responses::request_body(
+                    &options.model,
+                    &options.system_prompt,
+                    input,
+                    previous.as_deref(),
+                );
+                (serde_json::to_vec(&request).unwrap_or_default(), sent)
+            }
+        };
         let sent_at_ms = run_start.elapsed().as_secs_f64() * 1000.0;
         let started = Instant::now();
         let exchange = tokio::select! {
-            exchange = send_body(client, target, body, options.stream, send_options) => Some(exchange),
+            exchange = send_body_to(client, target, options.api, body, options.stream, send_options) => Some(exchange),
             () = cancel.cancelled() => None,
         };
         drop(pass);
@@ -138,6 +183,7 @@ pub async fn replay_conversation(
             return (records, true);
         };
         let usable = reply.answer.is_some();
+        previous = reply.response_id;
         let answer = reply.answer.unwrap_or_default();
         records.push(TurnRecord {
             run,

@@ -30,6 +30,8 @@ pub struct SystemsSpec<'a> {
     pub request_timeout: Duration,
     /// Master seed (the built-in proxies' backoff jitter derives from it).
     pub seed: u64,
+    /// The API the driver speaks; the preflight speaks it too.
+    pub api: cb_client::Api,
 }
 
 /// How the built-in reference proxies are configured beyond the spec: the
@@ -113,7 +115,7 @@ impl Systems {
                 SystemKind::Builtin(_) => Duration::ZERO,
             };
             let options = spec.systems.send_options(PREFLIGHT_TIMEOUT);
-            preflight(client, target, &spec.systems.model, options, wait)
+            preflight(client, target, &spec.systems.model, spec.api, options, wait)
                 .await
                 .map_err(|e| match gateway_hint(&spec, target) {
                     Some(hint) => e.context(hint),
@@ -245,6 +247,7 @@ async fn preflight(
     client: &reqwest::Client,
     target: &Target,
     model: &str,
+    api: cb_client::Api,
     options: SendOptions,
     wait: Duration,
 ) -> anyhow::Result<()> {
@@ -259,7 +262,22 @@ async fn preflight(
         extra: serde_json::Map::new(),
     };
     let give_up = Instant::now() + wait;
-    let mut reply = send(client, target, &request, options).await;
+    let responses = cb_wire::responses::request_body(
+        model,
+        "",
+        cb_wire::responses::input_items(&request.messages),
+        None,
+    );
+    let (request, responses) = (&request, &responses);
+    let send = |client, target| async move {
+        match api {
+            cb_client::Api::Chat => send(client, target, request, options).await,
+            cb_client::Api::Responses => {
+                cb_client::send_responses(client, target, responses, options).await
+            }
+        }
+    };
+    let mut reply = send(client, target).await;
     if let Some(error) = reply.error.as_deref().filter(|_| !wait.is_zero()) {
         // Said once, so that a wait of a minute is not a silent one.
         cb_base::secret::eprintln!(
@@ -272,7 +290,7 @@ async fn preflight(
     while reply.error.is_some() && Instant::now() < give_up {
         // A retry interval of the preflight, bounded by `give_up`: the answer decides.
         tokio::time::sleep(Duration::from_millis(500)).await;
-        reply = send(client, target, &request, options).await;
+        reply = send(client, target).await;
     }
     match reply.error {
         None => Ok(()),

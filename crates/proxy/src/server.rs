@@ -47,6 +47,10 @@ struct Inner {
     requests: AtomicU64,
     /// The server's connection counters, once it serves.
     connections: std::sync::OnceLock<Arc<ConnectionStats>>,
+    /// The client of `stateless`'s Responses forwarding.
+    http: reqwest::Client,
+    /// `history`'s stored Responses conversations.
+    responses: cb_wire::responses::Store,
 }
 
 impl ProxyState {
@@ -71,6 +75,8 @@ impl ProxyState {
                 metrics: Metrics::default(),
                 requests: AtomicU64::new(0),
                 connections: std::sync::OnceLock::new(),
+                http: cb_client::hardened().build()?,
+                responses: cb_wire::responses::Store::default(),
             }),
         })
     }
@@ -104,6 +110,16 @@ impl ProxyState {
         &self.inner.metrics
     }
 
+    /// The HTTP client of the Responses forwarding.
+    pub(super) fn http(&self) -> &reqwest::Client {
+        &self.inner.http
+    }
+
+    /// The Responses conversations `history` keeps.
+    pub(super) fn responses_store(&self) -> &cb_wire::responses::Store {
+        &self.inner.responses
+    }
+
     fn record(&self, event: SwitchEvent) {
         let inner = &self.inner;
         inner.metrics.observe(&event);
@@ -125,6 +141,7 @@ pub fn router(state: ProxyState) -> Router {
         Router::new()
             .route("/v1/chat/completions", post(chat))
             .route("/chat/completions", post(chat))
+            .route("/v1/responses", post(super::responses::responses))
             .route("/metrics", get(metrics))
             .route("/health", get(health))
             .with_state(state),
@@ -153,7 +170,7 @@ pub async fn spawn(
     Ok((handle, state))
 }
 
-async fn chat(State(state): State<ProxyState>, body: Bytes) -> Response {
+pub(super) async fn chat(State(state): State<ProxyState>, body: Bytes) -> Response {
     let index = state.inner.requests.fetch_add(1, Ordering::Relaxed);
     let (reply, mut event) = match ClientRequest::parse(body) {
         Some(request) if request.messages > MAX_MESSAGES => {

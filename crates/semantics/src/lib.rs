@@ -169,6 +169,7 @@ pub async fn execute(config: &SemanticsConfig) -> anyhow::Result<SemanticsReport
         attempt_timeout: config.attempt_timeout,
         request_timeout: config.timing.builtin_deadline,
         seed: config.seed,
+        api: cb_client::Api::Chat,
     };
     let systems = Systems::start_with(spec, &builtin_options(config), &ctx, &client).await?;
     let ports = systems.upstream_ports();

@@ -96,6 +96,8 @@ struct Limiter {
 pub(super) struct Shared {
     pub(super) state: UpstreamState,
     limiter: Option<Limiter>,
+    /// The Responses API's stored responses ([`super::responses_route`]).
+    pub(super) responses: cb_wire::responses::Store,
 }
 
 impl Shared {
@@ -134,12 +136,17 @@ pub fn router(state: UpstreamState) -> Router {
     let router = Router::new()
         .route("/v1/chat/completions", post(chat_completions))
         .route("/v1/models", get(models))
+        .route("/v1/responses", post(super::responses_route::responses))
         .route(anthropic::PATH, post(super::dialect_routes::messages))
         .route(
             "/v1beta/models/{*call}",
             post(super::dialect_routes::gemini),
         )
-        .with_state(Arc::new(Shared { state, limiter }));
+        .with_state(Arc::new(Shared {
+            state,
+            limiter,
+            responses: Default::default(),
+        }));
     cap.layer(router)
 }
 

@@ -7,6 +7,7 @@
 pub mod body_cap;
 pub mod content;
 pub mod openai;
+pub mod responses;
 pub mod retry_after;
 pub mod server;
 pub mod sse;

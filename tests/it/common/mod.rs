@@ -9,6 +9,7 @@ pub mod dialect_gateways;
 pub mod gateways;
 pub mod hostile;
 pub mod openrouter;
+pub mod responses_gateway;
 pub mod standin;
 
 use continuity_bench::config::{GatewaySpec, OutDir, Replay, RunConfig, SystemsConfig};
@@ -52,6 +53,7 @@ pub fn quick_run(out: &Path, runs: u32) -> RunConfig {
         latency: continuity_bench::upstream::LatencyProfile::INSTANT,
         replay: Replay::Live,
         stream: false,
+        api: continuity_bench::client::Api::Chat,
         attempt_timeout: Duration::from_secs(3),
         request_timeout: Duration::from_secs(20),
         out: OutDir::Given {
