@@ -140,6 +140,14 @@ pub struct SystemOptions {
     /// it. Default openai.
     #[arg(long, default_value = "openai", value_name = "DIALECT")]
     pub fallback_dialect: crate::dialect::Dialect,
+    /// The API the driver speaks to every system: `chat` (chat
+    /// completions, the whole history every turn) or `responses` (the
+    /// Responses API: only the turn's new input and
+    /// `previous_response_id`; the system keeps the history). `responses`
+    /// is `run` only, live and plain (not streamed). A systems file sets it
+    /// with `api = "responses"`.
+    #[arg(long, value_enum, default_value_t = ApiArg::Chat)]
+    pub api: ApiArg,
 }
 
 /// Options selecting the LLM judge that decides what the fast-path scorer

@@ -45,12 +45,6 @@ pub struct RunArgs {
     /// chunk is an error with its reason.
     #[arg(long)]
     pub stream: bool,
-    /// The API the driver speaks: `chat` (chat completions, the whole
-    /// history every turn) or `responses` (the Responses API: only the
-    /// turn's new input and `previous_response_id`, the system keeps the
-    /// history; live, plain requests only).
-    #[arg(long, value_enum, default_value_t = super::options::ApiArg::Chat)]
-    pub api: super::options::ApiArg,
     /// Per-attempt timeout of the built-in proxies: how long they wait for an
     /// upstream's response headers before failing over (default 1s, 5s
     /// with --latency realistic, whose answers take over a second, and 20s

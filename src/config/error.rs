@@ -13,6 +13,9 @@ pub enum ConfigError {
     /// `--api responses` with a flag it cannot honour.
     #[error("--api responses cannot be combined with {0}: the Responses mode replays every turn live (the system keeps the history) and asks for plain answers; drop {0} or use --api chat")]
     ResponsesWith(&'static str),
+    /// `--api responses` in a command that speaks chat completions only.
+    #[error("--api responses is `run` only: `{0}` speaks chat completions in this version; drop --api (or `api` in the systems file) for `{0}`")]
+    ResponsesNotIn(&'static str),
     /// `--runs 0`.
     #[error("--runs must be at least 1 (got {0})")]
     Runs(u32),

@@ -145,6 +145,9 @@ pub fn grade_config(
     now_utc: time::OffsetDateTime,
 ) -> Result<GradeConfig, GradeConfigError> {
     let gate = args.fail_under.as_deref().map(Gate::parse).transpose()?;
+    if super::systems_config(&args.systems)?.api == crate::client::Api::Responses {
+        return Err(ConfigError::ResponsesNotIn("grade").into());
+    }
     let systems = entries(args)?;
     // Validated with a placeholder directory first: nothing is created for
     // arguments refused here.

@@ -43,6 +43,14 @@ pub fn run_config(args: &RunArgs, now_utc: time::OffsetDateTime) -> Result<RunCo
         });
     }
     let systems = super::systems_config(&args.systems)?;
+    if systems.api == crate::client::Api::Responses {
+        if args.stream {
+            return Err(ConfigError::ResponsesWith("--stream"));
+        }
+        if args.fast_forward {
+            return Err(ConfigError::ResponsesWith("--fast-forward"));
+        }
+    }
     let fail_system = match &args.fail_system {
         Some(name) => Some(name.clone()),
         None => args
@@ -80,14 +88,6 @@ pub fn run_config(args: &RunArgs, now_utc: time::OffsetDateTime) -> Result<RunCo
     // Held to the ranges now, before a report directory is claimed (the
     // run loads it again, with its dataset, to plan).
     super::ranges::fault_profile(&crate::faults::FaultProfile::from_source(&faults)?)?;
-    if args.api == crate::cli::ApiArg::Responses {
-        if args.stream {
-            return Err(ConfigError::ResponsesWith("--stream"));
-        }
-        if args.fast_forward {
-            return Err(ConfigError::ResponsesWith("--fast-forward"));
-        }
-    }
     Ok(RunConfig {
         stopped: crate::stop::Stopped::default(),
         seed: args.seed,
@@ -100,7 +100,6 @@ pub fn run_config(args: &RunArgs, now_utc: time::OffsetDateTime) -> Result<RunCo
         faults,
         latency: super::latency_profile(args.latency),
         stream: args.stream,
-        api: args.api.into(),
         replay: if args.fast_forward {
             Replay::FastForward
         } else {

@@ -110,7 +110,13 @@ pub fn semantics_config(args: &SemanticsArgs) -> Result<SemanticsConfig, Semanti
         seed: args.seed,
         attempt_timeout: args.attempt_timeout,
         request_timeout: args.request_timeout,
-        systems: super::systems_config(&args.systems)?,
+        systems: {
+            let systems = super::systems_config(&args.systems)?;
+            if systems.api == crate::client::Api::Responses {
+                return Err(ConfigError::ResponsesNotIn("semantics").into());
+            }
+            systems
+        },
         stream: args.stream,
         client: args.client,
         cooldown_wait: args.cooldown_wait,

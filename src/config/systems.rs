@@ -34,6 +34,7 @@ pub fn systems_config(options: &SystemOptions) -> Result<SystemsConfig, ConfigEr
         gateway_wait: options.gateway_wait,
         max_response_bytes: options.max_response_bytes,
         fallback_dialect: options.fallback_dialect,
+        api: options.api.into(),
     })
 }
 

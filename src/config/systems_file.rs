@@ -91,6 +91,8 @@ struct RawFile {
     model: Option<String>,
     /// How long to wait for each gateway's first answer ("30s").
     gateway_wait: Option<String>,
+    /// The API the driver speaks to every system ("chat" or "responses").
+    api: Option<String>,
     /// The systems.
     #[serde(default)]
     system: Vec<RawSystem>,
@@ -195,6 +197,14 @@ impl SystemsFile {
                 ))
             })?;
         }
+        options.api = match raw.api.as_deref() {
+            None => options.api,
+            Some("chat") => crate::cli::ApiArg::Chat,
+            Some("responses") => crate::cli::ApiArg::Responses,
+            Some(other) => return Err(file_error(format!(
+                "api = {other:?} is not an API the driver speaks; write \"chat\" or \"responses\""
+            ))),
+        };
         let mut models: Vec<(String, String)> = Vec::new();
         if let Some(model) = &raw.model {
             models.push(("the file".into(), model.clone()));

@@ -113,12 +113,60 @@ fn refusals_name_the_file_the_system_and_the_fix() {
         ("[[system]]\nname = \"a\"\nurl = \"http://x\"\nheaders = { \"A:B\" = \"v\" }\n", "not a header name"),
         ("[[system]]\nname = \"a\"\nurl = \"http://x\"\nheaders = { A = \"\" }\n", "empty value"),
         ("gateway_wait = \"soon\"\n[[system]]\nname = \"a\"\nurl = \"http://x\"\n", "not a duration"),
+        ("api = \"assistants\"\n[[system]]\nname = \"a\"\nurl = \"http://x\"\n", "write \"chat\" or \"responses\""),
         ("[[system]\nname = 1\n", "line 1"),
     ];
     for (text, expected) in cases {
         let err = parse(text).unwrap_err().to_string();
         assert!(err.contains("--systems sys.toml"), "{text:?}: {err}");
         assert!(err.contains(expected), "{text:?}: {err}");
+    }
+}
+
+#[test]
+fn the_file_sets_the_api_for_every_system_and_only_run_takes_responses() {
+    let text = "api = \"responses\"\n[[system]]\nname = \"a\"\nurl = \"http://x\"\n";
+    let file = parse(text).unwrap();
+    assert_eq!(file.options.api, crate::cli::ApiArg::Responses);
+    let systems = crate::config::systems_config(&file.options).unwrap();
+    assert_eq!(systems.api, crate::client::Api::Responses);
+    assert_eq!(
+        parse(&text[18..]).unwrap().options.api,
+        crate::cli::ApiArg::Chat
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.toml");
+    std::fs::write(&path, text).unwrap();
+    let path = path.to_str().unwrap();
+    for (argv, expected) in [
+        (
+            vec!["semantics", "--systems", path],
+            "is `run` only: `semantics`",
+        ),
+        (vec!["grade", "--systems", path], "is `run` only: `grade`"),
+        (
+            vec!["run", "--systems", path, "--stream"],
+            "cannot be combined with --stream",
+        ),
+        (
+            vec!["run", "--api", "responses", "--fast-forward"],
+            "cannot be combined with --fast-forward",
+        ),
+    ] {
+        let cli =
+            Cli::try_parse_from(std::iter::once("continuity-bench").chain(argv.iter().copied()))
+                .unwrap();
+        let err = match cli.command {
+            Command::Semantics(a) => crate::config::semantics_config(&a).unwrap_err().to_string(),
+            Command::Grade(a) => crate::config::grade_config(&a, time::OffsetDateTime::UNIX_EPOCH)
+                .unwrap_err()
+                .to_string(),
+            Command::Run(a) => crate::config::run_config(&a, time::OffsetDateTime::UNIX_EPOCH)
+                .unwrap_err()
+                .to_string(),
+            _ => unreachable!(),
+        };
+        assert!(err.contains(expected), "{argv:?}: {err}");
     }
 }
 

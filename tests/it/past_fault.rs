@@ -164,7 +164,7 @@ async fn responses_mode_tells_the_same_systems_apart() {
     let mut config = quick_run(&dir.path().join("report"), 1);
     config.dataset = Source::File(dataset);
     config.faults = Source::File(repo("fault_profiles/outage.toml"));
-    config.api = continuity_bench::client::Api::Responses;
+    config.systems.api = continuity_bench::client::Api::Responses;
     let (gateway, primary, fallback) = responses_gateway::start_on_free_ports().await;
     config.systems.gateways.push(gateway_spec(
         "primary-only",

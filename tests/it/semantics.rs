@@ -327,6 +327,7 @@ fn config(
             gateway_wait: Duration::from_secs(5),
             max_response_bytes: continuity_bench::client::DEFAULT_MAX_RESPONSE_BYTES,
             fallback_dialect: continuity_bench::dialect::Dialect::Openai,
+            api: continuity_bench::client::Api::Chat,
         },
         stream,
         client: continuity_bench::sse::ClientProfile::default(),

@@ -44,8 +44,6 @@ pub struct RunConfig {
     pub replay: Replay,
     /// Whether the driver asks for streamed answers.
     pub stream: bool,
-    /// The API the driver speaks (`--api`).
-    pub api: cb_client::Api,
     /// Per-attempt timeout of the built-in proxies.
     pub attempt_timeout: Duration,
     /// Deadline of every driver request.
@@ -95,7 +93,7 @@ impl RunConfig {
             latency: self.latency.name().to_string(),
             replay: self.replay.as_str().to_string(),
             stream: self.stream,
-            api: self.api,
+            api: self.systems.api,
             attempt_timeout_ms: self.attempt_timeout.as_millis() as u64,
             request_timeout_ms: self.request_timeout.as_millis() as u64,
             max_response_bytes: self.systems.max_response_bytes,

@@ -299,7 +299,7 @@ pub async fn execute(
         attempt_timeout: config.attempt_timeout,
         request_timeout: config.request_timeout,
         seed: config.seed,
-        api: config.api,
+        api: config.systems.api,
     };
     let systems = tokio::select! {
         systems = Systems::start(spec, &ctx, &client) => systems?,
@@ -323,7 +323,7 @@ pub async fn execute(
         seed: config.seed,
         gate: Arc::clone(&gate.1),
         shard: config.shard,
-        api: config.api,
+        api: config.systems.api,
     };
     let judge = match &config.judge {
         Some(judge) => Some(cb_scoring::judge::start(judge, config.seed).await?),

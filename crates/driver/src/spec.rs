@@ -33,6 +33,8 @@ pub struct SystemsConfig {
     /// The dialect the built-in systems' fallback speaks
     /// (`--fallback-dialect`).
     pub fallback_dialect: cb_dialect::Dialect,
+    /// The API the driver speaks to every system (`--api`).
+    pub api: cb_client::Api,
 }
 
 impl SystemsConfig {

@@ -53,7 +53,6 @@ pub fn quick_run(out: &Path, runs: u32) -> RunConfig {
         latency: continuity_bench::upstream::LatencyProfile::INSTANT,
         replay: Replay::Live,
         stream: false,
-        api: continuity_bench::client::Api::Chat,
         attempt_timeout: Duration::from_secs(3),
         request_timeout: Duration::from_secs(20),
         out: OutDir::Given {
@@ -70,6 +69,7 @@ pub fn quick_run(out: &Path, runs: u32) -> RunConfig {
             gateway_wait: Duration::from_secs(5),
             max_response_bytes: continuity_bench::client::DEFAULT_MAX_RESPONSE_BYTES,
             fallback_dialect: continuity_bench::dialect::Dialect::Openai,
+            api: continuity_bench::client::Api::Chat,
         },
         judge: None,
         contracts: std::sync::Arc::new(continuity_bench::contracts::Contracts::default()),
