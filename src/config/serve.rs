@@ -183,6 +183,7 @@ pub fn generate_options(args: &GenerateArgs) -> Result<GenerateOptions, Generate
     if args.later_probes && args.min_turns < crate::dataset::later::MIN_TURNS {
         return Err(GenerateError::TooShortForLaterProbes {
             got: args.min_turns,
+            min: crate::dataset::later::MIN_TURNS,
         });
     }
     Ok(options)

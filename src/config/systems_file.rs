@@ -201,9 +201,11 @@ impl SystemsFile {
             None => options.api,
             Some("chat") => crate::cli::ApiArg::Chat,
             Some("responses") => crate::cli::ApiArg::Responses,
-            Some(other) => return Err(file_error(format!(
+            Some(other) => {
+                return Err(file_error(format!(
                 "api = {other:?} is not an API the driver speaks; write \"chat\" or \"responses\""
-            ))),
+            )))
+            }
         };
         let mut models: Vec<(String, String)> = Vec::new();
         if let Some(model) = &raw.model {

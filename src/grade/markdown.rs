@@ -118,7 +118,7 @@ pub fn render(s: &GradeSummary) -> String {
         let headers = [
             "system",
             "profile",
-            "survival",
+            "conversation survival",
             "return to primary",
             "tool-call integrity",
         ];

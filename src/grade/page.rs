@@ -243,7 +243,7 @@ fn past_table(sys: &GradeSystem, out: &mut String) {
     let mut reasons = Vec::new();
     for (profile, p) in measured {
         for (name, r) in [
-            ("survival", &p.survival),
+            ("conversation survival", &p.survival),
             ("return to primary", &p.return_to_primary),
             ("tool-call integrity", &p.tool_integrity),
         ] {

@@ -59,13 +59,6 @@ async fn each_control_fails_the_figure_it_was_built_for() {
         handles.push(gateway);
     }
     let outcome = execute(&config).await;
-    let _ = std::process::Command::new("cp")
-        .args([
-            "-r",
-            dir.path().join("report").to_str().unwrap(),
-            "/tmp/pf-debug",
-        ])
-        .status();
     let n = CONVERSATIONS as u64;
     let all = |r: &continuity_bench::continuity::summary::past::PastRate| {
         (r.rate.successes, r.rate.trials)
@@ -107,9 +100,14 @@ async fn each_control_fails_the_figure_it_was_built_for() {
     assert_eq!(all(&forgets.return_to_primary), (n, n));
     assert_eq!(all(&forgets.tool_integrity), (n, n));
 
+    // Every other conversation states its fact in a tool result whose id
+    // Anthropic refuses: those break at turn 4, so their later probes are
+    // lost and no turn of theirs comes after the outage.
     let raw = past(&outcome, "raw-ids");
-    let (kept, trials) = all(&raw.tool_integrity);
-    assert!(trials == n && kept < n && kept > 0, "{raw:?}");
+    assert_eq!(all(&raw.tool_integrity), (n / 2, n), "{raw:?}");
+    assert_eq!(all(&raw.survival), (n / 2, n));
+    assert_eq!(all(&raw.return_to_primary), (n / 2, n / 2));
+    assert_eq!(raw.no_turn_after_outage, n / 2);
     assert!(
         raw.tool_integrity.reasons[0].contains("the fallback refused the request's tool calls"),
         "{:?}",

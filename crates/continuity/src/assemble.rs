@@ -9,7 +9,7 @@ use super::report::{self, ReportData};
 use super::summary::summarize;
 use super::EXCERPT_CHARS;
 use crate::config::ResolvedConfig;
-use cb_base::record::{AttemptRecord, TurnRecord};
+use cb_base::record::{AttemptAction, AttemptRecord, TurnRecord};
 use cb_dataset::Dataset;
 use cb_faults::{FaultPlan, Role};
 use std::collections::HashMap;
@@ -57,7 +57,10 @@ pub(super) fn assemble(
                 .push(a);
         }
     }
-    let mut per_turn: HashMap<(u32, &str, &str, u32), (u32, u32)> = HashMap::new();
+    // Per event turn: attempts at the primary and at the fallback, and
+    // those of each that the upstream refused as invalid before any fault
+    // (a refused request is not one the fault fired on).
+    let mut per_turn: HashMap<(u32, &str, &str, u32), [u32; 4]> = HashMap::new();
     for a in attempts
         .iter()
         .filter(|a| event_turns.contains(&(a.run, a.conversation.as_str(), a.turn)))
@@ -65,9 +68,10 @@ pub(super) fn assemble(
         let counts = per_turn
             .entry((a.run, a.system.as_str(), a.conversation.as_str(), a.turn))
             .or_default();
+        let refused = usize::from(a.action == AttemptAction::BadRequest) * 2;
         match a.role {
-            Role::Primary => counts.0 += 1,
-            Role::Fallback => counts.1 += 1,
+            Role::Primary => counts[refused] += 1,
+            Role::Fallback => counts[refused + 1] += 1,
         }
     }
     let mut events = Vec::new();
@@ -82,7 +86,7 @@ pub(super) fn assemble(
             continue;
         };
         let system = &resolved.systems[o.system];
-        let (primary_attempts, fallback_attempts) = per_turn
+        let [primary_fired, fallback_fired, primary_refused, fallback_refused] = per_turn
             .get(&(
                 o.run,
                 system.as_str(),
@@ -91,16 +95,20 @@ pub(super) fn assemble(
             ))
             .copied()
             .unwrap_or_default();
+        let (primary_attempts, fallback_attempts) = (
+            primary_fired + primary_refused,
+            fallback_fired + fallback_refused,
+        );
         let at_turn = o.turns.iter().find(|t| t.turn == planned.turn);
-        let faulted_seen = match planned.role {
-            Role::Primary => primary_attempts,
-            Role::Fallback => fallback_attempts,
+        let (faulted_seen, faulted_refused) = match planned.role {
+            Role::Primary => (primary_fired, primary_refused),
+            Role::Fallback => (fallback_fired, fallback_refused),
         };
         let (stage, stage_reason) = stage_of(
             &o.turns,
             planned.turn,
             planned.role,
-            faulted_seen,
+            (faulted_seen, faulted_refused),
             fallback_attempts,
         );
         let last = o.turns.last();
@@ -217,7 +225,7 @@ fn stage_of(
     turns: &[TurnRecord],
     event_turn: u32,
     faulted: Role,
-    faulted_seen: u32,
+    (faulted_seen, faulted_refused): (u32, u32),
     fallback_seen: u32,
 ) -> (Stage, String) {
     if !turns.iter().any(|t| t.turn == event_turn) {
@@ -233,6 +241,12 @@ fn stage_of(
     }
     if faulted_seen > 0 {
         return (Stage::Failover, String::new());
+    }
+    if faulted_refused > 0 {
+        return (
+            Stage::NotExercised,
+            "the faulted upstream refused the event turn's request as invalid (HTTP 400, before its fault): see the tools and action columns of attempts.csv".to_string(),
+        );
     }
     let reason = match (faulted, fallback_seen) {
         (Role::Primary, 0) => {

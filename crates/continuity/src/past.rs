@@ -220,7 +220,8 @@ fn score_fact(
 
 /// Who served each turn after `outage_end` that the client sent, from the
 /// attempts the upstreams logged for this (run, system, conversation):
-/// the primary when it answered the turn, else the fallback when it did.
+/// the primary when it answered the turn, else the fallback when it did;
+/// neither when the client got no answer to it.
 pub fn served_after(
     turns: &[TurnRecord],
     attempts: &[&AttemptRecord],
@@ -238,7 +239,11 @@ pub fn served_after(
                     .filter(|a| a.turn == t.turn)
                     .filter(answered)
             };
-            let by = if of_turn().any(|a| a.role == Role::Primary) {
+            // A turn the client got no answer to was served by nobody,
+            // whatever an upstream answered behind the gateway.
+            let by = if t.error.is_some() {
+                Server::Neither
+            } else if of_turn().any(|a| a.role == Role::Primary) {
                 Server::Primary
             } else if of_turn().any(|a| a.role == Role::Fallback) {
                 Server::Fallback
@@ -261,12 +266,14 @@ pub fn tool_calls(attempts: &[&AttemptRecord], event_turn: u32) -> (ToolCalls, S
             Role::Primary => "primary",
             Role::Fallback => "fallback",
         };
+        let status = a
+            .status
+            .map_or_else(|| "no status recorded".to_string(), |s| format!("HTTP {s}"));
         return (
             ToolCalls::Refused,
             format!(
-                "turn {}: the {role} refused the request's tool calls (HTTP {})",
-                a.turn,
-                a.status.unwrap_or(400)
+                "turn {}: the {role} refused the request's tool calls ({status})",
+                a.turn
             ),
         );
     }
@@ -312,23 +319,26 @@ mod tests {
 
     #[test]
     fn a_turn_is_served_by_whoever_answered_it_the_primary_first() {
-        let turns: Vec<TurnRecord> = (5..=8)
+        let mut turns: Vec<TurnRecord> = (5..=9)
             .map(|turn| TurnRecord {
                 turn,
                 ..TurnRecord::default()
             })
             .collect();
+        // The primary answered turn 9, but the client got an error.
+        turns[4].error = Some("HTTP 502".into());
         let rows = [
             attempt(6, Role::Primary, AttemptAction::ApiError, ToolCalls::None),
             attempt(6, Role::Fallback, AttemptAction::Ok, ToolCalls::None),
             attempt(7, Role::Primary, AttemptAction::Degraded, ToolCalls::None),
             attempt(7, Role::Fallback, AttemptAction::Ok, ToolCalls::None),
+            attempt(9, Role::Primary, AttemptAction::Ok, ToolCalls::None),
         ];
         let refs: Vec<&AttemptRecord> = rows.iter().collect();
         let served = served_after(&turns, &refs, 5);
         assert_eq!(
             TurnList(served).to_string(),
-            "6:fallback 7:primary 8:neither"
+            "6:fallback 7:primary 8:neither 9:neither"
         );
     }
 

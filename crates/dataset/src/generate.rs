@@ -123,12 +123,13 @@ pub enum GenerateError {
     },
     /// `--later-probes` with conversations too short to carry them.
     #[error(
-        "--later-probes needs --min-turns {} or more (anchor, two filler turns, probe); got {got}",
-        crate::later::MIN_TURNS
+        "--later-probes needs --min-turns {min} or more (anchor, two filler turns, probe); got {got}"
     )]
     TooShortForLaterProbes {
         /// `--min-turns`.
         got: usize,
+        /// The fewest turns later probes need.
+        min: usize,
     },
     /// No free value was found within 10,000 draws.
     #[error(

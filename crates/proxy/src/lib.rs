@@ -13,7 +13,6 @@ pub mod payload;
 pub mod policy;
 pub mod reason;
 pub mod relay;
-mod responses;
 pub mod server;
 
 #[cfg(test)]

@@ -5,6 +5,8 @@
 //! before the fallback is needed). Client headers are never forwarded, so an
 //! `Authorization` the client sends stays here, and nothing is logged.
 
+mod responses;
+
 use super::core::{complete_event, Core, Reply, ReplyBody, UpstreamHealth};
 use super::events::{EventSink, SwitchEvent, SwitchReason};
 use super::metrics::Metrics;
@@ -47,8 +49,6 @@ struct Inner {
     requests: AtomicU64,
     /// The server's connection counters, once it serves.
     connections: std::sync::OnceLock<Arc<ConnectionStats>>,
-    /// The client of `stateless`'s Responses forwarding.
-    http: reqwest::Client,
     /// `history`'s stored Responses conversations.
     responses: cb_wire::responses::Store,
 }
@@ -75,7 +75,6 @@ impl ProxyState {
                 metrics: Metrics::default(),
                 requests: AtomicU64::new(0),
                 connections: std::sync::OnceLock::new(),
-                http: cb_client::hardened().build()?,
                 responses: cb_wire::responses::Store::default(),
             }),
         })
@@ -112,7 +111,7 @@ impl ProxyState {
 
     /// The HTTP client of the Responses forwarding.
     pub(super) fn http(&self) -> &reqwest::Client {
-        &self.inner.http
+        self.inner.core.http()
     }
 
     /// The Responses conversations `history` keeps.
@@ -141,7 +140,7 @@ pub fn router(state: ProxyState) -> Router {
         Router::new()
             .route("/v1/chat/completions", post(chat))
             .route("/chat/completions", post(chat))
-            .route("/v1/responses", post(super::responses::responses))
+            .route("/v1/responses", post(responses::responses))
             .route("/metrics", get(metrics))
             .route("/health", get(health))
             .with_state(state),

@@ -11,9 +11,10 @@
 //! turn sent without its history, as a gateway that drops history sends it;
 //! probes are unique in a generated dataset so that such an attempt is still
 //! attributed. A probe shared by several conversations attributes nothing.
-//! In a conversation with later probes ([`cb_dataset::later`]), any user
-//! message sent alone is placed the same way (those turns name their
-//! conversation), by a fingerprint of its text.
+//! In a conversation with later probes ([`cb_dataset::later`]), a request
+//! whose first user message is gone (a message sent alone, a window
+//! trimmed from the front) is placed by a fingerprint of its last user
+//! message, when that text belongs to one turn of the dataset only.
 //!
 //! The index is built from plain entries (id, first user message, probe,
 //! turns), so any suite can make its requests recognisable without a
@@ -181,17 +182,20 @@ impl ConversationIndex {
                 turn: self.place(*index, last, user_messages),
             });
         }
-        if user_messages != 1 {
-            return None;
+        if user_messages == 1 {
+            if let Some(Some((index, id, n))) = self.by_probe.get(first_user) {
+                return Some(Recognised {
+                    index: *index,
+                    id,
+                    turn: *n,
+                });
+            }
         }
-        if let Some(Some((index, id, n))) = self.by_probe.get(first_user) {
-            return Some(Recognised {
-                index: *index,
-                id,
-                turn: *n,
-            });
-        }
-        let (index, id, turn) = self.by_lone.get(&fingerprint64(first_user))?.as_ref()?;
+        // The first message is gone (a lone message, a window trimmed from
+        // the front): a conversation with later probes is still placed by
+        // its last user message.
+        let last = last.unwrap_or(first_user);
+        let (index, id, turn) = self.by_lone.get(&fingerprint64(last))?.as_ref()?;
         Some(Recognised {
             index: *index,
             id,

@@ -50,7 +50,6 @@ pub mod relay;
 mod relay_tests;
 pub mod render;
 pub mod responder;
-mod responses_route;
 pub mod scripted;
 #[cfg(test)]
 mod scripted_tests;

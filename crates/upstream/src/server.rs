@@ -31,6 +31,8 @@
 //! prepared or streamed is logged as having given up: the attempt's guard
 //! records that when hyper drops the handler future or the body stream.
 
+mod responses_route;
+
 use super::answer::{answer, Asked};
 use super::attempt::{millis, AttemptGuard};
 use super::identify::Identity;
@@ -96,7 +98,7 @@ struct Limiter {
 pub(super) struct Shared {
     pub(super) state: UpstreamState,
     limiter: Option<Limiter>,
-    /// The Responses API's stored responses ([`super::responses_route`]).
+    /// The Responses API's stored responses ([`responses_route`]).
     pub(super) responses: cb_wire::responses::Store,
 }
 
@@ -136,7 +138,7 @@ pub fn router(state: UpstreamState) -> Router {
     let router = Router::new()
         .route("/v1/chat/completions", post(chat_completions))
         .route("/v1/models", get(models))
-        .route("/v1/responses", post(super::responses_route::responses))
+        .route("/v1/responses", post(responses_route::responses))
         .route(anthropic::PATH, post(super::dialect_routes::messages))
         .route(
             "/v1beta/models/{*call}",

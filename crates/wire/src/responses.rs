@@ -136,39 +136,62 @@ pub fn messages_of(input: &Value) -> Result<Vec<ChatMessage>, String> {
 /// Most responses a [`Store`] keeps.
 pub const MAX_STORED: usize = 200_000;
 
-/// One stored response: the one it followed, and the messages it added
-/// (the request's new input, then the answer).
+/// Most bytes of message text (plus [`MESSAGE_OVERHEAD`] per message) a
+/// [`Store`] keeps: whatever a peer sends, the store stays under it.
+pub const MAX_STORED_BYTES: usize = 256 * 1024 * 1024;
+
+/// What one stored message costs beside its text, for the byte budget.
+const MESSAGE_OVERHEAD: usize = 128;
+
+/// Most responses a chain may link back through; a longer one is treated
+/// as unknown (a conversation of 10,000 turns is far past any dataset).
+pub const MAX_CHAIN: usize = 10_000;
+
+/// One stored response: the one it followed, the messages it added (the
+/// request's new input, then the answer), and what they cost.
 #[derive(Debug)]
 struct Stored {
     previous: Option<String>,
     added: Vec<ChatMessage>,
+    bytes: usize,
+}
+
+/// The entries, their order, and the bytes they hold.
+#[derive(Debug, Default)]
+struct Entries {
+    map: HashMap<String, Stored>,
+    order: VecDeque<String>,
+    bytes: usize,
 }
 
 /// Stored responses, bounded: each keeps the response it followed and the
 /// messages it added, so a conversation costs its messages once, however
-/// many responses continue it. At most [`MAX_STORED`], oldest out first.
+/// many responses continue it. At most [`MAX_STORED`] responses and
+/// [`MAX_STORED_BYTES`], oldest out first: an evicted id is unknown, as an
+/// expired one is at the real API.
 #[derive(Debug, Default)]
 pub struct Store {
-    entries: Mutex<(HashMap<String, Stored>, VecDeque<String>)>,
+    entries: Mutex<Entries>,
     next: AtomicU64,
 }
 
 impl Store {
     /// The conversation up to and including response `id`, oldest message
     /// first; `None` when this store does not know `id` or a response of
-    /// its chain.
+    /// its chain, or the chain is longer than [`MAX_CHAIN`].
     pub fn chain(&self, id: &str) -> Option<Vec<ChatMessage>> {
         let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
         let mut parts = Vec::new();
-        let mut at = Some(id.to_string());
-        // Bounded by the store's size: a chain cannot be longer.
-        for _ in 0..=entries.0.len() {
-            let Some(key) = at else { break };
-            let stored = entries.0.get(&key)?;
-            parts.push(stored.added.clone());
-            at = stored.previous.clone();
+        let mut at = Some(id);
+        for _ in 0..MAX_CHAIN {
+            let Some(key) = at else {
+                return Some(parts.into_iter().rev().flatten().cloned().collect());
+            };
+            let stored = entries.map.get(key)?;
+            parts.push(&stored.added);
+            at = stored.previous.as_deref();
         }
-        Some(parts.into_iter().rev().flatten().collect())
+        None
     }
 
     /// Stores a response and returns its id (`resp_` and the role's
@@ -176,15 +199,31 @@ impl Store {
     pub fn store(&self, prefix: &str, previous: Option<String>, added: Vec<ChatMessage>) -> String {
         let n = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         let id = format!("resp_{prefix}{n}");
+        let bytes = added
+            .iter()
+            .map(|m| m.text_cow().len() + MESSAGE_OVERHEAD)
+            .sum::<usize>()
+            + previous.as_ref().map_or(0, String::len);
         let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        let (map, order) = &mut *entries;
-        if order.len() >= MAX_STORED {
-            if let Some(oldest) = order.pop_front() {
-                map.remove(&oldest);
+        while !entries.order.is_empty()
+            && (entries.order.len() >= MAX_STORED || entries.bytes + bytes > MAX_STORED_BYTES)
+        {
+            if let Some(oldest) = entries.order.pop_front() {
+                if let Some(gone) = entries.map.remove(&oldest) {
+                    entries.bytes -= gone.bytes;
+                }
             }
         }
-        map.insert(id.clone(), Stored { previous, added });
-        order.push_back(id.clone());
+        entries.bytes += bytes;
+        entries.map.insert(
+            id.clone(),
+            Stored {
+                previous,
+                added,
+                bytes,
+            },
+        );
+        entries.order.push_back(id.clone());
         id
     }
 }
@@ -304,6 +343,25 @@ mod tests {
         assert_eq!(texts, ["a", "b", "c"]);
         assert_eq!(store.chain("resp_f1"), None);
         assert!(first.starts_with("resp_p"));
+    }
+
+    #[test]
+    fn the_store_keeps_to_its_byte_budget_and_chain_bound() {
+        let store = Store::default();
+        let big = "x".repeat(MAX_STORED_BYTES / 3);
+        let ids: Vec<String> = (0..4)
+            .map(|_| store.store("p", None, vec![ChatMessage::new("user", &big)]))
+            .collect();
+        // The oldest went to make room; the newest are still there.
+        assert_eq!(store.chain(&ids[0]), None);
+        assert!(store.chain(&ids[3]).is_some());
+        assert!(store.entries.lock().unwrap().bytes <= MAX_STORED_BYTES);
+        // A chain longer than the bound is unknown.
+        let mut last = None;
+        for _ in 0..=MAX_CHAIN {
+            last = Some(store.store("p", last, vec![ChatMessage::new("user", "a")]));
+        }
+        assert_eq!(store.chain(last.as_deref().unwrap()), None);
     }
 
     #[test]

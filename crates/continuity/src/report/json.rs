@@ -130,7 +130,7 @@ mod tests {
             tools_reason: "turn 4: the fallback refused the request's tool calls (HTTP 400)".into(),
             ..event(1, "history", "c001", 10)
         };
-        let past = crate::summary::past::past_fault(&[&e], 42, 100);
+        let past = crate::summary::past::past_fault(&[&e], true, 42, 100);
         assert!(past.is_some());
         let mut data = report_data();
         data.summary.systems[0].past_fault = past;

@@ -99,6 +99,7 @@ pub fn summarize(
         by_turn.entry(key).or_default().push(a);
     }
 
+    let past = super::past::measured_past(events);
     let systems = ctx
         .systems
         .iter()
@@ -111,7 +112,7 @@ pub fn summarize(
                 .iter()
                 .filter(|t| t.system == *name && t.error.is_none())
                 .collect();
-            system_summary(ctx, name, &mine, &answers, &by_turn)
+            system_summary(ctx, name, &mine, &answers, &by_turn, past)
         })
         .collect();
 
@@ -306,6 +307,7 @@ fn system_summary(
     all: &[&EventRecord],
     answers: &[&TurnRecord],
     by_turn: &AttemptsByTurn<'_>,
+    past: bool,
 ) -> SystemSummary {
     let (stage_counts, stage_reasons, warning) = stages(name, all);
     let events: Vec<&EventRecord> = all.iter().copied().filter(|e| is_failover(e)).collect();
@@ -383,6 +385,6 @@ fn system_summary(
         attempts: attempt_summary(name, events, by_turn),
         event_latency_ms: describe(&latencies),
         fallback_delivery: None,
-        past_fault: super::past::past_fault(all, ctx.seed, ctx.bootstrap_resamples),
+        past_fault: super::past::past_fault(all, past, ctx.seed, ctx.bootstrap_resamples),
     }
 }

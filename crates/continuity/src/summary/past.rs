@@ -73,7 +73,7 @@ impl PastFault {
     pub fn line(&self) -> String {
         use cb_report::format::rate_with_counts;
         format!(
-            "survival {} · return to primary {} · tool-call integrity {}",
+            "conversation survival {} · return to primary {} · tool-call integrity {}",
             rate_with_counts(&self.survival.rate),
             rate_with_counts(&self.return_to_primary.rate),
             rate_with_counts(&self.tool_integrity.rate)
@@ -155,21 +155,36 @@ fn never_returned(e: &EventRecord) -> String {
     )
 }
 
+/// Whether a run measured anything past the fault: a probe before the
+/// final one, a turn after the outage or a tool call, in any event of any
+/// system and stage. Decided over the whole run, so that every system of
+/// it gets the section (`n/a` where it measured nothing).
+pub fn measured_past(events: &[EventRecord]) -> bool {
+    events.iter().any(|e| {
+        e.probes.0.len() > 1
+            || e.outage_end > e.turn
+            || !e.served_after.0.is_empty()
+            || e.tools != ToolCalls::None
+    })
+}
+
 /// The figures past the fault of one system's `events` (all stages; only
-/// failover events count), or `None` when nothing past the fault was
-/// measured.
-pub fn past_fault(events: &[&EventRecord], seed: u64, resamples: u32) -> Option<PastFault> {
+/// failover events count), or `None` when the run measured nothing past
+/// the fault (`measured`, [`measured_past`]).
+pub fn past_fault(
+    events: &[&EventRecord],
+    measured: bool,
+    seed: u64,
+    resamples: u32,
+) -> Option<PastFault> {
+    if !measured {
+        return None;
+    }
     let failover: Vec<&EventRecord> = events
         .iter()
         .copied()
         .filter(|e| e.stage == Stage::Failover)
         .collect();
-    let measured = failover.iter().any(|e| {
-        e.probes.0.len() > 1 || !e.served_after.0.is_empty() || e.tools != ToolCalls::None
-    });
-    if !measured {
-        return None;
-    }
     let mut by_since: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
     for e in &failover {
         for p in &e.probes.0 {
@@ -265,7 +280,8 @@ mod tests {
             probes: "10:preserved".parse().unwrap(),
             ..event(1, "history", "c001", 10)
         };
-        assert_eq!(past_fault(&[&e], 1, 100), None);
+        assert!(!measured_past(std::slice::from_ref(&e)));
+        assert_eq!(past_fault(&[&e], false, 1, 100), None);
     }
 
     #[test]
@@ -293,7 +309,15 @@ mod tests {
             stage: Stage::BrokeBefore,
             ..outage_event("c005", "3:error", "", ToolCalls::None)
         };
-        let p = past_fault(&[&kept, &gap, &stuck, &ended, &broke], 7, 200).unwrap();
+        let all = [
+            kept.clone(),
+            gap.clone(),
+            stuck.clone(),
+            ended.clone(),
+            broke.clone(),
+        ];
+        assert!(measured_past(&all));
+        let p = past_fault(&[&kept, &gap, &stuck, &ended, &broke], true, 7, 200).unwrap();
         let keys: Vec<(&str, u64, u64)> = p
             .by_turns_since
             .iter()
@@ -329,6 +353,21 @@ mod tests {
     }
 
     #[test]
+    fn a_system_with_no_failover_event_still_gets_the_section_as_na() {
+        let broke = EventRecord {
+            stage: Stage::BrokeBefore,
+            ..outage_event("c001", "3:error", "", ToolCalls::None)
+        };
+        let p = past_fault(&[&broke], true, 1, 100).unwrap();
+        assert_eq!(p.survival.rate.rate, None);
+        assert!(
+            p.line().contains("conversation survival n/a (0/0)"),
+            "{}",
+            p.line()
+        );
+    }
+
+    #[test]
     fn an_empty_denominator_is_na_not_zero() {
         let e = outage_event(
             "c001",
@@ -336,7 +375,7 @@ mod tests {
             "",
             ToolCalls::None,
         );
-        let p = past_fault(&[&e], 1, 100).unwrap();
+        let p = past_fault(&[&e], true, 1, 100).unwrap();
         assert_eq!(p.return_to_primary.rate.rate, None);
         assert_eq!(p.return_to_primary.clustered, None);
         assert_eq!(p.tool_integrity.rate.rate, None);

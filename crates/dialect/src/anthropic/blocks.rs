@@ -246,7 +246,7 @@ pub(super) fn block(path: &str, value: &Value, speaker: Speaker) -> Result<Block
         "tool_use" => {
             let p = format!("{path}.tool_use");
             if speaker != Speaker::Assistant {
-                return Err(at(path, "`tool_use` blocks can only appear in assistant messages"));
+                return Err(at(path, "`tool_use` blocks can only appear in assistant messages").on_tools());
             }
             only(&p, b, &["type", "id", "name", "input", "cache_control"])?;
             let id = tool_id(&p, b, "id")?.to_string();
@@ -263,7 +263,7 @@ pub(super) fn block(path: &str, value: &Value, speaker: Speaker) -> Result<Block
         "tool_result" => {
             let p = format!("{path}.tool_result");
             if speaker != Speaker::User {
-                return Err(at(path, "`tool_result` blocks can only appear in user messages"));
+                return Err(at(path, "`tool_result` blocks can only appear in user messages").on_tools());
             }
             only(&p, b, &["type", "tool_use_id", "content", "is_error", "cache_control"])?;
             let id = tool_id(&p, b, "tool_use_id")?.to_string();

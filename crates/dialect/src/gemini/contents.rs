@@ -245,7 +245,8 @@ fn content(path: &str, value: &Value) -> Result<Content, Rejection> {
             return Err(rule(
                 &format!("{parts_path}[{j}].{kind}"),
                 "function calls belong in model turns and function responses in user turns.",
-            ));
+            )
+            .on_tools());
         }
     }
     Ok(Content { model, parts })
@@ -269,7 +270,7 @@ pub(super) fn contents(value: Option<&Value>) -> Result<Vec<Content>, Rejection>
         if !c.calls().is_empty() && prev.is_none_or(|p| p.model) {
             return Err(invalid(
                 "Please ensure that function call turn comes immediately after a user turn or after a function response turn.".into(),
-            ));
+            ).on_tools());
         }
         let responses = c.responses();
         if responses.is_empty() {
@@ -282,17 +283,17 @@ pub(super) fn contents(value: Option<&Value>) -> Result<Vec<Content>, Rejection>
         if calls.is_empty() {
             return Err(invalid(
                 "Please ensure that function response turn comes immediately after a function call turn.".into(),
-            ));
+            ).on_tools());
         }
         if calls.len() != responses.len() {
             return Err(invalid(
                 "Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.".into(),
-            ));
+            ).on_tools());
         }
         if let Some(stray) = responses.iter().find(|r| !calls.contains(r)) {
             return Err(invalid(format!(
                 "Please ensure that function response names match the function call turn: no function call is named '{stray}'."
-            )));
+            )).on_tools());
         }
     }
     Ok(list)

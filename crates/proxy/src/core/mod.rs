@@ -169,6 +169,12 @@ pub struct Core {
 }
 
 impl Core {
+    /// The pooled client of primary attempts, which the Responses
+    /// forwarding shares.
+    pub(crate) fn http(&self) -> &reqwest::Client {
+        &self.client
+    }
+
     /// Resolves the endpoints and builds the HTTP client (no retries, no
     /// redirects, no system proxy).
     ///

@@ -14,8 +14,8 @@
 //!
 //! Plain (not streamed) requests only; a streamed one is refused with a 400.
 
-use super::server::ProxyState;
-use super::ProxyMode;
+use super::ProxyState;
+use crate::ProxyMode;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -100,10 +100,12 @@ async fn forward(state: &ProxyState, body: Bytes) -> Response {
     }
 }
 
-/// An upstream's body, read to at most [`MAX_ANSWER_BYTES`].
+/// An upstream's whole body, read to at most [`MAX_ANSWER_BYTES`];
+/// `None` when it broke off (a reset, the attempt's deadline) or was
+/// larger: a cut answer is never passed on as a whole one.
 async fn read_capped(mut response: reqwest::Response) -> Option<Bytes> {
     let mut read = Vec::new();
-    while let Ok(Some(chunk)) = response.chunk().await {
+    while let Some(chunk) = response.chunk().await.ok()? {
         if read.len() + chunk.len() > MAX_ANSWER_BYTES {
             return None;
         }
@@ -146,7 +148,7 @@ async fn keep_history(state: ProxyState, request: &Value) -> Response {
     }
     messages.extend(history);
     let chat = json!({"model": model, "messages": messages, "stream": false});
-    let answered = super::server::chat(State(state.clone()), Bytes::from(chat.to_string())).await;
+    let answered = super::chat(State(state.clone()), Bytes::from(chat.to_string())).await;
     let status = answered.status();
     let Ok(bytes) = axum::body::to_bytes(answered.into_body(), MAX_ANSWER_BYTES).await else {
         return error(

@@ -15,8 +15,8 @@
 //! id past that is unknown, as an expired one is). Streamed Responses
 //! requests are refused with a 400.
 
-use super::server::{Received, Shared};
-use super::wire;
+use super::{Received, Shared};
+use crate::wire;
 use axum::body::Bytes;
 use axum::extract::connect_info::ConnectInfo;
 use axum::extract::State;
@@ -43,21 +43,30 @@ fn refuse(status: u16, body: Value) -> Response {
 /// `POST /v1/responses`.
 pub(super) async fn responses(
     State(shared): State<Arc<Shared>>,
-    socket: Option<Extension<ConnectInfo<super::listen::Socket>>>,
+    socket: Option<Extension<ConnectInfo<crate::listen::Socket>>>,
     body: Bytes,
 ) -> Response {
     let start = Instant::now();
+    // A request that cannot be read is logged as `bad_request`, as the chat
+    // route logs one.
+    let unreadable = |reason: &str| {
+        let model = super::model_of(&body);
+        match shared.bad_request(model, start, Dialect::Openai, None) {
+            Some(expired) => expired,
+            None => wire::bad_request(reason),
+        }
+    };
     let Ok(request) = serde_json::from_slice::<Value>(&body) else {
-        return wire::bad_request("the request body is not valid JSON");
+        return unreadable("the request body is not valid JSON");
     };
     if request.get("stream").and_then(Value::as_bool) == Some(true) {
-        return wire::bad_request(
+        return unreadable(
             "this simulated Responses endpoint answers plain requests only; send stream: false",
         );
     }
     let new_input = match responses::messages_of(request.get("input").unwrap_or(&Value::Null)) {
         Ok(messages) => messages,
-        Err(reason) => return wire::bad_request(&reason),
+        Err(reason) => return unreadable(&reason),
     };
     let previous = request
         .get("previous_response_id")
@@ -79,7 +88,7 @@ pub(super) async fn responses(
                 extra: serde_json::Map::new(),
             };
             let who = shared.state.ctx.index.identify(&partial);
-            let model = super::server::model_of(&body);
+            let model = super::model_of(&body);
             if let Some(expired) =
                 shared.bad_request(model, start, Dialect::Openai, Some((who, ToolCalls::None)))
             {
@@ -96,18 +105,29 @@ pub(super) async fn responses(
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
-    let tools = match cb_dialect::openai_tools::check(&messages) {
+    let request = ChatRequest {
+        model: model.clone(),
+        messages,
+        stream: false,
+        stream_options: None,
+        extra: serde_json::Map::new(),
+    };
+    let tools = match cb_dialect::openai_tools::check(&request.messages) {
         Ok(any) => ToolCalls::from_any(any),
-        Err(rejection) => return refuse(rejection.status, rejection.body),
+        Err(rejection) => {
+            // Logged as refused for its tool calls, placed in its
+            // conversation.
+            let who = shared.state.ctx.index.identify(&request);
+            let refused = Some((who, ToolCalls::Refused));
+            let bounded = cb_base::record::bounded_field(&model);
+            if let Some(expired) = shared.bad_request(bounded, start, Dialect::Openai, refused) {
+                return expired;
+            }
+            return refuse(rejection.status, rejection.body);
+        }
     };
     let received = Received {
-        request: ChatRequest {
-            model: model.clone(),
-            messages,
-            stream: false,
-            stream_options: None,
-            extra: serde_json::Map::new(),
-        },
+        request,
         params: Vec::new(),
         dialect: Dialect::Openai,
         json_array: false,
