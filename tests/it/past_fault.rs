@@ -149,7 +149,7 @@ async fn the_default_profile_has_no_figures_past_the_fault() {
 /// fallback served and is caught by survival.
 #[tokio::test(start_paused = true)]
 async fn responses_mode_tells_the_same_systems_apart() {
-    use crate::common::responses_gateway;
+    use crate::common::responses_gateway::{self, ResponsesFault};
     let dir = tempfile::tempdir().unwrap();
     let text = std::fs::read_to_string(repo("datasets/continuity-outage-150.jsonl")).unwrap();
     let subset: String = text
@@ -163,13 +163,18 @@ async fn responses_mode_tells_the_same_systems_apart() {
     config.dataset = Source::File(dataset);
     config.faults = Source::File(repo("fault_profiles/outage.toml"));
     config.systems.api = continuity_bench::client::Api::Responses;
-    let (gateway, primary, fallback) = responses_gateway::start_on_free_ports().await;
-    config.systems.gateways.push(gateway_spec(
-        "primary-only",
-        gateway.url(),
-        primary,
-        fallback,
-    ));
+    let mut handles = Vec::new();
+    for (name, fault) in [
+        ("primary-only", ResponsesFault::StoresPrimaryOnly),
+        ("no-calls", ResponsesFault::DropsFunctionCalls),
+    ] {
+        let (gateway, primary, fallback) = responses_gateway::start_on_free_ports(fault).await;
+        config
+            .systems
+            .gateways
+            .push(gateway_spec(name, gateway.url(), primary, fallback));
+        handles.push(gateway);
+    }
     let outcome = execute(&config).await;
     let n = CONVERSATIONS as u64;
 
@@ -197,5 +202,14 @@ async fn responses_mode_tells_the_same_systems_apart() {
     assert_eq!(control.tool_integrity.rate.rate, Some(1.0));
     let config_json = std::fs::read_to_string(dir.path().join("report/config.json")).unwrap();
     assert!(config_json.contains("\"api\": \"responses\""));
-    drop(gateway);
+    // Tool results that answer no call: the OpenAI upstreams refuse them
+    // by OpenAI's own rule, in Responses mode too.
+    let calls = past(&outcome, "no-calls");
+    let (kept, trials) = (
+        calls.tool_integrity.rate.successes,
+        calls.tool_integrity.rate.trials,
+    );
+    assert!(trials > 0 && kept < trials, "{calls:?}");
+    assert!(calls.tool_integrity.reasons[0].contains("refused the request's tool calls"));
+    drop(handles);
 }

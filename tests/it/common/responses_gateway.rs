@@ -1,10 +1,8 @@
-//! A stateful gateway for the Responses API that stores only the primary's
-//! responses (a positive control of survival in `--api responses`): it
-//! keeps each conversation itself and sends the whole of it as chat
-//! completions to the primary and, when the primary fails, to the
-//! fallback; but a turn the fallback answered is never added to what it
-//! stores, so the turns served during an outage are missing from every
-//! later request. Plain requests only.
+//! Stateful gateways for the Responses API, positive controls of
+//! `--api responses`. Each keeps every conversation itself and sends the
+//! whole of it as chat completions to the primary and, when the primary
+//! fails, to the fallback, and gets one thing wrong
+//! ([`ResponsesFault`]). Plain requests only.
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -23,8 +21,21 @@ use std::time::Duration;
 /// Deadline of one upstream attempt.
 const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// What a Responses control gateway gets wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResponsesFault {
+    /// A turn the fallback answered is never added to what it stores, so
+    /// the turns served during an outage are missing from every later
+    /// request.
+    StoresPrimaryOnly,
+    /// Stores everything, but converts the input's `function_call` items
+    /// to nothing: the tool results it forwards answer no call.
+    DropsFunctionCalls,
+}
+
 #[derive(Clone)]
 struct Gateway {
+    fault: ResponsesFault,
     primary: String,
     fallback: String,
     client: reqwest::Client,
@@ -36,9 +47,10 @@ struct Gateway {
 /// Starts the gateway on 127.0.0.1 in front of upstreams to be started on
 /// two ports that were free a moment ago: (gateway, primary port, fallback
 /// port).
-pub async fn start_on_free_ports() -> (ServerHandle, u16, u16) {
+pub async fn start_on_free_ports(fault: ResponsesFault) -> (ServerHandle, u16, u16) {
     let (primary, fallback) = (super::gateways::free_port(), super::gateways::free_port());
     let state = Gateway {
+        fault,
         primary: format!("http://127.0.0.1:{primary}"),
         fallback: format!("http://127.0.0.1:{fallback}"),
         client: reqwest::Client::builder().no_proxy().build().unwrap(),
@@ -83,7 +95,10 @@ async fn handle(State(g): State<Gateway>, Json(request): Json<Value>) -> Respons
         },
         None => Vec::new(),
     };
-    let input = responses::messages_of(&request["input"]).unwrap_or_default();
+    let mut input = responses::messages_of(&request["input"]).unwrap_or_default();
+    if g.fault == ResponsesFault::DropsFunctionCalls {
+        input.retain(|m| m.tool_calls.is_none());
+    }
     let model = request["model"].as_str().unwrap_or_default().to_string();
     let mut conversation = stored.clone();
     conversation.extend(input);
@@ -98,9 +113,14 @@ async fn handle(State(g): State<Gateway>, Json(request): Json<Value>) -> Respons
             kept.push(ChatMessage::new("assistant", &text));
             (text, kept)
         }
-        // The misbehaviour itself: the fallback's turn is not stored.
         None => match ask(&g, &g.fallback, &model, &messages).await {
-            Some(text) => (text, stored),
+            // The misbehaviour itself: the fallback's turn is not stored.
+            Some(text) if g.fault == ResponsesFault::StoresPrimaryOnly => (text, stored),
+            Some(text) => {
+                let mut kept = conversation;
+                kept.push(ChatMessage::new("assistant", &text));
+                (text, kept)
+            }
             None => {
                 let body =
                     json!({"error": {"message": "no upstream answered", "type": "server_error"}});
