@@ -13,7 +13,7 @@
 //! short.
 
 use crate::common::dialect_gateways::{start_on_free_ports, DialectFault};
-use crate::common::{execute, gateway_spec, quick_run, repo, system};
+use crate::common::{execute, first_of, gateway_spec, quick_run, system};
 use continuity_bench::config::Replay;
 use continuity_bench::continuity::summary::delivery::Delivery;
 use continuity_bench::continuity::RunOutcome;
@@ -31,14 +31,7 @@ const SQUEEZED_WINDOW: u32 = 200;
 
 /// Writes the dataset subset and the fault profile into `dir`.
 fn inputs(dir: &Path, context_tokens: Option<u32>) -> (Source, Source) {
-    let rich = std::fs::read_to_string(repo("datasets/continuity-rich-150.jsonl")).unwrap();
-    let subset: String = rich
-        .lines()
-        .take(CONVERSATIONS)
-        .map(|l| format!("{l}\n"))
-        .collect();
-    let dataset = dir.join("rich-subset.jsonl");
-    std::fs::write(&dataset, subset).unwrap();
+    let dataset = first_of("datasets/continuity-rich-150.jsonl", dir, CONVERSATIONS);
     let mut profile = String::from(
         r#"name = "dialects"
 description = "On the final turn the primary fails with API_ERROR or RATE_LIMIT; the gateway fails over at once."

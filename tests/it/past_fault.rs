@@ -13,7 +13,7 @@
 //!   survival.
 
 use crate::common::dialect_gateways::{start_on_free_ports, DialectFault};
-use crate::common::{execute, gateway_spec, quick_run, repo, system};
+use crate::common::{execute, first_of, gateway_spec, quick_run, repo, system};
 use continuity_bench::continuity::summary::past::PastFault;
 use continuity_bench::continuity::RunOutcome;
 use continuity_bench::dialect::Dialect;
@@ -29,20 +29,20 @@ fn past<'a>(outcome: &'a RunOutcome, name: &str) -> &'a PastFault {
         .unwrap_or_else(|| panic!("{name} has figures past the fault"))
 }
 
+/// One run of the first [`CONVERSATIONS`] conversations of the outage
+/// dataset under the `outage` profile, reporting into `dir`.
+fn outage_run(dir: &std::path::Path) -> continuity_bench::config::RunConfig {
+    let dataset = first_of("datasets/continuity-outage-150.jsonl", dir, CONVERSATIONS);
+    let mut config = quick_run(&dir.join("report"), 1);
+    config.dataset = Source::File(dataset);
+    config.faults = Source::File(repo("fault_profiles/outage.toml"));
+    config
+}
+
 #[tokio::test(start_paused = true)]
 async fn each_control_fails_the_figure_it_was_built_for() {
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(repo("datasets/continuity-outage-150.jsonl")).unwrap();
-    let subset: String = text
-        .lines()
-        .take(CONVERSATIONS)
-        .map(|l| format!("{l}\n"))
-        .collect();
-    let dataset = dir.path().join("outage-subset.jsonl");
-    std::fs::write(&dataset, subset).unwrap();
-    let mut config = quick_run(&dir.path().join("report"), 1);
-    config.dataset = Source::File(dataset);
-    config.faults = Source::File(repo("fault_profiles/outage.toml"));
+    let mut config = outage_run(dir.path());
     config.systems.fallback_dialect = Dialect::Anthropic;
     let mut handles = Vec::new();
     for (name, fault) in [
@@ -151,17 +151,7 @@ async fn the_default_profile_has_no_figures_past_the_fault() {
 async fn responses_mode_tells_the_same_systems_apart() {
     use crate::common::responses_gateway::{self, ResponsesFault};
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(repo("datasets/continuity-outage-150.jsonl")).unwrap();
-    let subset: String = text
-        .lines()
-        .take(CONVERSATIONS)
-        .map(|l| format!("{l}\n"))
-        .collect();
-    let dataset = dir.path().join("outage-subset.jsonl");
-    std::fs::write(&dataset, subset).unwrap();
-    let mut config = quick_run(&dir.path().join("report"), 1);
-    config.dataset = Source::File(dataset);
-    config.faults = Source::File(repo("fault_profiles/outage.toml"));
+    let mut config = outage_run(dir.path());
     config.systems.api = continuity_bench::client::Api::Responses;
     let mut handles = Vec::new();
     for (name, fault) in [

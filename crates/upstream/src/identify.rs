@@ -233,7 +233,13 @@ impl ConversationIndex {
             .collect();
         let first = texts.first().map(String::as_str);
         let last = texts.last().map(String::as_str);
-        match first.and_then(|f| self.recognise_at(f, last, texts.len())) {
+        self.identity(first, last, texts.len())
+    }
+
+    /// The identity of a request whose user messages are `count`, the
+    /// first and the last of them as given.
+    fn identity(&self, first: Option<&str>, last: Option<&str>, count: usize) -> Identity {
+        match first.and_then(|f| self.recognise_at(f, last, count)) {
             Some(r) => Identity {
                 conversation: Some(r.index),
                 id: r.id.to_string(),
@@ -242,7 +248,7 @@ impl ConversationIndex {
             None => Identity {
                 conversation: None,
                 id: String::new(),
-                turn: texts.len() as u32,
+                turn: count as u32,
             },
         }
     }
@@ -256,21 +262,7 @@ impl ConversationIndex {
         let first = users.next().map(|m| m.text_cow());
         let last = users.next_back().map(|m| m.text_cow());
         let last = last.as_deref().or(first.as_deref());
-        match first
-            .as_deref()
-            .and_then(|f| self.recognise_at(f, last, turn))
-        {
-            Some(r) => Identity {
-                conversation: Some(r.index),
-                id: r.id.to_string(),
-                turn: r.turn as u32,
-            },
-            None => Identity {
-                conversation: None,
-                id: String::new(),
-                turn: turn as u32,
-            },
-        }
+        self.identity(first.as_deref(), last, turn)
     }
 }
 

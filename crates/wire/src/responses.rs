@@ -228,6 +228,33 @@ impl Store {
     }
 }
 
+impl Store {
+    /// The response to a request that continued `previous` with
+    /// `new_input` and was answered by `chat_completion` (a chat completion
+    /// body; its text, empty when it has none): stored under a new id
+    /// starting with `prefix`, and returned as the response body.
+    pub fn answer(
+        &self,
+        prefix: &str,
+        previous: Option<String>,
+        mut new_input: Vec<ChatMessage>,
+        model: &str,
+        chat_completion: &[u8],
+    ) -> Value {
+        let text = serde_json::from_slice::<Value>(chat_completion)
+            .ok()
+            .and_then(|v| {
+                v.pointer("/choices/0/message/content")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .unwrap_or_default();
+        new_input.push(ChatMessage::new("assistant", &text));
+        let id = self.store(prefix, previous.clone(), new_input);
+        response_body(&id, model, &text, previous.as_deref())
+    }
+}
+
 /// A completed response with `text` as its one message.
 pub fn response_body(id: &str, model: &str, text: &str, previous: Option<&str>) -> Value {
     json!({

@@ -27,14 +27,17 @@ pub fn repo(path: &str) -> PathBuf {
 /// `dir`: a run of the same conversations, cheaper where the test needs
 /// fewer than 150.
 pub fn small_dataset(dir: &Path, n: usize) -> PathBuf {
-    let text = std::fs::read_to_string(repo("datasets/continuity-150.jsonl")).unwrap();
+    first_of("datasets/continuity-150.jsonl", dir, n)
+}
+
+/// The first `n` conversations of the committed dataset `file` (a path
+/// in the repository), as a file in `dir`.
+pub fn first_of(file: &str, dir: &Path, n: usize) -> PathBuf {
+    let text = std::fs::read_to_string(repo(file)).unwrap();
     let lines: Vec<&str> = text.lines().take(n).collect();
-    assert_eq!(
-        lines.len(),
-        n,
-        "the committed dataset has {n} conversations"
-    );
-    let path = dir.join(format!("first-{n}.jsonl"));
+    assert_eq!(lines.len(), n, "{file} has {n} conversations");
+    let name = Path::new(file).file_stem().unwrap().to_string_lossy();
+    let path = dir.join(format!("first-{n}-of-{name}.jsonl"));
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     path
 }

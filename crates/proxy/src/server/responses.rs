@@ -160,22 +160,10 @@ async fn keep_history(state: ProxyState, request: &Value) -> Response {
     if !status.is_success() {
         return (status, [("content-type", "application/json")], bytes).into_response();
     }
-    let text = serde_json::from_slice::<Value>(&bytes)
-        .ok()
-        .and_then(|v| {
-            v.pointer("/choices/0/message/content")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        })
-        .unwrap_or_default();
-    let mut added = new_input;
-    added.push(ChatMessage::new("assistant", &text));
-    let id = state.responses_store().store("h", previous.clone(), added);
-    Json(responses::response_body(
-        &id,
-        &model,
-        &text,
-        previous.as_deref(),
-    ))
+    Json(
+        state
+            .responses_store()
+            .answer("h", previous, new_input, &model, &bytes),
+    )
     .into_response()
 }

@@ -143,26 +143,9 @@ pub(super) async fn responses(
             cb_wire::openai::error_body("the answer broke off", "server_error", None),
         );
     };
-    let text = serde_json::from_slice::<Value>(&bytes)
-        .ok()
-        .and_then(|v| {
-            v.pointer("/choices/0/message/content")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        })
-        .unwrap_or_default();
-    let mut added = new_input;
-    added.push(ChatMessage::new("assistant", &text));
     let prefix = match shared.state.role {
         cb_faults::Role::Primary => "p",
         cb_faults::Role::Fallback => "f",
     };
-    let id = store.store(prefix, previous.clone(), added);
-    Json(responses::response_body(
-        &id,
-        &model,
-        &text,
-        previous.as_deref(),
-    ))
-    .into_response()
+    Json(store.answer(prefix, previous, new_input, &model, &bytes)).into_response()
 }
