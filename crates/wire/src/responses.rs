@@ -83,11 +83,12 @@ fn content_text(content: &Value) -> String {
 }
 
 /// The chat messages of a request's `input` (a string, or a list of
-/// items), in order.
+/// items), in order: messages, `function_call` and
+/// `function_call_output` items; other item types are passed over.
 ///
 /// # Errors
-/// An item that is neither a message, a `function_call` nor a
-/// `function_call_output`, in words.
+/// An `input` that is neither a string nor a list, or a message whose role
+/// is not a message role, in words.
 pub fn messages_of(input: &Value) -> Result<Vec<ChatMessage>, String> {
     let items = match input {
         Value::String(text) => return Ok(vec![ChatMessage::new("user", text)]),
@@ -127,7 +128,10 @@ pub fn messages_of(input: &Value) -> Result<Vec<ChatMessage>, String> {
                 tool_call_id: item["call_id"].as_str().map(str::to_string),
                 ..ChatMessage::new("tool", &content_text(&item["output"]))
             }),
-            other => return Err(format!("input[{i}].type {other:?} is not supported")),
+            // Items the simulated model reads nothing from (reasoning, a
+            // built-in tool's call, an item reference) are passed over, as
+            // a provider that accepts them would not fail the request.
+            _ => {}
         }
     }
     Ok(messages)
@@ -241,29 +245,57 @@ impl Store {
         model: &str,
         chat_completion: &[u8],
     ) -> Value {
-        let text = serde_json::from_slice::<Value>(chat_completion)
-            .ok()
-            .and_then(|v| {
-                v.pointer("/choices/0/message/content")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            })
-            .unwrap_or_default();
+        let completion = serde_json::from_slice::<Value>(chat_completion).unwrap_or_default();
+        let text = completion
+            .pointer("/choices/0/message/content")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let tokens = |key: &str| {
+            completion
+                .pointer(&format!("/usage/{key}"))
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+        };
+        let usage = (tokens("prompt_tokens"), tokens("completion_tokens"));
+        let created = completion
+            .get("created")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
         new_input.push(ChatMessage::new("assistant", &text));
         let id = self.store(prefix, previous.clone(), new_input);
-        response_body(&id, model, &text, previous.as_deref())
+        response_body(&id, model, &text, previous.as_deref(), usage, created)
     }
 }
 
-/// A completed response with `text` as its one message.
-pub fn response_body(id: &str, model: &str, text: &str, previous: Option<&str>) -> Value {
+/// A completed response with `text` as its one message, `usage` its
+/// (input, output) tokens, `created_at` its Unix time.
+pub fn response_body(
+    id: &str,
+    model: &str,
+    text: &str,
+    previous: Option<&str>,
+    usage: (u64, u64),
+    created_at: u64,
+) -> Value {
     json!({
         "id": id,
         "object": "response",
+        "created_at": created_at,
         "status": "completed",
+        "error": null,
+        "incomplete_details": null,
         "model": model,
         "previous_response_id": previous,
         "store": true,
+        "parallel_tool_calls": true,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": {
+            "input_tokens": usage.0,
+            "output_tokens": usage.1,
+            "total_tokens": usage.0 + usage.1,
+        },
         "output": [{
             "type": "message",
             "id": format!("msg_{id}"),
@@ -336,7 +368,11 @@ mod tests {
             messages_of(&json!("hello")).unwrap(),
             vec![ChatMessage::new("user", "hello")]
         );
-        assert!(messages_of(&json!([{"type": "image_generation_call"}])).is_err());
+        assert_eq!(
+            messages_of(&json!([{"type": "reasoning", "summary": []}])),
+            Ok(Vec::new())
+        );
+        assert!(messages_of(&json!(7)).is_err());
         assert!(messages_of(&json!([{"role": "tool", "content": "x"}])).is_err());
         let parts = json!([{"role": "developer", "content": [{"type": "input_text", "text": "a"}, {"type": "input_text", "text": "b"}]}]);
         assert_eq!(
@@ -393,7 +429,15 @@ mod tests {
 
     #[test]
     fn a_response_carries_its_text_and_an_unknown_id_is_a_400() {
-        let body = response_body("resp_1", "m", "Your code is 1234567.", Some("resp_0"));
+        let body = response_body(
+            "resp_1",
+            "m",
+            "Your code is 1234567.",
+            Some("resp_0"),
+            (10, 6),
+            0,
+        );
+        assert_eq!(body["usage"]["total_tokens"], 16);
         assert_eq!(output_text(&body).as_deref(), Some("Your code is 1234567."));
         assert_eq!(output_text(&json!({"output": []})), None);
         let request = request_body(

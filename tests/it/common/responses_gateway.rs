@@ -135,6 +135,8 @@ async fn handle(State(g): State<Gateway>, Json(request): Json<Value>) -> Respons
         &model,
         &text,
         previous.as_deref(),
+        (0, 0),
+        0,
     ))
     .into_response()
 }
