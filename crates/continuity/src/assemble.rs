@@ -9,7 +9,7 @@ use super::report::{self, ReportData};
 use super::summary::summarize;
 use super::EXCERPT_CHARS;
 use crate::config::ResolvedConfig;
-use cb_base::record::{AttemptAction, AttemptRecord, TurnRecord};
+use cb_base::record::{AttemptAction, AttemptRecord, ToolCalls, TurnRecord};
 use cb_dataset::Dataset;
 use cb_faults::{FaultPlan, Role};
 use std::collections::HashMap;
@@ -41,8 +41,10 @@ pub(super) fn assemble(
             Some((c.outcome.run, id, planned.turn))
         })
         .collect();
-    // The attempts from each event turn on, by (run, system, conversation),
-    // for what happened past the fault.
+    // The attempts past the fault, by (run, system, conversation): those
+    // after the event turn, and those of the event turn that carried tool
+    // calls (all that `served_after` and `tool_calls` read; under the
+    // default profile, none).
     let event_turn_of: HashMap<(u32, &str), u32> = event_turns
         .iter()
         .map(|&(run, id, turn)| ((run, id), turn))
@@ -50,7 +52,8 @@ pub(super) fn assemble(
     let mut from_event: HashMap<(u32, &str, &str), Vec<&AttemptRecord>> = HashMap::new();
     for a in &attempts {
         let key = (a.run, a.conversation.as_str());
-        if event_turn_of.get(&key).is_some_and(|t| a.turn >= *t) {
+        let past = |t: &u32| a.turn > *t || (a.turn == *t && a.tools != ToolCalls::None);
+        if event_turn_of.get(&key).is_some_and(past) {
             from_event
                 .entry((a.run, a.system.as_str(), a.conversation.as_str()))
                 .or_default()
