@@ -127,7 +127,7 @@ fn input<'a>(answer: &'a Answer, language: Option<Language>) -> ContractInput<'a
 
 /// The conversation's language, decided once, as `run` does.
 fn language_of(contracts: &Contracts, conversation: &Conversation) -> Option<Language> {
-    let users: Vec<&str> = conversation.turns.iter().map(|t| t.user.as_str()).collect();
+    let users: Vec<&str> = conversation.turns.iter().map(|t| &*t.user).collect();
     contracts.conversation_language(&users)
 }
 
@@ -175,7 +175,7 @@ fn check_large(n: usize, texts: &mut Vec<String>) -> Pass {
     for conversation in &dataset.conversations {
         let answers = answers(conversation);
         texts.extend(answers.iter().map(|a| a.reply.clone()));
-        texts.extend(conversation.turns.iter().map(|t| t.user.clone()));
+        texts.extend(conversation.turns.iter().map(|t| t.user.to_string()));
         let language = pass.time(|| language_of(&contracts, conversation));
         let once = pass.micros.pop().unwrap_or(0.0) / answers.len().max(1) as f64;
         for answer in &answers {
@@ -220,7 +220,11 @@ fn main() {
         for answer in answers(conversation) {
             texts.push(answer.reply);
         }
-        let users: Vec<String> = conversation.turns.iter().map(|t| t.user.clone()).collect();
+        let users: Vec<String> = conversation
+            .turns
+            .iter()
+            .map(|t| t.user.to_string())
+            .collect();
         texts.push(users.join(" "));
         texts.extend(users);
     }

@@ -40,8 +40,8 @@ pub fn dataset(n: usize) -> Dataset {
                     };
                     Turn {
                         kind,
-                        user,
-                        assistant,
+                        user: user.into(),
+                        assistant: assistant.map(Into::into),
                         distractor: None,
                         tool: None,
                         asks: None,

@@ -65,7 +65,7 @@ fn check_part(
         // The conversation's language, decided once from all its user
         // messages: the first turns alone are too short to tell.
         let language = *languages[c.outcome.conversation].get_or_init(|| {
-            let all_users: Vec<&str> = conversation.turns.iter().map(|t| t.user.as_str()).collect();
+            let all_users: Vec<&str> = conversation.turns.iter().map(|t| &*t.user).collect();
             contracts.conversation_language(&all_users)
         });
         let skipped = first_sent(sent.replay, conversation.n_turns());

@@ -46,8 +46,8 @@ pub(super) fn build_conversation(
     let mut turns = Vec::with_capacity(n_turns);
     turns.push(Turn {
         kind: TurnKind::Anchor,
-        assistant: Some(subject.acknowledgement(&user)),
-        user,
+        assistant: Some(subject.acknowledgement(&user).into()),
+        user: user.into(),
         distractor: None,
         tool: None,
         asks: None,
@@ -85,8 +85,8 @@ pub(super) fn build_conversation(
                 used_distractors.push(d.value.clone());
                 Turn {
                     kind: TurnKind::Filler,
-                    user: lexicon::render(template, DISTRACTOR, &d.written),
-                    assistant: Some(reply.to_string()),
+                    user: lexicon::render(template, DISTRACTOR, &d.written).into(),
+                    assistant: Some((*reply).into()),
                     distractor: Some(d.written),
                     tool: None,
                     asks: None,
@@ -103,8 +103,8 @@ pub(super) fn build_conversation(
                 }
                 Turn {
                     kind: TurnKind::Filler,
-                    user: join(&[opener, question]),
-                    assistant: Some(reply.to_string()),
+                    user: join(&[opener, question]).into(),
+                    assistant: Some((*reply).into()),
                     distractor: None,
                     tool: None,
                     asks: None,
@@ -120,7 +120,8 @@ pub(super) fn build_conversation(
         user: join(&[
             choose(filler::PROBE_OPENERS, rng),
             choose(subject.probes, rng),
-        ]),
+        ])
+        .into(),
         assistant: None,
         distractor: None,
         tool: None,
@@ -156,7 +157,7 @@ pub(super) fn make_probe_unique(
     let Some(probe) = conversation.turns.last_mut() else {
         return;
     };
-    if used.insert(probe.user.clone()) {
+    if used.insert(probe.user.to_string()) {
         return;
     }
     let mut wordings: Vec<String> = filler::PROBE_OPENERS
@@ -179,7 +180,7 @@ pub(super) fn make_probe_unique(
     ));
     if let Some(free) = wordings.into_iter().find(|w| !used.contains(w)) {
         used.insert(free.clone());
-        probe.user = free;
+        probe.user = free.into();
     }
 }
 
@@ -209,7 +210,7 @@ pub(super) fn compose_unique_probe(
         let wording = probes::compose(question, &mut rng);
         if !used.contains(&wording) {
             used.insert(wording.clone());
-            probe.user = wording;
+            probe.user = wording.into();
             return Ok(());
         }
     }

@@ -117,7 +117,8 @@ pub fn add_later_probes(mut c: Conversation, seed: u64, i: usize, tool: bool) ->
             kind: TurnKind::Filler,
             user: format!(
                 "Could you open the note I just saved for chat {id} and keep it in mind?"
-            ),
+            )
+            .into(),
             assistant: None,
             distractor: None,
             tool: Some(Box::new(ToolExchange {
@@ -131,7 +132,7 @@ pub fn add_later_probes(mut c: Conversation, seed: u64, i: usize, tool: bool) ->
     } else {
         Turn {
             kind: TurnKind::Filler,
-            user: format!("One more thing to keep in mind for chat {id}. {statement}"),
+            user: format!("One more thing to keep in mind for chat {id}. {statement}").into(),
             assistant: None,
             distractor: None,
             tool: None,
@@ -140,7 +141,7 @@ pub fn add_later_probes(mut c: Conversation, seed: u64, i: usize, tool: bool) ->
     };
     let probe = |user: String, asks: Option<Box<Anchor>>| Turn {
         kind: TurnKind::Probe,
-        user,
+        user: user.into(),
         assistant: None,
         distractor: None,
         tool: None,
@@ -179,7 +180,7 @@ pub fn add_later_probes(mut c: Conversation, seed: u64, i: usize, tool: bool) ->
         let messages = super::messages::client_messages(&c, "", at - 1, |k| {
             c.turns[k].assistant.as_deref().unwrap_or_default()
         });
-        c.turns[at - 1].assistant = Some(model::reply(&messages));
+        c.turns[at - 1].assistant = Some(model::reply(&messages).into());
     }
     c
 }

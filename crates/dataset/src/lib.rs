@@ -133,16 +133,21 @@ pub enum TurnKind {
     Probe,
 }
 
+/// A text of a dataset, shared: a loaded dataset keeps each distinct text
+/// once ([`Dataset::read`] interns them), since most turns of a large
+/// dataset repeat a pool's sentence.
+pub type Text = std::sync::Arc<str>;
+
 /// One user message and, except for the probe, its scripted reply.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Turn {
     /// The role of this turn.
     pub kind: TurnKind,
     /// The user's message.
-    pub user: String,
+    pub user: Text,
     /// The scripted assistant reply, used by fast-forward replay. `None` only
     /// for the probe.
-    pub assistant: Option<String>,
+    pub assistant: Option<Text>,
     /// A value of the anchor's category that belongs to someone else and is
     /// mentioned in this turn, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -94,7 +94,8 @@ pub fn enrich_one(mut c: Conversation, seed: u64, i: usize) -> Conversation {
                 first.user = format!(
                     "Hi! I left you some notes about myself in your instructions; keep them in mind. (Chat {}.)",
                     c.id
-                );
+                )
+                .into();
             }
         }
         AnchorPlace::ToolResult => {
@@ -102,7 +103,8 @@ pub fn enrich_one(mut c: Conversation, seed: u64, i: usize) -> Conversation {
                 first.user = format!(
                     "Hi! Could you open the note I saved about myself and keep it in mind? (Chat {}.)",
                     c.id
-                );
+                )
+                .into();
                 first.tool = Some(Box::new(ToolExchange {
                     id: format!("call_{}_note", c.id),
                     name: "read_note".into(),

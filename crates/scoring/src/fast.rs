@@ -364,7 +364,7 @@ fn find_hits(conversation: &Conversation, words: &[String], index: &AnchorIndex)
         let mut history: Vec<String> = Vec::new();
         for turn in &conversation.turns {
             for text in [
-                Some(turn.user.as_str()),
+                Some(&*turn.user),
                 turn.assistant.as_deref(),
                 turn.distractor.as_deref(),
             ]

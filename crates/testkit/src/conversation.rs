@@ -21,8 +21,8 @@ pub fn sister(name: &str) -> Anchor {
 pub fn turn(kind: TurnKind, user: impl Into<String>, assistant: Option<&str>) -> Turn {
     Turn {
         kind,
-        user: user.into(),
-        assistant: assistant.map(str::to_string),
+        user: user.into().into(),
+        assistant: assistant.map(Into::into),
         distractor: None,
         tool: None,
         asks: None,

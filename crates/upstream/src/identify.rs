@@ -388,7 +388,7 @@ mod tests {
         let mut d = committed();
         let probe = d.conversations[0].probe().to_string();
         let last = d.conversations[1].turns.len() - 1;
-        d.conversations[1].turns[last].user = probe.clone();
+        d.conversations[1].turns[last].user = probe.as_str().into();
         let index = ConversationIndex::of_dataset(&d);
         assert_eq!(index.recognise(&probe, 1), None);
     }

@@ -74,7 +74,8 @@ impl CalibrationCase {
             user: format!(
                 "Please remember this: my {} is {}.",
                 self.subject, self.value
-            ),
+            )
+            .into(),
             assistant: Some("Noted, I'll keep that in mind.".into()),
             distractor: None,
             tool: None,
@@ -83,7 +84,7 @@ impl CalibrationCase {
         for d in &self.distractors {
             turns.push(Turn {
                 kind: TurnKind::Filler,
-                user: format!("Unrelated, but my colleague's {} is {d}.", self.subject),
+                user: format!("Unrelated, but my colleague's {} is {d}.", self.subject).into(),
                 assistant: Some("Good to know.".into()),
                 distractor: Some(d.clone()),
                 tool: None,
@@ -92,7 +93,7 @@ impl CalibrationCase {
         }
         turns.push(Turn {
             kind: TurnKind::Probe,
-            user: self.probe.clone(),
+            user: self.probe.as_str().into(),
             assistant: None,
             distractor: None,
             tool: None,
