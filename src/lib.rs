@@ -12,6 +12,7 @@ pub use cb_degrade as degrade;
 pub use cb_dialect as dialect;
 pub use cb_driver as driver;
 pub use cb_faults as faults;
+pub use cb_overhead as overhead;
 pub use cb_proxy as proxy;
 pub use cb_proxy::policy;
 pub use cb_report as report;

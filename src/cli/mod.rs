@@ -6,6 +6,7 @@
 //! smaller commands, `calibrate` for the calibration tools), and the groups
 //! of flags several commands flatten into theirs in `options`.
 
+mod bench;
 mod builtins;
 mod calibrate;
 mod canary;
@@ -15,6 +16,7 @@ mod run;
 mod semantics;
 mod serve;
 
+pub use bench::{BenchArgs, BenchCommand, ModeArg, OverheadArgs, OverheadOptions};
 pub use calibrate::{
     CalibrateArgs, ContractsArgs, ContractsCalibrateArgs, ContractsCommand, JudgeArgs, JudgeCommand,
 };
@@ -84,6 +86,11 @@ pub enum Command {
     /// built-in simulated endpoint; `canary release ROUTE` lifts a
     /// quarantine by hand.
     Canary(CanaryArgs),
+    /// Measure the systems themselves rather than their answers: `bench
+    /// overhead` is the latency each adds over a direct call to the same
+    /// simulated upstream when nothing fails, with its process's memory
+    /// and CPU.
+    Bench(BenchArgs),
 }
 
 #[cfg(test)]

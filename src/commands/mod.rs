@@ -8,6 +8,7 @@ mod generate;
 mod grade;
 mod judge;
 mod merge;
+pub mod overhead;
 mod proxy;
 mod report;
 mod run;
@@ -40,5 +41,8 @@ pub async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         },
         Command::Contracts(args) => contracts::contracts(&args),
         Command::Canary(args) => canary::canary(&args).await,
+        Command::Bench(args) => match &args.command {
+            crate::cli::BenchCommand::Overhead(args) => overhead::overhead(args).await,
+        },
     }
 }

@@ -20,6 +20,8 @@
 //! - [`kubernetes`]: the Indexed Job example's manifests and command lines;
 //! - [`ranges`]: every absurd flag or profile value exits 2 naming its key;
 //! - [`redaction`]: credentials in a gateway URL in no output of any command;
+//! - [`overhead`]: `bench overhead` against a gateway that adds latency
+//!   and one that adds none;
 //! - [`past_fault`]: an outage over several turns: survival, return to
 //!   primary and tool-call integrity, each control caught by its figure;
 //! - [`passthrough`]: the upstreams in front of a provider stand-in (same
@@ -55,6 +57,7 @@ mod hostile;
 mod hostile_numbers;
 mod interrupt;
 mod kubernetes;
+mod overhead;
 mod passthrough;
 mod past_fault;
 mod ranges;

@@ -151,6 +151,9 @@ pub enum Misbehaviour {
     /// hour (a gateway whose cooldown of every target outlasts the
     /// providers' own).
     CoolsEverything,
+    /// Forwards faithfully, plain and streamed, after holding every
+    /// request for [`HOLD`]: a gateway that adds latency and nothing else.
+    HoldsEveryRequest,
 }
 
 /// The waits of `BacksOffBlindly` before each retry of a 429.
@@ -167,6 +170,9 @@ pub const HAMMER: usize = 7;
 
 /// How long `HoldsWithoutDone` keeps a stream open after its last byte.
 pub const HOLD_WITHOUT_DONE: Duration = Duration::from_secs(5);
+
+/// How long `HoldsEveryRequest` holds each request before forwarding it.
+pub const HOLD: Duration = Duration::from_millis(30);
 
 /// How long `StallsFirstToken` holds a stream back: a second past the 5 s
 /// ttft limit its test sets (a sleep only ever lasts longer than asked).
@@ -608,6 +614,9 @@ fn dropped() -> Response {
 }
 
 async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
+    if g.kind == Misbehaviour::HoldsEveryRequest {
+        tokio::time::sleep(HOLD).await;
+    }
     if g.kind == Misbehaviour::TrustsPlainBodies {
         return super::careless::trusting(&g.client, &g.primary, &g.fallback, &body).await;
     }
@@ -764,7 +773,8 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
         | Misbehaviour::RecountsUsage
         | Misbehaviour::ClaimsNoFallback
         | Misbehaviour::TellsRoutingTruth
-        | Misbehaviour::CoolsEverything => messages.clone(),
+        | Misbehaviour::CoolsEverything
+        | Misbehaviour::HoldsEveryRequest => messages.clone(),
         Misbehaviour::TruncateToLast3 => messages[messages.len().saturating_sub(3)..].to_vec(),
     });
     if g.kind == Misbehaviour::ClaimsPrimaryModel {
