@@ -16,13 +16,20 @@
 #   COMMAND=grade examples/gateways/compare.sh        # one page: systems.toml
 #   COMMAND=grade SYSTEMS_FILE=examples/sdks/systems.toml examples/gateways/compare.sh
 #                                                     # (examples/sdks/grade.sh does this)
+#   COMMAND=overhead examples/gateways/compare.sh     # bench overhead: added latency,
+#                                                     # memory and CPU of each gateway
+#   COMMAND=grade examples/gateways/compare.sh --overhead   # the page with the overhead
 #
 # Environment (all optional):
 #   COMMAND             `run` (default): the continuity benchmark; `semantics`:
 #                       the failover catalogue (35 cases; extra flags such as
 #                       --fast, --cases or --out are passed on); `grade`: one
 #                       page over examples/gateways/systems.toml (both
-#                       gateways must start)
+#                       gateways must start); `overhead`: `bench overhead`
+#                       over the same systems. `overhead` and `grade` pass
+#                       each started gateway's PID (--pid NAME=PID) so its
+#                       memory and CPU are read; grade reads them with
+#                       --overhead
 #   SYSTEMS_FILE        the systems file `grade` reads (default
 #                       examples/gateways/systems.toml); the systems it names
 #                       other than litellm and portkey must be up already.
@@ -70,6 +77,8 @@ mkdir -p "$cache" "$logs"
 
 # --- stop what we started ------------------------------------------------
 started_pids=()
+# --pid NAME=PID for each gateway started, for `bench overhead`.
+pid_args=()
 cleanup() {
     local pid
     for pid in "${started_pids[@]}"; do
@@ -153,6 +162,7 @@ start_litellm() {
         --host 127.0.0.1 --port "$litellm_port" --keepalive_timeout 120 >"$logs/litellm.log" 2>&1 </dev/null &
     local pid=$!
     started_pids+=("$pid")
+    pid_args+=(--pid "litellm=$pid")
     wait_http litellm "$pid" "http://127.0.0.1:$litellm_port/health/liveliness"
 }
 
@@ -187,6 +197,7 @@ start_portkey() {
         >"$logs/portkey.log" 2>&1 </dev/null &
     local pid=$!
     started_pids+=("$pid")
+    pid_args+=(--pid "portkey=$pid")
     wait_http portkey "$pid" "http://127.0.0.1:$portkey_port/"
 }
 
@@ -257,13 +268,27 @@ case "$command" in
             "${systems[@]}" "$@" || status=$?
         ;;
     grade)
-        # Both gateways up, as the systems file lists them.
+        # Both gateways up, as the systems file lists them. Their PIDs go
+        # with --overhead only (grade refuses --pid without it).
+        grade_pids=()
+        for arg in "$@"; do
+            [[ "$arg" == --overhead ]] && grade_pids=("${pid_args[@]}")
+        done
         say "grading the systems of $systems_file (page in $out/report.html)"
         timeout -s INT -k 60 "$run_timeout" \
-            "${runner[@]}" grade --systems "$systems_file" --out "$out" "$@" || status=$?
+            "${runner[@]}" grade --systems "$systems_file" --out "$out" \
+            "${grade_pids[@]}" "$@" || status=$?
+        ;;
+    overhead)
+        systems=("${args[@]}")
+        [[ -n "${SYSTEMS_FILE:-}" ]] && systems=(--systems "$systems_file")
+        say "measuring each system's overhead (report in $out)"
+        timeout -s INT -k 60 "$run_timeout" \
+            "${runner[@]}" bench overhead --out "$out" --gateway-wait 60s \
+            "${systems[@]}" "${pid_args[@]}" "$@" || status=$?
         ;;
     *)
-        say "unknown COMMAND $command (known: run semantics grade)"
+        say "unknown COMMAND $command (known: run semantics grade overhead)"
         exit 2
         ;;
 esac

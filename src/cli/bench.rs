@@ -113,7 +113,7 @@ impl From<ModeArg> for cb_overhead::schedule::Mode {
 }
 
 /// `NAME=PID`.
-fn name_pid(text: &str) -> Result<(String, u32), String> {
+pub(super) fn name_pid(text: &str) -> Result<(String, u32), String> {
     let (name, pid) = text
         .split_once('=')
         .ok_or_else(|| format!("`{text}` is not NAME=PID (e.g. --pid litellm=12345)"))?;

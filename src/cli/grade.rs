@@ -34,6 +34,17 @@ pub struct GradeArgs {
     /// `all-limited`; see `semantics --help`).
     #[arg(long, default_value = "primary-limited", value_parser = super::semantics::load_fault, requires = "load")]
     pub load_fault: cb_semantics::load::LoadFault,
+    /// After the catalogue, `bench overhead` over the same systems with its
+    /// defaults (C = 1 and 64, plain and streamed, 5 trials of 200
+    /// requests): the page shows what each system adds over a direct call
+    /// to the same upstream, and its process's memory and CPU, beside its
+    /// continuity and scorecard.
+    #[arg(long)]
+    pub overhead: bool,
+    /// With --overhead: a gateway's process, NAME=PID, repeatable, to read
+    /// its memory and CPU (see `bench overhead --help`).
+    #[arg(long = "pid", value_name = "NAME=PID", value_parser = super::bench::name_pid, requires = "overhead")]
+    pub pids: Vec<(String, u32)>,
     /// Whose reading of a stream the catalogue's verdicts take
     /// (`openai-sdk` or `strict`; see `semantics --help`).
     #[arg(long, default_value = "openai-sdk", value_parser = super::semantics::client_profile)]

@@ -68,6 +68,22 @@ pub async fn grade(args: &GradeArgs) -> anyhow::Result<ExitCode> {
         // Nothing ran: leave no empty directory behind.
         let _ = std::fs::remove_dir(dir);
     }
+    let overhead = match &config.overhead {
+        Some(measure) if !cancel.is_cancelled() => {
+            crate::secret::eprintln!("grade: the overhead when nothing fails");
+            let report = super::overhead::measure(measure, cancel.clone(), args.quiet)
+                .await
+                .context("the overhead measurement failed")?;
+            let dir = crate::report::dir::claim_given(&config.out.join("overhead"), args.force)?;
+            super::overhead::write(&dir, &report)?;
+            crate::secret::println!(
+                "overhead:\n{}",
+                crate::overhead::render::render(&report, crate::overhead::render::Target::Terminal)
+            );
+            Some(report)
+        }
+        _ => None,
+    };
     let written_at = now
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default();
@@ -102,6 +118,7 @@ pub async fn grade(args: &GradeArgs) -> anyhow::Result<ExitCode> {
             })
             .collect(),
         semantics: semantics.as_ref().map(|r| (r, "semantics".to_string())),
+        overhead: overhead.as_ref().map(|r| (r, "overhead".to_string())),
         interrupted: cancel.is_cancelled(),
         interrupted_by: stopped.signal().filter(|_| cancel.is_cancelled()),
     };

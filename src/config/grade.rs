@@ -30,6 +30,9 @@ pub enum GradeConfigError {
     /// A semantics option is wrong.
     #[error(transparent)]
     Semantics(#[from] SemanticsConfigError),
+    /// An overhead option is wrong (`--overhead`, `--pid`).
+    #[error(transparent)]
+    Overhead(#[from] super::OverheadConfigError),
     /// `--fail-under` is wrong.
     #[error(transparent)]
     Gate(#[from] GateError),
@@ -50,6 +53,8 @@ pub struct GradeConfig {
     pub runs: Vec<(&'static str, RunConfig)>,
     /// The semantics catalogue; writes into `out/semantics`.
     pub semantics: SemanticsConfig,
+    /// `--overhead`: the measurement, written into `out/overhead`.
+    pub overhead: Option<crate::overhead::OverheadConfig>,
     /// The grade directory, claimed (created, empty).
     pub out: PathBuf,
     /// `--fail-under`.
@@ -156,6 +161,19 @@ pub fn grade_config(
         super::run_config(&run_args(args, profile, placeholder.clone()), now_utc)?;
     }
     let mut semantics = super::semantics_config(&semantics_args(args))?;
+    let overhead = if args.overhead {
+        let Command::Bench(crate::cli::BenchArgs {
+            command: crate::cli::BenchCommand::Overhead(defaults),
+        }) = defaults(&["bench", "overhead"])
+        else {
+            unreachable!("`bench overhead` parses as Bench(Overhead)")
+        };
+        let mut options = defaults.measure;
+        options.pids.clone_from(&args.pids);
+        Some(super::overhead_config(&args.systems, &options, args.seed)?)
+    } else {
+        None
+    };
     let out = match &args.out {
         Some(dir) => claim_given(dir, args.force)?,
         None => {
@@ -181,6 +199,7 @@ pub fn grade_config(
         systems_file: args.systems.systems.clone(),
         runs,
         semantics,
+        overhead,
         out,
         gate,
         seed: args.seed,

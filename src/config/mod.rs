@@ -32,7 +32,7 @@ pub use canary::{canary_config, canary_power_settings, canary_release_config};
 pub use error::ConfigError;
 pub use grade::{grade_config, GradeConfig, GradeConfigError, GRADE_PROFILES};
 pub use judge::{calibrate_config, judge_config};
-pub use overhead::overhead_config;
+pub use overhead::{overhead_config, OverheadConfigError};
 pub use provider::{provider_config, ProviderConfigError};
 pub use run::run_config;
 pub use semantics::{semantics_config, SemanticsConfigError};

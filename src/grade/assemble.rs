@@ -51,6 +51,8 @@ pub struct GradeInputs<'a> {
     pub profiles: Vec<ProfileResult<'a>>,
     /// The semantics report and its directory (`None`: it did not run).
     pub semantics: Option<(&'a SemanticsReport, String)>,
+    /// The overhead measurement and its directory (`None`: it did not run).
+    pub overhead: Option<(&'a cb_overhead::OverheadReport, String)>,
     /// Whether Ctrl-C or SIGTERM cut the grade short.
     pub interrupted: bool,
     /// Which signal did, when known.
@@ -116,6 +118,8 @@ pub fn assemble(inputs: &GradeInputs<'_>) -> GradeSummary {
         cases,
         systems,
         gate: None,
+        overhead: inputs.overhead.as_ref().map(|(r, _)| (*r).clone()),
+        overhead_dir: inputs.overhead.as_ref().map(|(_, d)| d.clone()),
     }
 }
 

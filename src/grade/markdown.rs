@@ -127,6 +127,40 @@ pub fn render(s: &GradeSummary) -> String {
         out.push_str(&past.concat());
         out.push('\n');
     }
+    if let Some(report) = &s.overhead {
+        out.push_str("## Overhead when nothing fails\n\n");
+        let headers = ["system", "added p50 / p99, ms (plain)", "peak RSS"];
+        out.push_str(&row(&headers.map(str::to_string)));
+        out.push_str(&rule(headers.len()));
+        for sys in &s.systems {
+            let added: Vec<String> = report
+                .concurrency
+                .iter()
+                .map(|&c| {
+                    format!(
+                        "{} at C = {c}",
+                        cb_overhead::render::overview_cell(
+                            report,
+                            &sys.name,
+                            c,
+                            cb_overhead::schedule::Mode::Plain
+                        )
+                    )
+                })
+                .collect();
+            out.push_str(&row(&[
+                sys.name.clone(),
+                added.join("; "),
+                cb_overhead::render::peak_rss_cell(report, &sys.name),
+            ]));
+        }
+        out.push('\n');
+        out.push_str(&cb_overhead::render::render(
+            report,
+            cb_overhead::render::Target::Markdown,
+        ));
+        out.push('\n');
+    }
     if !s.cases.is_empty() {
         out.push_str("## Scorecard\n\n");
         for sys in &s.systems {

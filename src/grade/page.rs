@@ -48,6 +48,7 @@ pub fn render(summary: &GradeSummary) -> String {
     headlines(summary, &mut body);
     overview(summary, &mut body);
     scorecard(summary, &mut body);
+    overhead(summary, &mut body);
     charts(summary, &mut body);
     for (i, system) in summary.systems.iter().enumerate() {
         system_section(summary, system, i, &mut body);
@@ -188,6 +189,7 @@ fn overview(s: &GradeSummary, out: &mut String) {
                 .load
                 .as_ref()
                 .map_or("not run".into(), cb_semantics::load::LoadFigures::overview);
+            let (added, rss) = overhead_cells(s, &sys.name);
             let name = format!(
                 "<a href=\"#{}\">{}</a>{}",
                 system_id(&sys.name),
@@ -206,6 +208,8 @@ fn overview(s: &GradeSummary, out: &mut String) {
                 Cell::text(&card),
                 Cell::text(&honesty),
                 Cell::text(&load),
+                Cell::num(&added),
+                Cell::num(&rss),
             ]
         })
         .collect();
@@ -222,9 +226,133 @@ fn overview(s: &GradeSummary, out: &mut String) {
             "semantics scorecard",
             "honest claims (cases)",
             "attempts per request under load",
+            "added latency p50 / p99, ms (plain)",
+            "peak RSS",
         ],
         &rows,
     ));
+}
+
+/// A system's overview cells of the overhead: what it adds (p50 / p99,
+/// plain) at each concurrency, and its process's peak memory.
+fn overhead_cells(s: &GradeSummary, system: &str) -> (String, String) {
+    let Some(report) = &s.overhead else {
+        return ("not run".into(), "not run".into());
+    };
+    let added: Vec<String> = report
+        .concurrency
+        .iter()
+        .map(|&c| {
+            format!(
+                "{} at C = {c}",
+                cb_overhead::render::overview_cell(
+                    report,
+                    system,
+                    c,
+                    cb_overhead::schedule::Mode::Plain
+                )
+            )
+        })
+        .collect();
+    (
+        added.join("; "),
+        cb_overhead::render::peak_rss_cell(report, system),
+    )
+}
+
+/// The overhead measurement: its setup, a table per (concurrency, mode)
+/// with the baseline's own latency first, and the gateway processes.
+fn overhead(s: &GradeSummary, out: &mut String) {
+    let Some(report) = &s.overhead else {
+        return;
+    };
+    use cb_overhead::render::{
+        latency_rows, process_rows, Target, LATENCY_HEADERS, PROCESS_HEADERS,
+    };
+    out.push_str("<h2 id=\"overhead\">Overhead when nothing fails</h2>\n");
+    let _ = writeln!(
+        out,
+        "<p class=\"note\">What each system adds over a direct call to the same simulated upstream \
+         (answering after {:.1} ms), client-side: {} trials of {} measured requests per point, \
+         interleaved with a no-gateway baseline in a seeded random order (baseline first). p50 and \
+         p99 with 95 % order-statistic intervals; added = the system's quantile minus the \
+         baseline's, its interval joined from both at 97.5 %. A point where the baseline's own p99 \
+         is more than twice its p99 at the lowest concurrency is rig-limited and charged to no \
+         system. Files: <code>{}</code>.</p>",
+        report.upstream_delay_ms,
+        report.trials,
+        report.requests,
+        escape(s.overhead_dir.as_deref().unwrap_or("overhead")),
+    );
+    let mut at: Vec<(usize, cb_overhead::schedule::Mode)> = report
+        .points
+        .iter()
+        .map(|p| (p.concurrency, p.mode))
+        .collect();
+    at.dedup();
+    for (c, mode) in at {
+        let _ = writeln!(
+            out,
+            "<h3>C = {c}, {mode} (latency {})</h3>",
+            mode.measures()
+        );
+        let rows: Vec<Vec<Cell>> = latency_rows(report, c, mode, Target::Html)
+            .into_iter()
+            .map(|row| {
+                row.into_iter()
+                    .enumerate()
+                    .map(|(i, cell)| {
+                        if i == 0 {
+                            Cell::text(&cell)
+                        } else {
+                            Cell::num(&cell)
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        out.push_str(&table(&LATENCY_HEADERS, &rows));
+    }
+    if !report.processes.is_empty() {
+        out.push_str("<h3>Gateway processes</h3>\n");
+        let rows: Vec<Vec<Cell>> = process_rows(report, Target::Html)
+            .into_iter()
+            .map(|row| {
+                row.into_iter()
+                    .enumerate()
+                    .map(|(i, cell)| {
+                        if i == 0 {
+                            Cell::text(&cell)
+                        } else {
+                            Cell::num(&cell)
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        out.push_str(&table(&PROCESS_HEADERS, &rows));
+    }
+    let notes: Vec<String> = report
+        .unread
+        .iter()
+        .map(|(n, why)| format!("{n}: {why}"))
+        .chain(
+            report
+                .fallback_attempts
+                .iter()
+                .filter(|(_, k)| *k > 0)
+                .map(|(n, k)| {
+                    format!("{n}: sent {k} attempts to its fallback although nothing failed")
+                }),
+        )
+        .collect();
+    if !notes.is_empty() {
+        out.push_str("<ul class=\"reasons\">\n");
+        for note in notes {
+            let _ = writeln!(out, "<li>{}</li>", escape(&note));
+        }
+        out.push_str("</ul>\n");
+    }
 }
 
 /// The figures past the fault of each profile that measured them, with

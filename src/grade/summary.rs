@@ -82,6 +82,13 @@ pub struct GradeSummary {
     pub systems: Vec<GradeSystem>,
     /// `--fail-under`, checked: `None` when none was given.
     pub gate: Option<GateOutcome>,
+    /// `--overhead`: what each system adds over a direct call to the same
+    /// simulated upstream (`bench overhead`); `None` when it did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overhead: Option<cb_overhead::OverheadReport>,
+    /// The overhead report's directory, relative to the grade directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overhead_dir: Option<String>,
 }
 
 /// One continuity run of the grade.

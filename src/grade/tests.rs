@@ -195,6 +195,8 @@ pub fn fixture() -> GradeSummary {
             system("gw-1", false, ["fail", "pass"]),
         ],
         gate: None,
+        overhead: Some(overhead_fixture()),
+        overhead_dir: Some("overhead".into()),
     };
     summary.gate = Some(
         gate::Gate::parse("cpr=95,semantics-fail=0")
@@ -202,6 +204,99 @@ pub fn fixture() -> GradeSummary {
             .check(&summary.systems),
     );
     summary
+}
+
+/// An overhead measurement of the fixture's systems: gw-1 adds about
+/// 2 ms at C = 1 and has a process read; at C = 64 the baseline itself
+/// saturated (its p99 from 11 to 30 ms), so that point is rig-limited;
+/// the stateless proxy's process was not read.
+fn overhead_fixture() -> cb_overhead::OverheadReport {
+    use cb_overhead::figures::{points, Pooled};
+    use cb_overhead::schedule::{Mode, Subject};
+    let sample = |base: f64, spread: f64| -> Vec<f64> {
+        // Steps of 1/397 keep every figure off a rounding boundary, so
+        // the page reads back the same through JSON.
+        (0..400)
+            .map(|i| base + spread * f64::from(i) / 397.0)
+            .collect()
+    };
+    let mut pooled = std::collections::BTreeMap::new();
+    for (c, base, gw) in [(1, 10.0, 12.0), (64, 10.0, 40.0)] {
+        let spread = if c == 1 { 1.0 } else { 20.0 };
+        for (subject, at) in [
+            (Subject::Baseline, base),
+            (Subject::System("stateless".into()), base + 0.3),
+            (Subject::System("gw-1".into()), gw),
+        ] {
+            pooled.insert(
+                (c, Mode::Plain, subject),
+                Pooled {
+                    latencies_ms: sample(at, spread),
+                    ..Pooled::default()
+                },
+            );
+        }
+    }
+    let systems = vec!["stateless".to_string(), "gw-1".to_string()];
+    cb_overhead::OverheadReport {
+        seed: 42,
+        points: points(&pooled, &systems),
+        systems,
+        concurrency: vec![1, 64],
+        modes: vec![Mode::Plain],
+        trials: 2,
+        requests: 200,
+        warmup: 20,
+        upstream_delay_ms: 10.0,
+        processes: vec![cb_overhead::ProcessFigures {
+            system: "gw-1".into(),
+            pid: 4242,
+            started_here: false,
+            rss_before_kib: 100 * 1024,
+            peak_rss_kib: 300 * 1024,
+            cpu_seconds: 1.5,
+            requests: 1000,
+        }],
+        unread: vec![("stateless".into(), "no PID given (--pid NAME=PID)".into())],
+        fallback_attempts: vec![("stateless".into(), 0), ("gw-1".into(), 0)],
+        slots: Vec::new(),
+        interrupted: false,
+    }
+}
+
+/// The overhead sits beside continuity and the scorecard: in the
+/// overview, each system's added p50 / p99 per concurrency and its peak
+/// memory; the rig-limited point is not charged; the section has the
+/// baseline's own figures; the Markdown says the same.
+#[test]
+fn the_overhead_is_on_the_page_beside_continuity() {
+    let summary = fixture();
+    let html = page::render(&summary);
+    assert!(
+        html.contains("added latency p50 / p99, ms (plain)"),
+        "{html}"
+    );
+    assert!(
+        html.contains("+2.00 / +2.00 at C = 1; rig-limited at C = 64"),
+        "{html}"
+    );
+    assert!(html.contains("300 MiB"), "{html}");
+    assert!(html.contains("not read"), "{html}");
+    assert!(html.contains("id=\"overhead\""), "{html}");
+    assert!(html.contains("(baseline)"), "the baseline's own row");
+    assert!(html.contains("1500.000"), "CPU ms per 1,000 requests");
+    let md = markdown::render(&summary);
+    assert!(md.contains("## Overhead when nothing fails"), "{md}");
+    assert!(
+        md.contains("| gw-1 | +2.00 / +2.00 at C = 1; rig-limited at C = 64 | 300 MiB |"),
+        "{md}"
+    );
+    let mut none = summary;
+    none.overhead = None;
+    none.overhead_dir = None;
+    let html = page::render(&none);
+    assert!(!html.contains("id=\"overhead\""));
+    assert!(!markdown::render(&none).contains("## Overhead"));
 }
 
 fn json(summary: &GradeSummary) -> serde_json::Value {
