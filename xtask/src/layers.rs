@@ -33,7 +33,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 /// The suite crates: each imports the core only, never another suite.
-pub const SUITES: [&str; 3] = ["cb-continuity", "cb-semantics", "cb-canary"];
+pub const SUITES: [&str; 4] = ["cb-continuity", "cb-semantics", "cb-canary", "cb-overhead"];
 
 /// Crates above the suites, which may import them: `grade` runs every suite
 /// over one systems file. Checked when they are workspace members.

@@ -26,7 +26,7 @@ fn member(name: &str, deps: &[(&str, Kind)]) -> Member {
     }
 }
 
-/// The command line over three suites over a core of two crates.
+/// The command line over four suites over a core of two crates.
 fn layered() -> Vec<Member> {
     use Kind::{Dev, Normal};
     vec![
@@ -36,6 +36,7 @@ fn layered() -> Vec<Member> {
                 ("cb-continuity", Normal),
                 ("cb-semantics", Normal),
                 ("cb-canary", Normal),
+                ("cb-overhead", Normal),
                 ("cb-base", Normal),
                 ("cb-testkit", Dev),
             ],
@@ -49,6 +50,7 @@ fn layered() -> Vec<Member> {
         ),
         member("cb-semantics", &[("cb-faults", Normal)]),
         member("cb-canary", &[("cb-base", Normal)]),
+        member("cb-overhead", &[("cb-faults", Normal)]),
     ]
 }
 
@@ -297,6 +299,7 @@ fn the_graph_prints_bottom_up() {
             "cb-testkit",
             "cb-faults",
             "cb-continuity",
+            "cb-overhead",
             "cb-semantics",
             ROOT
         ]

@@ -61,6 +61,8 @@ pub enum Target {
     Terminal,
     /// overhead.md, or a page that embeds it.
     Markdown,
+    /// Cells of an HTML table whose renderer escapes every text cell.
+    Html,
 }
 
 impl Target {
@@ -68,6 +70,7 @@ impl Target {
         match self {
             Target::Terminal => cb_report::escape::terminal(text),
             Target::Markdown => markdown_cell(text),
+            Target::Html => text.to_string(),
         }
     }
 
@@ -80,7 +83,7 @@ impl Target {
                 }
                 table.render()
             }
-            Target::Markdown => {
+            Target::Markdown | Target::Html => {
                 let mut out = format!("| {} |\n|", headers.join(" | "));
                 out.push_str(&"---|".repeat(headers.len()));
                 out.push('\n');
@@ -123,6 +126,82 @@ pub const LATENCY_HEADERS: [&str; 6] = [
     "added p99 ms",
 ];
 
+/// Headers of [`process_rows`].
+pub const PROCESS_HEADERS: [&str; 5] = [
+    "system",
+    "pid",
+    "RSS before, MiB",
+    "peak RSS, MiB",
+    "CPU ms per 1,000 requests",
+];
+
+/// One row per gateway process read.
+pub fn process_rows(report: &OverheadReport, to: Target) -> Vec<Vec<String>> {
+    report
+        .processes
+        .iter()
+        .map(|p| {
+            vec![
+                format!(
+                    "{}{}",
+                    to.text(&p.system),
+                    if p.started_here {
+                        " (started here)"
+                    } else {
+                        ""
+                    }
+                ),
+                p.pid.to_string(),
+                format!("{:.1}", p.rss_before_kib as f64 / 1024.0),
+                format!("{:.1}", p.peak_rss_kib as f64 / 1024.0),
+                ms(p.cpu_ms_per_1k()),
+            ]
+        })
+        .collect()
+}
+
+/// What `system` adds at (`concurrency`, `mode`) in one cell: `+0.30 /
+/// +2.96` (p50 / p99, ms), `rig-limited`, `n/a` without a success (with
+/// the first failure), or `not measured`.
+pub fn overview_cell(
+    report: &OverheadReport,
+    system: &str,
+    concurrency: usize,
+    mode: Mode,
+) -> String {
+    let Some(p) = report.point(&Subject::System(system.to_string()), concurrency, mode) else {
+        return "not measured".to_string();
+    };
+    if p.rig_limited {
+        return "rig-limited".to_string();
+    }
+    match (&p.added_p50, &p.added_p99) {
+        (Some(a), Some(b)) => format!("{:+.2} / {:+.2}", a.ms, b.ms),
+        _ => format!(
+            "n/a ({})",
+            p.first_failure.as_deref().unwrap_or("no success")
+        ),
+    }
+}
+
+/// A system's peak RSS in MiB, or why it is unknown.
+pub fn peak_rss_cell(report: &OverheadReport, system: &str) -> String {
+    report
+        .processes
+        .iter()
+        .find(|p| p.system == system)
+        .map_or_else(
+            || {
+                if report.unread.iter().any(|(n, _)| n == system) {
+                    "not read".to_string()
+                } else {
+                    "n/a".to_string()
+                }
+            },
+            |p| format!("{:.0} MiB", p.peak_rss_kib as f64 / 1024.0),
+        )
+}
+
 /// The whole report, for `to`.
 pub fn render(report: &OverheadReport, to: Target) -> String {
     let mut out = String::new();
@@ -140,7 +219,7 @@ pub fn render(report: &OverheadReport, to: Target) -> String {
         report.concurrency.iter().min().copied().unwrap_or(1),
     );
     let heading = match to {
-        Target::Terminal => "",
+        Target::Terminal | Target::Html => "",
         Target::Markdown => "### ",
     };
     let mut at: Vec<(usize, Mode)> = report
@@ -178,34 +257,8 @@ pub fn render(report: &OverheadReport, to: Target) -> String {
     }
     if !report.processes.is_empty() || !report.unread.is_empty() {
         let _ = writeln!(out, "{heading}Gateway processes\n");
-        let rows = report
-            .processes
-            .iter()
-            .map(|p| {
-                vec![
-                    format!(
-                        "{}{}",
-                        to.text(&p.system),
-                        if p.started_here {
-                            " (started here)"
-                        } else {
-                            ""
-                        }
-                    ),
-                    p.pid.to_string(),
-                    format!("{:.1}", p.rss_before_kib as f64 / 1024.0),
-                    format!("{:.1}", p.peak_rss_kib as f64 / 1024.0),
-                    ms(p.cpu_ms_per_1k()),
-                ]
-            })
-            .collect();
-        let headers = [
-            "system",
-            "pid",
-            "RSS before, MiB",
-            "peak RSS, MiB",
-            "CPU ms per 1,000 requests",
-        ];
+        let rows = process_rows(report, to);
+        let headers = PROCESS_HEADERS;
         let _ = writeln!(out, "{}", to.table(&headers, rows));
         for (name, why) in &report.unread {
             let _ = writeln!(out, "- {}: {}", to.text(name), to.text(why));
