@@ -175,6 +175,7 @@ async fn driver_rate(base: &str, request: &ChatRequest) -> anyhow::Result<f64> {
         kind: SystemKind::Gateway,
         url: base.to_string(),
         headers: Vec::new(),
+        model: None,
     });
     let done = Arc::new(AtomicU64::new(0));
     let started = Instant::now();

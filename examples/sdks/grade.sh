@@ -10,12 +10,12 @@
 # time of the whole thing (install, start, grade, stop).
 #
 # Usage (from anywhere): examples/sdks/grade.sh [extra `grade` flags...]
-#   examples/sdks/grade.sh                      # the full catalogue (--full)
-#   GRADE_ARGS= examples/sdks/grade.sh          # the fast catalogue times instead
+#   examples/sdks/grade.sh                      # the full catalogue and the overhead
+#   GRADE_ARGS= examples/sdks/grade.sh          # fast catalogue times, no overhead
 #   examples/sdks/grade.sh --fail-under cpr=95  # any `grade` flag
 # Environment: SYSTEMS_FILE (this folder's systems.toml), OUT (report
 # directory, default <repo>/reports/grade-<UTC time>, never overwritten),
-# GRADE_ARGS (default "--full"), BENCH (default target/release, built when
+# GRADE_ARGS (default "--full --overhead"), BENCH (default target/release, built when
 # missing), START_TIMEOUT, INSTALL_TIMEOUT, RUN_TIMEOUT (3600 s for the grade).
 # Exit status: grade's (0, 1 when --fail-under is not met, 2 error, 130
 # Ctrl-C), or 1 when something could not be installed or started.
@@ -28,7 +28,7 @@ root="$(cd "$SDKS_DIR/../.." && pwd)"
 systems_file="$(realpath "${SYSTEMS_FILE:-$SDKS_DIR/systems.toml}")"
 out="${OUT:-$root/reports/grade-$(date -u +%Y-%m-%dT%H-%M-%SZ)}"
 [[ "$out" == /* ]] || out="$PWD/$out"
-grade_args=(${GRADE_ARGS---full})
+grade_args=(${GRADE_ARGS---full --overhead})
 
 # The systems to start, from the systems file: "NAME PORT PRIMARY FALLBACK"
 # per line for this folder's systems, "gateway NAME" for those compare.sh
@@ -69,10 +69,19 @@ while read -r name port p f; do
 done <<<"$plan"
 say "$((${#pid_of[@]})) system(s) up after $((SECONDS - started)) s; compare.sh starts ${gateways[*]:-no gateway} and grades"
 
+# With --overhead, each system started here is read by its PID (compare.sh
+# adds LiteLLM's and Portkey's).
+pid_args=()
+for arg in "${grade_args[@]}" "$@"; do
+    [[ "$arg" == --overhead ]] || continue
+    for name in "${!pid_of[@]}"; do pid_args+=(--pid "$name=${pid_of[$name]}"); done
+    break
+done
+
 status=0
 COMMAND=grade SYSTEMS_FILE="$systems_file" OUT="$out" CONTINUITY_BENCH="$BENCH" \
     GATEWAYS="${gateways[*]}" RUN_TIMEOUT="${RUN_TIMEOUT:-3600}" \
-    "$root/examples/gateways/compare.sh" "${grade_args[@]}" "$@" || status=$?
+    "$root/examples/gateways/compare.sh" "${grade_args[@]}" "${pid_args[@]}" "$@" || status=$?
 
 for name in "${!pid_of[@]}"; do
     if ! kill -0 "${pid_of[$name]}" 2>/dev/null; then

@@ -123,6 +123,13 @@ pub struct SystemOptions {
     /// The model id the driver asks every system for (a gateway routes on it).
     #[arg(long, default_value = crate::driver::DRIVER_MODEL)]
     pub model: String,
+    /// The model id one --gateway is asked for instead of --model, for a
+    /// gateway that names its models its own way (TensorZero:
+    /// `tensorzero::model_name::continuity-sim`): NAME=MODEL, repeatable.
+    /// Its upstreams see whatever model id the gateway sends them. A
+    /// systems file sets it with `model = "..."` on the gateway's entry.
+    #[arg(long = "gateway-model", value_name = "NAME=MODEL")]
+    pub gateway_models: Vec<String>,
     /// How long to wait for each --gateway to answer a probe request before
     /// giving up with the configuration it should have.
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]

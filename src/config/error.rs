@@ -37,6 +37,9 @@ pub enum ConfigError {
     /// A `--upstream-ports` that is not NAME=PRIMARY,FALLBACK or names no gateway.
     #[error("--upstream-ports expects NAME=PRIMARY,FALLBACK for a --gateway NAME, e.g. litellm=9001,9002 (got {0:?})")]
     UpstreamPorts(String),
+    /// A `--gateway-model` that is not NAME=MODEL or names no gateway.
+    #[error("--gateway-model expects NAME=MODEL for a --gateway NAME, e.g. tensorzero=tensorzero::model_name::continuity-sim (got {0:?})")]
+    GatewayModel(String),
     /// A `--header` that is not NAME:HEADER=VALUE or names no gateway.
     #[error("--header expects NAME:HEADER=VALUE for a --gateway NAME, e.g. portkey:x-portkey-config=env:PORTKEY_CONFIG (got {0:?})")]
     Header(String),

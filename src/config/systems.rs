@@ -71,7 +71,21 @@ pub fn parse_gateways(
             primary_port: base,
             fallback_port: base + 1,
             headers: Vec::new(),
+            model: None,
         });
+    }
+    for raw in &args.gateway_models {
+        let bad = || ConfigError::GatewayModel(raw.clone());
+        let (name, model) = raw.split_once('=').ok_or_else(bad)?;
+        let model = model.trim();
+        if model.is_empty() || model.chars().any(char::is_control) {
+            return Err(bad());
+        }
+        let gateway = gateways
+            .iter_mut()
+            .find(|g| g.name == name.trim())
+            .ok_or_else(bad)?;
+        gateway.model = Some(model.to_string());
     }
     for raw in &args.upstream_ports {
         let bad = || ConfigError::UpstreamPorts(raw.clone());

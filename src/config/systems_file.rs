@@ -207,10 +207,8 @@ impl SystemsFile {
             )))
             }
         };
-        let mut models: Vec<(String, String)> = Vec::new();
-        if let Some(model) = &raw.model {
-            models.push(("the file".into(), model.clone()));
-        }
+        // (system, model, a gateway's) for each system that names a model.
+        let mut models: Vec<(String, String, bool)> = Vec::new();
         let mut builtins = Vec::new();
         let mut systems = Vec::new();
         for s in &raw.system {
@@ -226,7 +224,8 @@ impl SystemsFile {
                 )));
             }
             if let Some(model) = &s.model {
-                models.push((format!("system {:?}", s.name), model.clone()));
+                let gateway = matches!(entry.kind, SystemKind::Gateway(_));
+                models.push((s.name.clone(), model.clone(), gateway));
             }
             match &entry.kind {
                 SystemKind::Builtin(mode) => builtins.push(*mode),
@@ -242,13 +241,32 @@ impl SystemsFile {
             }
             systems.push(entry);
         }
-        if let Some((first, model)) = models.first() {
-            if let Some((other, theirs)) = models.iter().find(|(_, m)| m != model) {
+        // The run's model: the file's, else the one every system names
+        // (as before per-gateway models), else a reference proxy's. A
+        // gateway whose own model differs is asked for it alone
+        // (`--gateway-model`); a reference proxy is asked for the run's.
+        let shared = models
+            .first()
+            .filter(|(_, first, _)| models.iter().all(|(_, m, _)| m == first))
+            .map(|(_, m, _)| m.clone());
+        let builtin_model = models
+            .iter()
+            .find(|(_, _, g)| !g)
+            .map(|(_, m, _)| m.clone());
+        if let Some(model) = raw.model.clone().or(shared).or(builtin_model) {
+            options.model = model;
+        }
+        for (name, model, gateway) in &models {
+            if *model == options.model {
+                continue;
+            }
+            if !gateway {
                 return Err(file_error(format!(
-                    "{first} asks for model {model:?} and {other} for {theirs:?}; the driver asks every system for one model id, so give them the same model (or remove one)"
+                    "system {name:?} asks for model {model:?} and the run for {:?}; a reference proxy is asked for the run's model, so give it the same (or remove its `model`)",
+                    options.model
                 )));
             }
-            options.model = model.clone();
+            options.gateway_models.push(format!("{name}={model}"));
         }
         match builtins.len() {
             0 => options.no_builtin = true,

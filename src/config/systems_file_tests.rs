@@ -87,6 +87,52 @@ fn a_file_of_gateways_only_runs_no_builtin() {
     assert_eq!(file.systems[0].notes, "mine");
 }
 
+/// A gateway that names its models its own way is asked for its own
+/// model; every other system for the file's; a model every system shares
+/// is the run's, as before.
+#[test]
+fn a_gateway_s_own_model_is_asked_of_it_alone() {
+    let file = parse(
+        r#"
+        model = "continuity-sim"
+        [[system]]
+        name = "tensorzero"
+        url = "http://127.0.0.1:3000/openai"
+        model = "tensorzero::model_name::continuity-sim"
+        [[system]]
+        name = "litellm"
+        url = "http://127.0.0.1:4000"
+        "#,
+    )
+    .unwrap();
+    assert_eq!(file.options.model, "continuity-sim");
+    assert_eq!(
+        file.options.gateway_models,
+        ["tensorzero=tensorzero::model_name::continuity-sim"]
+    );
+    let systems = crate::config::systems_config(&file.options).unwrap();
+    let model_of = |name: &str| {
+        systems
+            .gateways
+            .iter()
+            .find(|g| g.name == name)
+            .unwrap()
+            .model
+            .clone()
+    };
+    assert_eq!(
+        model_of("tensorzero").as_deref(),
+        Some("tensorzero::model_name::continuity-sim")
+    );
+    assert_eq!(model_of("litellm"), None);
+    let shared = parse(
+        "[[system]]\nname = \"a\"\nurl = \"http://x\"\nmodel = \"m9\"\n[[system]]\nname = \"b\"\nurl = \"http://y\"\nmodel = \"m9\"\n",
+    )
+    .unwrap();
+    assert_eq!(shared.options.model, "m9");
+    assert!(shared.options.gateway_models.is_empty());
+}
+
 #[test]
 fn refusals_name_the_file_the_system_and_the_fix() {
     let cases: &[(&str, &str)] = &[
@@ -106,8 +152,8 @@ fn refusals_name_the_file_the_system_and_the_fix() {
             "two systems are named",
         ),
         (
-            "model = \"m1\"\n[[system]]\nname = \"a\"\nurl = \"http://x\"\nmodel = \"m2\"\n",
-            "one model id",
+            "model = \"m1\"\n[[system]]\nname = \"stateless\"\nbuiltin = \"stateless\"\nmodel = \"m2\"\n[[system]]\nname = \"history\"\nbuiltin = \"history\"\n",
+            "a reference proxy is asked for the run's model",
         ),
         ("[[system]]\nname = \"a\"\nurl = \"http://x\"\ncolour = 1\n", "colour"),
         ("[[system]]\nname = \"a\"\nurl = \"http://x\"\nheaders = { \"A:B\" = \"v\" }\n", "not a header name"),

@@ -149,6 +149,7 @@ async fn harness_reading(base: &str, profile: ClientProfile) -> (Reading, bool) 
         kind: SystemKind::Gateway,
         url: base.trim_end_matches("/v1").to_string(),
         headers: Vec::new(),
+        model: None,
     };
     let request = ChatRequest {
         model: "continuity-sim".into(),

@@ -45,6 +45,51 @@ async fn run_with_control_tuned(
     (dir, outcome)
 }
 
+/// A gateway that routes on model ids of its own is asked for its own
+/// (`--gateway-model`, or `model` on its systems-file entry) while the
+/// reference systems are asked for the run's: it keeps every
+/// conversation. Asked for the run's model, it refuses the preflight and
+/// the run says so before it starts.
+#[tokio::test(start_paused = true)]
+async fn a_gateway_is_asked_for_its_own_model_id() {
+    use crate::common::gateways::OWN_MODEL_PREFIX;
+    let own = format!(
+        "{OWN_MODEL_PREFIX}{}",
+        continuity_bench::config::DRIVER_MODEL
+    );
+    let (_dir, outcome) = run_with_control_tuned(
+        Misbehaviour::RoutesOnItsOwnModelNames,
+        "fault_profiles/paper.toml",
+        None,
+        |config| config.systems.gateways[0].model = Some(own.clone()),
+    )
+    .await;
+    let control = system(&outcome, "control");
+    assert_eq!(control.events, 150);
+    assert!(control.cpr.rate.unwrap() >= 0.99, "{:?}", control.cpr);
+    assert!(system(&outcome, "history").cpr.rate.unwrap() >= 0.99);
+
+    let (gateway, primary, fallback) =
+        start_on_free_ports(Misbehaviour::RoutesOnItsOwnModelNames).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = quick_run(dir.path(), 1);
+    config.systems.gateways = vec![gateway_spec("control", gateway.url(), primary, fallback)];
+    config.systems.gateway_wait = Duration::ZERO;
+    let Err(refused) = continuity_bench::continuity::execute(
+        &config,
+        tokio_util::sync::CancellationToken::new(),
+        std::time::Instant::now(),
+    )
+    .await
+    else {
+        panic!("the run's model is refused by the gateway, yet the run went on");
+    };
+    assert!(
+        format!("{refused:#}").contains("must start with acme::"),
+        "{refused:#}"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn dropping_history_loses_the_conversation() {
     let (_dir, outcome) = run_with_control(

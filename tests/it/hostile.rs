@@ -30,6 +30,7 @@ fn gateway_run(out: &Path, url: String, headers: Vec<(String, Secret)>) -> RunCo
         primary_port: free_port(),
         fallback_port: free_port(),
         headers,
+        model: None,
     }];
     config
 }
@@ -61,6 +62,7 @@ async fn exchange(url: String, stream: bool, options: SendOptions) -> Exchange {
         kind: SystemKind::Gateway,
         url,
         headers: vec![("X-Api-Key".into(), Secret::new("sk-hostile-one-exchange-9"))],
+        model: None,
     };
     let request = ChatRequest {
         model: "continuity-sim".into(),

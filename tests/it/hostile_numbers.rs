@@ -81,6 +81,7 @@ fn target(addr: SocketAddr) -> Target {
         kind: SystemKind::Gateway,
         url: format!("http://{addr}"),
         headers: vec![],
+        model: None,
     }
 }
 

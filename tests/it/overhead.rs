@@ -19,6 +19,7 @@ fn gateway(name: &str, url: String, primary_port: u16, fallback_port: u16) -> Ga
         primary_port,
         fallback_port,
         headers: Vec::new(),
+        model: None,
     }
 }
 

@@ -89,6 +89,17 @@ pub struct Target {
     /// Extra request headers (name, value), e.g. `Authorization`. Values
     /// stay [`Secret`] up to the socket.
     pub headers: Vec<(String, Secret)>,
+    /// The model id this system is asked for when it names models its own
+    /// way (`--gateway-model`); `None`: the run's `--model`.
+    pub model: Option<String>,
+}
+
+impl Target {
+    /// The model id to ask this system for: its own, or `default` (the
+    /// run's `--model`).
+    pub fn model<'a>(&'a self, default: &'a str) -> &'a str {
+        self.model.as_deref().unwrap_or(default)
+    }
 }
 
 /// What one request produced.

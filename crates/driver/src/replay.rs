@@ -129,7 +129,7 @@ pub async fn replay_conversation(
         let (body, messages_sent) = match options.api {
             Api::Chat => {
                 let request = ChatRequest {
-                    model: options.model.clone(),
+                    model: target.model(&options.model).to_string(),
                     messages: request_messages(
                         conversation,
                         &options.system_prompt,
@@ -148,7 +148,7 @@ pub async fn replay_conversation(
                 let input = turn_input(conversation, index);
                 let sent = input.len() as u32;
                 let request = cb_wire::responses::request_body(
-                    &options.model,
+                    target.model(&options.model),
                     &options.system_prompt,
                     input,
                     previous.as_deref(),

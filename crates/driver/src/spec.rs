@@ -72,6 +72,8 @@ pub struct GatewaySpec {
     pub fallback_port: u16,
     /// Extra request headers; values are secret.
     pub headers: Vec<(String, Secret)>,
+    /// The model id it is asked for instead of the run's (`--gateway-model`).
+    pub model: Option<String>,
 }
 
 /// Reads an environment variable; a seam so tests need not mutate the

@@ -115,12 +115,19 @@ impl Systems {
                 SystemKind::Builtin(_) => Duration::ZERO,
             };
             let options = spec.systems.send_options(PREFLIGHT_TIMEOUT);
-            preflight(client, target, &spec.systems.model, spec.api, options, wait)
-                .await
-                .map_err(|e| match gateway_hint(&spec, target) {
-                    Some(hint) => e.context(hint),
-                    None => e,
-                })?;
+            preflight(
+                client,
+                target,
+                target.model(&spec.systems.model),
+                spec.api,
+                options,
+                wait,
+            )
+            .await
+            .map_err(|e| match gateway_hint(&spec, target) {
+                Some(hint) => e.context(hint),
+                None => e,
+            })?;
         }
         Ok(systems)
     }
@@ -184,6 +191,7 @@ async fn start_builtin(
             kind: SystemKind::Builtin(mode),
             url: handle.url(),
             headers: Vec::new(),
+            model: None,
         });
         systems.pairs.push(pair);
         systems.proxies.push(handle);
@@ -210,13 +218,15 @@ async fn start_gateways(
         })?;
         cb_base::secret::eprintln!(
             "gateway {} at {}: primary upstream http://{}/v1, fallback upstream http://{}/v1, model {:?}",
-            gateway.name, cb_base::url::display_url(&gateway.url), pair.primary.addr, pair.fallback.addr, config.systems.model
+            gateway.name, cb_base::url::display_url(&gateway.url), pair.primary.addr, pair.fallback.addr,
+            gateway.model.as_deref().unwrap_or(&config.systems.model)
         );
         systems.targets.push(Target {
             name: gateway.name.clone(),
             kind: SystemKind::Gateway,
             url: gateway.url.clone(),
             headers: gateway.headers.clone(),
+            model: gateway.model.clone(),
         });
         systems.pairs.push(pair);
     }

@@ -170,7 +170,6 @@ pub async fn measure(
         config.trials,
         config.seed,
     );
-    let bodies = started.requests(config);
     let mut pooled: BTreeMap<Key, Pooled> = BTreeMap::new();
     let mut records = Vec::with_capacity(slots.len());
     let mut costs: BTreeMap<String, (f64, u64)> = BTreeMap::new();
@@ -192,6 +191,7 @@ pub async fn measure(
             slot.trial
         ));
         let endpoint = started.endpoint(&slot.subject)?;
+        let bodies = started.requests_of(config, &slot.subject)?;
         let pid = started.pid(&slot.subject);
         let cpu_before = pid.and_then(process::read).map(|r| r.cpu_seconds);
         let warmup = config.warmup.max(slot.concurrency);

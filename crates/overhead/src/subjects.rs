@@ -34,6 +34,8 @@ const TURN: usize = 2;
 struct Started {
     subject: Subject,
     endpoint: Endpoint,
+    /// The model id it is asked for (a gateway's own, or the run's).
+    model: String,
     pid: Option<u32>,
     child: Option<Child>,
 }
@@ -43,7 +45,6 @@ struct Started {
 pub struct Subjects {
     ctx: UpstreamContext,
     conversation: Conversation,
-    model: String,
     subjects: Vec<Started>,
     pairs: Vec<UpstreamPair>,
 }
@@ -79,7 +80,6 @@ pub async fn start(config: &OverheadConfig) -> anyhow::Result<Subjects> {
     let mut subjects = Subjects {
         ctx: ctx.clone(),
         conversation,
-        model: config.systems.model.clone(),
         subjects: Vec::new(),
         pairs: Vec::new(),
     };
@@ -93,6 +93,7 @@ pub async fn start(config: &OverheadConfig) -> anyhow::Result<Subjects> {
             url: cb_base::url::under_v1(&pair.primary.url(), "/chat/completions"),
             headers: Vec::new(),
         },
+        model: config.systems.model.clone(),
         pid: None,
         child: None,
     });
@@ -109,6 +110,7 @@ pub async fn start(config: &OverheadConfig) -> anyhow::Result<Subjects> {
                     url: cb_base::url::under_v1(&url, "/chat/completions"),
                     headers: Vec::new(),
                 },
+                model: config.systems.model.clone(),
                 pid: Some(child.id()),
                 child: Some(child),
             });
@@ -142,13 +144,17 @@ pub async fn start(config: &OverheadConfig) -> anyhow::Result<Subjects> {
                 url: cb_base::url::under_v1(&g.url, "/chat/completions"),
                 headers: g.headers.clone(),
             },
+            model: g
+                .model
+                .clone()
+                .unwrap_or_else(|| config.systems.model.clone()),
             pid,
             child: None,
         });
         subjects.pairs.push(pair);
     }
-    let bodies = subjects.requests(config);
     for s in &subjects.subjects {
+        let bodies = subjects.requests(config, &s.model);
         let wait = match &s.subject {
             Subject::System(name) if config.systems.gateways.iter().any(|g| &g.name == name) => {
                 config.systems.gateway_wait
@@ -172,10 +178,10 @@ impl Subjects {
             .collect()
     }
 
-    /// The request bodies every slot sends: turn 3 of the built-in
-    /// dataset's first conversation with its scripted replies, as the
-    /// driver would send it.
-    pub fn requests(&self, config: &OverheadConfig) -> Requests {
+    /// The request bodies a slot sends, asking for `model`: turn 3 of the
+    /// built-in dataset's first conversation with its scripted replies, as
+    /// the driver would send it.
+    pub fn requests(&self, config: &OverheadConfig, model: &str) -> Requests {
         let messages = cb_dataset::messages::client_messages(
             &self.conversation,
             cb_driver::SYSTEM_PROMPT,
@@ -190,7 +196,7 @@ impl Subjects {
         );
         let body = |stream: bool| {
             let request = cb_wire::openai::ChatRequest {
-                model: self.model.clone(),
+                model: model.to_string(),
                 messages: messages.clone(),
                 stream,
                 stream_options: None,
@@ -214,6 +220,21 @@ impl Subjects {
         self.find(subject)
             .map(|s| &s.endpoint)
             .with_context(|| format!("{subject} was not started"))
+    }
+
+    /// The request bodies of `subject` (asking for its model).
+    ///
+    /// # Errors
+    /// A subject that was not started (a bug).
+    pub fn requests_of(
+        &self,
+        config: &OverheadConfig,
+        subject: &Subject,
+    ) -> anyhow::Result<Requests> {
+        let s = self
+            .find(subject)
+            .with_context(|| format!("{subject} was not started"))?;
+        Ok(self.requests(config, &s.model))
     }
 
     /// `subject`'s process, when known.

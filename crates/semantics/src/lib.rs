@@ -228,12 +228,13 @@ async fn check_system(
     }
 }
 
-/// The request of conversation `id` of `case`.
+/// The request of conversation `id` of `case`, asking for `model`.
 fn request_of(
     case: &Case,
     id: &str,
     conversations: &[Conversation],
     config: &SemanticsConfig,
+    model: &str,
 ) -> ChatRequest {
     let message = conversations
         .iter()
@@ -248,7 +249,7 @@ fn request_of(
         extra.insert("response_format".into(), response_format());
     }
     ChatRequest {
-        model: config.systems.model.clone(),
+        model: model.to_string(),
         messages: vec![
             ChatMessage::new("system", SYSTEM_PROMPT),
             ChatMessage::new("user", &message),
@@ -270,12 +271,13 @@ async fn run_case(
 ) -> CaseResult {
     let config = to.config;
     let system = &to.target.name;
+    let model = to.target.model(&config.systems.model);
     let id = format!("semantics-{}", case.id);
     let mut resent = 0;
     let mut health = None;
     let before = if case.alive_after {
         let before = before_id(case);
-        let request = request_of(case, &before, conversations, config);
+        let request = request_of(case, &before, conversations, config, model);
         let start = now_ms(to.ctx);
         Some(
             send_one(
@@ -293,7 +295,7 @@ async fn run_case(
     };
     let requests = match case.shape {
         Shape::Single => {
-            let request = request_of(case, &id, conversations, config);
+            let request = request_of(case, &id, conversations, config, model);
             loop {
                 to.ctx.start_clock(system, case.id);
                 let start = now_ms(to.ctx);
@@ -316,7 +318,7 @@ async fn run_case(
             let began = Instant::now();
             let sends = (1..=count).map(|k| {
                 let conversation = format!("semantics-{}-{k}", case.id);
-                let request = request_of(case, &conversation, conversations, config);
+                let request = request_of(case, &conversation, conversations, config, model);
                 async move {
                     tokio::time::sleep_until(began + interval * (k - 1)).await;
                     send_one(client, to, &conversation, &request, case.bound, start).await
@@ -332,7 +334,7 @@ async fn run_case(
     };
     let after = if case.alive_after {
         let after = after_id(case);
-        let request = request_of(case, &after, conversations, config);
+        let request = request_of(case, &after, conversations, config, model);
         let start = now_ms(to.ctx);
         Some(
             send_one(
@@ -393,7 +395,8 @@ async fn fallback_health(
     to.ctx.set_expired(system, Role::Fallback, true);
     let expired = health::probe_all(client, to.target, timeout).await;
     to.ctx.start_clock(system, case.id);
-    let request = request_of(case, id, conversations, to.config);
+    let model = to.target.model(&to.config.systems.model);
+    let request = request_of(case, id, conversations, to.config, model);
     let sent = send_one(client, to, id, &request, case.bound, now_ms(to.ctx)).await;
     let own_fallback_calls = health::own_calls(to.ctx, system, since, lists);
     to.ctx.set_expired(system, Role::Fallback, false);

@@ -241,7 +241,7 @@ pub async fn run(
     let start = now_ms(to.ctx);
     let sends = (1..=c).map(|k| {
         let request = ChatRequest {
-            model: config.systems.model.clone(),
+            model: to.target.model(&config.systems.model).to_string(),
             messages: vec![
                 ChatMessage::new("system", cb_driver::SYSTEM_PROMPT),
                 ChatMessage::new("user", &message(k, c)),

@@ -154,7 +154,15 @@ pub enum Misbehaviour {
     /// Forwards faithfully, plain and streamed, after holding every
     /// request for [`HOLD`]: a gateway that adds latency and nothing else.
     HoldsEveryRequest,
+    /// Routes on model ids of its own ([`OWN_MODEL_PREFIX`] + the
+    /// provider's id, as TensorZero's `tensorzero::model_name::…`): any
+    /// other model id is a 400; the prefix is dropped before forwarding
+    /// faithfully.
+    RoutesOnItsOwnModelNames,
 }
+
+/// The prefix `RoutesOnItsOwnModelNames` routes on.
+pub const OWN_MODEL_PREFIX: &str = "acme::";
 
 /// The waits of `BacksOffBlindly` before each retry of a 429.
 const BLIND_BACKOFF: [Duration; 5] = [
@@ -613,9 +621,23 @@ fn dropped() -> Response {
         .unwrap()
 }
 
-async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
+async fn handle(State(g): State<Gateway>, Json(mut body): Json<Value>) -> Response {
     if g.kind == Misbehaviour::HoldsEveryRequest {
         tokio::time::sleep(HOLD).await;
+    }
+    if g.kind == Misbehaviour::RoutesOnItsOwnModelNames {
+        let model = body["model"].as_str().unwrap_or_default();
+        match model.strip_prefix(OWN_MODEL_PREFIX) {
+            Some(provider_model) => body["model"] = provider_model.to_string().into(),
+            None => {
+                let message = format!("`model` must start with {OWN_MODEL_PREFIX} (got {model:?})");
+                return (
+                    StatusCode::BAD_REQUEST,
+                    Json(serde_json::json!({"error": {"message": message, "type": "invalid_request_error"}})),
+                )
+                    .into_response();
+            }
+        }
     }
     if g.kind == Misbehaviour::TrustsPlainBodies {
         return super::careless::trusting(&g.client, &g.primary, &g.fallback, &body).await;
@@ -774,7 +796,8 @@ async fn handle(State(g): State<Gateway>, Json(body): Json<Value>) -> Response {
         | Misbehaviour::ClaimsNoFallback
         | Misbehaviour::TellsRoutingTruth
         | Misbehaviour::CoolsEverything
-        | Misbehaviour::HoldsEveryRequest => messages.clone(),
+        | Misbehaviour::HoldsEveryRequest
+        | Misbehaviour::RoutesOnItsOwnModelNames => messages.clone(),
         Misbehaviour::TruncateToLast3 => messages[messages.len().saturating_sub(3)..].to_vec(),
     });
     if g.kind == Misbehaviour::ClaimsPrimaryModel {

@@ -93,6 +93,7 @@ pub fn gateway_spec(name: &str, url: String, primary: u16, fallback: u16) -> Gat
         primary_port: primary,
         fallback_port: fallback,
         headers: Vec::new(),
+        model: None,
     }
 }
 
