@@ -102,7 +102,9 @@ pub struct SystemOptions {
           conflicts_with_all = ["gateways", "no_builtin", "upstream_ports", "headers"])]
     pub systems: Option<PathBuf>,
     /// Add an OpenAI-compatible gateway as a system under test, as
-    /// NAME=URL (base URL without /v1, e.g. litellm=http://127.0.0.1:4000).
+    /// NAME=URL (base URL without /v1, e.g. litellm=http://127.0.0.1:4000,
+    /// or the full chat-completions URL of a gateway that serves it
+    /// elsewhere, e.g. helicone=http://127.0.0.1:8080/router/r/chat/completions).
     /// Repeatable. Each gets its own upstream pair; the ports are printed at
     /// start and set with --upstream-ports.
     #[arg(long = "gateway", value_name = "NAME=URL")]

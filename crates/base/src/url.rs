@@ -55,6 +55,9 @@ pub fn display_url(text: &str) -> String {
     shown
 }
 
+/// The chat-completions path under a base URL.
+pub const CHAT_PATH: &str = "/chat/completions";
+
 /// `BASE` followed by `tail` (`/chat/completions`), the base's query
 /// string kept after the joined path (`https://h/api/v1?key=k` gives
 /// `https://h/api/v1/chat/completions?key=k`). Text that is not a URL is
@@ -73,11 +76,17 @@ pub fn join(base: &str, tail: &str) -> String {
 /// `BASE/v1` (or `BASE` when it already ends in `/v1`) followed by `tail`,
 /// the base's query string kept after the joined path
 /// (`http://h/v1?api_key=k` gives `http://h/v1/chat/completions?api_key=k`).
-/// Text that is not a URL is joined as it is.
+/// A base that is itself a chat-completions URL (its path ends in
+/// `/chat/completions`, for a gateway that serves it elsewhere than under
+/// `/v1`, such as Helicone's `/router/NAME/chat/completions`) is that
+/// endpoint, and its siblings sit beside it (`/models` gives
+/// `/router/NAME/models`). Text that is not a URL is joined as it is.
 pub fn under_v1(base: &str, tail: &str) -> String {
     let join = |path: &str| {
         let trimmed = path.trim_end_matches('/');
-        if trimmed.ends_with("/v1") {
+        if let Some(dir) = trimmed.strip_suffix(CHAT_PATH) {
+            format!("{dir}{tail}")
+        } else if trimmed.ends_with("/v1") {
             format!("{trimmed}{tail}")
         } else {
             format!("{trimmed}/v1{tail}")
@@ -171,6 +180,25 @@ mod tests {
         );
         assert_eq!(display_url("http://h:1/a@b"), "http://h:1/a@b");
         assert_eq!(display_url("not a url"), "not a url");
+    }
+
+    #[test]
+    fn a_chat_completions_url_is_the_endpoint_and_its_siblings_sit_beside_it() {
+        let base = "http://h:8080/router/cbsim/chat/completions";
+        assert_eq!(under_v1(base, CHAT_PATH), base);
+        assert_eq!(
+            under_v1(base, "/models"),
+            "http://h:8080/router/cbsim/models"
+        );
+        assert_eq!(
+            under_v1("http://h/r/chat/completions?k=1", CHAT_PATH),
+            "http://h/r/chat/completions?k=1"
+        );
+        // Not a chat-completions path: joined under /v1 as before.
+        assert_eq!(
+            under_v1("http://h/router/cbsim", CHAT_PATH),
+            "http://h/router/cbsim/v1/chat/completions"
+        );
     }
 
     #[test]
