@@ -99,7 +99,7 @@ pub struct SystemOptions {
     /// upstream ports, model id, notes; see examples/systems/). Replaces
     /// --gateway, --no-builtin, --upstream-ports and --header.
     #[arg(long = "systems", value_name = "FILE",
-          conflicts_with_all = ["gateways", "no_builtin", "upstream_ports", "headers"])]
+          conflicts_with_all = ["gateways", "no_builtin", "upstream_ports", "headers", "gateway_models"])]
     pub systems: Option<PathBuf>,
     /// Add an OpenAI-compatible gateway as a system under test, as
     /// NAME=URL (base URL without /v1, e.g. litellm=http://127.0.0.1:4000,

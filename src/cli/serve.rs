@@ -105,6 +105,11 @@ pub struct ProxyArgs {
     /// What the fallback receives.
     #[arg(long, value_enum)]
     pub mode: ProxyModeArg,
+    /// Stop when standard input ends: a harness that starts the proxy as
+    /// its child (`bench overhead`) keeps a pipe open to it, so the proxy
+    /// never outlives the harness, however the harness ends.
+    #[arg(long, hide = true)]
+    pub exit_on_stdin_eof: bool,
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,

@@ -68,19 +68,20 @@ pub async fn grade(args: &GradeArgs) -> anyhow::Result<ExitCode> {
         // Nothing ran: leave no empty directory behind.
         let _ = std::fs::remove_dir(dir);
     }
+    // A failed measurement costs the overhead, never the page: what
+    // finished before it is written, with the reason.
+    let mut overhead_failed = None;
     let overhead = match &config.overhead {
         Some(measure) if !cancel.is_cancelled() => {
             crate::secret::eprintln!("grade: the overhead when nothing fails");
-            let report = super::overhead::measure(measure, cancel.clone(), args.quiet)
-                .await
-                .context("the overhead measurement failed")?;
-            let dir = crate::report::dir::claim_given(&config.out.join("overhead"), args.force)?;
-            super::overhead::write(&dir, &report)?;
-            crate::secret::println!(
-                "overhead:\n{}",
-                crate::overhead::render::render(&report, crate::overhead::render::Target::Terminal)
-            );
-            Some(report)
+            match measure_overhead(measure, &config.out, &cancel, args).await {
+                Ok(report) => Some(report),
+                Err(e) => {
+                    crate::secret::eprintln!("grade: the overhead measurement failed: {e:#}");
+                    overhead_failed = Some(format!("{e:#}"));
+                    None
+                }
+            }
         }
         _ => None,
     };
@@ -123,6 +124,13 @@ pub async fn grade(args: &GradeArgs) -> anyhow::Result<ExitCode> {
         interrupted_by: stopped.signal().filter(|_| cancel.is_cancelled()),
     };
     let mut summary = assemble(&inputs);
+    if let Some(why) = &overhead_failed {
+        for system in &mut summary.systems {
+            system
+                .unmeasured
+                .push(format!("overhead: the measurement failed ({why})"));
+        }
+    }
     summary.gate = config.gate.as_ref().map(|g| g.check(&summary.systems));
     crate::grade::write_grade(&config.out, &summary)
         .with_context(|| format!("cannot write the grade into {}", config.out.display()))?;
@@ -153,4 +161,21 @@ pub async fn grade(args: &GradeArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--overhead`: measures, writes `overhead/` and prints the tables.
+async fn measure_overhead(
+    measure: &crate::overhead::OverheadConfig,
+    out: &std::path::Path,
+    cancel: &CancellationToken,
+    args: &GradeArgs,
+) -> anyhow::Result<crate::overhead::OverheadReport> {
+    let report = super::overhead::measure(measure, cancel.clone(), args.quiet).await?;
+    let dir = crate::report::dir::claim_given(&out.join("overhead"), args.force)?;
+    super::overhead::write(&dir, &report)?;
+    crate::secret::println!(
+        "overhead:\n{}",
+        crate::overhead::render::render(&report, crate::overhead::render::Target::Terminal)
+    );
+    Ok(report)
 }

@@ -33,7 +33,19 @@ pub async fn overhead(args: &OverheadArgs) -> anyhow::Result<ExitCode> {
     };
     let cancel = CancellationToken::new();
     let stopped = stop_on_ctrl_c(cancel.clone(), "stopping and writing what finished");
-    let report = measure(&config, cancel.clone(), args.quiet).await?;
+    let report = match measure(&config, cancel.clone(), args.quiet).await {
+        Ok(report) => report,
+        Err(e) if cancel.is_cancelled() => {
+            crate::secret::eprintln!("{e:#}");
+            // Nothing finished: leave no empty directory behind.
+            let _ = std::fs::remove_dir(&out);
+            return Ok(ExitCode::from(stopped.exit_code_or(EXIT_INTERRUPTED)));
+        }
+        Err(e) => {
+            let _ = std::fs::remove_dir(&out);
+            return Err(e);
+        }
+    };
     crate::secret::println!("{}", render::render(&report, render::Target::Terminal));
     write(&out, &report)?;
     crate::secret::println!("report in {}", out.display());

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 /// (exit 143), letting requests in flight end first.
 pub async fn proxy(args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let listen = args.listen;
+    let exit_on_stdin_eof = args.exit_on_stdin_eof;
     // Every client connection is a descriptor: at thousands of requests in
     // flight the default soft limit (often 1,024) is too low, so raise it to
     // the hard maximum, as `run` does.
@@ -39,7 +40,27 @@ pub async fn proxy(args: ProxyArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    let stop = signals.next().await;
+    let stdin_closed = async {
+        if exit_on_stdin_eof {
+            // Bounded: each read returns data, the end or an error.
+            let _ = tokio::task::spawn_blocking(|| {
+                let mut buf = [0u8; 256];
+                let mut stdin = std::io::stdin();
+                while let Ok(n) = std::io::Read::read(&mut stdin, &mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                }
+            })
+            .await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    let code = tokio::select! {
+        stop = signals.next() => stop.exit_code(),
+        () = stdin_closed => 0,
+    };
     handle.shutdown().await;
-    Ok(ExitCode::from(stop.exit_code()))
+    Ok(ExitCode::from(code))
 }

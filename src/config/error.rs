@@ -37,6 +37,9 @@ pub enum ConfigError {
     /// A `--upstream-ports` that is not NAME=PRIMARY,FALLBACK or names no gateway.
     #[error("--upstream-ports expects NAME=PRIMARY,FALLBACK for a --gateway NAME, e.g. litellm=9001,9002 (got {0:?})")]
     UpstreamPorts(String),
+    /// The Responses API asked of a gateway given by its chat-completions URL.
+    #[error("gateway {0:?} is given by its chat-completions URL, which says nothing of where its Responses API is; give its base URL with --api responses")]
+    ResponsesChatUrl(String),
     /// A `--gateway-model` that is not NAME=MODEL or names no gateway.
     #[error("--gateway-model expects NAME=MODEL for a --gateway NAME, e.g. tensorzero=tensorzero::model_name::continuity-sim (got {0:?})")]
     GatewayModel(String),

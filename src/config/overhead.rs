@@ -34,6 +34,17 @@ pub enum OverheadConfigError {
         /// The gateways there are.
         known: String,
     },
+    /// A gateway is named as the baseline is.
+    #[error("a gateway is named \"baseline\", the name of the no-gateway baseline in every table; rename it")]
+    BaselineName,
+    /// The bounds of one request do not fit together.
+    #[error("--upstream-delay {delay_ms} ms must be below --deadline {deadline_ms} ms and below the preflight's 10 s; --deadline at least 100 ms")]
+    Bounds {
+        /// `--upstream-delay`, ms.
+        delay_ms: u128,
+        /// `--deadline`, ms.
+        deadline_ms: u128,
+    },
     /// This program's path is unknown (to start the reference proxies).
     #[error("cannot tell where this program is, to start the reference proxies: {0}")]
     NoExe(std::io::Error),
@@ -52,6 +63,19 @@ pub fn overhead_config(
     let systems = super::systems_config(systems)?;
     if systems.api == crate::client::Api::Responses {
         return Err(OverheadConfigError::ResponsesApi);
+    }
+    if systems.gateways.iter().any(|g| g.name == "baseline") {
+        return Err(OverheadConfigError::BaselineName);
+    }
+    let (delay, deadline) = (options.upstream_delay, options.deadline);
+    if deadline < std::time::Duration::from_millis(100)
+        || delay >= deadline
+        || delay >= std::time::Duration::from_secs(10)
+    {
+        return Err(OverheadConfigError::Bounds {
+            delay_ms: delay.as_millis(),
+            deadline_ms: deadline.as_millis(),
+        });
     }
     let concurrency: Vec<usize> = options
         .concurrency

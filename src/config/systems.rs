@@ -27,6 +27,11 @@ pub fn systems_config(options: &SystemOptions) -> Result<SystemsConfig, ConfigEr
     if options.no_builtin && gateways.is_empty() {
         return Err(ConfigError::NoSystems);
     }
+    if options.api == crate::cli::ApiArg::Responses {
+        if let Some(g) = gateways.iter().find(|g| cb_base::url::is_chat_url(&g.url)) {
+            return Err(ConfigError::ResponsesChatUrl(g.name.clone()));
+        }
+    }
     Ok(SystemsConfig {
         builtin: !options.no_builtin,
         gateways,

@@ -189,6 +189,7 @@ impl SystemsFile {
         options.gateways.clear();
         options.upstream_ports.clear();
         options.headers.clear();
+        options.gateway_models.clear();
         options.systems = None;
         if let Some(wait) = &raw.gateway_wait {
             options.gateway_wait = humantime::parse_duration(wait).map_err(|e| {

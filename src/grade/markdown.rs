@@ -148,11 +148,15 @@ pub fn render(s: &GradeSummary) -> String {
                     )
                 })
                 .collect();
-            out.push_str(&row(&[
+            // Escaped whole (a failure's reason is a peer's text), not by
+            // `row`, which escapes pipes only.
+            let cells = [
                 sys.name.clone(),
                 added.join("; "),
                 cb_overhead::render::peak_rss_cell(report, &sys.name),
-            ]));
+            ]
+            .map(|c| cb_report::escape::markdown_cell(&c));
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
         }
         out.push('\n');
         out.push_str(&cb_overhead::render::render(

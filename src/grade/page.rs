@@ -332,10 +332,26 @@ fn overhead(s: &GradeSummary, out: &mut String) {
             .collect();
         out.push_str(&table(&PROCESS_HEADERS, &rows));
     }
-    let notes: Vec<String> = report
-        .unread
-        .iter()
-        .map(|(n, why)| format!("{n}: {why}"))
+    let failures = report.points.iter().filter(|p| p.failed > 0).map(|p| {
+        format!(
+            "{} at C = {}, {}: {} of {} measured requests failed, first: {}",
+            p.subject,
+            p.concurrency,
+            p.mode,
+            p.failed,
+            p.failed + p.measured,
+            p.first_failure.as_deref().unwrap_or("?")
+        )
+    });
+    let interrupted = report.interrupted.then(|| {
+        format!(
+            "interrupted: {} slots of the schedule ran",
+            report.slots.len()
+        )
+    });
+    let notes: Vec<String> = failures
+        .chain(interrupted)
+        .chain(report.unread.iter().map(|(n, why)| format!("{n}: {why}")))
         .chain(
             report
                 .fallback_attempts

@@ -1,11 +1,12 @@
 //! `bench overhead` against its controls: a gateway that holds every
 //! request 30 ms must show about that much added latency, with an interval
 //! clear of zero, plain and streamed; a "gateway" that is its own upstream
-//! (no hop at all) must not; the reference proxies run as processes of
-//! their own whose memory and CPU are read; nothing reaches a fallback;
-//! and bad flags stop before anything starts.
+//! (no hop at all) must not; a gateway that routes on model ids of its own
+//! is asked for its own; the reference proxies run as processes of their
+//! own whose memory and CPU are read; nothing reaches a fallback; and bad
+//! flags stop before anything starts.
 
-use crate::common::gateways::{start_on_free_ports, Misbehaviour, HOLD};
+use crate::common::gateways::{start_on_free_ports, Misbehaviour, HOLD, OWN_MODEL_PREFIX};
 use continuity_bench::driver::{GatewaySpec, SystemsConfig};
 use continuity_bench::overhead::schedule::{Mode, Subject};
 use continuity_bench::overhead::{measure, OverheadConfig};
@@ -26,6 +27,7 @@ fn gateway(name: &str, url: String, primary_port: u16, fallback_port: u16) -> Ga
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_held_request_shows_as_added_latency_and_no_hop_does_not() {
     let (slow, slow_p, slow_f) = start_on_free_ports(Misbehaviour::HoldsEveryRequest).await;
+    let (own, own_p, own_f) = start_on_free_ports(Misbehaviour::RoutesOnItsOwnModelNames).await;
     let (direct_p, direct_f) = (
         crate::common::gateways::free_port(),
         crate::common::gateways::free_port(),
@@ -42,6 +44,10 @@ async fn a_held_request_shows_as_added_latency_and_no_hop_does_not() {
                 direct_p,
                 direct_f,
             ),
+            GatewaySpec {
+                model: Some(format!("{OWN_MODEL_PREFIX}continuity-sim")),
+                ..gateway("own", own.url(), own_p, own_f)
+            },
         ],
         model: "continuity-sim".to_string(),
         gateway_wait: Duration::from_secs(5),
@@ -66,9 +72,12 @@ async fn a_held_request_shows_as_added_latency_and_no_hop_does_not() {
         .await
         .unwrap();
     assert!(!report.interrupted);
-    assert_eq!(report.systems, ["stateless", "history", "slow", "direct"]);
-    // (1 baseline + 4 systems) x 2 modes x 2 trials x 2 concurrencies.
-    assert_eq!(report.slots.len(), 40);
+    assert_eq!(
+        report.systems,
+        ["stateless", "history", "slow", "direct", "own"]
+    );
+    // (1 baseline + 5 systems) x 2 modes x 2 trials x 2 concurrencies.
+    assert_eq!(report.slots.len(), 48);
     assert!(report.slots[..2]
         .iter()
         .all(|s| s.slot.subject == Subject::Baseline));
@@ -123,6 +132,7 @@ async fn a_held_request_shows_as_added_latency_and_no_hop_does_not() {
     );
     assert!(text.contains("| slow |"), "{text}");
     slow.shutdown().await;
+    own.shutdown().await;
 }
 
 #[test]
@@ -156,4 +166,43 @@ fn a_pid_for_no_gateway_and_a_used_out_dir_are_refused_before_anything_starts() 
         std::fs::read_to_string(dir.path().join("kept.txt")).unwrap(),
         "a report"
     );
+
+    for (flags, says) in [
+        (&["--deadline", "50ms"][..], "--deadline"),
+        (
+            &["--upstream-delay", "2s", "--deadline", "1s"][..],
+            "--upstream-delay",
+        ),
+        (&["--concurrency", "4,4"][..], "twice"),
+        (
+            &[
+                "--no-builtin",
+                "--gateway",
+                "g=http://127.0.0.1:1",
+                "--gateway-model",
+                "nosuch=m",
+            ][..],
+            "--gateway-model",
+        ),
+        (
+            &["--no-builtin", "--gateway", "baseline=http://127.0.0.1:1"][..],
+            "baseline",
+        ),
+    ] {
+        let out = dir.path().join("refused");
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_continuity-bench"))
+            .args(["bench", "overhead"])
+            .args(flags)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{flags:?}: {stderr}");
+        assert!(stderr.contains(says), "{flags:?}: {stderr}");
+        assert!(
+            !out.exists(),
+            "{flags:?}: nothing is created for refused flags"
+        );
+    }
 }

@@ -58,6 +58,32 @@ pub fn display_url(text: &str) -> String {
 /// The chat-completions path under a base URL.
 pub const CHAT_PATH: &str = "/chat/completions";
 
+/// The base of a URL that may be a chat-completions URL: the URL without
+/// its `/chat/completions` path suffix (and without a `/v1` before it),
+/// query kept; any other URL as it is.
+pub fn chat_base(url: &str) -> String {
+    match Url::parse(url) {
+        Ok(mut parsed) if !parsed.cannot_be_a_base() => {
+            let path = parsed.path().trim_end_matches('/').to_string();
+            let Some(dir) = path.strip_suffix(CHAT_PATH) else {
+                return url.to_string();
+            };
+            let dir = dir.strip_suffix("/v1").unwrap_or(dir).to_string();
+            parsed.set_path(&dir);
+            parsed.to_string().trim_end_matches('/').to_string()
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// Whether `url`'s path ends in `/chat/completions`.
+pub fn is_chat_url(url: &str) -> bool {
+    Url::parse(url).map_or_else(
+        |_| url.trim_end_matches('/').ends_with(CHAT_PATH),
+        |u| u.path().trim_end_matches('/').ends_with(CHAT_PATH),
+    )
+}
+
 /// `BASE` followed by `tail` (`/chat/completions`), the base's query
 /// string kept after the joined path (`https://h/api/v1?key=k` gives
 /// `https://h/api/v1/chat/completions?key=k`). Text that is not a URL is
@@ -194,6 +220,13 @@ mod tests {
             under_v1("http://h/r/chat/completions?k=1", CHAT_PATH),
             "http://h/r/chat/completions?k=1"
         );
+        assert_eq!(chat_base(base), "http://h:8080/router/cbsim");
+        assert_eq!(
+            chat_base("http://h/v1/chat/completions?k=1"),
+            "http://h/?k=1"
+        );
+        assert_eq!(chat_base("http://h:1/base"), "http://h:1/base");
+        assert!(is_chat_url(base) && !is_chat_url("http://h/router/cbsim"));
         // Not a chat-completions path: joined under /v1 as before.
         assert_eq!(
             under_v1("http://h/router/cbsim", CHAT_PATH),

@@ -243,7 +243,8 @@ fn gateway_hint(config: &SystemsSpec<'_>, target: &Target) -> Option<String> {
     Some(format!(
         "gateway {:?} must listen at {} and route model {:?} to the primary upstream http://127.0.0.1:{}/v1, \
          failing over to http://127.0.0.1:{}/v1 on 429, 5xx and timeouts (see examples/gateways/)",
-        g.name, cb_base::url::display_url(&g.url), config.systems.model, g.primary_port, g.fallback_port
+        g.name, cb_base::url::display_url(&g.url), g.model.as_deref().unwrap_or(&config.systems.model),
+        g.primary_port, g.fallback_port
     ))
 }
 

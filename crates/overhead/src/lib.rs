@@ -69,11 +69,13 @@ pub struct ProcessFigures {
     pub pid: u32,
     /// Whether the harness started it (a reference proxy) or was given it.
     pub started_here: bool,
-    /// Resident memory before its first slot, KiB.
-    pub rss_before_kib: u64,
-    /// Peak resident memory when the measurement ended (`VmHWM`, since the
-    /// process started), KiB.
+    /// Resident memory before its first slot, KiB (`None`: not read).
+    pub rss_before_kib: Option<u64>,
+    /// Peak resident memory when the measurement ended (`VmHWM`), KiB.
     pub peak_rss_kib: u64,
+    /// Whether the peak was reset when the measurement started (so it is
+    /// the measurement's); otherwise it counts from the process's start.
+    pub peak_reset: bool,
     /// CPU seconds over its own slots.
     pub cpu_seconds: f64,
     /// Requests sent to it in those slots, warm-up included.
@@ -161,7 +163,10 @@ pub async fn measure(
         "--concurrency lists no value"
     );
     anyhow::ensure!(!config.modes.is_empty(), "--modes lists no mode");
-    let started = subjects::start(config).await?;
+    let started = tokio::select! {
+        started = subjects::start(config) => started?,
+        () = cancel.cancelled() => anyhow::bail!("interrupted while the systems were starting; nothing was measured"),
+    };
     let names = started.system_names();
     let slots = schedule::schedule(
         &names,
@@ -176,6 +181,10 @@ pub async fn measure(
     let before: BTreeMap<String, u64> = started
         .pids()
         .filter_map(|(name, pid)| Some((name.to_string(), process::read(pid)?.rss_kib)))
+        .collect();
+    let reset: BTreeMap<String, bool> = started
+        .pids()
+        .map(|(name, pid)| (name.to_string(), process::reset_peak(pid)))
         .collect();
     let total = slots.len();
     for (i, slot) in slots.into_iter().enumerate() {
@@ -210,9 +219,13 @@ pub async fn measure(
         };
         let wall_ms = clock.elapsed().as_secs_f64() * 1000.0;
         if let (Some(b), Some(after)) = (cpu_before, pid.and_then(process::read)) {
-            let cost = costs.entry(slot.subject.name().to_string()).or_default();
-            cost.0 += after.cpu_seconds - b;
-            cost.1 += outcome.sent as u64;
+            // A negative difference (a worker gone before it was reaped)
+            // says nothing: the slot is left out of the cost.
+            if after.cpu_seconds >= b {
+                let cost = costs.entry(slot.subject.name().to_string()).or_default();
+                cost.0 += after.cpu_seconds - b;
+                cost.1 += outcome.sent as u64;
+            }
         }
         let entry = pooled
             .entry((slot.concurrency, slot.mode, slot.subject.clone()))
@@ -252,8 +265,9 @@ pub async fn measure(
             system: name.clone(),
             pid,
             started_here: started.started_here(name),
-            rss_before_kib: before.get(name).copied().unwrap_or(end.rss_kib),
+            rss_before_kib: before.get(name).copied(),
             peak_rss_kib: end.peak_rss_kib,
+            peak_reset: reset.get(name).copied().unwrap_or(false),
             cpu_seconds,
             requests,
         });

@@ -4,8 +4,8 @@
 //! as the OpenAI SDK reads it: a plain answer counts when it is a 200 whose
 //! JSON has a choice with message content; a stream counts when it is a
 //! 200 whose body carries a data event and ends without a transport error
-//! (its latency is taken at the first data event). Anything else is a
-//! failure, counted beside the latencies with its first reason, never a
+//! (its latency is taken at the first data event) and no data event is an
+//! error object, on which the SDK raises. Anything else is a failure, counted beside the latencies with its first reason, never a
 //! latency.
 
 use crate::schedule::Mode;
@@ -130,6 +130,8 @@ async fn one(
         let status = response.status();
         let mut body = Vec::new();
         let mut first_data = None;
+        // Lines before this offset were scanned for a data event already.
+        let mut scanned = 0;
         while let Some(chunk) = response.chunk().await.map_err(transport)? {
             body.extend_from_slice(&chunk);
             if body.len() as u64 > bodies.max_response_bytes {
@@ -138,8 +140,18 @@ async fn one(
                     bodies.max_response_bytes
                 ));
             }
-            if mode == Mode::Stream && first_data.is_none() && has_data_event(&body) {
-                first_data = Some(started.elapsed());
+            if mode == Mode::Stream && first_data.is_none() {
+                if let Some(event) = first_data_event(&body[scanned..]) {
+                    if is_error_event(event) {
+                        return Err("the stream's first data event is an error".to_string());
+                    }
+                    first_data = Some(started.elapsed());
+                }
+                // Keep the last, maybe unfinished, line for the next chunk.
+                scanned = body
+                    .iter()
+                    .rposition(|&b| b == b'\n')
+                    .map_or(scanned, |i| i + 1);
             }
         }
         if status != reqwest::StatusCode::OK {
@@ -154,6 +166,13 @@ async fn one(
                 Ok(ended)
             }
             Mode::Stream => {
+                let errored = body.split(|&b| b == b'\n').any(|line| {
+                    line.strip_prefix(b"data:")
+                        .is_some_and(|rest| is_error_event(rest.trim_ascii()))
+                });
+                if errored {
+                    return Err("the stream carried an error event".to_string());
+                }
                 first_data.ok_or_else(|| "a 200 stream without a data event".to_string())
             }
         }
@@ -182,15 +201,20 @@ fn transport(e: reqwest::Error) -> String {
     format!("{kind}: {}", e.without_url())
 }
 
-/// Whether `body` holds a server-sent `data:` field other than `[DONE]`
-/// at the start of a line.
-fn has_data_event(body: &[u8]) -> bool {
-    body.split(|&b| b == b'\n').any(|line| {
-        line.strip_prefix(b"data:").is_some_and(|rest| {
-            let rest = rest.trim_ascii();
-            !rest.is_empty() && rest != b"[DONE]"
-        })
+/// The first complete server-sent `data:` line of `body` other than
+/// `[DONE]`: its value.
+fn first_data_event(body: &[u8]) -> Option<&[u8]> {
+    let complete = &body[..body.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)];
+    complete.split(|&b| b == b'\n').find_map(|line| {
+        let rest = line.strip_prefix(b"data:")?.trim_ascii();
+        (!rest.is_empty() && rest != b"[DONE]").then_some(rest)
     })
+}
+
+/// Whether a data event is an error (a JSON object with `error`), as the
+/// OpenAI SDK raises on one.
+fn is_error_event(event: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Value>(event).is_ok_and(|v| v.get("error").is_some())
 }
 
 /// Whether `body` is a chat completion with a choice's message content.
@@ -207,12 +231,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_data_event_is_a_data_line_but_not_done_or_a_comment() {
-        assert!(has_data_event(b"data: {\"choices\":[]}\n\n"));
-        assert!(has_data_event(b": keep-alive\n\ndata:{}\n"));
-        assert!(!has_data_event(b": keep-alive\n\n"));
-        assert!(!has_data_event(b"data: [DONE]\n\n"));
-        assert!(!has_data_event(b"event: ping\n\n"));
+    fn a_data_event_is_a_whole_data_line_but_not_done_or_a_comment() {
+        assert_eq!(
+            first_data_event(b"data: {\"choices\":[]}\n\n"),
+            Some(&b"{\"choices\":[]}"[..])
+        );
+        assert_eq!(
+            first_data_event(b": keep-alive\n\ndata:{}\n"),
+            Some(&b"{}"[..])
+        );
+        assert_eq!(first_data_event(b": keep-alive\n\n"), None);
+        assert_eq!(first_data_event(b"data: [DONE]\n\n"), None);
+        assert_eq!(first_data_event(b"event: ping\n\n"), None);
+        assert_eq!(
+            first_data_event(b"data: {\"cho"),
+            None,
+            "a line still arriving"
+        );
+        assert!(is_error_event(b"{\"error\":{\"message\":\"overloaded\"}}"));
+        assert!(!is_error_event(b"{\"choices\":[]}"));
     }
 
     #[test]

@@ -1,9 +1,12 @@
 //! What a gateway's process costs, read from Linux's `/proc` when the
 //! harness knows its PID: the CPU time of the process and every process
-//! below it (a gateway with worker processes is charged for all of them),
-//! and their resident memory now and at its peak (`VmHWM`, since each
-//! process started). Elsewhere, or for a PID that is gone, the figures are
-//! absent, never zero.
+//! below it (a gateway with worker processes is charged for all of them,
+//! and for the workers it has reaped), and their resident memory now and
+//! at its peak (`VmHWM`, reset when the measurement starts where the
+//! kernel allows it, else since each process started; summed over the
+//! tree, so pages a forked worker shares are counted once per process).
+//! Elsewhere, or for a PID that is gone, the figures are absent, never
+//! zero.
 
 use std::path::Path;
 
@@ -48,6 +51,9 @@ fn read_under(proc: &Path, pid: u32) -> Option<Reading> {
         rss_kib: 0,
         peak_rss_kib: 0,
     };
+    // The root's reaped children: a worker that ended between two readings
+    // keeps its CPU in the count.
+    reading.cpu_seconds += (root.cutime + root.cstime) as f64 / TICKS_PER_SECOND;
     for (p, s) in &tree {
         reading.cpu_seconds += (s.utime + s.stime) as f64 / TICKS_PER_SECOND;
         let status =
@@ -63,6 +69,34 @@ struct Stat {
     ppid: u32,
     utime: u64,
     stime: u64,
+    cutime: u64,
+    cstime: u64,
+}
+
+/// Resets the peak resident memory (`VmHWM`) of `pid` and every process
+/// below it to what each holds now (`echo 5 > /proc/PID/clear_refs`), so
+/// that the peak read later is the measurement's. Whether every reset was
+/// allowed.
+pub fn reset_peak(pid: u32) -> bool {
+    let proc = Path::new("/proc");
+    if stat(proc, pid).is_none() {
+        return false;
+    }
+    let all = all_stats(proc);
+    let mut tree = vec![pid];
+    let mut i = 0;
+    while i < tree.len() && tree.len() <= all.len() + 1 {
+        let parent = tree[i];
+        tree.extend(
+            all.iter()
+                .filter(|(child, s)| s.ppid == parent && !tree.contains(child))
+                .map(|(child, _)| *child)
+                .collect::<Vec<_>>(),
+        );
+        i += 1;
+    }
+    tree.iter()
+        .all(|p| std::fs::write(proc.join(p.to_string()).join("clear_refs"), b"5").is_ok())
 }
 
 fn stat(proc: &Path, pid: u32) -> Option<Stat> {
@@ -82,7 +116,7 @@ fn all_stats(proc: &Path) -> Vec<(u32, Stat)> {
 
 /// `/proc/<pid>/stat`: the command name is in parentheses and may hold
 /// spaces or parentheses itself, so fields are counted after the last `)`;
-/// ppid is field 4, utime 14 and stime 15 (proc(5)).
+/// ppid is field 4, utime 14, stime 15, cutime 16 and cstime 17 (proc(5)).
 fn parse_stat(text: &str) -> Option<Stat> {
     let rest = &text[text.rfind(')')? + 1..];
     let fields: Vec<&str> = rest.split_whitespace().collect();
@@ -91,6 +125,8 @@ fn parse_stat(text: &str) -> Option<Stat> {
         ppid: fields.get(1)?.parse().ok()?,
         utime: fields.get(11)?.parse().ok()?,
         stime: fields.get(12)?.parse().ok()?,
+        cutime: fields.get(13)?.parse().ok()?,
+        cstime: fields.get(14)?.parse().ok()?,
     })
 }
 
@@ -112,7 +148,9 @@ mod tests {
             Some(Stat {
                 ppid: 17,
                 utime: 250,
-                stime: 75
+                stime: 75,
+                cutime: 0,
+                cstime: 0,
             })
         );
         assert_eq!(parse_stat("garbage"), None);
@@ -137,7 +175,7 @@ mod tests {
             std::fs::create_dir_all(&d).unwrap();
             std::fs::write(
                 d.join("stat"),
-                format!("{pid} (p) S {ppid} 0 0 0 -1 0 0 0 0 0 {utime} 50 0 0 20 0 1 0 1 2 3"),
+                format!("{pid} (p) S {ppid} 0 0 0 -1 0 0 0 0 0 {utime} 50 7 3 20 0 1 0 1 2 3"),
             )
             .unwrap();
             std::fs::write(
@@ -151,8 +189,9 @@ mod tests {
         write(12, 11, 300, 10, 20);
         write(13, 1, 9999, 9999, 9999);
         let r = read_under(&dir, 10).unwrap();
+        // Each process's own time, and the root's reaped children (7 + 3).
         assert!(
-            (r.cpu_seconds - (600.0 + 150.0) / 100.0).abs() < 1e-9,
+            (r.cpu_seconds - (600.0 + 150.0 + 10.0) / 100.0).abs() < 1e-9,
             "{r:?}"
         );
         assert_eq!(r.rss_kib, 1510);
@@ -167,5 +206,44 @@ mod tests {
             let r = read(std::process::id()).unwrap();
             assert!(r.peak_rss_kib >= r.rss_kib && r.rss_kib > 0, "{r:?}");
         }
+    }
+
+    /// A child that grows 64 MiB and frees it has a peak above its
+    /// resident memory; after the reset, its peak is what it holds now.
+    #[test]
+    fn the_peak_is_reset_to_what_a_process_holds_now() {
+        if !cfg!(target_os = "linux") {
+            return;
+        }
+        let spawned = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "x = bytearray(64 << 20); del x; print('grown', flush=True); import sys; sys.stdin.read()",
+            ])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn();
+        let Ok(mut child) = spawned else {
+            return; // no python3 here: nothing to grow a peak with
+        };
+        // Ready when it says so: the peak has risen and been freed.
+        let mut line = String::new();
+        let stdout = child.stdout.take().unwrap();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line).unwrap();
+        assert_eq!(line.trim(), "grown");
+        let pid = child.id();
+        let before = read(pid).unwrap();
+        assert!(
+            before.peak_rss_kib > before.rss_kib + 32 * 1024,
+            "{before:?}"
+        );
+        assert!(reset_peak(pid), "our own child's peak can be reset");
+        let after = read(pid).unwrap();
+        assert!(
+            after.peak_rss_kib + 32 * 1024 < before.peak_rss_kib,
+            "{before:?} -> {after:?}"
+        );
+        drop(child.stdin.take());
+        let _ = child.wait();
     }
 }

@@ -152,8 +152,15 @@ pub fn process_rows(report: &OverheadReport, to: Target) -> Vec<Vec<String>> {
                     }
                 ),
                 p.pid.to_string(),
-                format!("{:.1}", p.rss_before_kib as f64 / 1024.0),
-                format!("{:.1}", p.peak_rss_kib as f64 / 1024.0),
+                p.rss_before_kib.map_or_else(
+                    || "n/a".to_string(),
+                    |k| format!("{:.1}", k as f64 / 1024.0),
+                ),
+                format!(
+                    "{:.1}{}",
+                    p.peak_rss_kib as f64 / 1024.0,
+                    if p.peak_reset { "" } else { " (since start)" }
+                ),
                 ms(p.cpu_ms_per_1k()),
             ]
         })
@@ -177,10 +184,12 @@ pub fn overview_cell(
     }
     match (&p.added_p50, &p.added_p99) {
         (Some(a), Some(b)) => format!("{:+.2} / {:+.2}", a.ms, b.ms),
-        _ => format!(
-            "n/a ({})",
-            p.first_failure.as_deref().unwrap_or("no success")
+        _ if p.measured == 0 => format!(
+            "n/a (all {} failed: {})",
+            p.failed,
+            p.first_failure.as_deref().unwrap_or("?")
         ),
+        _ => "n/a (the baseline had no success)".to_string(),
     }
 }
 
@@ -198,7 +207,13 @@ pub fn peak_rss_cell(report: &OverheadReport, system: &str) -> String {
                     "n/a".to_string()
                 }
             },
-            |p| format!("{:.0} MiB", p.peak_rss_kib as f64 / 1024.0),
+            |p| {
+                format!(
+                    "{:.0} MiB{}",
+                    p.peak_rss_kib as f64 / 1024.0,
+                    if p.peak_reset { "" } else { " (since start)" }
+                )
+            },
         )
 }
 

@@ -37,7 +37,23 @@ struct Started {
     /// The model id it is asked for (a gateway's own, or the run's).
     model: String,
     pid: Option<u32>,
-    child: Option<Child>,
+    child: Option<Proxy>,
+}
+
+/// A reference proxy process: killed and waited for when dropped, and
+/// holding the write end of its standard input, so that the proxy
+/// (started with `--exit-on-stdin-eof`) stops when this process ends,
+/// however it ends.
+struct Proxy {
+    child: Child,
+    _stdin: Option<std::process::ChildStdin>,
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// Every subject of a measurement, with the servers and processes kept
@@ -111,7 +127,7 @@ pub async fn start(config: &OverheadConfig) -> anyhow::Result<Subjects> {
                     headers: Vec::new(),
                 },
                 model: config.systems.model.clone(),
-                pid: Some(child.id()),
+                pid: Some(child.child.id()),
                 child: Some(child),
             });
             subjects.pairs.push(pair);
@@ -273,10 +289,7 @@ impl Subjects {
     /// Stops the reference proxies and the upstreams.
     pub async fn stop(mut self) {
         for s in &mut self.subjects {
-            if let Some(child) = &mut s.child {
-                let _ = child.kill();
-                let _ = child.wait();
-            }
+            // Dropping a proxy kills it and waits for it.
             s.child = None;
         }
         for pair in self.pairs.drain(..) {
@@ -290,29 +303,25 @@ impl Subjects {
     }
 }
 
-impl Drop for Subjects {
-    fn drop(&mut self) {
-        for s in &mut self.subjects {
-            if let Some(child) = &mut s.child {
-                let _ = child.kill();
-                let _ = child.wait();
-            }
-        }
-    }
-}
-
 /// Starts `exe proxy --mode MODE` on a free port of 127.0.0.1 in front of
 /// `pair`, and reads the URL it prints.
 async fn spawn_proxy(
     exe: &std::path::Path,
     mode: &str,
     pair: &UpstreamPair,
-) -> anyhow::Result<(Child, String)> {
+) -> anyhow::Result<(Proxy, String)> {
     let mut child = Command::new(exe)
-        .args(["proxy", "--mode", mode, "--listen", "127.0.0.1:0"])
+        .args([
+            "proxy",
+            "--mode",
+            mode,
+            "--listen",
+            "127.0.0.1:0",
+            "--exit-on-stdin-eof",
+        ])
         .args(["--primary", &pair.primary.url()])
         .args(["--fallback", &pair.fallback.url()])
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -321,6 +330,11 @@ async fn spawn_proxy(
         .stdout
         .take()
         .context("the proxy's output was not piped")?;
+    let stdin = child.stdin.take();
+    let child = Proxy {
+        child,
+        _stdin: stdin,
+    };
     let first_line = tokio::task::spawn_blocking(move || {
         let mut line = String::new();
         std::io::BufReader::new(stdout)
@@ -330,8 +344,7 @@ async fn spawn_proxy(
     let line = match tokio::time::timeout(PROXY_START, first_line).await {
         Ok(Ok(Ok(line))) => line,
         _ => {
-            let _ = child.kill();
-            let _ = child.wait();
+            drop(child);
             bail!(
                 "the {mode} proxy did not say where it listens within {} s",
                 PROXY_START.as_secs()
@@ -341,8 +354,7 @@ async fn spawn_proxy(
     match listening_url(&line) {
         Some(url) => Ok((child, url)),
         None => {
-            let _ = child.kill();
-            let _ = child.wait();
+            drop(child);
             bail!("the {mode} proxy printed {line:?}, not where it listens")
         }
     }

@@ -97,7 +97,9 @@ pub async fn probe_all(client: &reqwest::Client, target: &Target, timeout: Durat
 }
 
 async fn probe(client: &reqwest::Client, target: &Target, route: &str, timeout: Duration) -> Probe {
-    let url = cb_base::url::join(&target.url, route);
+    // A gateway given by its chat-completions URL is probed at its base.
+    let base = cb_base::url::chat_base(&target.url);
+    let url = cb_base::url::join(&base, route);
     let mut builder = client.get(url).timeout(timeout);
     for (name, value) in &target.headers {
         if let Some(value) = value.header_value() {
