@@ -26,7 +26,7 @@ if [[ -z "${BENCH:-}" ]]; then
 fi
 SHIMS="langchain-python ai-fallback-node openai-python"
 # The systems bench.sh and grade.sh know (start_system): a shim and its settings.
-SYSTEMS_KNOWN="langchain langchain-t15 langchain-deadfb aifallback aifallback-t15 aifallback-t15r0 openai nullplatform"
+SYSTEMS_KNOWN="langchain langchain-t15 langchain-deadfb aifallback aifallback-t15 aifallback-t15r0 openai nullplatform tensorzero helicone"
 STARTED_PIDS=()
 
 say() { printf '%s: %s\n' "$(basename "$0")" "$*" >&2; }
@@ -69,7 +69,19 @@ start_shim() {
                 NULLPLATFORM_FALLBACK_URL="$fallback"
                 NULLPLATFORM_GATEWAY_ENTRY="$SDKS_CACHE/nullplatform/node_modules/@nullplatform/llm-gateway/dist/cli.js"
                 node "$SDKS_DIR/nullplatform/start-local.cjs" --config "$SDKS_DIR/nullplatform/gateway.yaml") ;;
-        *) say "unknown shim $name (known: $SHIMS nullplatform)"; return 2 ;;
+        # The Rust gateways, built from their public source beside this
+        # repository (never by these scripts): TENSORZERO_BIN and
+        # HELICONE_BIN name the binaries; their ports are in their
+        # configurations (examples/gateways/tensorzero, helicone).
+        tensorzero)
+            [[ -x "${TENSORZERO_BIN:-}" ]] || { say "tensorzero: set TENSORZERO_BIN to TensorZero's gateway binary, built from source (docs/examples.md)"; return 1; }
+            cmd=(env CB_SIM_API_KEY=sk-local-dummy "$TENSORZERO_BIN"
+                --config-file "$SDKS_DIR/../gateways/tensorzero/tensorzero.toml") ;;
+        helicone)
+            [[ -x "${HELICONE_BIN:-}" ]] || { say "helicone: set HELICONE_BIN to Helicone's ai-gateway binary, built from source (docs/examples.md)"; return 1; }
+            cmd=(env GROQ_API_KEY=sk-local-dummy DEEPSEEK_API_KEY=sk-local-dummy "$HELICONE_BIN"
+                --config "$SDKS_DIR/../gateways/helicone/config.yaml") ;;
+        *) say "unknown shim $name (known: $SHIMS nullplatform tensorzero helicone)"; return 2 ;;
     esac
     SHIM_PORT="$port" SHIM_PRIMARY_URL="$primary" SHIM_FALLBACK_URL="$fallback" \
         setsid "${cmd[@]}" >"$SDKS_LOGS/$log.log" 2>&1 </dev/null &
@@ -125,6 +137,7 @@ system_spec() {
         aifallback-t15r0) SPEC_SHIM=ai-fallback-node; SPEC_ENV=(SHIM_PRIMARY_TIMEOUT_MS=1500 SHIM_MODEL_RESET_MS=0) ;;
         openai) SPEC_SHIM=openai-python ;;
         nullplatform) SPEC_SHIM=nullplatform ;;
+        tensorzero | helicone) SPEC_SHIM="$1" ;;
         *) say "unknown system $1 (known: $SYSTEMS_KNOWN)"; return 2 ;;
     esac
 }
@@ -147,6 +160,10 @@ start_system() {
     rc=$?
     for kv in "${SPEC_ENV[@]}"; do unset "${kv%%=*}"; done
     ((rc == 0)) || return "$rc"
-    GW="$name=http://127.0.0.1:$port"; [[ "$SPEC_SHIM" == nullplatform ]] && GW="$GW/openai"
+    GW="$name=http://127.0.0.1:$port"
+    case "$SPEC_SHIM" in
+        nullplatform | tensorzero) GW="$GW/openai" ;;
+        helicone) GW="$GW/router/cbsim/chat/completions" ;;
+    esac
     PORTS="$name=$p,$f"
 }

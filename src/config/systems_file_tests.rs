@@ -35,6 +35,45 @@ fn the_builtin_example_runs_both_reference_proxies_and_marks_the_control() {
     assert!(!file.get("history").unwrap().notes.is_empty());
 }
 
+/// The page of every system: each gateway on its own upstream ports, the
+/// Rust gateways asked for the model ids they route on, the others for
+/// the file's.
+#[test]
+fn the_all_systems_example_asks_each_gateway_for_its_own_model() {
+    let file = SystemsFile::read(&root("examples/systems/all.toml"), &base()).unwrap();
+    let names: Vec<&str> = file.systems.iter().map(|s| s.name.as_str()).collect();
+    for name in [
+        "stateless",
+        "history",
+        "litellm",
+        "portkey",
+        "nullplatform",
+        "tensorzero",
+        "helicone",
+    ] {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
+    assert_eq!(file.options.model, "continuity-sim");
+    let mut models = file.options.gateway_models.clone();
+    models.sort();
+    assert_eq!(
+        models,
+        [
+            "helicone=groq/continuity-sim",
+            "tensorzero=tensorzero::model_name::continuity-sim"
+        ]
+    );
+    let gateways = crate::config::parse_gateways(&file.options, &|_| Some("v".into())).unwrap();
+    let mut ports: Vec<u16> = gateways
+        .iter()
+        .flat_map(|g| [g.primary_port, g.fallback_port])
+        .collect();
+    let n = ports.len();
+    ports.sort_unstable();
+    ports.dedup();
+    assert_eq!(ports.len(), n, "every upstream port once");
+}
+
 #[test]
 fn the_gateway_examples_translate_into_the_flags_compare_sh_passes() {
     let file = SystemsFile::read(&root("examples/gateways/systems.toml"), &base()).unwrap();
