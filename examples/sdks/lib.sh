@@ -75,11 +75,12 @@ start_shim() {
         # configurations (examples/gateways/tensorzero, helicone).
         tensorzero)
             [[ -x "${TENSORZERO_BIN:-}" ]] || { say "tensorzero: set TENSORZERO_BIN to TensorZero's gateway binary, built from source (docs/examples.md)"; return 1; }
-            cmd=(env CB_SIM_API_KEY=sk-local-dummy "$TENSORZERO_BIN"
+            cmd=(env CB_SIM_API_KEY=sk-local-dummy "$TENSORZERO_BIN" --bind-address "127.0.0.1:$port"
                 --config-file "$SDKS_DIR/../gateways/tensorzero/tensorzero.toml") ;;
         helicone)
             [[ -x "${HELICONE_BIN:-}" ]] || { say "helicone: set HELICONE_BIN to Helicone's ai-gateway binary, built from source (docs/examples.md)"; return 1; }
-            cmd=(env GROQ_API_KEY=sk-local-dummy DEEPSEEK_API_KEY=sk-local-dummy "$HELICONE_BIN"
+            cmd=(env GROQ_API_KEY=sk-local-dummy DEEPSEEK_API_KEY=sk-local-dummy
+                AI_GATEWAY__SERVER__ADDRESS=127.0.0.1 AI_GATEWAY__SERVER__PORT="$port" "$HELICONE_BIN"
                 --config "$SDKS_DIR/../gateways/helicone/config.yaml") ;;
         *) say "unknown shim $name (known: $SHIMS nullplatform tensorzero helicone)"; return 2 ;;
     esac
