@@ -133,26 +133,12 @@ pub fn render(s: &GradeSummary) -> String {
         out.push_str(&row(&headers.map(str::to_string)));
         out.push_str(&rule(headers.len()));
         for sys in &s.systems {
-            let added: Vec<String> = report
-                .concurrency
-                .iter()
-                .map(|&c| {
-                    format!(
-                        "{} at C = {c}",
-                        cb_overhead::render::overview_cell(
-                            report,
-                            &sys.name,
-                            c,
-                            cb_overhead::schedule::Mode::Plain
-                        )
-                    )
-                })
-                .collect();
+            let added = cb_overhead::render::added_by_concurrency(report, &sys.name);
             // Escaped whole (a failure's reason is a peer's text), not by
             // `row`, which escapes pipes only.
             let cells = [
                 sys.name.clone(),
-                added.join("; "),
+                added,
                 cb_overhead::render::peak_rss_cell(report, &sys.name),
             ]
             .map(|c| cb_report::escape::markdown_cell(&c));

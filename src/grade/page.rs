@@ -239,25 +239,29 @@ fn overhead_cells(s: &GradeSummary, system: &str) -> (String, String) {
     let Some(report) = &s.overhead else {
         return ("not run".into(), "not run".into());
     };
-    let added: Vec<String> = report
-        .concurrency
-        .iter()
-        .map(|&c| {
-            format!(
-                "{} at C = {c}",
-                cb_overhead::render::overview_cell(
-                    report,
-                    system,
-                    c,
-                    cb_overhead::schedule::Mode::Plain
-                )
-            )
-        })
-        .collect();
     (
-        added.join("; "),
+        cb_overhead::render::added_by_concurrency(report, system),
         cb_overhead::render::peak_rss_cell(report, system),
     )
+}
+
+/// Table cells of text rows whose first cell is a name and the rest
+/// figures (right-aligned).
+fn name_then_numbers(rows: Vec<Vec<String>>) -> Vec<Vec<Cell>> {
+    rows.into_iter()
+        .map(|row| {
+            row.iter()
+                .enumerate()
+                .map(|(i, cell)| {
+                    if i == 0 {
+                        Cell::text(cell)
+                    } else {
+                        Cell::num(cell)
+                    }
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// The overhead measurement: its setup, a table per (concurrency, mode)
@@ -296,40 +300,12 @@ fn overhead(s: &GradeSummary, out: &mut String) {
             "<h3>C = {c}, {mode} (latency {})</h3>",
             mode.measures()
         );
-        let rows: Vec<Vec<Cell>> = latency_rows(report, c, mode, Target::Html)
-            .into_iter()
-            .map(|row| {
-                row.into_iter()
-                    .enumerate()
-                    .map(|(i, cell)| {
-                        if i == 0 {
-                            Cell::text(&cell)
-                        } else {
-                            Cell::num(&cell)
-                        }
-                    })
-                    .collect()
-            })
-            .collect();
+        let rows = name_then_numbers(latency_rows(report, c, mode, Target::Html));
         out.push_str(&table(&LATENCY_HEADERS, &rows));
     }
     if !report.processes.is_empty() {
         out.push_str("<h3>Gateway processes</h3>\n");
-        let rows: Vec<Vec<Cell>> = process_rows(report, Target::Html)
-            .into_iter()
-            .map(|row| {
-                row.into_iter()
-                    .enumerate()
-                    .map(|(i, cell)| {
-                        if i == 0 {
-                            Cell::text(&cell)
-                        } else {
-                            Cell::num(&cell)
-                        }
-                    })
-                    .collect()
-            })
-            .collect();
+        let rows = name_then_numbers(process_rows(report, Target::Html));
         out.push_str(&table(&PROCESS_HEADERS, &rows));
     }
     let failures = report.points.iter().filter(|p| p.failed > 0).map(|p| {

@@ -193,6 +193,22 @@ pub fn overview_cell(
     }
 }
 
+/// What `system` adds (p50 / p99, plain) at each concurrency measured, in
+/// one cell: `+0.30 / +2.96 at C = 1; rig-limited at C = 64`.
+pub fn added_by_concurrency(report: &OverheadReport, system: &str) -> String {
+    let cells: Vec<String> = report
+        .concurrency
+        .iter()
+        .map(|&c| {
+            format!(
+                "{} at C = {c}",
+                overview_cell(report, system, c, Mode::Plain)
+            )
+        })
+        .collect();
+    cells.join("; ")
+}
+
 /// A system's peak RSS in MiB, or why it is unknown.
 pub fn peak_rss_cell(report: &OverheadReport, system: &str) -> String {
     report
