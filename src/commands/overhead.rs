@@ -52,6 +52,10 @@ pub async fn overhead(args: &OverheadArgs) -> anyhow::Result<ExitCode> {
     if report.interrupted {
         return Ok(ExitCode::from(stopped.exit_code_or(EXIT_INTERRUPTED)));
     }
+    if !report.left_out.is_empty() {
+        // Measured what answered; a system left out is still a failure.
+        return Ok(ExitCode::from(1));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

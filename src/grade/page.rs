@@ -325,7 +325,11 @@ fn overhead(s: &GradeSummary, out: &mut String) {
             report.slots.len()
         )
     });
+    let left_out = report.left_out.iter().map(|(n, why)| {
+        format!("{n}: not measured, it did not answer its preflight request: {why}")
+    });
     let notes: Vec<String> = failures
+        .chain(left_out)
         .chain(interrupted)
         .chain(report.unread.iter().map(|(n, why)| format!("{n}: {why}")))
         .chain(

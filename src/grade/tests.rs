@@ -259,6 +259,7 @@ fn overhead_fixture() -> cb_overhead::OverheadReport {
             requests: 1000,
         }],
         unread: vec![("stateless".into(), "no PID given (--pid NAME=PID)".into())],
+        left_out: Vec::new(),
         fallback_attempts: vec![("stateless".into(), 0), ("gw-1".into(), 0)],
         slots: Vec::new(),
         interrupted: false,

@@ -28,6 +28,11 @@ fn gateway(name: &str, url: String, primary_port: u16, fallback_port: u16) -> Ga
 async fn a_held_request_shows_as_added_latency_and_no_hop_does_not() {
     let (slow, slow_p, slow_f) = start_on_free_ports(Misbehaviour::HoldsEveryRequest).await;
     let (own, own_p, own_f) = start_on_free_ports(Misbehaviour::RoutesOnItsOwnModelNames).await;
+    let (dead_p, dead_up, dead_f) = (
+        crate::common::gateways::free_port(),
+        crate::common::gateways::free_port(),
+        crate::common::gateways::free_port(),
+    );
     let (direct_p, direct_f) = (
         crate::common::gateways::free_port(),
         crate::common::gateways::free_port(),
@@ -48,9 +53,16 @@ async fn a_held_request_shows_as_added_latency_and_no_hop_does_not() {
                 model: Some(format!("{OWN_MODEL_PREFIX}continuity-sim")),
                 ..gateway("own", own.url(), own_p, own_f)
             },
+            // Nothing listens there: left out, said, and the others measured.
+            gateway(
+                "dead",
+                format!("http://127.0.0.1:{dead_p}"),
+                dead_up,
+                dead_f,
+            ),
         ],
         model: "continuity-sim".to_string(),
-        gateway_wait: Duration::from_secs(5),
+        gateway_wait: Duration::from_secs(1),
         max_response_bytes: 1 << 20,
         fallback_dialect: continuity_bench::dialect::Dialect::Openai,
         api: continuity_bench::client::Api::Chat,
@@ -75,6 +87,13 @@ async fn a_held_request_shows_as_added_latency_and_no_hop_does_not() {
     assert_eq!(
         report.systems,
         ["stateless", "history", "slow", "direct", "own"]
+    );
+    assert_eq!(report.left_out.len(), 1, "{:?}", report.left_out);
+    assert_eq!(report.left_out[0].0, "dead");
+    assert!(
+        report.left_out[0].1.contains("preflight"),
+        "{:?}",
+        report.left_out
     );
     // (1 baseline + 5 systems) x 2 modes x 2 trials x 2 concurrencies.
     assert_eq!(report.slots.len(), 48);

@@ -128,6 +128,10 @@ pub struct OverheadReport {
     pub processes: Vec<ProcessFigures>,
     /// Systems without a process reading, and why.
     pub unread: Vec<(String, String)>,
+    /// Systems left out because they did not answer their preflight
+    /// request, and why (none measured, none charged).
+    #[serde(default)]
+    pub left_out: Vec<(String, String)>,
     /// Attempts each system sent to its fallback upstream (none should:
     /// nothing fails here).
     pub fallback_attempts: Vec<(String, usize)>,
@@ -163,7 +167,7 @@ pub async fn measure(
         "--concurrency lists no value"
     );
     anyhow::ensure!(!config.modes.is_empty(), "--modes lists no mode");
-    let started = tokio::select! {
+    let mut started = tokio::select! {
         started = subjects::start(config) => started?,
         () = cancel.cancelled() => anyhow::bail!("interrupted while the systems were starting; nothing was measured"),
     };
@@ -273,6 +277,7 @@ pub async fn measure(
         });
     }
     let fallback_attempts = started.fallback_attempts();
+    let left_out = std::mem::take(&mut started.left_out);
     started.stop().await;
     Ok(OverheadReport {
         seed: config.seed,
@@ -286,6 +291,7 @@ pub async fn measure(
         upstream_delay_ms: config.upstream_delay.as_secs_f64() * 1000.0,
         processes,
         unread,
+        left_out,
         fallback_attempts,
         slots: records,
         interrupted,

@@ -177,7 +177,11 @@ pub fn overview_cell(
     mode: Mode,
 ) -> String {
     let Some(p) = report.point(&Subject::System(system.to_string()), concurrency, mode) else {
-        return "not measured".to_string();
+        return if report.left_out.iter().any(|(n, _)| n == system) {
+            "not measured (no answer to its preflight)".to_string()
+        } else {
+            "not measured".to_string()
+        };
     };
     if p.rig_limited {
         return "rig-limited".to_string();
@@ -295,6 +299,14 @@ pub fn render(report: &OverheadReport, to: Target) -> String {
             let _ = writeln!(out, "- {}: {}", to.text(name), to.text(why));
         }
         out.push('\n');
+    }
+    for (name, why) in &report.left_out {
+        let _ = writeln!(
+            out,
+            "- {}: NOT MEASURED, it did not answer its preflight request: {}",
+            to.text(name),
+            to.text(why)
+        );
     }
     for (name, n) in report.fallback_attempts.iter().filter(|(_, n)| *n > 0) {
         let _ = writeln!(

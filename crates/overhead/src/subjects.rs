@@ -61,6 +61,8 @@ impl Drop for Proxy {
 pub struct Subjects {
     ctx: UpstreamContext,
     conversation: Conversation,
+    /// Systems that did not answer their preflight, with why: left out.
+    pub left_out: Vec<(String, String)>,
     subjects: Vec<Started>,
     pairs: Vec<UpstreamPair>,
 }
@@ -96,6 +98,7 @@ pub async fn start(config: &OverheadConfig) -> anyhow::Result<Subjects> {
     let mut subjects = Subjects {
         ctx: ctx.clone(),
         conversation,
+        left_out: Vec::new(),
         subjects: Vec::new(),
         pairs: Vec::new(),
     };
@@ -169,7 +172,11 @@ pub async fn start(config: &OverheadConfig) -> anyhow::Result<Subjects> {
         });
         subjects.pairs.push(pair);
     }
-    for s in &subjects.subjects {
+    // A system that does not answer is left out and said, not the whole
+    // measurement: in a grade, a gateway that died in an earlier suite
+    // must not cost the others their figures. The baseline must answer.
+    let mut kept = Vec::new();
+    for s in std::mem::take(&mut subjects.subjects) {
         let bodies = subjects.requests(config, &s.model);
         let wait = match &s.subject {
             Subject::System(name) if config.systems.gateways.iter().any(|g| &g.name == name) => {
@@ -177,7 +184,25 @@ pub async fn start(config: &OverheadConfig) -> anyhow::Result<Subjects> {
             }
             _ => Duration::ZERO,
         };
-        preflight(s, &bodies, wait).await?;
+        match (preflight(&s, &bodies, wait).await, &s.subject) {
+            (Ok(()), _) => kept.push(s),
+            (Err(e), Subject::Baseline) => return Err(e),
+            (Err(e), Subject::System(name)) => {
+                subjects.left_out.push((name.clone(), format!("{e:#}")))
+            }
+        }
+    }
+    subjects.subjects = kept;
+    if subjects.system_names().is_empty() {
+        bail!(
+            "no system answered its preflight request: {}",
+            subjects
+                .left_out
+                .iter()
+                .map(|(_, why)| why.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
     }
     Ok(subjects)
 }
