@@ -35,12 +35,21 @@ pub struct GradeArgs {
     #[arg(long, default_value = "primary-limited", value_parser = super::semantics::load_fault, requires = "load")]
     pub load_fault: cb_semantics::load::LoadFault,
     /// After the catalogue, `bench overhead` over the same systems with its
-    /// defaults (C = 1 and 64, plain and streamed, 5 trials of 200
-    /// requests): the page shows what each system adds over a direct call
+    /// defaults (C = 1 and 64, plain and streamed; 5 trials of 200
+    /// requests unless --overhead-trials, --overhead-requests): the page shows what each system adds over a direct call
     /// to the same upstream, and its process's memory and CPU, beside its
     /// continuity and scorecard.
     #[arg(long)]
     pub overhead: bool,
+    /// With --overhead: trials of each (system, concurrency, mode), as
+    /// `bench overhead --trials` (fewer keeps a page of many systems short;
+    /// the intervals say what it costs).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100), requires = "overhead")]
+    pub overhead_trials: u32,
+    /// With --overhead: measured requests per trial, as `bench overhead
+    /// --requests`.
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(10..=1_000_000), requires = "overhead")]
+    pub overhead_requests: u32,
     /// With --overhead: a gateway's process, NAME=PID, repeatable, to read
     /// its memory and CPU (see `bench overhead --help`).
     #[arg(long = "pid", value_name = "NAME=PID", value_parser = super::bench::name_pid, requires = "overhead")]

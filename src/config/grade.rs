@@ -170,6 +170,8 @@ pub fn grade_config(
         };
         let mut options = defaults.measure;
         options.pids.clone_from(&args.pids);
+        options.trials = args.overhead_trials;
+        options.requests = args.overhead_requests;
         Some(super::overhead_config(&args.systems, &options, args.seed)?)
     } else {
         None

@@ -352,3 +352,43 @@ fn semantics_out_takes_force_like_run() {
     let config = semantics_config(&parse(&["--force"])).unwrap();
     assert_eq!(config.out.as_deref(), Some(dir.path()));
 }
+
+#[test]
+fn grade_overhead_takes_its_trials_and_requests_and_only_with_overhead() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("g");
+    let out = out.to_str().unwrap();
+    let parse = |extra: &[&str]| {
+        let mut argv = vec!["continuity-bench", "grade", "--out", out];
+        argv.extend_from_slice(extra);
+        Cli::try_parse_from(argv)
+    };
+    let Command::Grade(plain) = parse(&["--overhead"]).unwrap().command else {
+        unreachable!("parsed a grade command")
+    };
+    let defaults = grade_config(&plain, time::OffsetDateTime::UNIX_EPOCH)
+        .unwrap()
+        .overhead
+        .unwrap();
+    assert_eq!((defaults.trials, defaults.requests), (5, 200));
+    std::fs::remove_dir_all(dir.path().join("g")).unwrap();
+    let Command::Grade(light) = parse(&[
+        "--overhead",
+        "--overhead-trials",
+        "2",
+        "--overhead-requests",
+        "50",
+    ])
+    .unwrap()
+    .command
+    else {
+        unreachable!("parsed a grade command")
+    };
+    let light = grade_config(&light, time::OffsetDateTime::UNIX_EPOCH)
+        .unwrap()
+        .overhead
+        .unwrap();
+    assert_eq!((light.trials, light.requests), (2, 50));
+    let err = parse(&["--overhead-trials", "2"]).unwrap_err().to_string();
+    assert!(err.contains("--overhead"), "{err}");
+}

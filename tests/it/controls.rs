@@ -68,6 +68,14 @@ async fn a_gateway_is_asked_for_its_own_model_id() {
     assert_eq!(control.events, 150);
     assert!(control.cpr.rate.unwrap() >= 0.99, "{:?}", control.cpr);
     assert!(system(&outcome, "history").cpr.rate.unwrap() >= 0.99);
+    let recorded: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(outcome.report_dir.as_ref().unwrap().join("config.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        recorded["gateways"][0]["model"], own,
+        "config.json says which model the gateway was asked for"
+    );
 
     let (gateway, primary, fallback) =
         start_on_free_ports(Misbehaviour::RoutesOnItsOwnModelNames).await;

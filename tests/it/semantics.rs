@@ -968,3 +968,37 @@ async fn an_error_inside_the_fallback_s_stream_is_never_a_whole_answer_in_any_di
         }
     }
 }
+
+/// A gateway that routes on its own model names (any other id is its
+/// 400) is asked for its own id, answers, and the report says which id.
+#[tokio::test(start_paused = true)]
+async fn a_gateway_s_own_model_id_is_asked_for_and_recorded() {
+    use crate::common::gateways::OWN_MODEL_PREFIX;
+    let own = format!(
+        "{OWN_MODEL_PREFIX}{}",
+        continuity_bench::config::DRIVER_MODEL
+    );
+    let (gateway, primary, fallback) =
+        start_on_free_ports(Misbehaviour::RoutesOnItsOwnModelNames).await;
+    let mut spec = gateway_spec("control", gateway.url(), primary, fallback);
+    spec.model = Some(own.clone());
+    let cases = ["ok"];
+    let report = semantics::execute(&config(
+        true,
+        vec![spec],
+        Some(&cases),
+        false,
+        Duration::from_secs(1),
+    ))
+    .await
+    .unwrap();
+    let control = system(&report, "control");
+    assert_eq!(control.model.as_deref(), Some(own.as_str()));
+    assert_eq!(
+        control.scorecard.pass,
+        1,
+        "{:?}",
+        case(control, "ok").reason
+    );
+    assert_eq!(system(&report, "history").model, None);
+}

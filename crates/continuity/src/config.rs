@@ -117,6 +117,7 @@ impl RunConfig {
                     primary_port: g.primary_port,
                     fallback_port: g.fallback_port,
                     header_names: g.headers.iter().map(|(h, _)| h.clone()).collect(),
+                    model: g.model.clone(),
                 })
                 .collect(),
             confidence: CONFIDENCE,
@@ -264,4 +265,8 @@ pub struct ResolvedGateway {
     pub fallback_port: u16,
     /// Names of the extra headers sent (values withheld).
     pub header_names: Vec<String>,
+    /// The model id it was asked for instead of the run's
+    /// (`--gateway-model`, a systems file's `model`); absent when the run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }

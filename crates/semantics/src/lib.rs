@@ -220,6 +220,7 @@ async fn check_system(
     };
     SystemResult {
         system: to.target.name.clone(),
+        model: to.target.model.clone(),
         wall_ms: began.elapsed().as_secs_f64() * 1000.0,
         scorecard: Scorecard::of(&results),
         honesty: honesty::HonestyCard::of(results.iter().map(|c| &c.honesty)),

@@ -42,6 +42,10 @@ pub struct SemanticsReport {
 pub struct SystemResult {
     /// The system's name.
     pub system: String,
+    /// The model id it was asked for when not the report's `model`
+    /// (`--gateway-model`, a systems file's `model`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// Wall time of its whole catalogue, milliseconds.
     pub wall_ms: f64,
     /// Its verdicts, counted.
@@ -458,6 +462,7 @@ pub(crate) mod tests {
             client_rule: cb_wire::sse::ClientProfile::OpenAiSdk.rule().into(),
             systems: vec![SystemResult {
                 system: "gw".into(),
+                model: None,
                 wall_ms: 1234.0,
                 scorecard: Scorecard::of(&cases),
                 honesty: crate::honesty::HonestyCard::of(cases.iter().map(|c| &c.honesty)),
