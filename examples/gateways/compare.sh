@@ -56,71 +56,15 @@ set -euo pipefail
 LITELLM_VERSION="1.106.12"
 PORTKEY_VERSION="1.15.2"
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-cache="${GATEWAYS_CACHE:-$here/.cache}"
-runs="${RUNS:-1}"
-command="${COMMAND:-run}"
+SCRIPT_NAME=compare.sh
+DEFAULT_OUT_PREFIX=gateways
+DEFAULT_START_TIMEOUT=120
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 gateways="${GATEWAYS:-litellm portkey}"
 litellm_port="${LITELLM_PORT:-4000}"
 portkey_port="${PORTKEY_PORT:-8787}"
 install_timeout="${INSTALL_TIMEOUT:-900}"
-start_timeout="${START_TIMEOUT:-120}"
-run_timeout="${RUN_TIMEOUT:-3600}"
-out="${OUT:-reports/gateways-$(date -u +%Y-%m-%dT%H-%M-%SZ)}"
 systems_file="${SYSTEMS_FILE:-$here/systems.toml}"
-logs="$cache/logs"
-
-say() { printf 'compare.sh: %s\n' "$*" >&2; }
-
-mkdir -p "$cache" "$logs"
-
-# --- stop what we started ------------------------------------------------
-started_pids=()
-# --pid NAME=PID for each gateway started, for `bench overhead`.
-pid_args=()
-cleanup() {
-    local pid
-    for pid in "${started_pids[@]}"; do
-        # Each gateway was started with setsid, so its pid is also its
-        # process group: this ends the gateway and any worker it spawned.
-        kill -TERM -- "-$pid" 2>/dev/null || true
-    done
-    for pid in "${started_pids[@]}"; do
-        for _ in $(seq 1 20); do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.5
-        done
-        kill -KILL -- "-$pid" 2>/dev/null || true
-    done
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-port_busy() {
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
-
-# wait_http NAME PID URL [CURL ARGS...]: polls URL until it answers 2xx, the
-# process exits, or START_TIMEOUT passes.
-wait_http() {
-    local name="$1" pid="$2" url="$3"
-    shift 3
-    local deadline=$((SECONDS + start_timeout))
-    while ((SECONDS < deadline)); do
-        if ! kill -0 "$pid" 2>/dev/null; then
-            say "$name exited during start-up; last lines of $logs/$name.log:"
-            tail -n 25 "$logs/$name.log" >&2 || true
-            return 1
-        fi
-        if curl -fsS --max-time 2 -o /dev/null "$@" "$url" 2>/dev/null; then
-            return 0
-        fi
-        sleep 1
-    done
-    say "$name did not answer $url within ${start_timeout}s; see $logs/$name.log"
-    return 1
-}
 
 # --- LiteLLM -------------------------------------------------------------
 install_litellm() {
@@ -161,8 +105,7 @@ start_litellm() {
         setsid "$cache/litellm-venv/bin/litellm" --config "${LITELLM_CONFIG:-$here/litellm/config.yaml}" \
         --host 127.0.0.1 --port "$litellm_port" --keepalive_timeout 120 >"$logs/litellm.log" 2>&1 </dev/null &
     local pid=$!
-    started_pids+=("$pid")
-    pid_args+=(--pid "litellm=$pid")
+    started litellm "$pid"
     wait_http litellm "$pid" "http://127.0.0.1:$litellm_port/health/liveliness"
 }
 
@@ -196,8 +139,7 @@ start_portkey() {
         setsid node "$here/portkey/start-local.mjs" "--port=$portkey_port" --headless \
         >"$logs/portkey.log" 2>&1 </dev/null &
     local pid=$!
-    started_pids+=("$pid")
-    pid_args+=(--pid "portkey=$pid")
+    started portkey "$pid"
     wait_http portkey "$pid" "http://127.0.0.1:$portkey_port/"
 }
 
@@ -242,18 +184,10 @@ fi
 
 cd "$root"
 status=0
-# The binary: a release build by default; CONTINUITY_BENCH=path uses a
-# built one (e.g. target/debug/continuity-bench).
-if [[ -n "${CONTINUITY_BENCH:-}" ]]; then
-    runner=("$CONTINUITY_BENCH")
-else
-    runner=(cargo run --release --quiet --)
-fi
 case "$command" in
     run)
         say "running continuity-bench (runs $runs, report in $out)"
-        timeout -s INT -k 60 "$run_timeout" \
-            "${runner[@]}" run --runs "$runs" --out "$out" --gateway-wait 60s \
+        continuity_bench run --runs "$runs" --out "$out" --gateway-wait 60s \
             "${args[@]}" "$@" || status=$?
         ;;
     semantics)
@@ -263,8 +197,7 @@ case "$command" in
         systems=("${args[@]}")
         [[ -n "${SYSTEMS_FILE:-}" ]] && systems=(--systems "$systems_file")
         say "checking failover semantics (results in $out/semantics.json)"
-        timeout -s INT -k 60 "$run_timeout" \
-            "${runner[@]}" semantics --json "$out/semantics.json" --gateway-wait 60s \
+        continuity_bench semantics --json "$out/semantics.json" --gateway-wait 60s \
             "${systems[@]}" "$@" || status=$?
         ;;
     grade)
@@ -275,16 +208,14 @@ case "$command" in
             [[ "$arg" == --overhead ]] && grade_pids=("${pid_args[@]}")
         done
         say "grading the systems of $systems_file (page in $out/report.html)"
-        timeout -s INT -k 60 "$run_timeout" \
-            "${runner[@]}" grade --systems "$systems_file" --out "$out" \
+        continuity_bench grade --systems "$systems_file" --out "$out" \
             "${grade_pids[@]}" "$@" || status=$?
         ;;
     overhead)
         systems=("${args[@]}")
         [[ -n "${SYSTEMS_FILE:-}" ]] && systems=(--systems "$systems_file")
         say "measuring each system's overhead (report in $out)"
-        timeout -s INT -k 60 "$run_timeout" \
-            "${runner[@]}" bench overhead --out "$out" --gateway-wait 60s \
+        continuity_bench bench overhead --out "$out" --gateway-wait 60s \
             "${systems[@]}" "${pid_args[@]}" "$@" || status=$?
         ;;
     *)

@@ -48,67 +48,12 @@
 
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-cache="${GATEWAYS_CACHE:-$here/.cache}"
-runs="${RUNS:-1}"
-command="${COMMAND:-run}"
+SCRIPT_NAME=rust-gateways.sh
+DEFAULT_OUT_PREFIX=rust-gateways
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 gateways="${GATEWAYS:-tensorzero helicone}"
 tensorzero_port="${TENSORZERO_PORT:-3000}"
 helicone_port="${HELICONE_PORT:-8080}"
-start_timeout="${START_TIMEOUT:-60}"
-run_timeout="${RUN_TIMEOUT:-3600}"
-out="${OUT:-reports/rust-gateways-$(date -u +%Y-%m-%dT%H-%M-%SZ)}"
-logs="$cache/logs"
-
-say() { printf 'rust-gateways.sh: %s\n' "$*" >&2; }
-
-mkdir -p "$cache" "$logs"
-
-# --- stop what we started ------------------------------------------------
-started_pids=()
-# --pid NAME=PID for each gateway started, for `bench overhead`.
-pid_args=()
-cleanup() {
-    local pid
-    for pid in "${started_pids[@]}"; do
-        # Started with setsid: the pid is also the process group.
-        kill -TERM -- "-$pid" 2>/dev/null || true
-    done
-    for pid in "${started_pids[@]}"; do
-        for _ in $(seq 1 20); do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.5
-        done
-        kill -KILL -- "-$pid" 2>/dev/null || true
-    done
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-port_busy() {
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
-
-# wait_http NAME PID URL: polls URL until it answers 2xx, the process exits,
-# or START_TIMEOUT passes.
-wait_http() {
-    local name="$1" pid="$2" url="$3"
-    local deadline=$((SECONDS + start_timeout))
-    while ((SECONDS < deadline)); do
-        if ! kill -0 "$pid" 2>/dev/null; then
-            say "$name exited during start-up; last lines of $logs/$name.log:"
-            tail -n 25 "$logs/$name.log" >&2 || true
-            return 1
-        fi
-        if curl -fsS --max-time 2 -o /dev/null "$url" 2>/dev/null; then
-            return 0
-        fi
-        sleep 1
-    done
-    say "$name did not answer $url within ${start_timeout}s; see $logs/$name.log"
-    return 1
-}
 
 check_bin() {
     local name="$1" bin="$2" var="$3"
@@ -138,8 +83,7 @@ start_tensorzero() {
         setsid "$TENSORZERO_BIN" --config-file "${TENSORZERO_CONFIG:-$here/tensorzero/tensorzero.toml}" \
         --bind-address "127.0.0.1:$tensorzero_port" >"$logs/tensorzero.log" 2>&1 </dev/null &
     local pid=$!
-    started_pids+=("$pid")
-    pid_args+=(--pid "tensorzero=$pid")
+    started tensorzero "$pid"
     wait_http tensorzero "$pid" "http://127.0.0.1:$tensorzero_port/health"
 }
 
@@ -160,14 +104,13 @@ start_helicone() {
         setsid "$HELICONE_BIN" --config "${HELICONE_CONFIG:-$here/helicone/config.yaml}" \
         >"$logs/helicone.log" 2>&1 </dev/null &
     local pid=$!
-    started_pids+=("$pid")
-    pid_args+=(--pid "helicone=$pid")
+    started helicone "$pid"
     wait_http helicone "$pid" "http://127.0.0.1:$helicone_port/health"
 }
 
 # --- run -----------------------------------------------------------------
 # Per gateway: the flags that name it to continuity-bench.
-declare -A gw_args
+declare -A gw_args=()
 for g in $gateways; do
     case "$g" in
         tensorzero)
@@ -200,11 +143,6 @@ if ((${#gw_args[@]} == 0)); then
 fi
 
 cd "$root"
-if [[ -n "${CONTINUITY_BENCH:-}" ]]; then
-    runner=("$CONTINUITY_BENCH")
-else
-    runner=(cargo run --release --quiet --)
-fi
 status=0
 flags=()
 for g in $gateways; do
@@ -216,20 +154,17 @@ done
 case "$command" in
     run)
         say "running continuity-bench (runs $runs, report in $out)"
-        timeout -s INT -k 60 "$run_timeout" \
-            "${runner[@]}" run --runs "$runs" --out "$out" --gateway-wait 60s \
+        continuity_bench run --runs "$runs" --out "$out" --gateway-wait 60s \
             "${flags[@]}" "$@" || status=$?
         ;;
     semantics)
         say "checking failover semantics (results in $out)"
-        timeout -s INT -k 60 "$run_timeout" \
-            "${runner[@]}" semantics --out "$out" --gateway-wait 60s \
+        continuity_bench semantics --out "$out" --gateway-wait 60s \
             "${flags[@]}" "$@" || status=$?
         ;;
     overhead)
         say "measuring each system's overhead (report in $out)"
-        timeout -s INT -k 60 "$run_timeout" \
-            "${runner[@]}" bench overhead --out "$out" --gateway-wait 60s \
+        continuity_bench bench overhead --out "$out" --gateway-wait 60s \
             "${flags[@]}" "${pid_args[@]}" "$@" || status=$?
         ;;
     *)

@@ -288,13 +288,7 @@ fn overhead(s: &GradeSummary, out: &mut String) {
         report.requests,
         escape(s.overhead_dir.as_deref().unwrap_or("overhead")),
     );
-    let mut at: Vec<(usize, cb_overhead::schedule::Mode)> = report
-        .points
-        .iter()
-        .map(|p| (p.concurrency, p.mode))
-        .collect();
-    at.dedup();
-    for (c, mode) in at {
+    for (c, mode) in report.measured_at() {
         let _ = writeln!(
             out,
             "<h3>C = {c}, {mode} (latency {})</h3>",

@@ -142,6 +142,18 @@ pub struct OverheadReport {
 }
 
 impl OverheadReport {
+    /// Every (concurrency, mode) measured, in the order of the points,
+    /// each once: the tables' headings.
+    pub fn measured_at(&self) -> Vec<(usize, Mode)> {
+        let mut at: Vec<(usize, Mode)> = self
+            .points
+            .iter()
+            .map(|p| (p.concurrency, p.mode))
+            .collect();
+        at.dedup();
+        at
+    }
+
     /// The point of `subject` at (`concurrency`, `mode`).
     pub fn point(&self, subject: &Subject, concurrency: usize, mode: Mode) -> Option<&Point> {
         self.points

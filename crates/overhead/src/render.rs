@@ -257,13 +257,7 @@ pub fn render(report: &OverheadReport, to: Target) -> String {
         Target::Terminal | Target::Html => "",
         Target::Markdown => "### ",
     };
-    let mut at: Vec<(usize, Mode)> = report
-        .points
-        .iter()
-        .map(|p| (p.concurrency, p.mode))
-        .collect();
-    at.dedup();
-    for (c, mode) in at {
+    for (c, mode) in report.measured_at() {
         let _ = writeln!(
             out,
             "{heading}C = {c}, {mode} (latency {})\n",
