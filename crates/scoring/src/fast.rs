@@ -12,7 +12,7 @@ use super::normalize::{spellings, tokens};
 use super::{Scored, Verdict, VerdictMethod};
 use cb_dataset::{Conversation, Dataset};
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 /// Anchor values shorter than this many characters (after normalisation) are
 /// not used to detect context bleed: "17" or "Jo" occur in ordinary text.
@@ -73,23 +73,67 @@ const REFUSALS: &[&str] = &[
 /// all anchors, since every date has a spelling starting with it).
 #[derive(Debug, Clone, Default)]
 pub struct AnchorIndex {
-    /// Per strong spelling (its words), the conversations whose anchor it
-    /// spells, in dataset order.
-    owners: HashMap<Vec<String>, Vec<Arc<str>>>,
+    /// Per strong spelling (its words joined by single spaces: one
+    /// allocation a spelling), the conversations whose anchor it spells, as
+    /// indexes into `ids`, in dataset order.
+    owners: HashMap<Box<str>, Owners>,
     /// Per first word of a spelling, the distinct word counts of the
     /// spellings that start with it, ascending: most words of an answer
     /// start none, and cost one lookup.
     lengths: HashMap<String, Vec<usize>>,
+    /// The id of each conversation with a spelling indexed.
+    ids: Vec<Box<str>>,
     /// Spellings indexed (one per conversation and spelling).
     count: usize,
+}
+
+/// The conversations one spelling belongs to: nearly always one, kept
+/// without an allocation of its own.
+#[derive(Debug, Clone)]
+enum Owners {
+    One(u32),
+    Many(Vec<u32>),
+}
+
+impl Owners {
+    fn as_slice(&self) -> &[u32] {
+        match self {
+            Owners::One(owner) => std::slice::from_ref(owner),
+            Owners::Many(owners) => owners,
+        }
+    }
+
+    fn push(&mut self, owner: u32) {
+        match self {
+            Owners::One(first) => *self = Owners::Many(vec![*first, owner]),
+            Owners::Many(owners) => owners.push(owner),
+        }
+    }
+}
+
+/// `words` joined by single spaces into `key` (cleared first): the key
+/// of a spelling in [`AnchorIndex`]. A word never holds a space (the
+/// tokenizer splits on them), so the join is one-to-one.
+fn join_into(key: &mut String, words: &[String]) {
+    key.clear();
+    for (i, word) in words.iter().enumerate() {
+        if i > 0 {
+            key.push(' ');
+        }
+        key.push_str(word);
+    }
 }
 
 impl AnchorIndex {
     /// Indexes the anchor value and variants (with their date and number
     /// spellings) of every conversation. Values shorter than three
     /// characters are left out: they occur in ordinary text.
+    ///
+    /// # Panics
+    /// With more than `u32::MAX` conversations.
     pub fn new(dataset: &Dataset) -> Self {
         let mut index = AnchorIndex::default();
+        let mut key = String::new();
         for conversation in &dataset.conversations {
             let anchor = &conversation.anchor;
             let chars: usize = tokens(&anchor.value)
@@ -99,18 +143,29 @@ impl AnchorIndex {
             if chars < MIN_BLEED_CHARS {
                 continue;
             }
-            let id: Arc<str> = Arc::from(conversation.id.as_str());
+            let owner = u32::try_from(index.ids.len()).expect("at most u32::MAX conversations");
+            index.ids.push(conversation.id.as_str().into());
             let forms = std::iter::once(anchor.value.as_str())
                 .chain(anchor.variants.iter().map(String::as_str));
             for phrase in spellings(forms).strong {
+                debug_assert!(phrase.iter().all(|w| !w.contains(' ')), "{phrase:?}");
                 let lengths = index.lengths.entry(phrase[0].clone()).or_default();
                 if let Err(at) = lengths.binary_search(&phrase.len()) {
                     lengths.insert(at, phrase.len());
                 }
-                index.owners.entry(phrase).or_default().push(id.clone());
+                join_into(&mut key, &phrase);
+                match index.owners.get_mut(key.as_str()) {
+                    Some(owners) => owners.push(owner),
+                    None => {
+                        index.owners.insert(key.as_str().into(), Owners::One(owner));
+                    }
+                }
                 index.count += 1;
             }
         }
+        index.owners.shrink_to_fit();
+        index.lengths.shrink_to_fit();
+        index.ids.shrink_to_fit();
         index
     }
 
@@ -125,23 +180,31 @@ impl AnchorIndex {
     }
 
     /// Every indexed spelling that starts at `words[start]`: its length and
-    /// the conversations it belongs to.
+    /// the conversations it belongs to (see [`AnchorIndex::id`]). `key` is
+    /// a buffer for the lookups, reused across calls.
     fn at<'a>(
         &'a self,
-        words: &'a [String],
+        words: &[String],
         start: usize,
-    ) -> impl Iterator<Item = (usize, &'a [Arc<str>])> + 'a {
+        key: &mut String,
+    ) -> Vec<(usize, &'a [u32])> {
         let left = words.len() - start;
-        self.lengths
-            .get(&words[start])
-            .into_iter()
-            .flatten()
-            .take_while(move |&&len| len <= left)
-            .filter_map(move |&len| {
-                self.owners
-                    .get(&words[start..start + len])
-                    .map(|owners| (len, owners.as_slice()))
-            })
+        let Some(lengths) = self.lengths.get(&words[start]) else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        for &len in lengths.iter().take_while(|&&len| len <= left) {
+            join_into(key, &words[start..start + len]);
+            if let Some(owners) = self.owners.get(key.as_str()) {
+                found.push((len, owners.as_slice()));
+            }
+        }
+        found
+    }
+
+    /// The id of the conversation `owner` of [`AnchorIndex::at`].
+    fn id(&self, owner: u32) -> &str {
+        &self.ids[owner as usize]
     }
 }
 
@@ -316,10 +379,12 @@ pub fn score_fast(
 
 /// Whether `words` hold another conversation's anchor phrase.
 fn has_foreign_phrase(conversation: &Conversation, words: &[String], index: &AnchorIndex) -> bool {
+    let mut key = String::new();
     (0..words.len()).any(|start| {
         index
-            .at(words, start)
-            .any(|(_, owners)| owners.iter().any(|o| **o != *conversation.id))
+            .at(words, start, &mut key)
+            .iter()
+            .any(|(_, owners)| owners.iter().any(|&o| index.id(o) != conversation.id))
     })
 }
 
@@ -377,9 +442,14 @@ fn find_hits(conversation: &Conversation, words: &[String], index: &AnchorIndex)
         }
         history
     };
+    let mut key = String::new();
     for start in 0..words.len() {
-        for (len, owners) in index.at(words, start) {
-            for owner in owners.iter().filter(|o| ***o != *conversation.id) {
+        for (len, owners) in index.at(words, start, &mut key) {
+            for owner in owners
+                .iter()
+                .map(|&o| index.id(o))
+                .filter(|&id| id != conversation.id)
+            {
                 let history = history.get_or_insert_with(|| history_of(conversation));
                 let kind = if contains_phrase(history, &words[start..start + len]) {
                     Kind::Neutral
