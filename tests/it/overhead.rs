@@ -154,6 +154,61 @@ async fn a_held_request_shows_as_added_latency_and_no_hop_does_not() {
     own.shutdown().await;
 }
 
+/// Cancelled when the fourth slot starts (the progress line is the
+/// readiness signal): the three slots that finished are the report, marked
+/// interrupted, and the reference proxies' processes are stopped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_measurement_keeps_the_slots_that_finished() {
+    let systems = SystemsConfig {
+        builtin: true,
+        gateways: Vec::new(),
+        model: "continuity-sim".to_string(),
+        gateway_wait: Duration::from_secs(1),
+        max_response_bytes: 1 << 20,
+        fallback_dialect: continuity_bench::dialect::Dialect::Openai,
+        api: continuity_bench::client::Api::Chat,
+    };
+    let config = OverheadConfig {
+        systems,
+        concurrency: vec![1],
+        modes: vec![Mode::Plain],
+        trials: 2,
+        requests: 20,
+        warmup: 1,
+        upstream_delay: Duration::from_millis(1),
+        deadline: Duration::from_secs(10),
+        seed: 7,
+        pids: Vec::new(),
+        exe: env!("CARGO_BIN_EXE_continuity-bench").into(),
+    };
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    let report = measure(&config, cancel, &move |line: &str| {
+        if line.starts_with("slot 4/") {
+            stop.cancel();
+        }
+    })
+    .await
+    .unwrap();
+    assert!(report.interrupted);
+    assert_eq!(report.slots.len(), 3, "{:?}", report.slots);
+    let measured: usize = report.points.iter().map(|p| p.measured).sum();
+    assert_eq!(measured, 3 * 20, "{:?}", report.points);
+    for p in &report.processes {
+        assert!(
+            std::fs::metadata(format!("/proc/{}", p.pid)).is_err(),
+            "{} (pid {}) still runs after the measurement",
+            p.system,
+            p.pid
+        );
+    }
+    let text = continuity_bench::overhead::render::render(
+        &report,
+        continuity_bench::overhead::render::Target::Markdown,
+    );
+    assert!(text.contains("interrupted: 3 slots"), "{text}");
+}
+
 #[test]
 fn a_pid_for_no_gateway_and_a_used_out_dir_are_refused_before_anything_starts() {
     let dir = tempfile::tempdir().unwrap();
