@@ -6,6 +6,7 @@
 # DEFAULT_OUT_PREFIX, and may set START_TIMEOUT's default in
 # DEFAULT_START_TIMEOUT, before sourcing this file.
 
+: "${SCRIPT_NAME:?set by the script that sources lib.sh}" "${DEFAULT_OUT_PREFIX:?set by the script that sources lib.sh}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 cache="${GATEWAYS_CACHE:-$here/.cache}"
@@ -83,7 +84,8 @@ else
 fi
 
 # continuity_bench ARGS...: continuity-bench ARGS under RUN_TIMEOUT (interrupted on
-# expiry, so it writes what finished), from the repository's root.
+# expiry, so it writes what finished), from the repository's root. In the
+# foreground, so that a Ctrl-C at the terminal reaches it too.
 continuity_bench() {
-    (cd "$root" && timeout -s INT -k 60 "$run_timeout" "${runner[@]}" "$@")
+    (cd "$root" && timeout --foreground -s INT -k 60 "$run_timeout" "${runner[@]}" "$@")
 }

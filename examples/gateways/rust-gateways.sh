@@ -50,6 +50,7 @@ set -euo pipefail
 
 SCRIPT_NAME=rust-gateways.sh
 DEFAULT_OUT_PREFIX=rust-gateways
+DEFAULT_START_TIMEOUT=60
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 gateways="${GATEWAYS:-tensorzero helicone}"
 tensorzero_port="${TENSORZERO_PORT:-3000}"

@@ -389,6 +389,7 @@ fn grade_overhead_takes_its_trials_and_requests_and_only_with_overhead() {
         .overhead
         .unwrap();
     assert_eq!((light.trials, light.requests), (2, 50));
+    assert!(parse(&[]).is_ok(), "grade parses without --overhead");
     let err = parse(&["--overhead-trials", "2"]).unwrap_err().to_string();
     assert!(err.contains("--overhead"), "{err}");
 }

@@ -313,6 +313,12 @@ fn overhead(s: &GradeSummary, out: &mut String) {
             p.first_failure.as_deref().unwrap_or("?")
         )
     });
+    let failures = failures.chain(
+        report
+            .slots
+            .iter()
+            .filter_map(cb_overhead::SlotRecord::warmup_note),
+    );
     let interrupted = report.interrupted.then(|| {
         format!(
             "interrupted: {} slots of the schedule ran",

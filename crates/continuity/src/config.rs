@@ -266,7 +266,8 @@ pub struct ResolvedGateway {
     /// Names of the extra headers sent (values withheld).
     pub header_names: Vec<String>,
     /// The model id it was asked for instead of the run's
-    /// (`--gateway-model`, a systems file's `model`); absent when the run's.
+    /// (`--gateway-model`, a systems file's `model`); absent when none was
+    /// given for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
 }

@@ -99,8 +99,33 @@ pub struct SlotRecord {
     pub measured: usize,
     /// Measured requests that failed.
     pub failed: usize,
+    /// Warm-up requests that failed: not in the figures, said beside them.
+    #[serde(default)]
+    pub warmup_failed: usize,
+    /// The first warm-up failure's reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_failure: Option<String>,
     /// Wall time of the slot, milliseconds.
     pub wall_ms: f64,
+}
+
+impl SlotRecord {
+    /// What its failed warm-up requests were, in words (unescaped); `None`
+    /// when none failed.
+    pub fn warmup_note(&self) -> Option<String> {
+        (self.warmup_failed > 0).then(|| {
+            format!(
+                "{} at C = {}, {}, trial {}: {} warm-up request(s) failed, first: {} (left out of the figures; the slot took {:.1} s)",
+                self.slot.subject,
+                self.slot.concurrency,
+                self.slot.mode,
+                self.slot.trial,
+                self.warmup_failed,
+                self.warmup_failure.as_deref().unwrap_or("?"),
+                self.wall_ms / 1000.0
+            )
+        })
+    }
 }
 
 /// What a measurement found.
@@ -253,6 +278,8 @@ pub async fn measure(
         records.push(SlotRecord {
             measured: outcome.latencies_ms.len(),
             failed: outcome.failed,
+            warmup_failed: outcome.warmup_failed,
+            warmup_failure: outcome.first_warmup_failure.clone(),
             wall_ms,
             slot,
         });

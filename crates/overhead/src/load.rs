@@ -47,6 +47,11 @@ pub struct SlotOutcome {
     pub first_failure: Option<String>,
     /// Requests sent, warm-up included.
     pub sent: usize,
+    /// Warm-up requests that failed (left out of the figures, but said:
+    /// a warm-up request that waits out the deadline holds its slot).
+    pub warmup_failed: usize,
+    /// The first warm-up failure's reason.
+    pub first_warmup_failure: Option<String>,
 }
 
 /// Sends `warmup + requests` requests to `endpoint` in `mode` from
@@ -87,6 +92,10 @@ pub async fn run_slot(
                 let mut out = outcome.lock().unwrap_or_else(|e| e.into_inner());
                 out.sent += 1;
                 if i < warmup {
+                    if let Err(reason) = result {
+                        out.warmup_failed += 1;
+                        out.first_warmup_failure.get_or_insert(reason);
+                    }
                     continue;
                 }
                 match result {
@@ -229,6 +238,64 @@ fn has_content(body: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A server whose first `fail` requests are HTTP 500 and whose later
+    /// ones are whole plain answers.
+    async fn fails_first(fail: usize) -> String {
+        use axum::{routing::post, Router};
+        let seen = Arc::new(AtomicUsize::new(0));
+        let app = Router::new().route(
+            "/v1/chat/completions",
+            post(move || {
+                let seen = Arc::clone(&seen);
+                async move {
+                    if seen.fetch_add(1, Ordering::SeqCst) < fail {
+                        (
+                            axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+                            "down".to_string(),
+                        )
+                    } else {
+                        (
+                            axum::http::StatusCode::OK,
+                            r#"{"choices":[{"message":{"role":"assistant","content":"hi"}}]}"#
+                                .to_string(),
+                        )
+                    }
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!(
+            "http://{}/v1/chat/completions",
+            listener.local_addr().unwrap()
+        );
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        url
+    }
+
+    /// Warm-up requests that fail are counted and their reason kept, though
+    /// they stay out of the figures; none is counted when none failed.
+    #[tokio::test]
+    async fn failed_warm_up_requests_are_counted_beside_the_figures() {
+        let bodies = Requests {
+            plain: bytes::Bytes::from_static(b"{}"),
+            stream: bytes::Bytes::from_static(b"{}"),
+            deadline: Duration::from_secs(5),
+            max_response_bytes: 1 << 20,
+        };
+        for (fail, warmup_failed) in [(3, 3), (0, 0)] {
+            let endpoint = Endpoint {
+                url: fails_first(fail).await,
+                headers: Vec::new(),
+            };
+            let out = run_slot(&endpoint, &bodies, Mode::Plain, 1, 4, 5)
+                .await
+                .unwrap();
+            assert_eq!(out.warmup_failed, warmup_failed, "{out:?}");
+            assert_eq!(out.first_warmup_failure.is_some(), fail > 0, "{out:?}");
+            assert_eq!((out.failed, out.latencies_ms.len(), out.sent), (0, 5, 9));
+        }
+    }
 
     #[test]
     fn a_data_event_is_a_whole_data_line_but_not_done_or_a_comment() {

@@ -6,7 +6,7 @@
 
 use crate::figures::{Estimate, Point};
 use crate::schedule::{Mode, Subject};
-use crate::OverheadReport;
+use crate::{OverheadReport, SlotRecord};
 use cb_report::escape::markdown_cell;
 use cb_report::Table;
 use std::fmt::Write as _;
@@ -281,6 +281,14 @@ pub fn render(report: &OverheadReport, to: Target) -> String {
                 p.failed + p.measured,
                 to.text(p.first_failure.as_deref().unwrap_or("?"))
             );
+        }
+        for note in report
+            .slots
+            .iter()
+            .filter(|s| s.slot.concurrency == c && s.slot.mode == mode)
+            .filter_map(SlotRecord::warmup_note)
+        {
+            let _ = writeln!(out, "- {}", to.text(&note));
         }
         out.push('\n');
     }

@@ -462,7 +462,7 @@ pub(crate) mod tests {
             client_rule: cb_wire::sse::ClientProfile::OpenAiSdk.rule().into(),
             systems: vec![SystemResult {
                 system: "gw".into(),
-                model: None,
+                model: Some("acme::continuity-sim".into()),
                 wall_ms: 1234.0,
                 scorecard: Scorecard::of(&cases),
                 honesty: crate::honesty::HonestyCard::of(cases.iter().map(|c| &c.honesty)),
