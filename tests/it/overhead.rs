@@ -95,6 +95,17 @@ async fn a_held_request_shows_as_added_latency_and_no_hop_does_not() {
         "{:?}",
         report.left_out
     );
+    use continuity_bench::overhead::render::added_by_concurrency;
+    assert_eq!(
+        added_by_concurrency(&report, "dead"),
+        "not measured (no answer to its preflight)",
+        "said once, not per concurrency"
+    );
+    let slow_cell = added_by_concurrency(&report, "slow");
+    assert!(
+        slow_cell.contains(" at C = 1; ") && slow_cell.ends_with(" at C = 4"),
+        "{slow_cell}"
+    );
     // (1 baseline + 5 systems) x 2 modes x 2 trials x 2 concurrencies.
     assert_eq!(report.slots.len(), 48);
     assert!(report.slots[..2]

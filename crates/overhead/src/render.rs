@@ -198,8 +198,12 @@ pub fn overview_cell(
 }
 
 /// What `system` adds (p50 / p99, plain) at each concurrency measured, in
-/// one cell: `+0.30 / +2.96 at C = 1; rig-limited at C = 64`.
+/// one cell: `+0.30 / +2.96 at C = 1; rig-limited at C = 64`; a system left
+/// out is said once.
 pub fn added_by_concurrency(report: &OverheadReport, system: &str) -> String {
+    if report.left_out.iter().any(|(n, _)| n == system) {
+        return "not measured (no answer to its preflight)".to_string();
+    }
     let cells: Vec<String> = report
         .concurrency
         .iter()
