@@ -24,6 +24,19 @@ fn gateway(name: &str, url: String, primary_port: u16, fallback_port: u16) -> Ga
     }
 }
 
+/// The reference proxies and `gateways`, asked for the run's model.
+fn builtin_and(gateways: Vec<GatewaySpec>) -> SystemsConfig {
+    SystemsConfig {
+        builtin: true,
+        gateways,
+        model: "continuity-sim".to_string(),
+        gateway_wait: Duration::from_secs(1),
+        max_response_bytes: 1 << 20,
+        fallback_dialect: continuity_bench::dialect::Dialect::Openai,
+        api: continuity_bench::client::Api::Chat,
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_held_request_shows_as_added_latency_and_no_hop_does_not() {
     let (slow, slow_p, slow_f) = start_on_free_ports(Misbehaviour::HoldsEveryRequest).await;
@@ -37,36 +50,28 @@ async fn a_held_request_shows_as_added_latency_and_no_hop_does_not() {
         crate::common::gateways::free_port(),
         crate::common::gateways::free_port(),
     );
-    let systems = SystemsConfig {
-        builtin: true,
-        gateways: vec![
-            gateway("slow", slow.url(), slow_p, slow_f),
-            // The URL is its own primary upstream: the same path as the
-            // baseline, no gateway in between.
-            gateway(
-                "direct",
-                format!("http://127.0.0.1:{direct_p}"),
-                direct_p,
-                direct_f,
-            ),
-            GatewaySpec {
-                model: Some(format!("{OWN_MODEL_PREFIX}continuity-sim")),
-                ..gateway("own", own.url(), own_p, own_f)
-            },
-            // Nothing listens there: left out, said, and the others measured.
-            gateway(
-                "dead",
-                format!("http://127.0.0.1:{dead_p}"),
-                dead_up,
-                dead_f,
-            ),
-        ],
-        model: "continuity-sim".to_string(),
-        gateway_wait: Duration::from_secs(1),
-        max_response_bytes: 1 << 20,
-        fallback_dialect: continuity_bench::dialect::Dialect::Openai,
-        api: continuity_bench::client::Api::Chat,
-    };
+    let systems = builtin_and(vec![
+        gateway("slow", slow.url(), slow_p, slow_f),
+        // The URL is its own primary upstream: the same path as the
+        // baseline, no gateway in between.
+        gateway(
+            "direct",
+            format!("http://127.0.0.1:{direct_p}"),
+            direct_p,
+            direct_f,
+        ),
+        GatewaySpec {
+            model: Some(format!("{OWN_MODEL_PREFIX}continuity-sim")),
+            ..gateway("own", own.url(), own_p, own_f)
+        },
+        // Nothing listens there: left out, said, and the others measured.
+        gateway(
+            "dead",
+            format!("http://127.0.0.1:{dead_p}"),
+            dead_up,
+            dead_f,
+        ),
+    ]);
     let config = OverheadConfig {
         systems,
         concurrency: vec![1, 4],
@@ -170,15 +175,7 @@ async fn a_held_request_shows_as_added_latency_and_no_hop_does_not() {
 /// interrupted, and the reference proxies' processes are stopped.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_interrupted_measurement_keeps_the_slots_that_finished() {
-    let systems = SystemsConfig {
-        builtin: true,
-        gateways: Vec::new(),
-        model: "continuity-sim".to_string(),
-        gateway_wait: Duration::from_secs(1),
-        max_response_bytes: 1 << 20,
-        fallback_dialect: continuity_bench::dialect::Dialect::Openai,
-        api: continuity_bench::client::Api::Chat,
-    };
+    let systems = builtin_and(Vec::new());
     let config = OverheadConfig {
         systems,
         concurrency: vec![1],
@@ -203,6 +200,11 @@ async fn an_interrupted_measurement_keeps_the_slots_that_finished() {
     .unwrap();
     assert!(report.interrupted);
     assert_eq!(report.slots.len(), 3, "{:?}", report.slots);
+    assert!(
+        report.slots.iter().all(|s| s.warmup_failed == 0),
+        "no warm-up request fails against the reference proxies: {:?}",
+        report.slots
+    );
     let measured: usize = report.points.iter().map(|p| p.measured).sum();
     assert_eq!(measured, 3 * 20, "{:?}", report.points);
     for p in &report.processes {
