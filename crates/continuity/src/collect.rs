@@ -36,8 +36,9 @@ pub(super) struct Collected {
     pub(super) earlier_probes: Vec<crate::past::ProbeVerdict>,
 }
 
-/// The single collector: folds finished conversations, scores their final
-/// turn and ticks the progress bar with the running CPR per system.
+/// The single collector: folds finished conversations (`expected` of
+/// them in a whole run), scores their final turn and ticks the progress
+/// bar with the running CPR per system.
 ///
 /// The running CPR counts only conversations with a planned failover event
 /// (`planned`, by conversation index) and reads "n/a" until one finished;
@@ -50,8 +51,11 @@ pub(super) async fn collect(
     names: Vec<String>,
     planned: Vec<bool>,
     progress: ProgressBar,
+    expected: usize,
 ) -> Vec<Collected> {
-    let mut collected = Vec::new();
+    // Room for every conversation of the run at once: grown by doubling, the
+    // list would hold up to twice its size, and both copies while it moves.
+    let mut collected = Vec::with_capacity(expected);
     let mut tally = vec![(0u64, 0u64); names.len()];
     while let Some(outcome) = rx.recv().await {
         let conversation = &dataset.conversations[outcome.conversation];

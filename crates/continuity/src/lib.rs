@@ -344,17 +344,16 @@ pub async fn execute(
             / 4
             * 5,
     );
+    // One finished conversation per system and conversation of the
+    // shard, every run.
+    let per_run = systems.targets.len() * config.shard.len(dataset.conversations.len());
     let mut outcomes = Vec::new();
     for run in 1..=config.runs {
         if cancel.is_cancelled() {
             break;
         }
         ctx.set_run(run);
-        let progress = progress_bar(
-            config,
-            run,
-            systems.targets.len() * config.shard.len(dataset.conversations.len()),
-        );
+        let progress = progress_bar(config, run, per_run);
         let (tx, rx) = mpsc::channel(256);
         let events: Vec<_> = (0..dataset.conversations.len())
             .map(|i| ctx.plan.event(run, i))
@@ -371,6 +370,7 @@ pub async fn execute(
             names.clone(),
             planned,
             progress,
+            per_run,
         ));
         driver::run_once(
             driver::RunOf { run, held: &held },
@@ -382,11 +382,17 @@ pub async fn execute(
             tx,
         )
         .await;
-        outcomes.extend(
-            collector
-                .await
-                .context("the collector stopped unexpectedly")?,
-        );
+        let collected = collector
+            .await
+            .context("the collector stopped unexpectedly")?;
+        // The first run's are moved, not copied: a copy would hold every
+        // finished conversation twice for a moment.
+        if outcomes.is_empty() {
+            outcomes = collected;
+            outcomes.reserve_exact(per_run * (config.runs - run) as usize);
+        } else {
+            outcomes.extend(collected);
+        }
     }
     if outcomes.iter().all(|c| c.outcome.turns.is_empty()) && cancel.is_cancelled() {
         return Ok(nothing(&out));
