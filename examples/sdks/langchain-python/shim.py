@@ -188,6 +188,9 @@ class Handler(BaseHTTPRequestHandler):
 
 if __name__ == "__main__":
     ThreadingHTTPServer.daemon_threads = True
+    # socketserver listens with a backlog of 5: 64 clients connecting at
+    # once overflow it, and a dropped SYN is retried after 1, 3, 7, 15 s...
+    ThreadingHTTPServer.request_queue_size = 128
     server = ThreadingHTTPServer(("127.0.0.1", int(os.environ.get("SHIM_PORT", "8101"))), Handler)
     print(f"langchain-python shim on http://127.0.0.1:{server.server_port}: "
           f"{PRIMARY.openai_api_base} -> fallback {FALLBACK.openai_api_base}", flush=True)
