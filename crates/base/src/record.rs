@@ -139,7 +139,10 @@ mod field_tests {
 /// One request an upstream received, and what it did with it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AttemptRecord {
-    /// Run index the upstream was serving, from 1.
+    /// Run index, from 1: the run of the request's conversation. A
+    /// request that named no known conversation (`conversation` empty) is
+    /// given the earliest run in progress when it arrived; the runs of
+    /// `run --runs N` overlap, so it may belong to the next.
     pub run: u32,
     /// System the upstream belongs to.
     pub system: String,

@@ -14,17 +14,20 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-pub(super) fn progress_bar(config: &RunConfig, run: u32, total: usize) -> ProgressBar {
+pub(super) fn progress_bar(config: &RunConfig, total: usize) -> ProgressBar {
     if config.quiet || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
     let style =
-        ProgressStyle::with_template("run {prefix} [{bar:30}] {pos}/{len} conversations · {msg}")
+        ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} conversations · {msg}")
             .map(|s| s.progress_chars("=> "))
             .unwrap_or_else(|_| ProgressStyle::default_bar());
     bar.set_style(style);
-    bar.set_prefix(format!("{run}/{}", config.runs));
+    bar.set_prefix(match config.runs {
+        1 => "1 run".to_string(),
+        runs => format!("{runs} runs"),
+    });
     bar
 }
 
@@ -37,11 +40,12 @@ pub(super) struct Collected {
 }
 
 /// The single collector: folds finished conversations (`expected` of
-/// them in a whole run), scores their final turn and ticks the progress
+/// them in whole runs), scores their final turn and ticks the progress
 /// bar with the running CPR per system.
 ///
 /// The running CPR counts only conversations with a planned failover event
-/// (`planned`, by conversation index) and reads "n/a" until one finished;
+/// (`planned`, by run from 1 and conversation index) and reads "n/a" until
+/// one finished;
 /// whether the fault fired is known only from the attempt log after the run,
 /// so the report's figure, not this one, is the measured CPR.
 pub(super) async fn collect(
@@ -49,7 +53,7 @@ pub(super) async fn collect(
     dataset: Arc<Dataset>,
     anchors: Arc<AnchorIndex>,
     names: Vec<String>,
-    planned: Vec<bool>,
+    planned: Vec<Vec<bool>>,
     progress: ProgressBar,
     expected: usize,
 ) -> Vec<Collected> {
@@ -76,7 +80,9 @@ pub(super) async fn collect(
         let scored = score_outcome(conversation, &outcome.turns, &anchors);
         let earlier_probes =
             crate::past::earlier_probe_verdicts(conversation, &outcome.turns, &anchors);
-        if planned.get(outcome.conversation).copied().unwrap_or(false) {
+        let run = (outcome.run as usize).checked_sub(1);
+        let planned = run.and_then(|r| planned.get(r)?.get(outcome.conversation));
+        if planned.copied().unwrap_or(false) {
             let entry = &mut tally[outcome.system];
             entry.1 += 1;
             if scored.verdict == Verdict::Preserved {

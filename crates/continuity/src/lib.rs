@@ -345,55 +345,61 @@ pub async fn execute(
             * 5,
     );
     // One finished conversation per system and conversation of the
-    // shard, every run.
+    // shard, every run; the runs overlap (see `driver::run_all`).
     let per_run = systems.targets.len() * config.shard.len(dataset.conversations.len());
-    let mut outcomes = Vec::new();
-    for run in 1..=config.runs {
-        if cancel.is_cancelled() {
-            break;
-        }
-        ctx.set_run(run);
-        let progress = progress_bar(config, run, per_run);
-        let (tx, rx) = mpsc::channel(256);
-        let events: Vec<_> = (0..dataset.conversations.len())
-            .map(|i| ctx.plan.event(run, i))
-            .collect();
-        let planned = events.iter().map(Option::is_some).collect();
-        let held: Vec<bool> = events
-            .iter()
-            .map(|e| e.is_some_and(|e| e.mode == cb_faults::FaultMode::Timeout))
-            .collect();
-        let collector = tokio::spawn(collect(
-            rx,
-            Arc::clone(&dataset),
-            Arc::clone(&anchors),
-            names.clone(),
-            planned,
-            progress,
-            per_run,
-        ));
-        driver::run_once(
-            driver::RunOf { run, held: &held },
-            &systems.targets,
-            Arc::clone(&dataset),
-            &options,
-            cb_client::DriverClient::new(client.clone()),
-            cancel.clone(),
-            tx,
-        )
-        .await;
-        let collected = collector
-            .await
-            .context("the collector stopped unexpectedly")?;
-        // The first run's are moved, not copied: a copy would hold every
-        // finished conversation twice for a moment.
-        if outcomes.is_empty() {
-            outcomes = collected;
-            outcomes.reserve_exact(per_run * (config.runs - run) as usize);
-        } else {
-            outcomes.extend(collected);
-        }
+    let n = dataset.conversations.len();
+    // Per run: which conversations have a planned event, and which of
+    // those hold a connection (a TIMEOUT).
+    let (planned, held): (Vec<Vec<bool>>, Vec<Vec<bool>>) = (1..=config.runs)
+        .map(|run| {
+            (0..n)
+                .map(|i| match ctx.plan.event(run, i) {
+                    Some(e) => (true, e.mode == cb_faults::FaultMode::Timeout),
+                    None => (false, false),
+                })
+                .unzip()
+        })
+        .unzip();
+    let runs: Vec<driver::RunOf<'_>> = held
+        .iter()
+        .zip(1..)
+        .map(|(held, run)| driver::RunOf { run, held })
+        .collect();
+    ctx.set_run(1);
+    for i in config.shard.conversations(n) {
+        ctx.set_conversation_run(i, 1);
     }
+    let (tx, rx) = mpsc::channel(256);
+    let collector = tokio::spawn(collect(
+        rx,
+        Arc::clone(&dataset),
+        Arc::clone(&anchors),
+        names.clone(),
+        planned,
+        progress_bar(config, per_run * config.runs as usize),
+        per_run * config.runs as usize,
+    ));
+    let on_change: driver::OnRunChange = {
+        let ctx = ctx.clone();
+        Arc::new(move |change| match change {
+            driver::RunChange::Conversation(i, run) => ctx.set_conversation_run(i, run),
+            driver::RunChange::Earliest(run) => ctx.set_run(run),
+        })
+    };
+    driver::run_all(
+        &runs,
+        &systems.targets,
+        Arc::clone(&dataset),
+        &options,
+        cb_client::DriverClient::new(client.clone()),
+        cancel.clone(),
+        tx,
+        on_change,
+    )
+    .await;
+    let mut outcomes = collector
+        .await
+        .context("the collector stopped unexpectedly")?;
     if outcomes.iter().all(|c| c.outcome.turns.is_empty()) && cancel.is_cancelled() {
         return Ok(nothing(&out));
     }

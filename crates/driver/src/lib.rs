@@ -5,13 +5,15 @@
 //!
 //! Every conversation of every system in a run is one job; jobs are shuffled
 //! with a seeded generator so that systems interleave in one pool and none
-//! runs in a quieter minute than another. Workers send each finished
+//! runs in a quieter minute than another, and the runs overlap under one
+//! rule ([`schedule`]). Workers send each finished
 //! conversation down a channel; the caller owns the single collector. A
 //! cancellation token stops workers between requests and aborts requests in
 //! flight; what finished is still delivered.
 
 pub mod gate;
 pub mod replay;
+pub mod schedule;
 pub mod shard;
 pub mod spec;
 pub mod systems;
@@ -26,10 +28,10 @@ use cb_base::record::TurnRecord;
 use cb_client::Target;
 use cb_dataset::Dataset;
 use rand::seq::SliceRandom;
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use schedule::{Next, Schedule};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, Notify};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -108,11 +110,26 @@ pub fn job_order(
     jobs
 }
 
+/// What changed in the runs in progress, told before any request it
+/// concerns is sent: the upstreams take the run of a request from its
+/// conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunChange {
+    /// A conversation (its index) moved on to a run.
+    Conversation(usize, u32),
+    /// Every job of the runs before this one has finished: a request that
+    /// names no known conversation is taken for this run.
+    Earliest(u32),
+}
+
+/// Told every [`RunChange`].
+pub type OnRunChange = Arc<dyn Fn(RunChange) + Send + Sync>;
+
 /// Replays every conversation of `dataset` (of `options.shard`) through
-/// every target once, for run `run`, and sends each finished conversation
-/// to `results`.
+/// every target once for each of `runs` (consecutive, in order), and sends
+/// each finished conversation to `results`.
 ///
-/// The jobs go in an order shuffled from the seed, except that the
+/// Each run's jobs go in an order shuffled from the seed, except that the
 /// conversations `held` marks (whose fault holds a connection, a TIMEOUT)
 /// start first, every system's alike: their holds then overlap the rest
 /// of the run instead of trailing after it, and each system's held
@@ -121,28 +138,46 @@ pub fn job_order(
 /// (interleaving them one for one with the others, tried, cost a third of
 /// the saving: they outnumber the first wave of workers).
 ///
+/// The runs overlap ([`schedule`]): a conversation starts its next run as
+/// soon as every system has finished it in this one (`on_change` is told
+/// first), so that the next run's jobs fill the workers a run's last held
+/// conversations leave idle. Every conversation starts in the first run.
+///
 /// Returns when every job is done or, after `cancel`, when the workers have
 /// stopped; a conversation cut short by cancellation is sent with what it
 /// sent so far, marked interrupted. Workers are capped at the number of
 /// jobs.
-pub async fn run_once(
-    run: RunOf<'_>,
+#[allow(clippy::too_many_arguments)]
+pub async fn run_all(
+    runs: &[RunOf<'_>],
     targets: &[Target],
     dataset: Arc<Dataset>,
     options: &DriverOptions,
     client: cb_client::DriverClient,
     cancel: CancellationToken,
     results: mpsc::Sender<ConversationOutcome>,
+    on_change: OnRunChange,
 ) {
-    let jobs = job_order(run, targets.len(), dataset.conversations.len(), options);
-    let run = run.run;
-    let workers = options.concurrency.clamp(1, jobs.len().max(1));
-    let queue = Arc::new(Mutex::new(VecDeque::from(jobs)));
+    let per_run: Vec<(u32, Vec<(usize, usize)>)> = runs
+        .iter()
+        .map(|&run| {
+            let jobs = job_order(run, targets.len(), dataset.conversations.len(), options);
+            (run.run, jobs)
+        })
+        .collect();
+    let jobs: usize = per_run.iter().map(|(_, jobs)| jobs.len()).sum();
+    let first = runs.first().map_or(1, |r| r.run);
+    let starts: Arc<[OnceLock<Instant>]> = runs.iter().map(|_| OnceLock::new()).collect();
+    let schedule = Arc::new(Mutex::new(Schedule::new(per_run, targets.len())));
+    let moved = Arc::new(Notify::new());
+    let workers = options.concurrency.clamp(1, jobs.max(1));
     let targets: Arc<[Target]> = targets.to_vec().into();
-    let run_start = Instant::now();
     let mut handles = Vec::with_capacity(workers);
     for _ in 0..workers {
-        let queue = Arc::clone(&queue);
+        let schedule = Arc::clone(&schedule);
+        let moved = Arc::clone(&moved);
+        let starts = Arc::clone(&starts);
+        let on_change = Arc::clone(&on_change);
         let targets = Arc::clone(&targets);
         let dataset = Arc::clone(&dataset);
         let options = options.clone();
@@ -150,19 +185,47 @@ pub async fn run_once(
         let cancel = cancel.clone();
         let results = results.clone();
         handles.push(tokio::spawn(async move {
+            let lock = || schedule.lock().unwrap_or_else(|e| e.into_inner());
             loop {
                 if cancel.is_cancelled() {
                     break;
                 }
-                let job = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
-                let Some((system, conversation)) = job else {
-                    break;
+                // Listening before looking: a conversation that moves on
+                // between the look and the wait still wakes this worker.
+                let notified = moved.notified();
+                tokio::pin!(notified);
+                notified.as_mut().enable();
+                let next = lock().take();
+                let job = match next {
+                    Next::Start(job) => job,
+                    Next::Done => break,
+                    Next::Wait => {
+                        tokio::select! {
+                            () = &mut notified => continue,
+                            () = cancel.cancelled() => break,
+                        }
+                    }
                 };
+                let (run, system, conversation) = job;
+                let run_start = *starts[(run - first) as usize].get_or_init(Instant::now);
                 let target = &targets[system];
                 let conv = &dataset.conversations[conversation];
                 let (turns, interrupted) =
                     replay_conversation(&client, target, conv, run, &options, run_start, &cancel)
                         .await;
+                if !interrupted {
+                    let mut schedule = lock();
+                    let earliest = schedule.earliest_run();
+                    let next = schedule.finish(job);
+                    if schedule.earliest_run() != earliest {
+                        on_change(RunChange::Earliest(schedule.earliest_run()));
+                    }
+                    if let Some(next) = next {
+                        on_change(RunChange::Conversation(conversation, next));
+                        drop(schedule);
+                        moved.notify_waiters();
+                    }
+                }
                 let outcome = ConversationOutcome {
                     run,
                     system,

@@ -39,6 +39,8 @@ pub struct Asked<'a> {
     pub request: &'a ChatRequest,
     /// The conversation and turn it was recognised as.
     pub who: &'a Identity,
+    /// The run it belongs to ([`UpstreamContext::run_of`] on arrival).
+    pub run: u32,
     /// Its attempt number.
     pub attempt: u32,
     /// Approximate input tokens.
@@ -63,6 +65,7 @@ pub async fn answer(
         role,
         request,
         who,
+        run,
         attempt,
         input_tokens,
         dialect,
@@ -148,7 +151,6 @@ pub async fn answer(
     // it on every row would cost a run of 10,000 conversations some 40 MB.
     // Serving another client (`upstreams`), every answer is kept.
     let faulted_turn = who.conversation.is_some_and(|i| {
-        let run = ctx.current_run();
         [Role::Primary, Role::Fallback]
             .into_iter()
             .any(|r| ctx.plan.action(run, i, who.turn as usize, r).is_some())
@@ -156,7 +158,7 @@ pub async fn answer(
     ctx.log.note_billed(
         super::log::AttemptOf {
             turn: super::log::TurnKey {
-                run: ctx.current_run(),
+                run,
                 system,
                 role,
                 conversation: &who.id,

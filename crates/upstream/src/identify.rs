@@ -149,6 +149,16 @@ impl ConversationIndex {
             .unwrap_or(counted)
     }
 
+    /// Number of conversations indexed.
+    pub fn len(&self) -> usize {
+        self.turn_prints.len()
+    }
+
+    /// Whether no conversation is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.turn_prints.is_empty()
+    }
+
     /// Indexes every conversation of `dataset`.
     pub fn of_dataset(dataset: &Dataset) -> Self {
         Self::new(dataset_entries(dataset))

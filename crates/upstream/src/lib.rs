@@ -90,8 +90,14 @@ pub struct UpstreamContext {
     pub index: Arc<ConversationIndex>,
     /// What answers when no fault stops a request.
     pub responder: Arc<dyn Responder>,
-    /// The run being served, from 1; the driver advances it between runs.
+    /// The run being served, from 1, for a request that names no known
+    /// conversation (and every request when no conversation has its own).
     pub run: Arc<AtomicU32>,
+    /// The run each conversation is in, by index (0: `run`'s): runs
+    /// overlap, so the run of a request is its conversation's. The driver
+    /// moves a conversation on to its next run only once every system has
+    /// finished it ([`UpstreamContext::set_conversation_run`]).
+    conversation_runs: Arc<[AtomicU32]>,
     /// Where attempts are recorded.
     pub log: AttemptLog,
     /// What the client sends, when the harness knows it: each recognised
@@ -141,11 +147,13 @@ impl UpstreamContext {
         responder: Arc<dyn Responder>,
         run: u32,
     ) -> Self {
+        let conversation_runs = (0..index.len()).map(|_| AtomicU32::new(0)).collect();
         UpstreamContext {
             plan: Arc::new(plan),
             index: Arc::new(index),
             responder,
             run: Arc::new(AtomicU32::new(run)),
+            conversation_runs,
             log: AttemptLog::new(),
             clients: None,
             epoch: Instant::now(),
@@ -225,13 +233,34 @@ impl UpstreamContext {
             .unwrap_or(0)
     }
 
-    /// The run being served.
+    /// The run being served, for a request of no known conversation.
     pub fn current_run(&self) -> u32 {
         self.run.load(Ordering::SeqCst)
     }
 
-    /// Switches every upstream sharing this context to `run`.
+    /// The run a request of `who` belongs to: its conversation's, or
+    /// [`UpstreamContext::current_run`] when it has none of its own.
+    pub fn run_of(&self, who: &identify::Identity) -> u32 {
+        who.conversation
+            .and_then(|i| self.conversation_runs.get(i))
+            .map(|run| run.load(Ordering::SeqCst))
+            .filter(|&run| run > 0)
+            .unwrap_or_else(|| self.current_run())
+    }
+
+    /// Switches every upstream sharing this context to `run`, for requests
+    /// of no known conversation and of conversations without a run of
+    /// their own. When runs overlap it is the earliest run in progress: a
+    /// request that names no conversation cannot say which it belongs to.
     pub fn set_run(&self, run: u32) {
         self.run.store(run, Ordering::SeqCst);
+    }
+
+    /// Moves conversation `conversation` (its index) on to `run`: its
+    /// requests from now on belong to that run, whatever the others'.
+    pub fn set_conversation_run(&self, conversation: usize, run: u32) {
+        if let Some(slot) = self.conversation_runs.get(conversation) {
+            slot.store(run, Ordering::SeqCst);
+        }
     }
 }

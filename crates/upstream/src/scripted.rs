@@ -27,7 +27,7 @@ pub async fn execute(
     };
     let act = script.of(asked.role).act(&facts);
     asked.ctx.log.note_detail(AttemptDetail {
-        run: asked.ctx.current_run(),
+        run: asked.run,
         system: asked.system.to_string(),
         role: asked.role,
         conversation: asked.who.id.clone(),

@@ -343,8 +343,8 @@ impl Shared {
     ) -> Option<Response> {
         let st = &self.state;
         let ctx = &st.ctx;
-        let run = ctx.current_run();
         let (who, tools) = refused.unwrap_or_else(|| (Identity::default(), ToolCalls::None));
+        let run = ctx.run_of(&who);
         let attempt = ctx.log.next_attempt(TurnKey {
             run,
             system: &st.system,
@@ -410,7 +410,6 @@ impl Shared {
     ) -> Response {
         let st = &self.state;
         let ctx = &st.ctx;
-        let run = ctx.current_run();
         let Received {
             request: req,
             params,
@@ -420,6 +419,7 @@ impl Shared {
         } = received;
         let expired = ctx.is_expired(&st.system, st.role);
         let who = ctx.index.identify(&req);
+        let run = ctx.run_of(&who);
         let attempt = ctx.log.next_attempt(TurnKey {
             run,
             system: &st.system,
@@ -467,6 +467,7 @@ impl Shared {
             role: st.role,
             request: &req,
             who: &who,
+            run,
             attempt,
             input_tokens,
             dialect,

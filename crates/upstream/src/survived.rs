@@ -62,7 +62,7 @@ pub fn note(
         cb_dialect::survival(&one, received).complete()
     });
     ctx.log.note_survival(SurvivalRow {
-        run: ctx.current_run(),
+        run: ctx.run_of(who),
         system: system.to_string(),
         role,
         conversation: who.id.clone(),

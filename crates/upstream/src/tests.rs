@@ -303,6 +303,36 @@ async fn repeated_requests_count_attempts() {
     assert_eq!((rows[0].run, rows[0].attempt), (2, 1));
 }
 
+/// Runs overlap: a request belongs to its conversation's run, whatever
+/// run another conversation is in, and a request of no known conversation
+/// to the earliest run in progress.
+#[tokio::test(start_paused = true)]
+async fn a_request_belongs_to_its_conversation_s_run() {
+    let ctx = context("[modes.api_error]\n", LatencyProfile::INSTANT);
+    let pair = start(&ctx).await;
+    ctx.set_run(1);
+    ctx.set_conversation_run(4, 1);
+    ctx.set_conversation_run(5, 2);
+    post(&pair.fallback.url(), &request(5, TURNS, false, false)).await;
+    post(&pair.fallback.url(), &request(4, TURNS, false, false)).await;
+    assert_eq!(ctx.log.for_turn(2, "sut", "c005", TURNS as u32).len(), 1);
+    assert_eq!(ctx.log.for_turn(1, "sut", "c005", TURNS as u32).len(), 0);
+    assert_eq!(ctx.log.for_turn(1, "sut", "c004", TURNS as u32).len(), 1);
+    // Run 2's fault plan is the one its request met: the primary fails
+    // on the final turn in every run of this profile, with run 2's row.
+    let resp = post(&pair.primary.url(), &request(5, TURNS, false, false)).await;
+    assert_eq!(resp.status().as_u16(), 503);
+    let rows = ctx.log.for_turn(2, "sut", "c005", TURNS as u32);
+    assert!(rows
+        .iter()
+        .any(|r| r.role == cb_faults::Role::Primary && r.status == Some(503)));
+    let body =
+        json!({"model": "unknown", "messages": [{"role": "user", "content": "Hello there"}]});
+    post(&pair.fallback.url(), &body).await;
+    let row = wait_for_row(&ctx.log, |r| r.model == "unknown").await;
+    assert_eq!((row.conversation.as_str(), row.run), ("", 1));
+}
+
 #[tokio::test(start_paused = true)]
 async fn unknown_conversation_is_answered_and_logged_empty() {
     let ctx = context("[modes.api_error]\n", LatencyProfile::INSTANT);
