@@ -2,13 +2,22 @@
 //! overlap: a run's last conversations (those that hold a connection for
 //! a TIMEOUT) no longer leave the workers idle before the next run starts.
 //!
-//! One rule keeps each run what it was alone: a conversation starts its
-//! next run only when every system has finished it in this one. The
-//! upstreams tell runs apart by the conversation a request belongs to (its
-//! run is the conversation's), so no request of one run can be taken for
-//! another's, and every system still sees each conversation of a run at
-//! about the same time. Within that rule the jobs start in each run's own
-//! order ([`crate::job_order`]), earlier runs first.
+//! One rule keeps a run's requests apart from the next run's: a
+//! conversation starts its next run only when every system has finished
+//! it in this one. The upstreams tell runs apart by the conversation a
+//! request belongs to (its run is the conversation's, read when the
+//! request arrives), so every request the client is waiting for is taken
+//! for its own run, and every system still sees each conversation of a run
+//! at about the same time. A gateway's attempt that comes after the client
+//! gave up on the turn (a retry past `--request-timeout`) is taken for the
+//! run its conversation is in by then, as it was at the end of a whole run
+//! before runs overlapped. Within the rule the jobs start in each run's
+//! own order ([`crate::job_order`]), earlier runs first.
+//!
+//! What overlapping changes for a gateway with state of its own (a
+//! circuit breaker, a health check): the next run's held conversations
+//! start while this run's last ones still hold, so it can see the timeouts
+//! of two runs at once.
 
 use std::collections::{HashMap, VecDeque};
 
