@@ -7,10 +7,12 @@
 //! built-in reference system a target is ([`reference`]), the rows
 //! every suite records ([`record`]), how a whole number is written with
 //! thousands separators ([`number`]), how a URL is shown without its
-//! credentials ([`url`]), and which signal stopped a command ([`stop`]).
+//! credentials ([`url`]), which signal stopped a command ([`stop`]), and
+//! the fingerprints indexes keep instead of texts ([`fingerprint`]).
 
 pub mod api;
 pub mod contract;
+pub mod fingerprint;
 pub mod language;
 pub mod number;
 pub mod record;

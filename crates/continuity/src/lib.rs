@@ -434,7 +434,9 @@ pub async fn execute(
     if let Some(judge) = &judge {
         judge_undetermined(&mut outcomes, &dataset, judge.judge.as_ref(), &cancel).await;
     }
-    // Scoring is done: keep only what turns.csv holds of each answer.
+    // Scoring is done: the anchor index is not needed any more, and only
+    // what turns.csv holds of each answer is kept.
+    drop(anchors);
     for c in &mut outcomes {
         for turn in &mut c.outcome.turns {
             turn.bound_answer();

@@ -10,8 +10,9 @@
 
 use super::normalize::{spellings, tokens};
 use super::{Scored, Verdict, VerdictMethod};
+use cb_base::fingerprint::{Fingerprint, FingerprintMap};
 use cb_dataset::{Conversation, Dataset};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
 /// Anchor values shorter than this many characters (after normalisation) are
@@ -71,58 +72,33 @@ const REFUSALS: &[&str] = &[
 /// answer costs a few hash lookups per word whatever the dataset's size
 /// (bucketing by first word made every "the" of an answer walk a sixth of
 /// all anchors, since every date has a spelling starting with it).
+///
+/// Spellings and first words are kept as fingerprints
+/// ([`cb_base::fingerprint`]), not as text: at 100,000 conversations the
+/// copies were most of the index.
 #[derive(Debug, Clone, Default)]
 pub struct AnchorIndex {
-    /// Per strong spelling (its words joined by single spaces: one
-    /// allocation a spelling), the conversations whose anchor it spells, as
-    /// indexes into `ids`, in dataset order.
-    owners: HashMap<Box<str>, Owners>,
-    /// Per first word of a spelling, the distinct word counts of the
-    /// spellings that start with it, ascending: most words of an answer
+    /// Per strong spelling of one conversation only (the usual case), that
+    /// conversation, as an index into `ids`.
+    owner: FingerprintMap<u32>,
+    /// Per strong spelling of several conversations, all of them in dataset
+    /// order (such a spelling is not in `owner`).
+    owners: FingerprintMap<Vec<u32>>,
+    /// Per first word of a spelling, the word counts of the spellings that
+    /// start with it: bit `n - 1` for `n` words. Most words of an answer
     /// start none, and cost one lookup.
-    lengths: HashMap<String, Vec<usize>>,
+    lengths: FingerprintMap<u64>,
+    /// The same for spellings of more than 64 words, ascending (none in a
+    /// generated dataset).
+    long: FingerprintMap<Vec<usize>>,
     /// The id of each conversation with a spelling indexed.
     ids: Vec<Box<str>>,
     /// Spellings indexed (one per conversation and spelling).
     count: usize,
 }
 
-/// The conversations one spelling belongs to: nearly always one, kept
-/// without an allocation of its own.
-#[derive(Debug, Clone)]
-enum Owners {
-    One(u32),
-    Many(Vec<u32>),
-}
-
-impl Owners {
-    fn as_slice(&self) -> &[u32] {
-        match self {
-            Owners::One(owner) => std::slice::from_ref(owner),
-            Owners::Many(owners) => owners,
-        }
-    }
-
-    fn push(&mut self, owner: u32) {
-        match self {
-            Owners::One(first) => *self = Owners::Many(vec![*first, owner]),
-            Owners::Many(owners) => owners.push(owner),
-        }
-    }
-}
-
-/// `words` joined by single spaces into `key` (cleared first): the key
-/// of a spelling in [`AnchorIndex`]. A word never holds a space (the
-/// tokenizer splits on them), so the join is one-to-one.
-fn join_into(key: &mut String, words: &[String]) {
-    key.clear();
-    for (i, word) in words.iter().enumerate() {
-        if i > 0 {
-            key.push(' ');
-        }
-        key.push_str(word);
-    }
-}
+/// Word counts a [`AnchorIndex::lengths`] mask holds.
+const MASK_WORDS: usize = 64;
 
 impl AnchorIndex {
     /// Indexes the anchor value and variants (with their date and number
@@ -133,7 +109,6 @@ impl AnchorIndex {
     /// With more than `u32::MAX` conversations.
     pub fn new(dataset: &Dataset) -> Self {
         let mut index = AnchorIndex::default();
-        let mut key = String::new();
         for conversation in &dataset.conversations {
             let anchor = &conversation.anchor;
             let chars: usize = tokens(&anchor.value)
@@ -149,24 +124,36 @@ impl AnchorIndex {
                 .chain(anchor.variants.iter().map(String::as_str));
             for phrase in spellings(forms).strong {
                 debug_assert!(phrase.iter().all(|w| !w.contains(' ')), "{phrase:?}");
-                let lengths = index.lengths.entry(phrase[0].clone()).or_default();
-                if let Err(at) = lengths.binary_search(&phrase.len()) {
-                    lengths.insert(at, phrase.len());
-                }
-                join_into(&mut key, &phrase);
-                match index.owners.get_mut(key.as_str()) {
-                    Some(owners) => owners.push(owner),
-                    None => {
-                        index.owners.insert(key.as_str().into(), Owners::One(owner));
-                    }
+                index.add_length(Fingerprint::of(&phrase[0]), phrase.len());
+                let key = Fingerprint::of_words(phrase.iter().map(String::as_str));
+                if let Some(owners) = index.owners.get_mut(&key) {
+                    owners.push(owner);
+                } else if let Some(first) = index.owner.remove(&key) {
+                    index.owners.insert(key, vec![first, owner]);
+                } else {
+                    index.owner.insert(key, owner);
                 }
                 index.count += 1;
             }
         }
+        index.owner.shrink_to_fit();
         index.owners.shrink_to_fit();
         index.lengths.shrink_to_fit();
         index.ids.shrink_to_fit();
         index
+    }
+
+    /// Notes that a spelling of `words` words starts with the word whose
+    /// fingerprint is `first`.
+    fn add_length(&mut self, first: Fingerprint, words: usize) {
+        if (1..=MASK_WORDS).contains(&words) {
+            *self.lengths.entry(first).or_default() |= 1 << (words - 1);
+        } else {
+            let lengths = self.long.entry(first).or_default();
+            if let Err(at) = lengths.binary_search(&words) {
+                lengths.insert(at, words);
+            }
+        }
     }
 
     /// Number of indexed spellings.
@@ -180,22 +167,25 @@ impl AnchorIndex {
     }
 
     /// Every indexed spelling that starts at `words[start]`: its length and
-    /// the conversations it belongs to (see [`AnchorIndex::id`]). `key` is
-    /// a buffer for the lookups, reused across calls.
-    fn at<'a>(
-        &'a self,
-        words: &[String],
-        start: usize,
-        key: &mut String,
-    ) -> Vec<(usize, &'a [u32])> {
+    /// the conversations it belongs to (see [`AnchorIndex::id`]), shortest
+    /// first.
+    fn at(&self, words: &[String], start: usize) -> Vec<(usize, &[u32])> {
         let left = words.len() - start;
-        let Some(lengths) = self.lengths.get(&words[start]) else {
+        let first = Fingerprint::of(&words[start]);
+        let mask = self.lengths.get(&first).copied().unwrap_or(0);
+        let long = self.long.get(&first).map_or(&[][..], Vec::as_slice);
+        if mask == 0 && long.is_empty() {
             return Vec::new();
-        };
+        }
+        let lengths = (1..=MASK_WORDS)
+            .filter(|n| mask >> (n - 1) & 1 == 1)
+            .chain(long.iter().copied());
         let mut found = Vec::new();
-        for &len in lengths.iter().take_while(|&&len| len <= left) {
-            join_into(key, &words[start..start + len]);
-            if let Some(owners) = self.owners.get(key.as_str()) {
+        for len in lengths.take_while(|&len| len <= left) {
+            let key = Fingerprint::of_words(words[start..start + len].iter().map(String::as_str));
+            if let Some(owner) = self.owner.get(&key) {
+                found.push((len, std::slice::from_ref(owner)));
+            } else if let Some(owners) = self.owners.get(&key) {
                 found.push((len, owners.as_slice()));
             }
         }
@@ -379,10 +369,9 @@ pub fn score_fast(
 
 /// Whether `words` hold another conversation's anchor phrase.
 fn has_foreign_phrase(conversation: &Conversation, words: &[String], index: &AnchorIndex) -> bool {
-    let mut key = String::new();
     (0..words.len()).any(|start| {
         index
-            .at(words, start, &mut key)
+            .at(words, start)
             .iter()
             .any(|(_, owners)| owners.iter().any(|&o| index.id(o) != conversation.id))
     })
@@ -442,9 +431,8 @@ fn find_hits(conversation: &Conversation, words: &[String], index: &AnchorIndex)
         }
         history
     };
-    let mut key = String::new();
     for start in 0..words.len() {
-        for (len, owners) in index.at(words, start, &mut key) {
+        for (len, owners) in index.at(words, start) {
             for owner in owners
                 .iter()
                 .map(|&o| index.id(o))

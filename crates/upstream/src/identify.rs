@@ -20,9 +20,9 @@
 //! turns), so any suite can make its requests recognisable without a
 //! dataset.
 
+use cb_base::fingerprint::{Fingerprint, FingerprintMap};
 use cb_dataset::Dataset;
 use cb_wire::openai::ChatRequest;
-use std::collections::HashMap;
 
 /// One conversation the upstreams should recognise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,23 +51,21 @@ pub fn dataset_entries(dataset: &Dataset) -> impl Iterator<Item = IndexEntry<'_>
     })
 }
 
-/// A fingerprint of a user message, to recognise it without keeping the
-/// text.
-fn fingerprint64(text: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::hash::DefaultHasher::new();
-    text.hash(&mut h);
-    h.finish()
-}
-
 /// A short fingerprint of a user message, to place a turn of a known
 /// conversation by its text (4 bytes a turn, whatever the dataset's size).
 fn fingerprint(text: &str) -> u32 {
-    fingerprint64(text) as u32
+    let mut h = std::hash::DefaultHasher::new();
+    std::hash::Hash::hash(text, &mut h);
+    std::hash::Hasher::finish(&h) as u32
 }
 
-/// (conversation index, id, number of turns).
-type Entry = (usize, String, usize);
+/// What the upstreams need of one conversation: its id and its number of
+/// turns.
+#[derive(Debug, Clone)]
+struct Known {
+    id: Box<str>,
+    turns: u32,
+}
 
 /// What the index recognised in a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,34 +79,50 @@ pub struct Recognised<'a> {
 }
 
 /// First user message (and lone probe) -> conversation.
+///
+/// Texts are kept as fingerprints ([`cb_base::fingerprint`]), not copies:
+/// the index costs about 150 bytes a conversation instead of a copy of
+/// each first message and probe.
 #[derive(Debug, Clone, Default)]
 pub struct ConversationIndex {
-    by_first_message: HashMap<String, Entry>,
-    /// `None` when several conversations share the probe.
-    by_probe: HashMap<String, Option<Entry>>,
+    /// Per conversation index, its id and number of turns.
+    known: Vec<Known>,
+    /// The fingerprint of a first user message -> conversation index.
+    by_first_message: FingerprintMap<u32>,
+    /// The fingerprint of a probe -> conversation index; `None` when
+    /// several conversations share the probe.
+    by_probe: FingerprintMap<Option<u32>>,
     /// Per conversation index, the fingerprints of its turns' user
     /// messages, in order (empty when the entry listed none).
     turn_prints: Vec<Box<[u32]>>,
     /// A lone user message of a conversation with later probes, by the
-    /// fingerprint of its text: (conversation index, id, turn); `None`
-    /// when several turns share it.
-    by_lone: HashMap<u64, Option<Entry>>,
+    /// fingerprint of its text: (conversation index, turn); `None` when
+    /// several turns share it.
+    by_lone: FingerprintMap<Option<(u32, u32)>>,
 }
 
 impl ConversationIndex {
     /// Indexes `entries`; the k-th entry is conversation index k.
+    ///
+    /// # Panics
+    /// With more than `u32::MAX` entries or turns.
     pub fn new<'a>(entries: impl IntoIterator<Item = IndexEntry<'a>>) -> Self {
         let mut index = ConversationIndex::default();
         for (i, e) in entries.into_iter().enumerate() {
-            let entry = (i, e.id.to_string(), e.turns);
+            let at = u32::try_from(i).expect("at most u32::MAX conversations");
+            let turns = u32::try_from(e.turns).expect("at most u32::MAX turns");
+            index.known.push(Known {
+                id: e.id.into(),
+                turns,
+            });
             index
                 .by_first_message
-                .insert(e.first_user_message.to_string(), entry.clone());
+                .insert(Fingerprint::of(e.first_user_message), at);
             index
                 .by_probe
-                .entry(e.probe.to_string())
+                .entry(Fingerprint::of(e.probe))
                 .and_modify(|e| *e = None)
-                .or_insert(Some(entry));
+                .or_insert(Some(at));
             index
                 .turn_prints
                 .push(e.script.iter().map(|t| fingerprint(&t.user)).collect());
@@ -119,16 +133,27 @@ impl ConversationIndex {
                 .skip(1)
                 .any(|t| t.kind == cb_dataset::TurnKind::Probe);
             if later {
-                for (k, t) in e.script.iter().enumerate() {
+                for (k, t) in (1..).zip(e.script) {
                     index
                         .by_lone
-                        .entry(fingerprint64(&t.user))
+                        .entry(Fingerprint::of(&t.user))
                         .and_modify(|e| *e = None)
-                        .or_insert(Some((i, e.id.to_string(), k + 1)));
+                        .or_insert(Some((at, k)));
                 }
             }
         }
+        index.known.shrink_to_fit();
+        index.turn_prints.shrink_to_fit();
         index
+    }
+
+    /// The recognised conversation `at`, at `turn`.
+    fn recognised(&self, at: u32, turn: usize) -> Recognised<'_> {
+        Recognised {
+            index: at as usize,
+            id: &self.known[at as usize].id,
+            turn,
+        }
     }
 
     /// The turn (from 1) of conversation `index` whose user message is
@@ -151,12 +176,12 @@ impl ConversationIndex {
 
     /// Number of conversations indexed.
     pub fn len(&self) -> usize {
-        self.turn_prints.len()
+        self.known.len()
     }
 
     /// Whether no conversation is indexed.
     pub fn is_empty(&self) -> bool {
-        self.turn_prints.is_empty()
+        self.known.is_empty()
     }
 
     /// Indexes every conversation of `dataset`.
@@ -166,9 +191,9 @@ impl ConversationIndex {
 
     /// The conversation whose first user message is `first`: (index, id, turns).
     pub fn lookup(&self, first: &str) -> Option<(usize, &str, usize)> {
-        self.by_first_message
-            .get(first)
-            .map(|(i, id, n)| (*i, id.as_str(), *n))
+        let at = *self.by_first_message.get(&Fingerprint::of(first))?;
+        let known = &self.known[at as usize];
+        Some((at as usize, &known.id, known.turns as usize))
     }
 
     /// Recognises a request from its first user message and its number of
@@ -185,32 +210,23 @@ impl ConversationIndex {
         last: Option<&str>,
         user_messages: usize,
     ) -> Option<Recognised<'_>> {
-        if let Some((index, id, _)) = self.by_first_message.get(first_user) {
-            return Some(Recognised {
-                index: *index,
-                id,
-                turn: self.place(*index, last, user_messages),
-            });
+        let first = Fingerprint::of(first_user);
+        if let Some(&at) = self.by_first_message.get(&first) {
+            let turn = self.place(at as usize, last, user_messages);
+            return Some(self.recognised(at, turn));
         }
         if user_messages == 1 {
-            if let Some(Some((index, id, n))) = self.by_probe.get(first_user) {
-                return Some(Recognised {
-                    index: *index,
-                    id,
-                    turn: *n,
-                });
+            if let Some(Some(at)) = self.by_probe.get(&first) {
+                let turns = self.known[*at as usize].turns as usize;
+                return Some(self.recognised(*at, turns));
             }
         }
         // The first message is gone (a lone message, a window trimmed from
         // the front): a conversation with later probes is still placed by
         // its last user message.
         let last = last.unwrap_or(first_user);
-        let (index, id, turn) = self.by_lone.get(&fingerprint64(last))?.as_ref()?;
-        Some(Recognised {
-            index: *index,
-            id,
-            turn: *turn,
-        })
+        let (at, turn) = (*self.by_lone.get(&Fingerprint::of(last))?)?;
+        Some(self.recognised(at, turn as usize))
     }
 
     /// Who sent a body its dialect refused: the user messages read

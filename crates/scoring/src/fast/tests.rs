@@ -272,9 +272,9 @@ fn index_leaves_out_short_values() {
     let index = AnchorIndex::new(&ds);
     assert!(!index.is_empty());
     let ids: Vec<&str> = index
-        .owners
+        .owner
         .values()
-        .flat_map(Owners::as_slice)
+        .chain(index.owners.values().flatten())
         .map(|&o| index.id(o))
         .collect();
     assert!(ids.iter().all(|id| *id != "c003" && *id != "c008"));
@@ -309,4 +309,23 @@ fn anchors_are_found_by_their_whole_spelling_among_many_alike() {
     );
     assert_eq!(bleed, ["x-twin", "x250"]);
     assert!(bleed_in(c, "the the the lantern of stones", &index).is_empty());
+}
+
+/// A spelling of more than 64 words is indexed too (outside the mask of
+/// word counts), and found whole, never in part.
+#[test]
+fn an_anchor_of_many_words_is_found_whole() {
+    let mut ds = dataset();
+    let mut long = ds.conversations[0].clone();
+    long.id = "x-long".into();
+    let words: Vec<String> = (0..70).map(|i| format!("w{i}")).collect();
+    long.anchor.value = words.join(" ");
+    long.anchor.variants.clear();
+    ds.conversations.push(long);
+    let index = AnchorIndex::new(&ds);
+    let c = &ds.conversations[1];
+    let whole = format!("You said {} once.", words.join(" "));
+    assert_eq!(bleed_in(c, &whole, &index), ["x-long"]);
+    let part = format!("You said {} once.", words[..69].join(" "));
+    assert!(bleed_in(c, &part, &index).is_empty());
 }
