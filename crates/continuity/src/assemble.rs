@@ -20,7 +20,7 @@ pub(super) fn assemble(
     resolved: &ResolvedConfig,
     dataset: &Dataset,
     plan: &FaultPlan,
-    collected: Vec<Collected>,
+    mut collected: Vec<Collected>,
     attempts: Vec<AttemptRecord>,
 ) -> ReportData {
     // Events are built in (run, system, conversation) order; `collected`
@@ -77,12 +77,21 @@ pub(super) fn assemble(
             Role::Fallback => counts[refused + 1] += 1,
         }
     }
-    let mut events = Vec::new();
-    for c in order
-        .iter()
-        .map(|&i| &collected[i])
-        .filter(|c| !c.outcome.interrupted)
-    {
+    // One event per finished conversation with a planned event: room for
+    // all of them at once (grown by doubling, 200,000 rows would be
+    // copied on the way and held twice for a moment).
+    let mut events = Vec::with_capacity(
+        collected
+            .iter()
+            .filter(|c| !c.outcome.interrupted)
+            .filter(|c| plan.event(c.outcome.run, c.outcome.conversation).is_some())
+            .count(),
+    );
+    for &i in &order {
+        let c = &mut collected[i];
+        if c.outcome.interrupted {
+            continue;
+        }
         let o = &c.outcome;
         let conversation = &dataset.conversations[o.conversation];
         let Some(planned) = plan.event(o.run, o.conversation) else {
@@ -137,12 +146,14 @@ pub(super) fn assemble(
             latency_ms: at_turn.map(|t| t.latency_ms).unwrap_or_default(),
             verdict: c.scored.verdict,
             method: c.scored.method,
-            reason: c.scored.reason.clone(),
+            // Moved, not copied: nothing reads the verdict's reason after
+            // the event.
+            reason: std::mem::take(&mut c.scored.reason),
             bleed_from: c.scored.bleed_from.join(";"),
             contract_violations: violations_from(&o.turns, planned.turn),
             answer_excerpt: last
                 .filter(|t| t.is_final)
-                .map(|t| t.answer.chars().take(EXCERPT_CHARS).collect())
+                .map(|t| excerpt(&t.answer).to_string())
                 .unwrap_or_default(),
             primary_attempts,
             fallback_attempts,
@@ -203,6 +214,15 @@ fn flatten_turns(order: &RowOrder<'_>, collected: Vec<Collected>) -> Vec<TurnRec
     }
     order.sort_turns(&mut turns);
     turns
+}
+
+/// The first [`EXCERPT_CHARS`] characters of `answer`, borrowed (a
+/// `String` collected from characters would keep up to twice the room).
+fn excerpt(answer: &str) -> &str {
+    match answer.char_indices().nth(EXCERPT_CHARS) {
+        Some((end, _)) => &answer[..end],
+        None => answer,
+    }
 }
 
 /// The contracts broken on the event turn or after it, once each, in the
