@@ -137,12 +137,14 @@ fn main() -> anyhow::Result<()> {
 /// [`ROUNDS`] alternating rounds; the medians are the figures.
 fn main_job(dir: &Path, runtime: &tokio::runtime::Runtime, request: &str) -> anyhow::Result<()> {
     println!("\n2. CPU per HTTP request of run --runs 5, against the wire's own ({ROUNDS} rounds)");
-    let report = dir.join("main");
     let (mut harness, mut wire) = (Vec::new(), Vec::new());
     for round in 1..=ROUNDS {
+        // A directory of its own each round: a row count is never read
+        // from an earlier round's files.
+        let report = dir.join(format!("main{round}"));
         let t = timed(
             Command::new(BIN)
-                .args(["run", "--runs", "5", "--quiet", "--force", "--out"])
+                .args(["run", "--runs", "5", "--quiet", "--out"])
                 .arg(&report),
         )?;
         let requests = rows(&report.join("turns.csv"))? + rows(&report.join("attempts.csv"))?;

@@ -1,13 +1,18 @@
 //! Fingerprints of texts, for indexes that must recognise a text without
 //! keeping a copy of it: the upstreams' conversation index (first messages,
-//! probes) and the scorer's anchor index (every spelling of every anchor).
-//! At 100,000 conversations the copies were most of both indexes.
+//! probes, the lone messages of conversations with later probes) and the
+//! scorer's anchor index (every spelling of every anchor). At 100,000
+//! conversations the copies were most of both indexes.
 //!
 //! A fingerprint is 128 bits (two SipHash values, the second salted), so
 //! two different texts share one with a chance of about 2^-128 a pair:
-//! never, for any dataset and any answer a run can see. A word sequence
-//! gets the same fingerprint as the text of its words joined by single
-//! spaces, without building that text.
+//! never, in practice, for texts nobody made to collide. The SipHash keys
+//! are fixed (the same fingerprints in every run), so someone who knows
+//! them could make a text to match another's; the indexes are built from
+//! the user's own dataset and only looked up with what a gateway sends,
+//! never grown by it, so a crafted text could at most be taken for one of
+//! the dataset's. A word sequence gets the same fingerprint as the text of
+//! its words joined by single spaces, without building that text.
 //!
 //! Maps keyed by fingerprints use [`FingerprintMap`], whose hasher takes
 //! the fingerprint's own bits instead of hashing them again.

@@ -60,7 +60,9 @@ impl<'a> RowOrder<'a> {
         });
     }
 
-    /// Sorts event rows in place (one per run, system and conversation).
+    /// Sorts event rows in place (one per run, system and conversation),
+    /// each key worked out once; stable, so that rows a merge found twice
+    /// keep their order.
     pub fn sort_events(&self, events: &mut [EventRecord]) {
         events.sort_by_cached_key(|e| {
             (
@@ -75,7 +77,8 @@ impl<'a> RowOrder<'a> {
     /// the same key (those naming no conversation) keep their order. Each
     /// key is worked out once, and the sort moves the rows without a
     /// buffer of half of them (a stable `sort_by_key` of 250,000 rows
-    /// borrowed 40 MB for it).
+    /// borrowed 40 MB for it); it borrows the keys and an index instead,
+    /// about 40 bytes a row.
     pub fn sort_attempts(&self, attempts: &mut [AttemptRecord]) {
         attempts.sort_by_cached_key(|a| {
             (

@@ -139,6 +139,7 @@ impl AnchorIndex {
         index.owner.shrink_to_fit();
         index.owners.shrink_to_fit();
         index.lengths.shrink_to_fit();
+        index.long.shrink_to_fit();
         index.ids.shrink_to_fit();
         index
     }
@@ -177,9 +178,13 @@ impl AnchorIndex {
         if mask == 0 && long.is_empty() {
             return Vec::new();
         }
-        let lengths = (1..=MASK_WORDS)
-            .filter(|n| mask >> (n - 1) & 1 == 1)
-            .chain(long.iter().copied());
+        // The set bits of the mask, lowest first, then the long ones.
+        let lengths = std::iter::successors((mask != 0).then_some(mask), |m| {
+            let rest = m & (m - 1);
+            (rest != 0).then_some(rest)
+        })
+        .map(|m| m.trailing_zeros() as usize + 1)
+        .chain(long.iter().copied());
         let mut found = Vec::new();
         for len in lengths.take_while(|&len| len <= left) {
             let key = Fingerprint::of_words(words[start..start + len].iter().map(String::as_str));

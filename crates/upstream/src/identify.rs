@@ -82,7 +82,8 @@ pub struct Recognised<'a> {
 ///
 /// Texts are kept as fingerprints ([`cb_base::fingerprint`]), not copies:
 /// the index costs about 150 bytes a conversation instead of a copy of
-/// each first message and probe.
+/// each first message and probe (and about 35 bytes more a turn in a
+/// conversation with later probes, whose every message is indexed).
 #[derive(Debug, Clone, Default)]
 pub struct ConversationIndex {
     /// Per conversation index, its id and number of turns.
@@ -105,7 +106,8 @@ impl ConversationIndex {
     /// Indexes `entries`; the k-th entry is conversation index k.
     ///
     /// # Panics
-    /// With more than `u32::MAX` entries or turns.
+    /// With more than `u32::MAX` + 1 entries, or an entry of more than
+    /// `u32::MAX` turns.
     pub fn new<'a>(entries: impl IntoIterator<Item = IndexEntry<'a>>) -> Self {
         let mut index = ConversationIndex::default();
         for (i, e) in entries.into_iter().enumerate() {

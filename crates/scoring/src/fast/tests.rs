@@ -311,21 +311,57 @@ fn anchors_are_found_by_their_whole_spelling_among_many_alike() {
     assert!(bleed_in(c, "the the the lantern of stones", &index).is_empty());
 }
 
-/// A spelling of more than 64 words is indexed too (outside the mask of
-/// word counts), and found whole, never in part.
+/// Spellings of 64 words (the last bit of the mask of word counts), 65
+/// and 70 words (outside it) are indexed too, and found whole, never in
+/// part.
 #[test]
-fn an_anchor_of_many_words_is_found_whole() {
+fn anchors_of_many_words_are_found_whole() {
     let mut ds = dataset();
-    let mut long = ds.conversations[0].clone();
-    long.id = "x-long".into();
     let words: Vec<String> = (0..70).map(|i| format!("w{i}")).collect();
-    long.anchor.value = words.join(" ");
-    long.anchor.variants.clear();
-    ds.conversations.push(long);
+    for n in [64, 65, 70] {
+        let mut long = ds.conversations[0].clone();
+        long.id = format!("x-{n}");
+        // Each starts its own way, so that no spelling is a part of another.
+        long.anchor.value = format!("v{n} {}", words[..n - 1].join(" "));
+        long.anchor.variants.clear();
+        ds.conversations.push(long);
+    }
     let index = AnchorIndex::new(&ds);
     let c = &ds.conversations[1];
-    let whole = format!("You said {} once.", words.join(" "));
-    assert_eq!(bleed_in(c, &whole, &index), ["x-long"]);
-    let part = format!("You said {} once.", words[..69].join(" "));
-    assert!(bleed_in(c, &part, &index).is_empty());
+    for n in [64, 65, 70] {
+        let spelled = format!("v{n} {}", words[..n - 1].join(" "));
+        let whole = format!("You said {spelled} once.");
+        assert_eq!(bleed_in(c, &whole, &index), [format!("x-{n}")], "{n}");
+        let part = format!("You said v{n} {} once.", words[..n - 2].join(" "));
+        assert!(bleed_in(c, &part, &index).is_empty(), "{n}");
+    }
+}
+
+/// A spelling three conversations share names all three, in dataset
+/// order, and a spelling of one names it alone.
+#[test]
+fn a_spelling_shared_by_three_names_all_of_them_in_order() {
+    let mut ds = dataset();
+    for id in ["x-b", "x-a", "x-c"] {
+        let mut c = ds.conversations[0].clone();
+        c.id = id.into();
+        c.anchor.value = "the copper kettle".into();
+        c.anchor.variants.clear();
+        ds.conversations.push(c);
+    }
+    let index = AnchorIndex::new(&ds);
+    let words = tokens("the copper kettle");
+    let owners: Vec<&str> = index
+        .at(&words, 0)
+        .iter()
+        .flat_map(|(_, owners)| owners.iter().map(|&o| index.id(o)))
+        .collect();
+    assert_eq!(owners, ["x-b", "x-a", "x-c"]);
+    let own = &ds.conversations[0];
+    let own_words = tokens(&own.anchor.value);
+    let found = index.at(&own_words, 0);
+    assert!(found
+        .iter()
+        .any(|(len, owners)| *len == own_words.len()
+            && owners.iter().all(|&o| index.id(o) == own.id)));
 }
