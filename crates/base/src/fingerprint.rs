@@ -49,6 +49,12 @@ impl Fingerprint {
         }
         Fingerprint(plain.finish(), salted.finish())
     }
+
+    /// 32 bits of the fingerprint, where a collision only costs a choice
+    /// among a few texts (a turn among a conversation's own).
+    pub fn short(&self) -> u32 {
+        self.0 as u32
+    }
 }
 
 impl Hash for Fingerprint {

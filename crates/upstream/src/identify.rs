@@ -54,9 +54,7 @@ pub fn dataset_entries(dataset: &Dataset) -> impl Iterator<Item = IndexEntry<'_>
 /// A short fingerprint of a user message, to place a turn of a known
 /// conversation by its text (4 bytes a turn, whatever the dataset's size).
 fn fingerprint(text: &str) -> u32 {
-    let mut h = std::hash::DefaultHasher::new();
-    std::hash::Hash::hash(text, &mut h);
-    std::hash::Hasher::finish(&h) as u32
+    Fingerprint::of(text).short()
 }
 
 /// What the upstreams need of one conversation: its id and its number of
