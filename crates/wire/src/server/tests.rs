@@ -171,16 +171,26 @@ async fn a_client_that_reads_slowly_but_steadily_is_not_disconnected() {
     // The negative control: a client that drains what has come once a
     // second makes room, so no write waits the whole write timeout. The
     // timeout is the default 30 s and the test runs 200 s: a timer that
-    // progress did not restart would close the connection at 30 s. (With
-    // a timeout of a few client steps, a loaded machine that delivers the
-    // socket's writable event late lets the paused clock jump past it:
-    // seen once at 5 s under two busy cores.)
+    // progress did not restart would close the connection at 30 s.
+    //
+    // The clock moves only when the test says (`advance`), never by
+    // itself: a paused clock jumps to the next timer whenever the runtime
+    // is idle, and waiting for the kernel to say a socket is writable
+    // looks idle, so on a loaded machine the server's 30 s timer used to
+    // fire in a real microsecond (seen at 5 s and at 180 s under two busy
+    // cores). A task that only yields keeps the runtime from ever being
+    // idle; the I/O driver is still polled between tasks.
     let dropped = Arc::new(AtomicBool::new(false));
     let limits = Limits::default();
     let server = serve_with(local(), endless(dropped), limits, |_, _| ())
         .await
         .unwrap();
     let stats = server.stats();
+    let busy = tokio::spawn(async {
+        loop {
+            tokio::task::yield_now().await;
+        }
+    });
     let mut tcp = TcpStream::connect(server.addr).await.unwrap();
     tcp.write_all(b"GET /endless HTTP/1.1\r\nhost: x\r\n\r\n")
         .await
@@ -192,7 +202,7 @@ async fn a_client_that_reads_slowly_but_steadily_is_not_disconnected() {
         // file (0 bytes) means the server closed the connection: the
         // failure this test is about, said at once rather than read again
         // forever.
-        tokio::time::sleep(Duration::from_secs(1)).await;
+        tokio::time::advance(Duration::from_secs(1)).await;
         let n = tcp.read(&mut buf).await.unwrap();
         assert!(n > 0, "the server closed the connection after {second} s");
         read += n;
@@ -203,6 +213,7 @@ async fn a_client_that_reads_slowly_but_steadily_is_not_disconnected() {
             read += n;
         }
     }
+    busy.abort();
     assert!(read > 0);
     assert_eq!((stats.write_timeouts(), stats.open()), (0, 1));
 }
