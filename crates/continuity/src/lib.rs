@@ -386,7 +386,7 @@ pub async fn execute(
             driver::RunChange::Earliest(run) => ctx.set_run(run),
         })
     };
-    driver::run_all(
+    let replayed = driver::run_all(
         &runs,
         &systems.targets,
         Arc::clone(&dataset),
@@ -400,6 +400,13 @@ pub async fn execute(
     let mut outcomes = collector
         .await
         .context("the collector stopped unexpectedly")?;
+    if let Err(panic) = replayed {
+        // What was delivered is incomplete and the cut conversations would
+        // read as stopped by Ctrl-C: no report is better than a false one.
+        systems.shutdown().await;
+        let _ = nothing(&out);
+        return Err(panic.into());
+    }
     if outcomes.iter().all(|c| c.outcome.turns.is_empty()) && cancel.is_cancelled() {
         return Ok(nothing(&out));
     }

@@ -78,6 +78,35 @@ pub struct ConversationOutcome {
     pub interrupted: bool,
 }
 
+/// A replay worker panicked: a defect of this tool, not of a system under
+/// test. The other workers were stopped (the replay cannot finish: the
+/// conversation the worker held would never move on to its next run), so
+/// what was delivered is incomplete.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "a replay worker panicked ({message}): this is a defect of continuity-bench, not of the systems under test; the replay was stopped and no report was written. Please report it with the command and its --seed"
+)]
+pub struct WorkerPanic {
+    /// The panic's message (`"(not a text)"` when it carried none).
+    pub message: String,
+}
+
+impl WorkerPanic {
+    /// The panic of a worker task that ended with `error`, if it panicked
+    /// (a task cancelled by the runtime shutting down is not one).
+    fn of(error: tokio::task::JoinError) -> Option<Self> {
+        let payload = error.try_into_panic().ok()?;
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "(not a text)".to_string());
+        Some(WorkerPanic {
+            message: cb_base::record::bounded_field(&message),
+        })
+    }
+}
+
 /// Which run, and which of its conversations hold a connection.
 #[derive(Debug, Clone, Copy)]
 pub struct RunOf<'a> {
@@ -147,6 +176,12 @@ pub type OnRunChange = Arc<dyn Fn(RunChange) + Send + Sync>;
 /// stopped; a conversation cut short by cancellation is sent with what it
 /// sent so far, marked interrupted. Workers are capped at the number of
 /// jobs.
+///
+/// # Errors
+/// [`WorkerPanic`] when a worker panicked: the others are stopped at once
+/// (as by `cancel`, without cancelling it) rather than left waiting for a
+/// conversation that will never move on, and the error is returned when
+/// they have stopped.
 #[allow(clippy::too_many_arguments)]
 pub async fn run_all(
     runs: &[RunOf<'_>],
@@ -157,7 +192,10 @@ pub async fn run_all(
     cancel: CancellationToken,
     results: mpsc::Sender<ConversationOutcome>,
     on_change: OnRunChange,
-) {
+) -> Result<(), WorkerPanic> {
+    // The workers stop on Ctrl-C (`cancel`) or when one of them panicked
+    // (this token alone).
+    let cancel = cancel.child_token();
     let per_run: Vec<(u32, Vec<(usize, usize)>)> = runs
         .iter()
         .map(|&run| {
@@ -172,7 +210,7 @@ pub async fn run_all(
     let moved = Arc::new(Notify::new());
     let workers = options.concurrency.clamp(1, jobs.max(1));
     let targets: Arc<[Target]> = targets.to_vec().into();
-    let mut handles = Vec::with_capacity(workers);
+    let mut handles = tokio::task::JoinSet::new();
     for _ in 0..workers {
         let schedule = Arc::clone(&schedule);
         let moved = Arc::clone(&moved);
@@ -184,7 +222,7 @@ pub async fn run_all(
         let client = client.clone();
         let cancel = cancel.clone();
         let results = results.clone();
-        handles.push(tokio::spawn(async move {
+        handles.spawn(async move {
             let lock = || schedule.lock().unwrap_or_else(|e| e.into_inner());
             loop {
                 if cancel.is_cancelled() {
@@ -237,11 +275,16 @@ pub async fn run_all(
                     break;
                 }
             }
-        }));
+        });
     }
-    for handle in handles {
-        let _ = handle.await;
+    let mut panicked = None;
+    while let Some(ended) = handles.join_next().await {
+        if let Some(panic) = ended.err().and_then(WorkerPanic::of) {
+            cancel.cancel();
+            panicked.get_or_insert(panic);
+        }
     }
+    panicked.map_or(Ok(()), Err)
 }
 
 #[cfg(test)]
@@ -263,6 +306,68 @@ mod tests {
             shard: Shard::WHOLE,
             api: cb_client::Api::Chat,
         }
+    }
+
+    /// A worker that panics (here in the run-change callback, after it
+    /// finished run 1 of the only conversation) stops the replay with an
+    /// error naming the panic, instead of leaving the other worker waiting
+    /// for run 2 of that conversation for ever. The paused clock jumps to
+    /// the guard's deadline as soon as every task waits, so a hang fails
+    /// the test at once.
+    #[tokio::test(start_paused = true)]
+    async fn a_panicking_worker_stops_the_replay_with_an_error_instead_of_a_hang() {
+        // Nothing listens on the target's port: every request fails fast
+        // and the conversation finishes (broken), which is all the
+        // schedule needs.
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", closed.local_addr().unwrap());
+        drop(closed);
+        let target = Target {
+            name: "gateway".into(),
+            kind: cb_client::SystemKind::Gateway,
+            url,
+            headers: Vec::new(),
+            model: None,
+        };
+        let mut dataset = Dataset::builtin_default();
+        dataset.conversations.truncate(1);
+        let options = DriverOptions {
+            concurrency: 2,
+            ..options(7)
+        };
+        let runs = [RunOf { run: 1, held: &[] }, RunOf { run: 2, held: &[] }];
+        let (tx, mut rx) = mpsc::channel(16);
+        let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
+        let on_change: OnRunChange = Arc::new(|change| {
+            if let RunChange::Conversation(..) = change {
+                panic!("the callback broke");
+            }
+        });
+        let cancel = CancellationToken::new();
+        let replay = run_all(
+            &runs,
+            std::slice::from_ref(&target),
+            Arc::new(dataset),
+            &options,
+            cb_client::DriverClient::new(reqwest::Client::new()),
+            cancel.clone(),
+            tx,
+            on_change,
+        );
+        let ended = tokio::time::timeout(Duration::from_secs(3600), replay)
+            .await
+            .expect("the replay hung after a worker panicked");
+        let error = ended.expect_err("a worker panicked: the replay must fail");
+        assert_eq!(error.message, "the callback broke");
+        assert!(
+            error.to_string().contains("no report was written"),
+            "{error}"
+        );
+        assert!(
+            !cancel.is_cancelled(),
+            "the caller's Ctrl-C token is left alone"
+        );
+        drain.await.unwrap();
     }
 
     /// The conversations whose fault holds a connection start first, for
