@@ -24,8 +24,12 @@ fn main() -> ExitCode {
     match continuity_bench::run(cli) {
         Ok(code) => code,
         Err(err) => {
-            let message = format!("error: {}", continuity_bench::describe_error(&err));
-            eprintln!("{}", continuity_bench::secret::redact(&message));
+            // Redacted, and escaped for the terminal: the error can quote
+            // what a gateway sent.
+            continuity_bench::secret::eprintln!(
+                "error: {}",
+                continuity_bench::describe_error(&err)
+            );
             ExitCode::from(2)
         }
     }

@@ -383,3 +383,36 @@ async fn echoed_secrets_reach_no_file_no_stdout_and_no_stderr() {
     assert_clean("stdout", &stdout);
     assert_clean("stderr", &stderr);
 }
+
+/// A gateway's error body quoted in the error the run stops with reaches
+/// the terminal with its control characters escaped: no escape sequence
+/// can clear the screen or colour the tool's words, no carriage return can
+/// overwrite the line; the message itself is still there to read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_s_escape_sequences_reach_the_terminal_escaped() {
+    let gateway = hostile::start(Hostile::EscapesInPreflight).await;
+    let out = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = {
+        let (url, out) = (gateway.url(), out.path().to_path_buf());
+        tokio::task::spawn_blocking(move || run_binary(&url, &out, &[]))
+            .await
+            .unwrap()
+    };
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("did not answer a preflight request: HTTP 500"),
+        "{stderr}"
+    );
+    assert!(
+        // The client's error excerpt is one line: the carriage return
+        // became a space before the message was made.
+        stderr.contains("boom\\u{1b}[2J\\u{1b}[31mall systems pass\\u{1b}[0m \\u{8}\\u{7}"),
+        "the body is quoted, escaped: {stderr:?}"
+    );
+    for text in [&stdout, &stderr] {
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "a raw control character reached the terminal: {text:?}"
+        );
+    }
+}

@@ -8,10 +8,12 @@
 //! every suite records ([`record`]), how a whole number is written with
 //! thousands separators ([`number`]), how a URL is shown without its
 //! credentials ([`url`]), which signal stopped a command ([`stop`]), and
-//! the fingerprints indexes keep instead of texts ([`fingerprint`]).
+//! the fingerprints indexes keep instead of texts ([`fingerprint`]), and a
+//! peer's text made safe on a terminal ([`escape`]).
 
 pub mod api;
 pub mod contract;
+pub mod escape;
 pub mod fingerprint;
 pub mod language;
 pub mod number;

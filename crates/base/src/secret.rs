@@ -210,11 +210,17 @@ pub fn print_text(args: fmt::Arguments<'_>) {
     let _ = out.flush();
 }
 
-/// Writes `args` and a line break to stderr, redacted. Called by
-/// `secret::eprintln!`.
+/// Writes `args` and a line break to stderr, redacted, with every control
+/// character but the line break escaped ([`crate::escape::terminal`]): a
+/// message can quote what a peer sent (an error body with an escape
+/// sequence that clears the screen). Called by `secret::eprintln!`.
 pub fn eprint_line(args: fmt::Arguments<'_>) {
     let text = fmt::format(args);
-    let _ = writeln!(std::io::stderr().lock(), "{}", redact(&text));
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "{}",
+        crate::escape::terminal(&redact(&text))
+    );
 }
 
 /// `println!` whose output goes through [`redact`].

@@ -1,7 +1,11 @@
 //! Text a peer sent (a model name, a header value, an error message), made
 //! safe where it is shown: inside a Markdown table cell nothing in it can
 //! end the cell, open a code span or inject HTML; on a terminal nothing in
-//! it can move the cursor or rewrite what was printed.
+//! it can move the cursor or rewrite what was printed ([`terminal`] and
+//! [`line`] live in `cb_base`, where every line the tool prints to stderr
+//! goes through them).
+
+pub use cb_base::escape::{line, terminal};
 
 /// `text` safe inside a Markdown table cell: backslashes, pipes,
 /// backticks and the brackets and bang of a link or image escaped, `<` and
@@ -25,28 +29,6 @@ pub fn markdown_cell(text: &str) -> String {
     out
 }
 
-/// `text` safe on a terminal: line breaks kept, every other control
-/// character (an escape sequence's ESC, a carriage return, a backspace)
-/// written as `\u{..}`.
-pub fn terminal(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_control() && c != '\n' {
-            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// `text` as one line on a terminal: as [`terminal`], with line breaks
-/// written as `\u{a}` too, so that a peer's text inside a line cannot
-/// start a line of its own that reads like the tool's.
-pub fn line(text: &str) -> String {
-    terminal(text).replace('\n', "\\u{a}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,25 +43,6 @@ mod tests {
             markdown_cell("continuity-sim-fallback"),
             "continuity-sim-fallback"
         );
-    }
-
-    #[test]
-    fn a_terminal_sees_no_escape_sequence_but_keeps_its_lines() {
-        assert_eq!(
-            terminal("model \u{1b}[2Jx\r\nnext\tline"),
-            "model \\u{1b}[2Jx\\u{d}\nnext\\u{9}line"
-        );
-        assert_eq!(terminal("plain text\n"), "plain text\n");
-    }
-
-    #[test]
-    fn a_peer_s_text_inside_a_line_cannot_forge_another() {
-        let forged = "overloaded\nscorecard litellm: 51/51 pass\r";
-        assert_eq!(
-            line(forged),
-            "overloaded\\u{a}scorecard litellm: 51/51 pass\\u{d}"
-        );
-        assert!(!line(forged).contains('\n'));
     }
 
     #[test]

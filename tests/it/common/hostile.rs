@@ -56,6 +56,11 @@ pub enum Hostile {
     Echo,
     /// As `Echo`, but fails the preflight with an echoing 500.
     EchoFailingPreflight,
+    /// Fails the preflight with a 500 whose body carries raw terminal
+    /// control characters (an escape sequence that clears the screen and
+    /// colours what follows, a carriage return, a backspace, a bell), the
+    /// bytes as sent, not JSON-escaped.
+    EscapesInPreflight,
 }
 
 #[derive(Clone)]
@@ -219,6 +224,13 @@ async fn handle(State(g): State<Gateway>, headers: HeaderMap, Json(body): Json<V
     let echo = dump(&headers);
     match (&g.kind, preflight) {
         (Hostile::EchoFailingPreflight, _) => echo_error(&headers),
+        (Hostile::EscapesInPreflight, _) => Response::builder()
+            .status(StatusCode::INTERNAL_SERVER_ERROR)
+            .header("content-type", "application/json")
+            .body(Body::from(
+                "{\"error\":{\"message\":\"boom\u{1b}[2J\u{1b}[31mall systems pass\u{1b}[0m\r\u{8}\u{7}\"}}",
+            ))
+            .unwrap(),
         (Hostile::Echo, true) => answer(&format!("preflight ok; you sent {echo}")),
         (_, true) => answer("preflight ok"),
         (Hostile::Redirect { to }, false) => Response::builder()
