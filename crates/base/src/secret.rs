@@ -192,35 +192,38 @@ pub fn redact_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
     Cow::Owned(out)
 }
 
-/// Writes `args` and a line break to stdout, redacted. A closed stdout (a
-/// pipe whose reader went away) is ignored rather than a panic. Called by
-/// `secret::println!`.
+/// `text` as the terminal is given it: redacted, then every control
+/// character but the line break escaped ([`crate::escape::terminal`]), since
+/// what is printed can quote what a peer sent (an error body with an
+/// escape sequence that clears the screen, a model name with a carriage
+/// return). Every print of this module goes through it.
+pub fn for_terminal(text: &str) -> String {
+    crate::escape::terminal(&redact(text))
+}
+
+/// Writes `args` and a line break to stdout, as [`for_terminal`] makes
+/// it. A closed stdout (a pipe whose reader went away) is ignored rather
+/// than a panic. Called by `secret::println!`.
 pub fn print_line(args: fmt::Arguments<'_>) {
     let text = fmt::format(args);
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}", redact(&text));
+    let _ = writeln!(out, "{}", for_terminal(&text));
 }
 
-/// Writes `args` to stdout without a line break, redacted. Called by
-/// `secret::print!`.
+/// Writes `args` to stdout without a line break, as [`for_terminal`]
+/// makes it. Called by `secret::print!`.
 pub fn print_text(args: fmt::Arguments<'_>) {
     let text = fmt::format(args);
     let mut out = std::io::stdout().lock();
-    let _ = write!(out, "{}", redact(&text));
+    let _ = write!(out, "{}", for_terminal(&text));
     let _ = out.flush();
 }
 
-/// Writes `args` and a line break to stderr, redacted, with every control
-/// character but the line break escaped ([`crate::escape::terminal`]): a
-/// message can quote what a peer sent (an error body with an escape
-/// sequence that clears the screen). Called by `secret::eprintln!`.
+/// Writes `args` and a line break to stderr, as [`for_terminal`] makes
+/// it. Called by `secret::eprintln!`.
 pub fn eprint_line(args: fmt::Arguments<'_>) {
     let text = fmt::format(args);
-    let _ = writeln!(
-        std::io::stderr().lock(),
-        "{}",
-        crate::escape::terminal(&redact(&text))
-    );
+    let _ = writeln!(std::io::stderr().lock(), "{}", for_terminal(&text));
 }
 
 /// `println!` whose output goes through [`redact`].
@@ -272,6 +275,23 @@ mod tests {
         let value = Secret::new("Bearer x").header_value().unwrap();
         assert!(value.is_sensitive());
         assert!(Secret::new("a\r\nInjected: 1").header_value().is_none());
+    }
+
+    #[test]
+    fn the_terminal_gets_a_peer_s_text_redacted_and_without_control_characters() {
+        let _s = Secret::new("Bearer sk-terminal-7Zq");
+        // A secret split by an escape sequence is not the secret; one
+        // whole beside escape sequences is redacted first.
+        let printed = for_terminal(
+            "model \u{1b}[2J\u{1b}[31mok\u{1b}[0m\r\u{8}\u{7}\tkey Bearer sk-terminal-7Zq\nnext line",
+        );
+        assert_eq!(
+            printed,
+            "model \\u{1b}[2J\\u{1b}[31mok\\u{1b}[0m\\u{d}\\u{8}\\u{7}\\u{9}key [redacted]\nnext line"
+        );
+        // The tool's own text passes as it is, line breaks and all.
+        let own = "system     events  CPR\nhistory    10/10   100.00 % (10/10)\n";
+        assert_eq!(for_terminal(own), own);
     }
 
     #[test]
