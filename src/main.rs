@@ -20,6 +20,16 @@ use std::process::ExitCode;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    // A panic's message can quote what a peer sent (slicing a string
+    // quotes it): printed redacted and escaped like every other line, not
+    // raw by the default hook.
+    std::panic::set_hook(Box::new(|info| {
+        let thread = std::thread::current();
+        continuity_bench::secret::eprintln!(
+            "thread '{}' {info}",
+            thread.name().unwrap_or("<unnamed>")
+        );
+    }));
     let cli = continuity_bench::cli::Cli::parse();
     match continuity_bench::run(cli) {
         Ok(code) => code,

@@ -4,7 +4,7 @@
 //! paths that override them ([`source`]), the languages the product knows
 //! ([`language`]), the answer contracts' names and outcomes ([`contract`]),
 //! which upstream an attempt went to ([`role`]), which
-//! built-in reference system a target is ([`reference`]), the rows
+//! built-in reference system a target is ([`reference`](mod@reference)), the rows
 //! every suite records ([`record`]), how a whole number is written with
 //! thousands separators ([`number`]), how a URL is shown without its
 //! credentials ([`url`]), which signal stopped a command ([`stop`]), and

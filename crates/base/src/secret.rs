@@ -193,12 +193,13 @@ pub fn redact_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
 }
 
 /// `text` as the terminal is given it: redacted, then every control
-/// character but the line break escaped ([`crate::escape::terminal`]), since
+/// character but the line break and the tab escaped
+/// ([`crate::escape::printed`]), since
 /// what is printed can quote what a peer sent (an error body with an
 /// escape sequence that clears the screen, a model name with a carriage
 /// return). Every print of this module goes through it.
 pub fn for_terminal(text: &str) -> String {
-    crate::escape::terminal(&redact(text))
+    crate::escape::printed(&redact(text))
 }
 
 /// Writes `args` and a line break to stdout, as [`for_terminal`] makes
@@ -287,7 +288,7 @@ mod tests {
         );
         assert_eq!(
             printed,
-            "model \\u{1b}[2J\\u{1b}[31mok\\u{1b}[0m\\u{d}\\u{8}\\u{7}\\u{9}key [redacted]\nnext line"
+            "model \\u{1b}[2J\\u{1b}[31mok\\u{1b}[0m\\u{d}\\u{8}\\u{7}\tkey [redacted]\nnext line"
         );
         // The tool's own text passes as it is, line breaks and all.
         let own = "system     events  CPR\nhistory    10/10   100.00 % (10/10)\n";

@@ -16,7 +16,7 @@ const SECRET_PARAMS: [&str; 6] = ["key", "token", "secret", "password", "sig", "
 
 /// `text` as outputs show it: the user and password of a URL replaced by
 /// `[redacted]` (a lone user may be a token), and the values of key-like
-/// query parameters ([`SECRET_PARAMS`]) too. Text that does not parse as
+/// query parameters (`SECRET_PARAMS`) too. Text that does not parse as
 /// a URL has any `scheme://userinfo@` part redacted all the same.
 pub fn display_url(text: &str) -> String {
     let Ok(mut url) = Url::parse(text) else {

@@ -254,7 +254,9 @@ fn fill_delivery(data: &mut report::ReportData, ctx: &UpstreamContext) {
 /// # Errors
 /// When the dataset or fault profile cannot be loaded or means nothing, the
 /// report directory cannot be used, a server cannot be started, a system
-/// does not answer before the run, or the report cannot be written.
+/// does not answer before the run, a replay worker panicked (the replay is
+/// stopped, the systems shut down and no report is written), or the report
+/// cannot be written.
 pub async fn execute(
     config: &RunConfig,
     cancel: CancellationToken,
@@ -331,7 +333,11 @@ pub async fn execute(
     };
     let anchors = Arc::new(AnchorIndex::new(&dataset));
     // Room for every attempt up front: a request per turn sent, a quarter
-    // more for failovers and retries.
+    // more for failovers and retries. A run with a planned event on every
+    // conversation outgrows it and the list doubles once (at 100,000
+    // fast-forward conversations, 400,000 rows against 250,000); room
+    // reserved from the planned events instead left that run's peak where
+    // it was, at the report rows (docs/benchmarks.md).
     let sent: usize = config
         .shard
         .conversations(dataset.conversations.len())
@@ -397,16 +403,17 @@ pub async fn execute(
         on_change,
     )
     .await;
-    let mut outcomes = collector
-        .await
-        .context("the collector stopped unexpectedly")?;
+    let collected = collector.await;
     if let Err(panic) = replayed {
         // What was delivered is incomplete and the cut conversations would
         // read as stopped by Ctrl-C: no report is better than a false one.
         systems.shutdown().await;
-        let _ = nothing(&out);
-        return Err(panic.into());
+        let _ = std::fs::remove_dir(&out);
+        anyhow::bail!(
+            "{panic}; no report was written. Please report it with the command and its --seed"
+        );
     }
+    let mut outcomes = collected.context("the collector stopped unexpectedly")?;
     if outcomes.iter().all(|c| c.outcome.turns.is_empty()) && cancel.is_cancelled() {
         return Ok(nothing(&out));
     }

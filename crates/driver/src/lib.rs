@@ -9,7 +9,9 @@
 //! rule ([`schedule`]). Workers send each finished
 //! conversation down a channel; the caller owns the single collector. A
 //! cancellation token stops workers between requests and aborts requests in
-//! flight; what finished is still delivered.
+//! flight; what finished is still delivered. A worker that panics stops the
+//! others the same way and the replay ends with [`WorkerPanic`], never a
+//! wait for a conversation that will not move on.
 
 pub mod gate;
 pub mod replay;
@@ -84,7 +86,7 @@ pub struct ConversationOutcome {
 /// what was delivered is incomplete.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "a replay worker panicked ({message}): this is a defect of continuity-bench, not of the systems under test; the replay was stopped and no report was written. Please report it with the command and its --seed"
+    "a replay worker panicked ({message}): this is a defect of continuity-bench, not of the systems under test, and the replay was stopped"
 )]
 pub struct WorkerPanic {
     /// The panic's message (`"(not a text)"` when it carried none).
@@ -360,7 +362,7 @@ mod tests {
         let error = ended.expect_err("a worker panicked: the replay must fail");
         assert_eq!(error.message, "the callback broke");
         assert!(
-            error.to_string().contains("no report was written"),
+            error.to_string().contains("the replay was stopped"),
             "{error}"
         );
         assert!(

@@ -25,7 +25,7 @@ pub fn write<T: Serialize>(
     Ok(out)
 }
 
-/// [`write`] straight to `out`, a row at a time, so that a file of a
+/// [`write()`] straight to `out`, a row at a time, so that a file of a
 /// hundred thousand rows is never whole in memory.
 ///
 /// # Errors

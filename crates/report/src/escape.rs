@@ -1,9 +1,9 @@
 //! Text a peer sent (a model name, a header value, an error message), made
 //! safe where it is shown: inside a Markdown table cell nothing in it can
 //! end the cell, open a code span or inject HTML; on a terminal nothing in
-//! it can move the cursor or rewrite what was printed ([`terminal`] and
-//! [`line`] live in `cb_base`, where every line the tool prints to stderr
-//! goes through them).
+//! it can move the cursor or rewrite what was printed ([`terminal()`] and
+//! [`line()`] live in `cb_base`, where every line the tool prints goes
+//! through the first).
 
 pub use cb_base::escape::{line, terminal};
 

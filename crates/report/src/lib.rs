@@ -1,6 +1,6 @@
 //! The report machinery every suite's result goes through: one exporter
 //! trait and the manager that owns the files ([`exporter`]), one
-//! fixed-width table renderer ([`table`]), the number formats ([`format`]),
+//! fixed-width table renderer ([`table`]), the number formats ([`format`](mod@format)),
 //! CSV and JSON helpers, chart rendering to SVG and PNG ([`plot`]), the
 //! pieces of a self-contained HTML page ([`html`]) and its inline SVG charts,
 //! text a peer sent made safe for Markdown and the terminal ([`escape`])
