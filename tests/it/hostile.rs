@@ -259,6 +259,26 @@ fn run_binary(url: &str, out: &Path, args: &[&str]) -> (Option<i32>, String, Str
     )
 }
 
+/// Runs the binary against a gateway of `kind` that fails the preflight;
+/// checks that the run stopped there (exit 2, the HTTP 500 quoted) and
+/// returns (stdout, stderr).
+async fn refused_at_preflight(kind: Hostile) -> (String, String) {
+    let gateway = hostile::start(kind).await;
+    let out = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = {
+        let (url, out) = (gateway.url(), out.path().to_path_buf());
+        tokio::task::spawn_blocking(move || run_binary(&url, &out, &[]))
+            .await
+            .unwrap()
+    };
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("did not answer a preflight request: HTTP 500"),
+        "{stderr}"
+    );
+    (stdout, stderr)
+}
+
 /// Asserts that no planted value (nor a distinctive piece of one) is in
 /// `text`, named `what`.
 fn assert_clean(what: &str, text: &str) {
@@ -363,19 +383,7 @@ async fn echoed_secrets_reach_no_file_no_stdout_and_no_stderr() {
     );
 
     // A preflight that fails with the echo: the error printed is clean.
-    let failing = hostile::start(Hostile::EchoFailingPreflight).await;
-    let refused = tempfile::tempdir().unwrap();
-    let (code, stdout, stderr) = {
-        let (url, out) = (failing.url(), refused.path().to_path_buf());
-        tokio::task::spawn_blocking(move || run_binary(&url, &out, &[]))
-            .await
-            .unwrap()
-    };
-    assert_eq!(code, Some(2), "{stderr}");
-    assert!(
-        stderr.contains("did not answer a preflight request: HTTP 500"),
-        "{stderr}"
-    );
+    let (stdout, stderr) = refused_at_preflight(Hostile::EchoFailingPreflight).await;
     assert!(
         stderr.contains("[redacted]"),
         "the preflight reply echoed: {stderr}"
@@ -390,19 +398,7 @@ async fn echoed_secrets_reach_no_file_no_stdout_and_no_stderr() {
 /// overwrite the line; the message itself is still there to read.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gateway_s_escape_sequences_reach_the_terminal_escaped() {
-    let gateway = hostile::start(Hostile::EscapesInPreflight).await;
-    let out = tempfile::tempdir().unwrap();
-    let (code, stdout, stderr) = {
-        let (url, out) = (gateway.url(), out.path().to_path_buf());
-        tokio::task::spawn_blocking(move || run_binary(&url, &out, &[]))
-            .await
-            .unwrap()
-    };
-    assert_eq!(code, Some(2), "{stderr}");
-    assert!(
-        stderr.contains("did not answer a preflight request: HTTP 500"),
-        "{stderr}"
-    );
+    let (stdout, stderr) = refused_at_preflight(Hostile::EscapesInPreflight).await;
     assert!(
         // The client's error excerpt is one line: the carriage return
         // became a space before the message was made.
