@@ -22,13 +22,18 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     // A panic's message can quote what a peer sent (slicing a string
     // quotes it): printed redacted and escaped like every other line, not
-    // raw by the default hook.
+    // raw by the default hook; with its backtrace when RUST_BACKTRACE asks
+    // for one, as the default hook does.
     std::panic::set_hook(Box::new(|info| {
         let thread = std::thread::current();
-        continuity_bench::secret::eprintln!(
-            "thread '{}' {info}",
-            thread.name().unwrap_or("<unnamed>")
-        );
+        let name = thread.name().unwrap_or("<unnamed>");
+        let backtrace = std::backtrace::Backtrace::capture();
+        match backtrace.status() {
+            std::backtrace::BacktraceStatus::Captured => {
+                continuity_bench::secret::eprintln!("thread '{name}' {info}\n{backtrace}");
+            }
+            _ => continuity_bench::secret::eprintln!("thread '{name}' {info}"),
+        }
     }));
     let cli = continuity_bench::cli::Cli::parse();
     match continuity_bench::run(cli) {
