@@ -16,7 +16,8 @@
 //! or cuts it (so an excerpt never holds half a secret), the report manager
 //! redacts every file it writes, and every line the commands print goes
 //! through `secret::println!` and
-//! `secret::eprintln!` here.
+//! `secret::eprintln!` here, which also escape a peer's control
+//! characters for the terminal ([`for_terminal`]).
 //!
 //! Besides the value itself, the set holds the forms an echo commonly
 //! takes: JSON-escaped (a value with `"` or `\` inside a JSON string), CSV
@@ -194,10 +195,10 @@ pub fn redact_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
 
 /// `text` as the terminal is given it: redacted, then every control
 /// character but the line break and the tab escaped
-/// ([`crate::escape::printed`]), since
-/// what is printed can quote what a peer sent (an error body with an
-/// escape sequence that clears the screen, a model name with a carriage
-/// return). Every print of this module goes through it.
+/// ([`crate::escape::printed`]), since what is printed can quote what a
+/// peer sent (an error body with an escape sequence that clears the
+/// screen, a model name with a carriage return). Every print of this
+/// module goes through it.
 pub fn for_terminal(text: &str) -> String {
     crate::escape::printed(&redact(text))
 }
@@ -227,7 +228,8 @@ pub fn eprint_line(args: fmt::Arguments<'_>) {
     let _ = writeln!(std::io::stderr().lock(), "{}", for_terminal(&text));
 }
 
-/// `println!` whose output goes through [`redact`].
+/// `println!` whose output goes through [`for_terminal`] (redacted, then
+/// escaped for the terminal).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __redacted_println {
@@ -236,7 +238,8 @@ macro_rules! __redacted_println {
     };
 }
 
-/// `print!` whose output goes through [`redact`].
+/// `print!` whose output goes through [`for_terminal`] (redacted, then
+/// escaped for the terminal).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __redacted_print {
@@ -245,7 +248,8 @@ macro_rules! __redacted_print {
     };
 }
 
-/// `eprintln!` whose output goes through [`redact`].
+/// `eprintln!` whose output goes through [`for_terminal`] (redacted, then
+/// escaped for the terminal).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __redacted_eprintln {
