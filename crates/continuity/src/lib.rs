@@ -28,7 +28,7 @@ pub use assemble::run_notes;
 
 use crate::config::{RequestsInFlight, ResolvedConfig, RunConfig};
 use anyhow::Context;
-use assemble::assemble;
+use assemble::{assemble, Roster};
 use cb_client::{driver_client, SystemKind};
 use cb_dataset::Dataset;
 use cb_driver::{self as driver, gate, DriverOptions, GatePlan, RequestGate};
@@ -287,7 +287,7 @@ pub async fn execute(
         }
     };
     let index = ConversationIndex::of_dataset(&dataset);
-    let ctx = match responder {
+    let mut ctx = match responder {
         Some(responder) => UpstreamContext::with_responder(plan, index, responder, 1),
         None => UpstreamContext::new(plan, index, config.latency, config.seed, 1),
     }
@@ -448,9 +448,14 @@ pub async fn execute(
     if let Some(judge) = &judge {
         judge_undetermined(&mut outcomes, &dataset, judge.judge.as_ref(), &cancel).await;
     }
-    // Scoring is done: the anchor index is not needed any more, and only
-    // what turns.csv holds of each answer is kept.
+    // Scoring is done: the anchor index and the dataset are not needed
+    // any more (the report reads the conversations' ids and lengths only),
+    // and only what turns.csv holds of each answer is kept. Freed before
+    // the report's rows are built, whose memory then takes their place.
     drop(anchors);
+    let roster = Roster::of(&dataset);
+    ctx.clients = None;
+    drop(dataset);
     for c in &mut outcomes {
         for turn in &mut c.outcome.turns {
             turn.bound_answer();
@@ -468,12 +473,18 @@ pub async fn execute(
         },
         ..resolved
     };
-    let mut data = assemble(&resolved, &dataset, &ctx.plan, outcomes, attempts);
+    let mut data = assemble(&resolved, &roster, &ctx.plan, outcomes, attempts);
     fill_delivery(&mut data, &ctx);
     report::write_report(&out, &data)?;
     if !config.shard.is_whole() {
-        shard::ShardManifest::new(config.shard, config.seed, &dataset, digests.0, digests.1)
-            .write(&out)?;
+        shard::ShardManifest::new(
+            config.shard,
+            config.seed,
+            roster.ids(),
+            digests.0,
+            digests.1,
+        )
+        .write(&out)?;
     }
     Ok(RunOutcome {
         report_dir: Some(out),

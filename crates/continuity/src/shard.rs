@@ -10,7 +10,6 @@
 //! index, from K.
 
 use cb_base::source::Source;
-use cb_dataset::Dataset;
 use cb_driver::Shard;
 use cb_report::ReportError;
 use serde::{Deserialize, Serialize};
@@ -48,11 +47,12 @@ pub const SELECTION: &str =
     "every N-th conversation by index: shard K replays the conversations whose index i (from 0) has i mod N = K";
 
 impl ShardManifest {
-    /// The manifest of `shard` of `dataset`.
+    /// The manifest of `shard` of a dataset whose conversations have the
+    /// ids `ids`, in index order.
     pub fn new(
         shard: Shard,
         seed: u64,
-        dataset: &Dataset,
+        ids: &[String],
         dataset_sha256: String,
         fault_profile_sha256: String,
     ) -> Self {
@@ -61,12 +61,12 @@ impl ShardManifest {
             selection: SELECTION.to_string(),
             version: cb_base::VERSION.to_string(),
             seed,
-            dataset_conversations: dataset.conversations.len() as u32,
+            dataset_conversations: ids.len() as u32,
             dataset_sha256,
             fault_profile_sha256,
             conversations: shard
-                .conversations(dataset.conversations.len())
-                .map(|i| dataset.conversations[i].id.clone())
+                .conversations(ids.len())
+                .map(|i| ids[i].clone())
                 .collect(),
         }
     }
@@ -143,9 +143,10 @@ mod tests {
 
     #[test]
     fn the_manifest_lists_the_shard_s_conversations_in_index_order() {
-        let dataset = Dataset::builtin_default();
+        let dataset = cb_dataset::Dataset::builtin_default();
         let shard = Shard::new(2, 4).unwrap();
-        let m = ShardManifest::new(shard, 42, &dataset, "d".into(), "p".into());
+        let ids: Vec<String> = dataset.conversations.iter().map(|c| c.id.clone()).collect();
+        let m = ShardManifest::new(shard, 42, &ids, "d".into(), "p".into());
         assert_eq!(m.dataset_conversations, 150);
         assert_eq!(m.conversations.len(), shard.len(150));
         assert_eq!(m.conversations[0], dataset.conversations[2].id);
