@@ -238,16 +238,19 @@ pub fn violations(results: &[ContractResult]) -> Vec<ContractName> {
 
 /// Every contract that applied to an answer, with its outcome, in result
 /// order: what a turn records.
+///
+/// The list has its exact size: a turn keeps it until the report, and
+/// collected from a filter it would have room for 8 checks where 5 apply
+/// (at 100,000 conversations, 24 MB of room never used).
 pub fn checks(results: &[ContractResult]) -> Vec<ContractCheck> {
-    results
-        .iter()
-        .filter_map(|r| {
-            r.outcome.clone().map(|outcome| ContractCheck {
-                name: r.name,
-                outcome,
-            })
+    let mut checks = Vec::with_capacity(results.iter().filter(|r| r.outcome.is_some()).count());
+    checks.extend(results.iter().filter_map(|r| {
+        r.outcome.clone().map(|outcome| ContractCheck {
+            name: r.name,
+            outcome,
         })
-        .collect()
+    }));
+    checks
 }
 
 #[cfg(test)]
