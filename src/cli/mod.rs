@@ -5,6 +5,10 @@
 //! in a file of their own (`run`, `semantics`, `canary`, `serve` for the
 //! smaller commands, `calibrate` for the calibration tools), and the groups
 //! of flags several commands flatten into theirs in `options`.
+//!
+//! The doc comments of the flags are their `--help` text, read in a
+//! terminal: `<UTC timestamp>` and bare URLs are meant as written there.
+#![allow(rustdoc::invalid_html_tags, rustdoc::bare_urls)]
 
 mod bench;
 mod builtins;

@@ -16,7 +16,7 @@
 //!   nothing imports the root or the `xtask`;
 //! - a crate in [`ONLY`] imports no workspace crate but those listed
 //!   (`cb-client`: `cb-base` and `cb-wire`);
-//! - no crate has a cycle among its top-level modules ([`modules`]): none
+//! - no crate has a cycle among its top-level modules (`modules`): none
 //!   through `crate::` paths, and none through `super::` paths that climb
 //!   to the crate root but the [`KNOWN_TANGLES`] (the check fails when one
 //!   of those is gone, so that the list only shrinks). Cargo knows nothing

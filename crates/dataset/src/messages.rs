@@ -1,7 +1,7 @@
 //! The messages a chat client sends for one turn of a conversation, in
 //! OpenAI shape: one definition for the driver (which sends them) and the
 //! simulated upstreams (which compare what reached them with what the
-//! client sent, [`crate::dialect::survival`]).
+//! client sent, `cb_dialect::survival`).
 //!
 //! A request carries the client's system prompt, the conversation's own
 //! system messages (rich datasets), every earlier turn (the user's message,
@@ -61,7 +61,7 @@ pub fn client_messages<'a>(
 }
 
 /// What the client sent for turn `turn` (from 1) of `conversation`, as far
-/// as [`crate::dialect::survival`] reads it (the replies are left empty:
+/// as `cb_dialect::survival` reads it (the replies are left empty:
 /// assistant text is not counted).
 pub fn client_request(conversation: &Conversation, system_prompt: &str, turn: u32) -> ChatRequest {
     let index = (turn as usize).clamp(1, conversation.n_turns().max(1)) - 1;

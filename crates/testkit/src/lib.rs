@@ -1,6 +1,6 @@
 //! The one test kit of continuity-bench: fixtures that tests of several
 //! crates share, so that every test builds its rows ([`record`]),
-//! conversations ([`conversation`], with the `dataset` feature), ports
+//! conversations (`conversation`, with the `dataset` feature), ports
 //! ([`ports`]) and schema checks ([`schema`]) the same way. A
 //! dev-dependency only; nothing in the product depends on it.
 //!

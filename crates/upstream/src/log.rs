@@ -119,7 +119,7 @@ struct Inner {
 }
 
 /// What of the client's request reached an upstream in one attempt
-/// ([`cb_dialect::survival`]), beside the attempt's row.
+/// ([`cb_dialect::survival()`]), beside the attempt's row.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SurvivalRow {
     /// Run index, from 1.

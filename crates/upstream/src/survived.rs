@@ -4,7 +4,7 @@
 //! The harness knows what the client sent for each turn (the dataset and
 //! the system prompt, [`ClientView`]); an upstream that recognises a
 //! request compares what it received with that
-//! ([`cb_dialect::survival`]) and notes the result beside the attempt
+//! ([`cb_dialect::survival()`]) and notes the result beside the attempt
 //! ([`super::log::SurvivalRow`]), whatever dialect it was called in. A
 //! fault profile's `[fallback] context_tokens` makes the fallback refuse a
 //! request above its window with the dialect's own 400.

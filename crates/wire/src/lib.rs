@@ -1,7 +1,7 @@
 //! The wire both ends share: the OpenAI chat-completion types, frames and
 //! error bodies ([`openai`]), the one reader of server-sent events ([`sse`]),
 //! what a message's `content` holds ([`content`]), `Retry-After`
-//! ([`retry_after`]), and the one way every server the tool starts binds and
+//! ([`retry_after()`]), and the one way every server the tool starts binds and
 //! stops ([`server`]).
 
 pub mod body_cap;

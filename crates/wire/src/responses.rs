@@ -140,7 +140,7 @@ pub fn messages_of(input: &Value) -> Result<Vec<ChatMessage>, String> {
 /// Most responses a [`Store`] keeps.
 pub const MAX_STORED: usize = 200_000;
 
-/// Most bytes of message text (plus [`MESSAGE_OVERHEAD`] per message) a
+/// Most bytes of message text (plus `MESSAGE_OVERHEAD` per message) a
 /// [`Store`] keeps: whatever a peer sends, the store stays under it.
 pub const MAX_STORED_BYTES: usize = 256 * 1024 * 1024;
 

@@ -6,7 +6,7 @@
 //! once, none interrupted. Then their rows are concatenated and put in the
 //! one row order ([`crate::order`]), conversation `K + p * N` being the
 //! p-th of shard K's manifest, and every statistic is computed again from
-//! the rows by the same [`summarize`](crate::summary::summarize) a run
+//! the rows by the same [`summarize`] a run
 //! uses: CPR with its Wilson and clustered intervals (the bootstrap with
 //! the run's seed), the groupings, attempts and storms, CLO and its
 //! percentiles. Nothing of a shard's summary.json is carried over but what

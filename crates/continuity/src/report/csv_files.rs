@@ -2,7 +2,7 @@
 //! row, written through [`cb_report::csv`] so the columns are the record
 //! fields, and read back by `report DIR`. A turn's typed lists (the
 //! conversations it bled from, the contracts checked) are written one field
-//! each by [`TurnRow`], the one place that knows turns.csv's text.
+//! each by `TurnRow`, the one place that knows turns.csv's text.
 
 use super::ReportData;
 use crate::record::EventRecord;

@@ -2,7 +2,7 @@
 //! serialises, `summary.md` and the plots render, and the stdout table prints.
 //! Its JSON form is checked against `schema/summary.schema.json` in a test.
 //!
-//! [`summarize`](build::summarize) builds it from the recorded rows with the
+//! [`summarize`] builds it from the recorded rows with the
 //! pure functions of [`cb_stats`]; the upstream attempts and retry storms
 //! ([`attempts`]) and CLO ([`clo`]) are built beside it.
 

@@ -27,7 +27,7 @@ pub struct PathAudit {
     pub fired: usize,
     /// Pieces it decided where lingua is unsure: no language at
     /// `ENGLISH_FIRST_CONFIDENCE` (0.35) or more, or no top language
-    /// [`FOREIGN_RATIO`] times as likely as English (the
+    /// `FOREIGN_RATIO` times as likely as English (the
     /// English-first path only: there a sentence lingua cannot place
     /// counts for no language, and the path counts it for English).
     pub unsure: Vec<String>,

@@ -36,7 +36,7 @@
 //!   attempt failed (`body_error`) and the request fails over;
 //! - the whole request, bodies and backoff included, ends by `deadline`, of
 //!   which the primary's leg gets all but one attempt timeout (at most half
-//!   the deadline, [`primary_end`]): reaching its end fails over, so the
+//!   the deadline, `primary_end`): reaching its end fails over, so the
 //!   fallback always gets its turn; past the deadline the client gets 504
 //!   with an OpenAI-style error body;
 //! - a streamed answer is held until its first token ([`super::relay`]),

@@ -110,8 +110,8 @@ const VALUE_PER_BYTE: usize = 16;
 /// Reads `response` up to its first token, waiting at most until
 /// `first_token_by` for it and never past `deadline`, and holding at most
 /// `budget` bytes (the lines held, comments and token-less chunks
-/// included, each with its [`LINE_OVERHEAD`], a chunk's parsed JSON at
-/// [`VALUE_PER_BYTE`], the comments' buffer at its capacity, and the line
+/// included, each with its `LINE_OVERHEAD`, a chunk's parsed JSON at
+/// `VALUE_PER_BYTE`, the comments' buffer at its capacity, and the line
 /// being read).
 /// Consecutive comments and blank lines are held as one piece: the client
 /// gets the same bytes, the proxy holds them once.

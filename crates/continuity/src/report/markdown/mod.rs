@@ -1,7 +1,7 @@
 //! summary.md: the human-readable report. Every rate carries its counts and
 //! both intervals; the run's provenance (seed, version, dataset, fault
 //! profile, percentile method) and its notes are part of the page. Each
-//! system's section is rendered by [`system`].
+//! system's section is rendered by `system`.
 
 mod system;
 
