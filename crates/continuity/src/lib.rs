@@ -337,7 +337,7 @@ pub async fn execute(
     // conversation outgrows it and the list doubles once (at 100,000
     // fast-forward conversations, 400,000 rows against 250,000); room
     // reserved from the planned events instead left that run's peak where
-    // it was, at the report rows (docs/benchmarks.md).
+    // it was (docs/benchmarks.md).
     let sent: usize = config
         .shard
         .conversations(dataset.conversations.len())
