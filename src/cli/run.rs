@@ -40,11 +40,18 @@ pub struct RunArgs {
     /// of replaying every turn live.
     #[arg(long)]
     pub fast_forward: bool,
-    /// Ask every system for streamed answers (server-sent events), read to
-    /// `data: [DONE]`; a stream cut short, a malformed chunk or an error
-    /// chunk is an error with its reason.
+    /// Ask every system for streamed answers (server-sent events), read
+    /// as `--client` reads them; a stream cut short, a malformed chunk or
+    /// an error chunk is an error with its reason.
     #[arg(long)]
     pub stream: bool,
+    /// Whose reading of a stream decides whether it is an answer:
+    /// `openai-sdk` (the official OpenAI SDKs: a body that ends cleanly is
+    /// a complete answer, with or without `data: [DONE]` or a finish
+    /// reason) or `strict` (only `data: [DONE]` completes a stream).
+    /// Recorded in config.json and named in summary.md.
+    #[arg(long, default_value = "openai-sdk", value_parser = super::semantics::client_profile)]
+    pub client: cb_wire::sse::ClientProfile,
     /// Per-attempt timeout of the built-in proxies: how long they wait for an
     /// upstream's response headers before failing over (default 1s, 5s
     /// with --latency realistic, whose answers take over a second, and 20s

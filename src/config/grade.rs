@@ -90,6 +90,7 @@ fn run_args(args: &GradeArgs, profile: &str, out: PathBuf) -> RunArgs {
     run.latency = args.latency;
     run.quiet = args.quiet;
     run.contracts = args.contracts.clone();
+    run.client = args.client;
     run.out = Some(out);
     run.force = args.force;
     run

@@ -100,6 +100,7 @@ pub fn run_config(args: &RunArgs, now_utc: time::OffsetDateTime) -> Result<RunCo
         faults,
         latency: super::latency_profile(args.latency),
         stream: args.stream,
+        client: args.client,
         replay: if args.fast_forward {
             Replay::FastForward
         } else {

@@ -10,6 +10,7 @@ use continuity_bench::config::{GatewaySpec, Replay, RunConfig};
 use continuity_bench::continuity::RunOutcome;
 use continuity_bench::judge::{sim, JudgeConfig};
 use continuity_bench::secret::Secret;
+use continuity_bench::sse::ClientProfile;
 use std::time::Duration;
 
 /// A header value sent to the control gateway; it must appear in no report file.
@@ -293,17 +294,20 @@ async fn a_failing_judge_leaves_events_undetermined_and_the_report_finishes() {
     }
 }
 
-/// With `--stream`, an answer counts only when its stream is complete: a
-/// gateway whose fallback stream is cut before `data: [DONE]` gets no
-/// preserved event, each an error naming the cut, while the reference
-/// proxies stream their answers through intact.
+/// With `--stream --client strict`, an answer counts only when its stream
+/// is complete: a gateway whose fallback stream is cut before `data:
+/// [DONE]` gets no preserved event, each an error naming the cut, while
+/// the reference proxies stream their answers through intact.
 #[tokio::test(start_paused = true)]
-async fn a_fallback_stream_cut_before_done_is_an_error() {
+async fn a_fallback_stream_cut_before_done_is_an_error_to_a_strict_reader() {
     let (_dir, outcome) = run_with_control_tuned(
         Misbehaviour::CutsFallbackStreams,
         "fault_profiles/paper.toml",
         None,
-        |c| c.stream = true,
+        |c| {
+            c.stream = true;
+            c.client = ClientProfile::Strict;
+        },
     )
     .await;
     let control = system(&outcome, "control");
@@ -353,4 +357,46 @@ async fn a_fallback_stream_cut_before_done_is_an_error() {
         .notes
         .iter()
         .any(|n| n.contains("streamed answer")));
+}
+
+/// With `--stream` and the default client, the same cut streams are read
+/// as the official SDKs read them: a body that ends cleanly is the whole
+/// answer, so every event turn of the control carries the text that came
+/// (no `[DONE]` error, no finish reason), the report records the profile
+/// and names its rule, and the reference proxies are unchanged.
+#[tokio::test(start_paused = true)]
+async fn a_fallback_stream_cut_before_done_is_the_answer_an_sdk_returns() {
+    let (_dir, outcome) = run_with_control_tuned(
+        Misbehaviour::CutsFallbackStreams,
+        "fault_profiles/paper.toml",
+        None,
+        |c| c.stream = true,
+    )
+    .await;
+    let data = outcome.data.as_ref().unwrap();
+    assert_eq!(data.config.client, ClientProfile::OpenAiSdk);
+    let finals: Vec<_> = data
+        .turns
+        .iter()
+        .filter(|t| t.system == "control" && t.is_final)
+        .collect();
+    assert_eq!(finals.len(), 150);
+    for turn in &finals {
+        assert_eq!(turn.error, None, "{turn:?}");
+        assert_eq!(turn.status, Some(200), "{turn:?}");
+        assert!(!turn.answer.is_empty(), "{turn:?}");
+        assert_eq!(turn.finish_reason, None, "{turn:?}");
+    }
+    assert!(data
+        .events
+        .iter()
+        .filter(|e| e.system == "control")
+        .all(|e| !e.reason.contains("[DONE]")));
+    assert_eq!(system(&outcome, "control").availability.successes, 150);
+    assert!(system(&outcome, "history").cpr.rate.unwrap() >= 0.99);
+    assert!(data
+        .summary
+        .notes
+        .iter()
+        .any(|n| n.contains("read `openai-sdk`") && n.contains("official OpenAI SDKs")));
 }

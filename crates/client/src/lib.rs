@@ -30,7 +30,7 @@ use cb_wire::openai::ChatRequest;
 use plain::{Address, Connection, PlainPool};
 use room::{reserve_large, Room, SMALL_BODY};
 use serde_json::Value;
-use sse::{assemble, StreamTrace, TraceReader};
+use sse::{assemble, Assembled, StreamTrace, TraceReader};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::time::Instant;
@@ -153,6 +153,48 @@ pub struct Exchange {
     /// The `id` of a Responses answer, which the next turn sends as
     /// `previous_response_id`.
     pub response_id: Option<String>,
+}
+
+impl Exchange {
+    /// Keeps what an assembled stream says beside its text (first token,
+    /// finish reason, models, usage) and returns the text.
+    fn take_stream(&mut self, a: Assembled) -> String {
+        self.ttft_ms = a.first_content_ms;
+        self.finish_reason = a.finish_reason;
+        self.model = a.model.map(redact_owned);
+        self.models = a.models.into_iter().map(redact_owned).collect();
+        self.usage = a.usage;
+        self.completion_tokens = a.completion_tokens;
+        self.prompt_tokens = a.prompt_tokens;
+        a.text
+    }
+
+    /// This exchange as the client `profile` reads it. [`send`] reads a
+    /// stream strictly (only `data: [DONE]` completes it); a 2xx stream
+    /// whose body ended cleanly without an answer under that reading is
+    /// read again as `profile` does (to the official SDKs a clean end is
+    /// the end of the answer, whatever came), and its answer or its
+    /// reason replaces the strict one. A plain body, a status or a body
+    /// that broke off reads alike under every profile and is left as it
+    /// is. What is read again is redacted again.
+    pub fn read_as(&mut self, profile: sse::ClientProfile) {
+        let success = self.status.is_some_and(|s| (200..300).contains(&s));
+        if !success || self.answer.is_some() || profile == sse::ClientProfile::Strict {
+            return;
+        }
+        let Some(trace) = self.stream.take() else {
+            return;
+        };
+        match profile.assemble(&trace) {
+            Ok(a) => {
+                let text = self.take_stream(a);
+                self.answer = Some(redact_owned(text));
+                self.error = None;
+            }
+            Err(reason) => self.error = Some(redact_owned(reason)),
+        }
+        self.stream = Some(trace);
+    }
 }
 
 /// Longest excerpt of an error body kept in a reason.
@@ -581,16 +623,7 @@ async fn exchange(request: Outgoing<'_>, api: Api, stream: bool, options: SendOp
         Some(trace) => {
             let assembled = assemble(&trace);
             exchange.stream = Some(trace);
-            assembled.map(|a| {
-                exchange.ttft_ms = a.first_content_ms;
-                exchange.finish_reason = a.finish_reason;
-                exchange.model = a.model.map(redact_owned);
-                exchange.models = a.models.into_iter().map(redact_owned).collect();
-                exchange.usage = a.usage;
-                exchange.completion_tokens = a.completion_tokens;
-                exchange.prompt_tokens = a.prompt_tokens;
-                a.text
-            })
+            assembled.map(|a| exchange.take_stream(a))
         }
         None if api == Api::Responses => {
             responses_answer(body.status, &body.bytes).map(|(text, id, model)| {

@@ -352,11 +352,12 @@ pub fn run_notes(config: &ResolvedConfig) -> Vec<String> {
         );
     }
     if config.stream {
-        notes.push(
-            "Every request asked for a streamed answer (server-sent events): an answer counts only when its \
-             stream ended with `data: [DONE]`, and latency is to the last byte."
-                .into(),
-        );
+        notes.push(format!(
+            "Every request asked for a streamed answer (server-sent events), read `{}` (`--client`): {}. \
+             Latency is to the last byte.",
+            config.client,
+            config.client.rule()
+        ));
     }
     let flight = config.requests_in_flight;
     if let Some(cap) = flight.cap {

@@ -44,6 +44,8 @@ pub struct RunConfig {
     pub replay: Replay,
     /// Whether the driver asks for streamed answers.
     pub stream: bool,
+    /// Whose reading of a stream decides whether it is an answer.
+    pub client: cb_client::sse::ClientProfile,
     /// Per-attempt timeout of the built-in proxies.
     pub attempt_timeout: Duration,
     /// Deadline of every driver request.
@@ -93,6 +95,7 @@ impl RunConfig {
             latency: self.latency.name().to_string(),
             replay: self.replay.as_str().to_string(),
             stream: self.stream,
+            client: self.client,
             api: self.systems.api,
             attempt_timeout_ms: self.attempt_timeout.as_millis() as u64,
             request_timeout_ms: self.request_timeout.as_millis() as u64,
@@ -158,6 +161,11 @@ pub struct ResolvedConfig {
     /// Whether the driver asked for streamed answers.
     #[serde(default)]
     pub stream: bool,
+    /// Whose reading of a stream decided whether it was an answer
+    /// (`strict` in a report written before the driver read streams as
+    /// the user's client does).
+    #[serde(default = "strict_reader")]
+    pub client: cb_client::sse::ClientProfile,
     /// The API the driver spoke (`chat` in a report written before it).
     #[serde(default)]
     pub api: cb_client::Api,
@@ -270,4 +278,30 @@ pub struct ResolvedGateway {
     /// given for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+}
+
+/// The client profile of a report written before `client` was recorded:
+/// the driver then read every stream strictly.
+fn strict_reader() -> cb_client::sse::ClientProfile {
+    cb_client::sse::ClientProfile::Strict
+}
+
+#[cfg(test)]
+mod tests {
+    use cb_client::sse::ClientProfile;
+
+    /// A report records whose reading of a stream it took; one written
+    /// before the field existed read its streams strictly, and says so
+    /// when it is read back.
+    #[test]
+    fn the_client_profile_is_recorded_and_an_older_report_reads_as_strict() {
+        let config = crate::report::fixture::config();
+        let mut json = serde_json::to_value(&config).unwrap();
+        assert_eq!(json["client"], "openai-sdk");
+        let back: super::ResolvedConfig = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(back.client, ClientProfile::OpenAiSdk);
+        json.as_object_mut().unwrap().remove("client");
+        let older: super::ResolvedConfig = serde_json::from_value(json).unwrap();
+        assert_eq!(older.client, ClientProfile::Strict);
+    }
 }

@@ -321,6 +321,7 @@ pub async fn execute(
         max_response_bytes: config.systems.max_response_bytes,
         model: config.systems.model.clone(),
         stream: config.stream,
+        client: config.client,
         system_prompt: SYSTEM_PROMPT.to_string(),
         seed: config.seed,
         gate: Arc::clone(&gate.1),

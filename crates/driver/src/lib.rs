@@ -52,6 +52,9 @@ pub struct DriverOptions {
     pub model: String,
     /// Whether every request asks for a streamed answer.
     pub stream: bool,
+    /// Whose reading of a stream decides whether it is an answer (the
+    /// user's client: the official SDKs by default).
+    pub client: cb_client::sse::ClientProfile,
     /// The system prompt sent first in every request.
     pub system_prompt: String,
     /// Master seed (the job order derives from it).
@@ -302,6 +305,7 @@ mod tests {
             max_response_bytes: 1 << 20,
             model: "m".into(),
             stream: false,
+            client: cb_client::sse::ClientProfile::OpenAiSdk,
             system_prompt: String::new(),
             seed,
             gate: Arc::new(RequestGate::new(&plan)),

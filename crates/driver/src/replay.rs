@@ -163,7 +163,7 @@ pub async fn replay_conversation(
             () = cancel.cancelled() => None,
         };
         drop(pass);
-        let Some(reply) = exchange else {
+        let Some(mut reply) = exchange else {
             records.push(TurnRecord {
                 run,
                 system: target.name.clone(),
@@ -182,6 +182,7 @@ pub async fn replay_conversation(
             });
             return (records, true);
         };
+        reply.read_as(options.client);
         let usable = reply.answer.is_some();
         previous = reply.response_id;
         let answer = reply.answer.unwrap_or_default();

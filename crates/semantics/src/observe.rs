@@ -6,14 +6,13 @@
 
 use crate::config::SemanticsConfig;
 use cb_base::record::AttemptAction;
-use cb_base::secret::redact_owned;
 use cb_client::{send, Exchange, Target};
 use cb_contracts::{ContractInput, Language};
 use cb_faults::Role;
 use cb_upstream::log::TurnKey;
 use cb_upstream::{SimulatedModel, UpstreamContext};
 use cb_wire::openai::ChatRequest;
-use cb_wire::sse::{Assembled, ClientProfile};
+use cb_wire::sse::ClientProfile;
 use serde::Serialize;
 use std::time::Duration;
 
@@ -277,22 +276,6 @@ pub struct ClientReading {
     pub error: Option<String>,
 }
 
-impl From<Assembled> for ClientReading {
-    fn from(a: Assembled) -> Self {
-        ClientReading {
-            answer: Some(redact_owned(a.text)),
-            finish_reason: a.finish_reason,
-            model: a.model.map(redact_owned),
-            models: a.models.into_iter().map(redact_owned).collect(),
-            usage: a.usage,
-            completion_tokens: a.completion_tokens,
-            prompt_tokens: a.prompt_tokens,
-            ttft_ms: a.first_content_ms,
-            error: None,
-        }
-    }
-}
-
 /// `reply` read by `profile`: a 2xx stream whose body ended cleanly is
 /// read again as that client reads it (to the official SDKs a clean end
 /// without `data: [DONE]` is the end of the answer, whatever came); a
@@ -300,35 +283,18 @@ impl From<Assembled> for ClientReading {
 /// client read it (every profile agrees there). What is read again is
 /// redacted again, as the driver's client redacts what it reads.
 pub fn read_as(profile: ClientProfile, reply: &Exchange) -> ClientReading {
-    let success = reply.status.is_some_and(|s| (200..300).contains(&s));
-    let streamed = match (&reply.answer, &reply.stream) {
-        (None, Some(trace)) if success => Some(profile.assemble(trace)),
-        _ => None,
-    };
-    match streamed {
-        Some(Ok(a)) => a.into(),
-        Some(Err(reason)) => ClientReading {
-            answer: None,
-            finish_reason: None,
-            model: None,
-            models: Vec::new(),
-            usage: false,
-            completion_tokens: None,
-            prompt_tokens: None,
-            ttft_ms: None,
-            error: Some(redact_owned(reason)),
-        },
-        None => ClientReading {
-            answer: reply.answer.clone(),
-            finish_reason: reply.finish_reason.clone(),
-            model: reply.model.clone(),
-            models: reply.models.clone(),
-            usage: reply.usage,
-            completion_tokens: reply.completion_tokens,
-            prompt_tokens: reply.prompt_tokens,
-            ttft_ms: reply.ttft_ms,
-            error: reply.error.clone(),
-        },
+    let mut read = reply.clone();
+    read.read_as(profile);
+    ClientReading {
+        answer: read.answer,
+        finish_reason: read.finish_reason,
+        model: read.model,
+        models: read.models,
+        usage: read.usage,
+        completion_tokens: read.completion_tokens,
+        prompt_tokens: read.prompt_tokens,
+        ttft_ms: read.ttft_ms,
+        error: read.error,
     }
 }
 

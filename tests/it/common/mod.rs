@@ -56,6 +56,7 @@ pub fn quick_run(out: &Path, runs: u32) -> RunConfig {
         latency: continuity_bench::upstream::LatencyProfile::INSTANT,
         replay: Replay::Live,
         stream: false,
+        client: continuity_bench::client::sse::ClientProfile::OpenAiSdk,
         attempt_timeout: Duration::from_secs(3),
         request_timeout: Duration::from_secs(20),
         out: OutDir::Given {

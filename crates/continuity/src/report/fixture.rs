@@ -285,6 +285,7 @@ pub(crate) fn config() -> ResolvedConfig {
         latency: "fast".into(),
         replay: "fast_forward".into(),
         stream: false,
+        client: cb_client::sse::ClientProfile::OpenAiSdk,
         api: cb_client::Api::Chat,
         attempt_timeout_ms: 10_000,
         request_timeout_ms: 60_000,

@@ -26,7 +26,13 @@
 //! `error` (the Node SDK raises on the event name); `data: [DONE]` followed
 //! by more text on the line (the Python SDK ends, the Node SDK fails to
 //! parse it); a last event without its blank line (the Python SDK drops
-//! it, the Node SDK reads it). A `delta.content` that is not text is broken in every
+//! it, the Node SDK reads it); a chunked body that ends without its last
+//! chunk on a `Connection: close` connection, by a reset or a bare close
+//! (the Python SDK raises; the Node SDK, through undici, ends the stream
+//! there and returns what came as the whole answer, so its users get a
+//! cut answer without an error); a plain 200 whose content type is not
+//! JSON (the Node SDK returns the body as a string, so the application's
+//! `.choices` fails). A `delta.content` that is not text is broken in every
 //! profile: the SDKs hand it to the application, whose text handling is
 //! not theirs to decide.
 
@@ -66,7 +72,7 @@ impl ClientProfile {
     pub fn rule(self) -> &'static str {
         match self {
             ClientProfile::OpenAiSdk => {
-                "as the official OpenAI Python and Node SDKs read a stream: a body that ends cleanly is a complete answer, with or without data: [DONE] or a finish reason; an aborted body, a chunk that is not JSON or a chunk with an error raises"
+                "as the official OpenAI SDKs read a stream (the Python SDK's reading where the Node SDK's differs): a body that ends cleanly is a complete answer, with or without data: [DONE] or a finish reason; an aborted body, a chunk that is not JSON or a chunk with an error raises"
             }
             ClientProfile::Strict => {
                 "as a strict reader: only data: [DONE] completes a stream; a clean end without it is an error"
