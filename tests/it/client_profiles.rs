@@ -415,3 +415,152 @@ async fn the_sdk_profile_reads_every_stream_as_the_official_sdks_do() {
         checked.len()
     );
 }
+
+/// Serves every request with `body` compressed as `encoding` names
+/// (`gzip` or `deflate`), as a stream or a JSON body.
+async fn serve_compressed(
+    encoding: &'static str,
+    content_type: &'static str,
+    body: &'static str,
+) -> (String, tokio::task::JoinHandle<()>) {
+    use axum::routing::post;
+    use std::io::Write;
+    let compressed = match encoding {
+        "gzip" => {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            e.write_all(body.as_bytes()).unwrap();
+            e.finish().unwrap()
+        }
+        _ => {
+            let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+            e.write_all(body.as_bytes()).unwrap();
+            e.finish().unwrap()
+        }
+    };
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        post(move || {
+            let compressed = compressed.clone();
+            async move {
+                axum::response::Response::builder()
+                    .status(200)
+                    .header("content-type", content_type)
+                    .header("content-encoding", encoding)
+                    .body(axum::body::Body::from(compressed))
+                    .unwrap()
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    (format!("http://{addr}"), server)
+}
+
+/// The SDKs' HTTP stacks (httpx, undici) decode a gzip or deflate body
+/// whether or not they asked for one, so a compressed answer is an answer
+/// to the client too, streamed or plain, through both of its transports
+/// (the driver's bare connections and the TLS client); bytes that claim
+/// gzip and are not are an error naming the encoding.
+#[tokio::test]
+async fn a_compressed_answer_is_read_as_the_sdks_read_it() {
+    use continuity_bench::client::{send_body, DriverClient};
+    const STREAM: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Your sister is \"}}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Oriane.\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+    const PLAIN: &str = "{\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"Your sister is Oriane.\"},\"finish_reason\":\"stop\"}]}";
+    for encoding in ["gzip", "deflate"] {
+        for (stream, content_type, body) in [
+            (true, "text/event-stream", STREAM),
+            (false, "application/json", PLAIN),
+        ] {
+            let (url, server) = serve_compressed(encoding, content_type, body).await;
+            let target = Target {
+                name: "compressing".into(),
+                kind: SystemKind::Gateway,
+                url,
+                headers: Vec::new(),
+                model: None,
+            };
+            let request = ChatRequest {
+                model: "continuity-sim".into(),
+                messages: vec![ChatMessage::new("user", MESSAGE)],
+                stream,
+                stream_options: None,
+                extra: serde_json::Map::new(),
+            };
+            let options = SendOptions::new(Duration::from_secs(30));
+            let tls = continuity_bench::client::driver_client().unwrap();
+            let through_reqwest = send(&tls, &target, &request, options).await;
+            let body = serde_json::to_vec(&request).unwrap();
+            let through_plain =
+                send_body(&DriverClient::new(tls), &target, body, stream, options).await;
+            for reply in [through_reqwest, through_plain] {
+                assert_eq!(reply.error, None, "{encoding} stream {stream}: {reply:?}");
+                assert_eq!(
+                    reply.answer.as_deref(),
+                    Some("Your sister is Oriane."),
+                    "{encoding} stream {stream}"
+                );
+                assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
+            }
+            server.abort();
+        }
+    }
+    // Plain JSON that claims to be gzip: what an SDK raises on too.
+    let (url, server) = serve_raw_encoded("gzip", PLAIN).await;
+    let target = Target {
+        name: "lying".into(),
+        kind: SystemKind::Gateway,
+        url,
+        headers: Vec::new(),
+        model: None,
+    };
+    let request = ChatRequest {
+        model: "continuity-sim".into(),
+        messages: vec![ChatMessage::new("user", MESSAGE)],
+        stream: false,
+        stream_options: None,
+        extra: serde_json::Map::new(),
+    };
+    let tls = continuity_bench::client::driver_client().unwrap();
+    let reply = send(
+        &tls,
+        &target,
+        &request,
+        SendOptions::new(Duration::from_secs(30)),
+    )
+    .await;
+    assert_eq!(reply.answer, None);
+    let error = reply.error.unwrap();
+    assert!(
+        error.starts_with("the gzip body does not decode"),
+        "{error}"
+    );
+    server.abort();
+}
+
+/// Serves `body` as it is, under a `Content-Encoding` it does not have.
+async fn serve_raw_encoded(
+    encoding: &'static str,
+    body: &'static str,
+) -> (String, tokio::task::JoinHandle<()>) {
+    use axum::routing::post;
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        post(move || async move {
+            axum::response::Response::builder()
+                .status(200)
+                .header("content-type", "application/json")
+                .header("content-encoding", encoding)
+                .body(axum::body::Body::from(body))
+                .unwrap()
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    (format!("http://{addr}"), server)
+}

@@ -18,6 +18,7 @@
 //! kept or cut into an excerpt, so an echoed header value never gets past
 //! this crate.
 
+mod encoding;
 pub mod plain;
 mod room;
 pub use cb_wire::sse;
@@ -27,6 +28,7 @@ use cb_base::reference::ProxyMode;
 use cb_base::secret::{redact, redact_owned, Secret};
 use cb_wire::content::content_text;
 use cb_wire::openai::ChatRequest;
+use encoding::{DecodeError, Decoder, Encoding};
 use plain::{Address, Connection, PlainPool};
 use room::{reserve_large, Room, SMALL_BODY};
 use serde_json::Value;
@@ -319,6 +321,8 @@ struct Head {
     routing: Vec<(String, String)>,
     /// The wait the headers state, for a non-2xx.
     header_wait: Option<Duration>,
+    /// The `Content-Encoding` to undo, if one this client decodes.
+    encoding: Option<Encoding>,
 }
 
 impl Head {
@@ -337,6 +341,11 @@ impl Head {
                 .then(|| cb_wire::stated_wait(headers, None, std::time::SystemTime::now()))
                 .flatten()
                 .map(|w| w.wait),
+            encoding: Encoding::of(
+                headers
+                    .get(http::header::CONTENT_ENCODING)
+                    .and_then(|v| v.to_str().ok()),
+            ),
         }
     }
 }
@@ -695,13 +704,41 @@ async fn receive(
     // exactly, so a body waiting for room holds no more than that.
     let initial = if announced > 0 { announced } else { 16 * 1024 };
     let mut bytes = Vec::with_capacity(if streamed { 0 } else { initial as usize });
-    let mut read = 0u64;
-    while let Some(chunk) = response.chunk().await? {
-        read = read.saturating_add(chunk.len() as u64);
-        if read > cap {
-            return refused(too_large_reason(cap));
-        }
-        if read > SMALL_BODY && room.is_none() {
+    let (mut read, mut decoded) = (0u64, 0u64);
+    // A compressed body is decoded as it arrives (see `encoding`); the
+    // decoded bytes count against the cap like the rest.
+    let mut decoder = head.encoding.map(|e| Decoder::new(e, cap));
+    let decode_failed = |e: DecodeError| match e {
+        DecodeError::TooLarge => too_large_reason(cap),
+        DecodeError::Invalid(reason) => reason,
+    };
+    let mut ended = false;
+    while !ended {
+        let chunk = match response.chunk().await? {
+            Some(chunk) => {
+                read = read.saturating_add(chunk.len() as u64);
+                if read > cap {
+                    return refused(too_large_reason(cap));
+                }
+                match decoder.as_mut() {
+                    Some(d) => match d.feed(&chunk) {
+                        Ok(decoded) => bytes::Bytes::from(decoded),
+                        Err(e) => return refused(decode_failed(e)),
+                    },
+                    None => chunk,
+                }
+            }
+            None => {
+                ended = true;
+                match decoder.take().map(Decoder::finish) {
+                    Some(Ok(decoded)) => bytes::Bytes::from(decoded),
+                    Some(Err(e)) => return refused(decode_failed(e)),
+                    None => break,
+                }
+            }
+        };
+        decoded = decoded.saturating_add(chunk.len() as u64);
+        if read.max(decoded) > SMALL_BODY && room.is_none() {
             room = reserve_large(cap).await;
         }
         match reader.as_mut() {
