@@ -41,8 +41,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub fast_forward: bool,
     /// Ask every system for streamed answers (server-sent events), read
-    /// as `--client` reads them; a stream cut short, a malformed chunk or
-    /// an error chunk is an error with its reason.
+    /// as `--client` reads them: a stream that breaks off, a malformed
+    /// chunk or an error chunk is an error with its reason; one that ends
+    /// cleanly without `data: [DONE]` is the answer to `openai-sdk` (what
+    /// came, with its finish reason if any) and an error to `strict`.
     #[arg(long)]
     pub stream: bool,
     /// Whose reading of a stream decides whether it is an answer:

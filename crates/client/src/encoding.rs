@@ -55,6 +55,16 @@ impl Write for Capped {
     }
 }
 
+impl Capped {
+    fn new(cap: u64) -> Self {
+        Capped {
+            out: Vec::new(),
+            total: 0,
+            cap,
+        }
+    }
+}
+
 /// The marker of a decoded body past the cap.
 const TOO_LARGE: &str = "decoded body over the cap";
 
@@ -68,37 +78,74 @@ pub(crate) enum DecodeError {
 }
 
 /// A streaming decoder: compressed chunks in, decoded bytes out.
-pub(crate) enum Decoder {
+pub(crate) struct Decoder {
+    state: State,
+    /// Whether any compressed byte came (an empty body decodes to nothing,
+    /// as the SDKs read it, rather than failing as a cut stream).
+    fed: bool,
+}
+
+enum State {
     Gzip(flate2::write::GzDecoder<Capped>),
-    Deflate(flate2::write::ZlibDecoder<Capped>),
+    /// `deflate` before its first two bytes tell a zlib header from raw
+    /// deflate data: the bytes so far, and the cap.
+    DeflateUndecided(Vec<u8>, u64),
+    Zlib(flate2::write::ZlibDecoder<Capped>),
+    /// `deflate` without the zlib wrapper, which httpx and undici also
+    /// accept.
+    RawDeflate(flate2::write::DeflateDecoder<Capped>),
+}
+
+/// Whether two bytes open a zlib stream (RFC 1950: method 8, a window of
+/// at most 32 KiB, and a header that is a multiple of 31).
+fn zlib_header(b0: u8, b1: u8) -> bool {
+    b0 & 0x0f == 8 && b0 >> 4 <= 7 && (u16::from(b0) * 256 + u16::from(b1)) % 31 == 0
+}
+
+/// Writes `bytes` into `w`, stopping quietly where the compressed stream
+/// ended (what follows its end is ignored, as zlib's readers ignore it),
+/// then flushes so that what was decoded is handed on now rather than
+/// at the next chunk: a stream's first token is timed when it arrives.
+fn write_through(w: &mut impl Write, mut bytes: &[u8]) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        match w.write(bytes)? {
+            0 => break,
+            n => bytes = &bytes[n..],
+        }
+    }
+    w.flush()
 }
 
 impl Decoder {
     /// A decoder of `encoding` whose output stops at `cap` bytes.
     pub(crate) fn new(encoding: Encoding, cap: u64) -> Self {
-        let sink = Capped {
-            out: Vec::new(),
-            total: 0,
-            cap,
+        let state = match encoding {
+            Encoding::Gzip => State::Gzip(flate2::write::GzDecoder::new(Capped::new(cap))),
+            Encoding::Deflate => State::DeflateUndecided(Vec::new(), cap),
         };
-        match encoding {
-            Encoding::Gzip => Decoder::Gzip(flate2::write::GzDecoder::new(sink)),
-            Encoding::Deflate => Decoder::Deflate(flate2::write::ZlibDecoder::new(sink)),
-        }
+        Decoder { state, fed: false }
     }
 
     fn name(&self) -> &'static str {
-        match self {
-            Decoder::Gzip(_) => "gzip",
-            Decoder::Deflate(_) => "deflate",
+        match self.state {
+            State::Gzip(_) => "gzip",
+            _ => "deflate",
         }
     }
 
-    fn sink(&mut self) -> &mut Capped {
-        match self {
-            Decoder::Gzip(d) => d.get_mut(),
-            Decoder::Deflate(d) => d.get_mut(),
+    fn sink(&mut self) -> Option<&mut Capped> {
+        match &mut self.state {
+            State::Gzip(d) => Some(d.get_mut()),
+            State::Zlib(d) => Some(d.get_mut()),
+            State::RawDeflate(d) => Some(d.get_mut()),
+            State::DeflateUndecided(..) => None,
         }
+    }
+
+    fn taken(&mut self) -> Vec<u8> {
+        self.sink()
+            .map(|s| std::mem::take(&mut s.out))
+            .unwrap_or_default()
     }
 
     fn error(&self, e: &std::io::Error) -> DecodeError {
@@ -111,22 +158,48 @@ impl Decoder {
 
     /// Decodes `chunk` and returns what it decoded to so far.
     pub(crate) fn feed(&mut self, chunk: &[u8]) -> Result<Vec<u8>, DecodeError> {
-        let written = match self {
-            Decoder::Gzip(d) => d.write_all(chunk),
-            Decoder::Deflate(d) => d.write_all(chunk),
+        if chunk.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.fed = true;
+        if let State::DeflateUndecided(head, cap) = &mut self.state {
+            head.extend_from_slice(chunk);
+            if head.len() < 2 {
+                return Ok(Vec::new());
+            }
+            let (head, cap) = (std::mem::take(head), *cap);
+            self.state = if zlib_header(head[0], head[1]) {
+                State::Zlib(flate2::write::ZlibDecoder::new(Capped::new(cap)))
+            } else {
+                State::RawDeflate(flate2::write::DeflateDecoder::new(Capped::new(cap)))
+            };
+            return self.feed(&head);
+        }
+        let written = match &mut self.state {
+            State::Gzip(d) => write_through(d, chunk),
+            State::Zlib(d) => write_through(d, chunk),
+            State::RawDeflate(d) => write_through(d, chunk),
+            State::DeflateUndecided(..) => Ok(()),
         };
         written.map_err(|e| self.error(&e))?;
-        Ok(std::mem::take(&mut self.sink().out))
+        Ok(self.taken())
     }
 
-    /// Ends the body: what is left to decode.
+    /// Ends the body: what is left to decode. An empty body is empty.
     pub(crate) fn finish(mut self) -> Result<Vec<u8>, DecodeError> {
-        let done = match &mut self {
-            Decoder::Gzip(d) => d.try_finish(),
-            Decoder::Deflate(d) => d.try_finish(),
+        if !self.fed {
+            return Ok(Vec::new());
+        }
+        let done = match &mut self.state {
+            State::Gzip(d) => d.try_finish(),
+            State::Zlib(d) => d.try_finish(),
+            State::RawDeflate(d) => d.try_finish(),
+            State::DeflateUndecided(..) => Err(std::io::Error::other(
+                "the body ended inside its first two bytes",
+            )),
         };
         done.map_err(|e| self.error(&e))?;
-        Ok(std::mem::take(&mut self.sink().out))
+        Ok(self.taken())
     }
 }
 
@@ -187,6 +260,53 @@ mod tests {
         let mut d = Decoder::new(Encoding::Gzip, 1 << 20);
         let stopped = bomb.chunks(8192).map(|c| d.feed(c)).find_map(Result::err);
         assert_eq!(stopped, Some(DecodeError::TooLarge));
+    }
+
+    fn raw_deflate(bytes: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(bytes).unwrap();
+        e.finish().unwrap()
+    }
+
+    #[test]
+    fn deflate_without_its_zlib_wrapper_decodes_too() {
+        let text = b"{\"choices\": []}";
+        for piece in [1, 2, 5, 4096] {
+            assert_eq!(
+                decode_in_pieces(Encoding::Deflate, &raw_deflate(text), piece),
+                text
+            );
+        }
+    }
+
+    /// Each chunk's decoded bytes come out with that chunk, not the next:
+    /// a stream's first token is timed when its bytes arrive.
+    #[test]
+    fn what_a_flushed_chunk_holds_comes_out_with_it() {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        let mut d = Decoder::new(Encoding::Gzip, 1 << 20);
+        let mut sent = 0;
+        for event in [
+            "data: {\"a\":1}\n\n",
+            "data: {\"a\":2}\n\n",
+            "data: [DONE]\n\n",
+        ] {
+            e.write_all(event.as_bytes()).unwrap();
+            e.flush().unwrap();
+            let so_far = e.get_ref().len();
+            let out = d.feed(&e.get_ref()[sent..so_far]).unwrap();
+            sent = so_far;
+            assert_eq!(String::from_utf8(out).unwrap(), event);
+        }
+    }
+
+    #[test]
+    fn an_empty_body_and_bytes_after_the_end_are_read_as_zlib_reads_them() {
+        assert_eq!(Decoder::new(Encoding::Gzip, 64).finish(), Ok(Vec::new()));
+        assert_eq!(Decoder::new(Encoding::Deflate, 64).finish(), Ok(Vec::new()));
+        let mut body = gzip(b"hello");
+        body.extend_from_slice(b"trailing bytes");
+        assert_eq!(decode_in_pieces(Encoding::Gzip, &body, 4096), b"hello");
     }
 
     #[test]

@@ -708,6 +708,11 @@ async fn receive(
     // A compressed body is decoded as it arrives (see `encoding`); the
     // decoded bytes count against the cap like the rest.
     let mut decoder = head.encoding.map(|e| Decoder::new(e, cap));
+    // A compressed chunk may inflate to the cap at once: its room is taken
+    // before it is decoded.
+    if decoder.is_some() && room.is_none() {
+        room = reserve_large(cap).await;
+    }
     let decode_failed = |e: DecodeError| match e {
         DecodeError::TooLarge => too_large_reason(cap),
         DecodeError::Invalid(reason) => reason,
