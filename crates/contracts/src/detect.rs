@@ -78,6 +78,24 @@ use std::sync::{Mutex, OnceLock};
 /// set's user messages no lingua guess at 0.6 or above was wrong.
 pub const RELIABLE_CONFIDENCE: f64 = 0.6;
 
+/// A reply left with fewer letters than [`MIN_REPLY_LETTERS`](crate::language::MIN_REPLY_LETTERS) once the
+/// user's names are blanked, but at least this many, may pass on what is
+/// left.
+pub const MIN_MASKED_LETTERS: usize = 10;
+
+/// Sentences with fewer letters than this are not judged on their own.
+pub const MIN_SEGMENT_LETTERS: usize = 15;
+/// A sentence counts for its top language from this confidence.
+pub const SEGMENT_CONFIDENCE: f64 = 0.35;
+
+/// A sentence counts as foreign only when its top language is this many
+/// times as likely as the expected one.
+pub const FOREIGN_RATIO: f64 = 4.0;
+
+/// A weak guess of the conversation's language, from this confidence, may
+/// confirm a reply but never fail one.
+pub const WEAK_CONFIDENCE: f64 = 0.35;
+
 /// Ideographs without kana shorter than this are not called Chinese when
 /// Japanese is plausible, unless they include a simplified-only character.
 const MIN_HAN_ONLY_CHARS: usize = 12;

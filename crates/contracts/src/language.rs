@@ -6,13 +6,19 @@
 //! user messages when the last is too short. Own words: the messages
 //! without code, URLs and pasted blocks (logs, stack traces, quoted
 //! e-mails and their headers, command and git output, paths, code lines;
-//! fenced or not, the rule is in `pasted.rs`). Pasted text never decides
-//! the language: when nothing else is left, the whole text gives at best
-//! a weak guess. A reply in a language the user wrote a sentence of their
-//! own in (reliably detected) never fails as a switch. When that guess is weak (confidence at least
-//! [`WEAK_CONFIDENCE`] but below the reliable 0.6), it can confirm a reply
-//! in the same language but never fails one: a disagreement is then
-//! undetermined. Languages the last user message names or asks for ("in
+//! fenced or not), quoted spans in any common quote style, and sentences a
+//! colon introduces in another language than the clause before it (the
+//! rule is in `pasted.rs`). Pasted text never decides the language: when
+//! nothing else is left, the whole text gives at best a weak guess. Once a
+//! quote or a colon paste is taken out, [`MIN_MASKED_LETTERS`] letters of
+//! the user's own are enough to guess from. A reply in a language the user
+//! wrote a sentence of their own in (reliably detected) never fails as a
+//! switch. When the guess is weak (confidence at least [`WEAK_CONFIDENCE`]
+//! but below the reliable 0.6), it can confirm a reply in the same
+//! language but fails none (a disagreement is then undetermined), except a
+//! reply reliably in the language the last user message quoted or pasted
+//! after a colon when its own words are clearly not in it (see
+//! `pasted_language`): that is a switch. Languages the last user message names or asks for ("in
 //! Spanish", "translate") are allowed besides it.
 //!
 //! The reply's prose (code blocks, inline code and URLs removed) is split
@@ -72,8 +78,9 @@
 //! diacritics are guessed as German, Indonesian or Dutch or left
 //! undetermined (neither is a language of the plausible set in that form),
 //! so a switch from them to English goes unseen. A
-//! pasted English sentence with no mark of a paste counts as the user's
-//! own (see `pasted.rs`), so a reply that switches to English then passes.
+//! pasted English sentence with no mark of a paste (no quote marks, no
+//! colon before it) counts as the user's own (see `pasted.rs`), so a reply
+//! that switches to English then passes.
 //! European Portuguese in the older spelling is read as Portuguese only in
 //! a sentence with `ã` or `õ`; without one it may still read as Spanish.
 //!
@@ -103,27 +110,19 @@ use super::text::{
     is_blank, proper_names, prose, segments, weighted_letters, without_all_caps, without_names,
 };
 use super::{mojibake, requested_format, Contract, ContractInput, ContractName, Language, Outcome};
+pub use crate::detect::{
+    FOREIGN_RATIO, MIN_MASKED_LETTERS, MIN_SEGMENT_LETTERS, SEGMENT_CONFIDENCE, WEAK_CONFIDENCE,
+};
 use std::collections::BTreeMap;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// Fewer letters than this in the whole reply: undetermined.
 pub const MIN_REPLY_LETTERS: usize = 20;
-/// A reply left with fewer letters than [`MIN_REPLY_LETTERS`] once the
-/// user's names are blanked, but at least this many, may pass on what is
-/// left.
-pub const MIN_MASKED_LETTERS: usize = 10;
-/// Sentences with fewer letters than this are not judged on their own.
-pub const MIN_SEGMENT_LETTERS: usize = 15;
-/// A sentence counts for its top language from this confidence.
-pub const SEGMENT_CONFIDENCE: f64 = 0.35;
 
 // The English-first path stands for English first at this confidence or
 // more: it must not stand for less than a sentence needs.
 const _: () = assert!(super::detect::ENGLISH_FIRST_CONFIDENCE >= SEGMENT_CONFIDENCE);
-/// A sentence counts as foreign only when its top language is this many
-/// times as likely as the expected one.
-pub const FOREIGN_RATIO: f64 = 4.0;
 // The audit of the English shortcuts counts a disagreement by the same ratio.
 const _: () = assert!(super::detect::AUDIT_FOREIGN_RATIO == FOREIGN_RATIO);
 /// A switch: the expected language holds less than this share of the
@@ -136,10 +135,6 @@ pub const MIX_SHARE: f64 = 0.2;
 /// A pass: the expected language holds at least this share of the judged
 /// letters (or the whole reply is reliably in it).
 pub const PASS_SHARE: f64 = 0.75;
-
-/// A weak guess of the conversation's language, from this confidence, may
-/// confirm a reply but never fail one.
-pub const WEAK_CONFIDENCE: f64 = 0.35;
 
 /// How sure the contract is of the conversation's language.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -192,29 +187,76 @@ impl LanguageContract {
         key
     }
 
+    /// The user's own words in `user` (see `pasted.rs`): its prose without
+    /// pasted lines, quotes and what a colon introduces in another
+    /// language; and the quotes and colon pastes taken out (empty when
+    /// there were none).
+    fn own_words(&self, user: &str) -> (String, String) {
+        let text = prose(user);
+        let own = pasted::own_words(&text);
+        let (unquoted, mut taken) = pasted::without_quotes(&own);
+        let confidences = |t: &str| {
+            if self.detector.english_first(t) {
+                vec![(Language::En, 1.0)]
+            } else {
+                self.detector.confidences(t)
+            }
+        };
+        let (left, pasted) = pasted::without_colon_paste(&unquoted, &confidences);
+        taken.push_str(&pasted);
+        (left.into_owned(), taken)
+    }
+
+    /// The language the last user message quoted or pasted after a colon,
+    /// reliably detected, when its own words are surely not in it: their
+    /// top guess is at least [`WEAK_CONFIDENCE`] and [`FOREIGN_RATIO`]
+    /// times as likely as the pasted language. A reply in that language is
+    /// a switch even when the own words give only a weak guess.
+    fn pasted_language(&self, input: &ContractInput<'_>) -> Option<Language> {
+        let users = prompt::user_texts(input.request);
+        let (own, taken) = self.own_words(users.last()?);
+        let pasted = self.detector.detect(&taken).filter(|d| d.reliable)?;
+        let values = self.detector.confidences(&own);
+        let &(top, confidence) = values.first()?;
+        (top != pasted.language
+            && confidence >= WEAK_CONFIDENCE
+            && confidence >= FOREIGN_RATIO * pasted::confidence_of(&values, pasted.language))
+        .then_some(pasted.language)
+    }
+
     /// The conversation's language from its user messages: the last one
-    /// when it is long enough to tell, else all of them together.
+    /// when it is long enough to tell, else all of them together. Their own
+    /// words decide; once a quote or a colon paste is taken out of them,
+    /// [`MIN_MASKED_LETTERS`] letters of their own are enough.
     fn conversation_language(&self, input: &ContractInput<'_>) -> Option<(Language, Certainty)> {
         if let Some(given) = input.expected_language {
             return Some((given, Certainty::Sure));
         }
         let users = prompt::user_texts(input.request);
-        // The user's own words decide (see `pasted.rs`); pasted text alone
-        // can only make a weak guess.
-        let guess = |text: &str, own: bool| {
-            let text = prose(text);
-            let text = if own {
-                pasted::own_words(&text).into_owned()
+        let own: Vec<(String, bool)> = users
+            .iter()
+            .map(|u| {
+                let (own, taken) = self.own_words(u);
+                (own, !taken.is_empty())
+            })
+            .collect();
+        let guess = |text: &str, cut: bool| {
+            let min = if cut {
+                MIN_MASKED_LETTERS
             } else {
-                text.into_owned()
+                MIN_REPLY_LETTERS
             };
-            (weighted_letters(&text) >= MIN_REPLY_LETTERS)
-                .then(|| self.detector.detect(&text))
+            (weighted_letters(text) >= min)
+                .then(|| self.detector.detect(text))
                 .flatten()
         };
-        let last = users.last().and_then(|l| guess(l, true));
-        let all = || guess(&users.join("\n"), true);
-        let whole = || guess(&users.join("\n"), false);
+        let last = own.last().and_then(|(text, cut)| guess(text, *cut));
+        let all = || {
+            let text: Vec<&str> = own.iter().map(|(t, _)| t.as_str()).collect();
+            guess(&text.join("\n"), own.iter().any(|(_, cut)| *cut))
+        };
+        // Pasted text alone can only make a weak guess.
+        let whole = || guess(&prose(&users.join("\n")), false);
         let sure = |d: Detection| d.reliable.then_some((d.language, Certainty::Sure));
         let weak = |d: Detection| {
             (d.confidence >= WEAK_CONFIDENCE).then_some((d.language, Certainty::Weak))
@@ -232,8 +274,7 @@ impl LanguageContract {
     fn user_languages(&self, input: &ContractInput<'_>) -> Vec<Language> {
         let mut out = Vec::new();
         for user in prompt::user_texts(input.request) {
-            let text = prose(&user);
-            let own = pasted::own_words(&text);
+            let (own, _) = self.own_words(&user);
             for segment in segments(&own) {
                 if weighted_letters(segment) < MIN_SEGMENT_LETTERS {
                     continue;
@@ -370,7 +411,17 @@ impl LanguageContract {
                 ))
             })
         };
+        // A weak guess fails no reply, unless the reply is in the language
+        // the user quoted or pasted and their own words are surely not in.
+        let in_pasted_language = || {
+            self.pasted_language(input).is_some_and(|pasted| {
+                self.detector
+                    .detect(&masked)
+                    .is_some_and(|d| d.reliable && d.language == pasted)
+            })
+        };
         Some(match (outcome, certainty) {
+            (outcome @ Outcome::Fail { .. }, Certainty::Weak) if in_pasted_language() => outcome,
             (Outcome::Fail { reason }, Certainty::Weak) => Outcome::undetermined(format!(
                 "{reason}, but the conversation's language is only a weak guess from short user messages"
             )),
