@@ -175,12 +175,20 @@ impl LanguageContract {
     }
 
     /// The memo's key of `input`: the expected language, every user
-    /// message and the reply, separated by characters no text holds.
+    /// message, the system (and developer) instructions (they may name the
+    /// reply's language) and the reply, separated by characters no text
+    /// holds.
     fn memo_key(input: &ContractInput<'_>) -> String {
         let mut key = String::from(input.expected_language.map_or("-", Language::code));
         for user in prompt::user_texts(input.request) {
             key.push('\u{0}');
             key.push_str(&user);
+        }
+        for m in &input.request.messages {
+            if m.role == "system" || m.role == "developer" {
+                key.push('\u{2}');
+                key.push_str(&m.text_cow());
+            }
         }
         key.push('\u{1}');
         key.push_str(input.text);
@@ -597,6 +605,34 @@ mod tests {
     }
 
     const PT_USER: &str = "Quais são os melhores passeios para fazer em Lisboa num fim de semana?";
+
+    /// An English reply to a German user passes when the application's
+    /// system prompt asks for English, and fails as a switch when it does
+    /// not (the same reply, the same user message).
+    #[test]
+    fn a_reply_in_the_language_the_system_prompt_sets_is_no_switch() {
+        let user =
+            "Wie setze ich mein Passwort zurück? Ich habe die E-Mail mit dem Link nicht bekommen.";
+        let reply = "Open the sign-in page and choose Forgot password. If the e-mail does not arrive within a few minutes, check your spam folder and make sure the address on your account is correct.";
+        let contract = LanguageContract::new(Language::ALL.to_vec());
+        for (system, passes) in [
+            (
+                "You are the support assistant of Acme. Always answer in English.",
+                true,
+            ),
+            (
+                "You are the support assistant of Acme. Answer briefly.",
+                false,
+            ),
+        ] {
+            let r = request(&[("system", system), ("user", user)]);
+            let out = contract.check(&input_for(reply, &r)).unwrap();
+            assert_eq!(out == Outcome::Pass, passes, "{system}: {out:?}");
+            if !passes {
+                assert!(out.is_fail(), "{system}: {out:?}");
+            }
+        }
+    }
 
     #[test]
     fn portuguese_drifting_into_spanish_fails() {

@@ -529,12 +529,14 @@ const LANGUAGE_NAMES: &[(Language, &[&str])] = &[
     ),
 ];
 
-/// Which other languages the last user message makes legitimate in the reply.
+/// Which other languages the request (its last user message and its
+/// system instructions) makes legitimate in the reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OtherLanguages {
     /// None: the reply must be in the conversation's language.
     None,
-    /// These, named in the message ("in Spanish", "auf Englisch").
+    /// These, named in the message or the instructions ("in Spanish",
+    /// "auf Englisch").
     Named(Vec<Language>),
     /// A translation or a foreign word was asked without naming a known
     /// language: any language may appear.
@@ -552,10 +554,15 @@ impl OtherLanguages {
     }
 }
 
-/// The languages other than `expected` that the last user message names or
-/// asks for.
+/// The languages other than `expected` that the last user message or the
+/// system (and developer) instructions name or ask for: an application
+/// whose system prompt says "Always answer in English" or "Antworte immer
+/// auf Deutsch" makes that language's reply no switch, whatever language
+/// the user writes in. (A prompt that names a language to forbid it,
+/// "never answer in English", allows it too: a missed switch there is the
+/// price of no false alarm on the commoner instruction.)
 pub fn other_languages(request: &ChatRequest, expected: Language) -> OtherLanguages {
-    let folded = fold(&last_user(request));
+    let folded = instructions(request);
     let (automaton, owners) = language_names();
     // One pass over the message for every stem of every language (each
     // stem searched on its own was most of the language contract's time).

@@ -98,3 +98,40 @@ fn the_five_new_languages_are_named_in_english_and_in_their_own_script() {
     let none = req(&[("user", "What is the capital of Korea?")]);
     assert_eq!(other_languages(&none, Language::En), OtherLanguages::None);
 }
+
+/// A language the system prompt sets for the reply is no other language
+/// to be surprised by, whatever language the user writes in; a system
+/// prompt that names none allows none.
+#[test]
+fn a_language_the_system_prompt_names_is_allowed() {
+    let english = req(&[
+        (
+            "system",
+            "You are a support agent. Always answer in English.",
+        ),
+        ("user", "Wie setze ich mein Passwort zurück?"),
+    ]);
+    assert_eq!(
+        other_languages(&english, Language::De),
+        OtherLanguages::Named(vec![Language::En])
+    );
+    let german = req(&[
+        (
+            "system",
+            "Antworte immer auf Deutsch, auch wenn der Nutzer Englisch schreibt.",
+        ),
+        ("user", "How do I reset my password?"),
+    ]);
+    assert!(other_languages(&german, Language::En).allows(Language::De));
+    let japanese = req(&[
+        ("developer", "回答は必ず日本語で書いてください。"),
+        ("user", "How do I reset my password?"),
+    ]);
+    assert!(other_languages(&japanese, Language::En).allows(Language::Ja));
+    // Negative control: a system prompt that names no language.
+    let plain = req(&[
+        ("system", "You are a helpful assistant. Answer briefly."),
+        ("user", "Wie setze ich mein Passwort zurück?"),
+    ]);
+    assert_eq!(other_languages(&plain, Language::De), OtherLanguages::None);
+}
