@@ -5,27 +5,90 @@
 //!
 //! Checked on the start of the reply, leading whitespace ignored, in order:
 //!
-//! 1. A chat-template or special token (`<|im_start|>`, `<|assistant|>`,
-//!    `</s>`, `[INST]`, `<start_of_turn>`, `</think>`, ...), or a bare role
-//!    label line (`assistant`): fail, unless the user's message contains it.
-//! 2. An invisible character (byte-order mark, zero-width space), or a
-//!    garbled prefix: a first word that opens with mojibake (a byte-order
+//! 1. An invisible character by `text::is_invisible` (a format
+//!    character such as a byte-order mark, zero-width space, LRM, RLM, soft
+//!    hyphen, word joiner; a Hangul or Braille filler): fail. A
+//!    bidirectional mark or isolate is fine when the reply holds
+//!    right-to-left letters (`\u{200F}API هي`), and what follows it is
+//!    judged. A reply with no visible character at all is left to `empty`.
+//! 2. A chat-template or special token (`<|im_start|>`, `<|assistant|>`,
+//!    `</s>`, `[INST]`, `<start_of_turn>`, `</think>`, ...): fail, unless
+//!    the user's message contains it. A bare role label line (`assistant`,
+//!    `model`, `gpt`, `bot`, `ai`, lowercase, alone on the first line) with
+//!    more lines after it: fail.
+//!    Then, what a broken template, serialiser or tokenizer leaves:
+//!    - a reasoning block: `<think>` (`<thinking>`, `<reasoning>`, ...)
+//!      opening the reply, closed or not, unless the user wrote the tag;
+//!    - a byte-fallback token (`<0x0A>`) or a tokenizer's space marker
+//!      glued to the first word (`▁The`, and `ĠThe`/`ĊThe` before a
+//!      capitalised ASCII word only: `Ġ` and `Ċ` are Maltese letters);
+//!    - a role label with a colon: a speaker (`Assistant:`, `AI:`, `Bot:`,
+//!      `User:`, `Human:`, any case, glued or spaced, optionally a
+//!      heading) then the answer, or a template heading that names the
+//!      assistant's turn alone on its line (`### Response:`,
+//!      `### Assistant:`, `### Answer:`, then a line break). It is junk
+//!      only as the reply's one label line: a later line that opens with a
+//!      label of the same shape (a word and a colon, `Bot:`, `ML:`, after
+//!      optional `#` or `*`) makes the reply a transcript, a glossary or a
+//!      worked example. Fine too when the user wrote the label's word; a
+//!      label without its colon (`Assistant professors`, `AI is`), a plain
+//!      `Response:`, a heading with text after its colon (`## Answer: 4`)
+//!      and `### Input:`, `### Output:`, `### Instruction:` are no label;
+//!    - a serialised empty value (`undefined`, `null`, `NULL`, `nil`,
+//!      `<nil>`, `NaN`, `None`, `[object Object]`, `(null)`, with their
+//!      case) before the answer, in one of three shapes:
+//!      glued to the answer's first word: a capital then lowercase
+//!      (`nullThe`), or a letter of a script without case that opens a
+//!      word: katakana (`undefinedフランス`), Hangul other than a particle
+//!      or the copula (`undefined프랑스`), a letter of a script that
+//!      separates words by spaces (Arabic, Devanagari, ...); after a
+//!      bracketed value, any letter or digit. Hiragana or a Korean particle
+//!      glued to it is the grammar of a sentence about the value
+//!      (`Noneを返します`, `None을`, `nil입니다`, `NULLと`): fine. Glued to
+//!      Han or a script written without spaces (Thai, Lao, Khmer, Myanmar)
+//!      it may be either (`None是`, `NULL値`): undetermined;
+//!      alone on its first line, then a sentence (`None\nThe capital…`);
+//!      followed by a space and a capitalised word opening a sentence
+//!      (`null The capital…`), for the values that are no English word
+//!      (all but `None`: `None I know of.` is English; a space and a
+//!      letter of a script without case, `None 是…`, is a sentence about
+//!      the value).
+//!      Fine when the user wrote the value or the glued token, or the
+//!      reply names the value again as a word after its opening token (it
+//!      is then the topic: `NoneType is the type of None`). `nullable`,
+//!      `Nonetheless`, `None of them`, `NaN stands for`, `NULLIF` are no
+//!      value: a lowercase word or all capitals follows;
+//!    - an opening code fence never closed, its next line prose (a capital,
+//!      three words, a sentence mark, no code punctuation): fail when the
+//!      provider says the reply ended normally (a `finish_reason` that
+//!      cuts nothing by `truncated`'s reading: `stop`, `end_turn`, ...);
+//!      undetermined when no `finish_reason` was received (a stream cut
+//!      short, which `run --stream` scores as given); not judged here when
+//!      the provider cut it for length or by a filter (that is
+//!      `truncated`'s). A closed fence is a code block; code after an open
+//!      fence is a cut code block.
+//! 3. A garbled prefix: a first word that opens with mojibake (a byte-order
 //!    mark read as Windows-1252, `ï»¿`, or a word whose UTF-8 was read so,
 //!    `Ù…Ø±Ø­Ø¨Ù‹Ø§`) while the rest of the reply has words and no
 //!    mojibake: fail. A reply garbled throughout is left to `language`.
-//! 3. Stray punctuation: `,` `.` `;` `:` `!` `?` `)` `]` `}` and their
-//!    full-width forms, `、` `。` `」` `』` `】` `》`, spaced (`. The`) or
+//! 4. Stray punctuation: `,` `.` `;` `:` `!` `?` `)` `]` `}`, their
+//!    full-width forms, `、` `。` `」` `』` `】` `》`, and the clause marks of
+//!    other scripts (`،` `؛` `؟` `۔` `।` `॥` `።` `၊` `။`), spaced (`. The`) or
 //!    glued (`.The`, `、あなた`), at the start or inside the Markdown that
 //!    opens the reply (`**.Your**`, `# .Your`): fail. A dot that starts a
 //!    name (`.NET`, `.env`) is fine by the rule in `junk_prefix/shapes.rs`
 //!    (ASCII token with an inner capital, digit or code punctuation, or a
-//!    lowercase non-English word); a dot before a lowercase English word
+//!    lowercase non-English word); another mark glued to a command or an
+//!    identifier (`:wq`, `!!`, `!important`) is fine by the rule stated in
+//!    `junk_prefix/shapes.rs`: ASCII, no capital after the mark, no
+//!    capitalised word after the token, and letters that are none, no
+//!    English word, or a word the user wrote; a dot before a lowercase English word
 //!    (`.profile`) is undetermined; `...` and `…` are undetermined. After a
 //!    byte-order mark the rest is judged too and its junk named.
-//! 4. A lone `*` or `**` whose emphasis is not closed in the first
+//! 5. A lone `*` or `**` whose emphasis is not closed in the first
 //!    paragraph: fail. A roleplay action (`*smiles*`), bold (`**Yes.**`) or a
 //!    bullet (`* item`) is fine.
-//! 5. A word fragment: the reply starts with a lowercase letter. A suffix
+//! 6. A word fragment: the reply starts with a lowercase letter. A suffix
 //!    fragment glued to a capitalised word or a word of another script
 //!    (`ingYour`, `'sThe`, `tionÉ`, `tionあなた`; not an acronym,
 //!    `lyNASA`) fails, as does one inside the opening Markdown
@@ -33,9 +96,14 @@
 //!    the prompt asks for a continuation, a list, a format or lowercase, when
 //!    the user wrote that very word, when the word is an identifier (an
 //!    inner capital, a digit or code punctuation: `iPhone`, `e.g.`), a
+//!    call (`printf()`, `sort() 메서드를`), a named subject (`requests is`,
+//!    `e is …, about 1.602 × 10⁻¹⁹ C`: a word no clipping could leave, or
+//!    a symbol defined with a quantity, by the rule in `shapes.rs`), a
 //!    surname's particle before a capitalised word (one of `van von de da
 //!    di du del della der den ter ten le la dos das zu`: `van Gogh`,
-//!    `de Gaulle`), or a command the reply also shows as code,
+//!    `de Gaulle`), an ASCII term glued to hiragana or a Korean particle
+//!    (`nil입니다`, the subject of the sentence), or a command the reply
+//!    also shows as code,
 //!    opening an inline span or a fenced line (`npm install` over
 //!    `` `npm install left-pad` ``), or a command by its shape (a known
 //!    tool or an executable-shaped non-English word before a flag, a path
@@ -56,12 +124,21 @@
 //! reads as a glued fragment; fragments in scripts without case (Japanese, Chinese); the
 //! Dutch genitive before a word English also has (`'s winters`); a
 //! clipped word that is still a word with a capital (`Ello` for `Hello`);
-//! junk in the middle or at the end of a reply.
+//! junk in the middle or at the end of a reply; a bare `None` answer line
+//! followed by a capitalised explanation that never names `None` again
+//! reads as a leaked value; a reply that is only a serialised value
+//! (`null`, `None`, `{}`) is not judged a leak (it may be the answer); a
+//! value glued to a katakana or Hangul compound (`NULLポインタ`, `None값`)
+//! reads as a leak unless the user or the reply names it; a leaked value
+//! glued to a particle-like syllable (`undefined이탈리아`) passes; a
+//! leaked label followed by a later `Word:` line (`Note:`) passes.
 
 mod shapes;
 
 use super::prompt::{self, Continuation};
-use super::text::{is_blank, segments};
+use super::text::{has_visible, is_invisible, segments};
+
+use super::truncated::{stop_kind, StopKind};
 use super::{requested_format, Contract, ContractInput, ContractName, Outcome};
 use shapes::DotStart;
 
@@ -102,14 +179,103 @@ pub const TEMPLATE_TOKENS: &[&str] = &[
 /// Role labels a broken template leaves on a line of their own.
 const ROLE_LABELS: &[&str] = &["assistant", "model", "gpt", "bot", "ai"];
 
-/// Punctuation that cannot open a reply.
+/// Punctuation that cannot open a reply: the Latin marks, their
+/// full-width forms and the clause and sentence marks of other scripts
+/// (Arabic `،` `؛` `؟` `۔`, Devanagari `।` `॥`, Ethiopic `።` `፣`,
+/// Myanmar `၊` `။`).
 const STRAY: &[char] = &[
     ',', '.', ';', ':', '!', '?', ')', ']', '}', '、', '。', '，', '．', '；', '：', '！', '？',
-    '）', '」', '』', '】', '》', '〉', '］', '｝',
+    '）', '」', '』', '】', '》', '〉', '］', '｝', '،', '؛', '؟', '۔', '।', '॥', '።', '፣', '၊',
+    '။',
 ];
 
-/// Invisible characters that should never open a reply.
-const INVISIBLE: &[char] = &['\u{FEFF}', '\u{200B}', '\u{200C}', '\u{200D}', '\u{2060}'];
+/// Speaker labels a chat template leaves before the answer with a colon
+/// (`Assistant: The`), matched case-insensitively.
+const SPEAKER_LABELS: &[&str] = &[
+    "assistant",
+    "ai",
+    "bot",
+    "chatbot",
+    "gpt",
+    "chatgpt",
+    "user",
+    "human",
+];
+
+/// Section headings of instruction templates (Alpaca, Vicuna) that name
+/// the assistant's turn, a label only as a heading alone on its line with a
+/// colon (`### Response:`): plain `Response:` is prose, and `### Input:`,
+/// `### Output:`, `### Instruction:` head a worked example as well.
+const SECTION_LABELS: &[&str] = &["response", "answer", "assistant"];
+
+/// Korean particles and copula forms, written on the word before them
+/// (`None을`, `nil입니다`, `NULL인`): a closed class, matched at the start
+/// of the Hangul glued to a value.
+const KOREAN_PARTICLES: &[&str] = &[
+    "은",
+    "는",
+    "이",
+    "가",
+    "을",
+    "를",
+    "의",
+    "에",
+    "와",
+    "과",
+    "도",
+    "만",
+    "로",
+    "으로",
+    "라",
+    "란",
+    "랑",
+    "나",
+    "인",
+    "입니다",
+    "일",
+    "임",
+    "야",
+    "여",
+    "께",
+    "처럼",
+    "보다",
+    "까지",
+    "부터",
+    "조차",
+    "마저",
+    "하고",
+    "요",
+];
+
+/// Tags that wrap a model's reasoning (`<think>…</think>`).
+const REASONING_TAGS: &[&str] = &[
+    "think",
+    "thinking",
+    "reasoning",
+    "reflection",
+    "scratchpad",
+    "thought",
+];
+
+/// How a serialiser writes an empty or unset value: JavaScript
+/// (`undefined`, `null`, `NaN`, `[object Object]`), Python (`None`), SQL
+/// (`NULL`), Go (`nil`, `<nil>`), C's `printf` (`(null)`). Matched with
+/// their case: `Null hypothesis` and `Undefined behaviour` are prose.
+const EMPTY_VALUES: &[&str] = &[
+    "[object Object]",
+    "undefined",
+    "(null)",
+    "<nil>",
+    "null",
+    "NULL",
+    "nil",
+    "NaN",
+    "None",
+];
+
+/// Markers a tokenizer puts for a space when its tokens are printed raw:
+/// SentencePiece `▁`, byte-level BPE `Ġ` (space) and `Ċ` (newline).
+const SPACE_MARKERS: &[char] = &['\u{2581}', 'Ġ', 'Ċ'];
 
 /// Word endings that are never a word of their own at the start of a reply.
 const SUFFIX_FRAGMENTS: &[&str] = &[
@@ -127,7 +293,7 @@ impl Contract for JunkPrefix {
     }
 
     fn check(&self, input: &ContractInput<'_>) -> Option<Outcome> {
-        if is_blank(input.text) || requested_format(input.request).is_some() {
+        if !has_visible(input.text) || requested_format(input.request).is_some() {
             return None;
         }
         Some(judge(input))
@@ -135,10 +301,14 @@ impl Contract for JunkPrefix {
 }
 
 fn judge(input: &ContractInput<'_>) -> Outcome {
-    let text = input.text.trim_start_matches(|c: char| c.is_whitespace());
-    if let Some(first) = text.chars().next().filter(|c| INVISIBLE.contains(c)) {
+    let mut text = input.text.trim_start_matches(|c: char| c.is_whitespace());
+    if has_rtl_letter(text) {
+        // Directional marks steer right-to-left text: `\u{200F}API هي`.
+        text = text.trim_start_matches(|c: char| c.is_whitespace() || is_bidi_mark(c));
+    }
+    if let Some(first) = text.chars().next().filter(|c| is_invisible(*c)) {
         // Judge what follows too, so junk after a byte-order mark is named.
-        let rest = text.trim_start_matches(|c: char| INVISIBLE.contains(&c) || c.is_whitespace());
+        let rest = text.trim_start_matches(is_invisible);
         let after = match judge_visible(input, rest) {
             Outcome::Fail { reason } => format!(", then: {reason}"),
             _ => String::new(),
@@ -171,6 +341,9 @@ fn judge_visible(input: &ContractInput<'_>, text: &str) -> Outcome {
             return Outcome::fail(format!("the reply starts with the special token {generic}"));
         }
     }
+    if let Some(out) = leaked_markup(input, text) {
+        return out;
+    }
     let first_line = text.lines().next().unwrap_or("").trim();
     if ROLE_LABELS.contains(&first_line) && text.lines().nth(1).is_some() {
         return Outcome::fail(format!(
@@ -193,12 +366,420 @@ fn judge_visible(input: &ContractInput<'_>, text: &str) -> Outcome {
         return Outcome::undetermined("the reply starts with an ellipsis");
     }
     if STRAY.contains(&first) {
+        if first != '.' && shapes::code_opening(text, |w| prompt::user_wrote_word(request, w)) {
+            return Outcome::Pass; // :wq, !!, !important
+        }
         return punctuation(text, first, continuation);
     }
     if first.is_lowercase() || text.starts_with('\'') {
         return fragment(input, text, continuation);
     }
     Outcome::Pass
+}
+
+/// What a broken template, serialiser or tokenizer leaves before the
+/// answer: a reasoning block, a byte token, a role label with a colon, a
+/// serialised empty value, a tokenizer's space marker, an opening code
+/// fence never closed before prose. `None` when there is none.
+fn leaked_markup(input: &ContractInput<'_>, text: &str) -> Option<Outcome> {
+    let request = input.request;
+    if let Some((tag, closed)) = reasoning_block(text) {
+        if !prompt::user_mentions(request, &format!("<{tag}>")) {
+            return Some(Outcome::fail(match closed {
+                Some(len) => format!(
+                    "the reply starts with a leaked reasoning block <{tag}>…</{tag}> ({len} characters) before the answer"
+                ),
+                None => format!("the reply starts with a reasoning tag <{tag}> that is never closed"),
+            }));
+        }
+    }
+    if let Some(token) = byte_token(text) {
+        if !prompt::user_mentions(request, token) {
+            return Some(Outcome::fail(format!(
+                "the reply starts with the tokenizer's byte token {token}, printed instead of decoded"
+            )));
+        }
+    }
+    if let Some(label) = role_label(text) {
+        let word = label.trim_start_matches(['#', ' ']).trim_end_matches(':');
+        // A later `Word:` line makes a transcript, a glossary or a worked
+        // example of it: only a lone label is the template's.
+        let lone = !text.lines().skip(1).any(opens_with_label);
+        if lone && !user_wrote_any_case(request, word) {
+            return Some(Outcome::fail(format!(
+                "the reply starts with the role label {label:?} left by the chat template"
+            )));
+        }
+    }
+    if let Some(found) = empty_value(text) {
+        let EmptyValue { value, glued, sure } = found;
+        let opening = glued.unwrap_or(value);
+        // The value named again elsewhere is the reply's topic.
+        let named_again = mentions_word(&text[opening.len()..], value);
+        let user_wrote = user_wrote_any_case(request, value)
+            || glued.is_some_and(|token| {
+                let token = token.to_lowercase();
+                prompt::last_user(request).to_lowercase().contains(&token)
+            });
+        if !named_again && !user_wrote {
+            let shape = match glued {
+                Some(token) => format!(
+                    "the serialised empty value {value:?} glued to {:?}",
+                    &token[value.len()..]
+                ),
+                None => format!("the serialised empty value {value:?} before the answer"),
+            };
+            return Some(if sure {
+                Outcome::fail(format!(
+                    "the reply starts with {shape}: an unset variable was printed before the answer"
+                ))
+            } else {
+                Outcome::undetermined(format!(
+                    "the reply starts with {shape}: a leaked value, or a sentence about the value in a script written without spaces"
+                ))
+            });
+        }
+    }
+    if let Some(marker) = space_marker(text) {
+        return Some(Outcome::fail(format!(
+            "the reply starts with the tokenizer's space marker {marker:?} (U+{:04X}), printed instead of decoded",
+            marker as u32
+        )));
+    }
+    if let Some(fence) = leftover_fence(text) {
+        match input.finish_reason.map(stop_kind) {
+            Some(StopKind::Other) => {
+                return Some(Outcome::fail(format!(
+                    "the reply opens a code fence {fence:?} that is never closed, and prose follows it, though it ended normally"
+                )));
+            }
+            // Cut for length or by a filter: that is `truncated`'s.
+            Some(StopKind::Length | StopKind::Filtered) => {}
+            None => {
+                return Some(Outcome::undetermined(format!(
+                    "the reply opens a code fence {fence:?} that is never closed before prose, and no finish_reason says whether it ended or was cut"
+                )));
+            }
+        }
+    }
+    None
+}
+
+/// `<think>…</think>`: the tag that opens `text`, with the length of the
+/// block when it is closed.
+fn reasoning_block(text: &str) -> Option<(&'static str, Option<usize>)> {
+    let rest = text.strip_prefix('<')?;
+    let tag = REASONING_TAGS.iter().copied().find(|t| {
+        rest.get(..t.len() + 1)
+            .is_some_and(|head| head.eq_ignore_ascii_case(&format!("{t}>")))
+    })?;
+    let lower = text.to_ascii_lowercase();
+    let closing = format!("</{tag}>");
+    Some((
+        tag,
+        lower.find(&closing).map(|at| text[..at].chars().count()),
+    ))
+}
+
+/// `<0x0A>`: a SentencePiece byte-fallback token.
+fn byte_token(text: &str) -> Option<&str> {
+    let token = text.get(..6)?;
+    let hex = token.strip_prefix("<0x")?.strip_suffix('>')?;
+    hex.chars().all(|c| c.is_ascii_hexdigit()).then_some(token)
+}
+
+/// `Assistant: The`, `AI:The`, `### Response:`: a speaker label (any
+/// case, optionally as a heading) then a colon and the answer, or a
+/// template heading that names the assistant's turn alone on its line
+/// (`### Response:` then a line break). The label as written, colon
+/// included.
+fn role_label(text: &str) -> Option<&str> {
+    let hashes = text.len() - text.trim_start_matches('#').len();
+    let heading = (1..=6).contains(&hashes) && text[hashes..].starts_with(' ');
+    let body = if heading {
+        text[hashes..].trim_start_matches(' ')
+    } else {
+        text
+    };
+    let colon = body.find(':')?;
+    let word = &body[..colon];
+    if word.is_empty() || !word.chars().all(|c| c.is_ascii_alphabetic()) {
+        return None;
+    }
+    let lower = word.to_ascii_lowercase();
+    let after = &body[colon + 1..];
+    let alone = after
+        .trim_start_matches([' ', '\t'])
+        .starts_with(['\n', '\r']);
+    let label = SPEAKER_LABELS.contains(&lower.as_str())
+        || (heading && alone && SECTION_LABELS.contains(&lower.as_str()));
+    let answer_follows = after.trim_start().chars().next().is_some();
+    let label_end = text.len() - body.len() + colon + 1;
+    (label && answer_follows && !after.starts_with(['/', ':'])).then(|| &text[..label_end])
+}
+
+/// Whether `line` opens with a label of a role label's shape: one word of
+/// letters (any script) and a colon, after optional heading or emphasis
+/// markers (`Bot:`, `ML:`, `**Kunde:**`, `### Input:`, `ユーザー：`).
+fn opens_with_label(line: &str) -> bool {
+    let body = line.trim_start_matches(['#', ' ', '\t', '*', '_']);
+    let word_end = body
+        .find(|c: char| !c.is_alphabetic())
+        .unwrap_or(body.len());
+    (1..=30).contains(&body[..word_end].chars().count())
+        && body[word_end..].starts_with([':', '：'])
+}
+
+/// A serialised empty value that opens the reply, by [`empty_value`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct EmptyValue<'a> {
+    /// The value, one of [`EMPTY_VALUES`].
+    value: &'static str,
+    /// The value with the word it is glued to (`nullThe`, `undefinedフランス`);
+    /// `None` when a space or a line break follows the value.
+    glued: Option<&'a str>,
+    /// `false` when the value is glued to a Han character or a letter of a
+    /// script written without spaces (Thai, Lao, Khmer, Myanmar), where a
+    /// sentence about the value reads the same (`None是`, `NULL値`).
+    sure: bool,
+}
+
+/// What a letter glued to a value shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Glue {
+    /// The answer's first word: a leaked value.
+    Word,
+    /// A word or a particle: no telling.
+    Unsure,
+    /// Grammar of the sentence about the value, or no word: no leak.
+    No,
+}
+
+/// `undefinedThe`, `nullBonjour`, `None\nThe`, `undefinedフランス`: a
+/// serialised empty value ([`EMPTY_VALUES`]) that opens the reply, by the
+/// rule in the module's doc:
+/// - glued to the answer's first word: a capitalised word, or a letter of
+///   a script without case that opens a word: katakana, Hangul other than
+///   a particle or the copula ([`KOREAN_PARTICLES`]), a letter of a script
+///   that separates words by spaces (Arabic, Devanagari, ...); after a
+///   bracketed value, any letter or digit of a cased script. Hiragana and a
+///   Korean particle are the grammar of a sentence about the value
+///   (`Noneを返します`, `None을 반환합니다`); Han and the scripts written
+///   without spaces are unsure;
+/// - alone on its first line, then a sentence (`None\nThe capital…`);
+/// - followed by a space and a capitalised word opening a sentence, for a
+///   value that is no English word (all but `None`: `None I know of` is an
+///   English sentence). A space and a letter of a script without case is a
+///   sentence about the value (`None 是…`).
+///
+/// `Nonetheless`, `nullable`, `None of them`, `NaN stands` and `NULLIF` are
+/// none: the next letter is lowercase or all capitals.
+fn empty_value(text: &str) -> Option<EmptyValue<'_>> {
+    let value = EMPTY_VALUES
+        .iter()
+        .copied()
+        .find(|v| text.starts_with(*v))?;
+    let rest = &text[value.len()..];
+    let next = rest.chars().next()?;
+    if !next.is_whitespace() {
+        let glue = glue(rest, value.starts_with(['[', '(', '<']));
+        if glue == Glue::No {
+            return None;
+        }
+        let caseless = is_caseless_letter(next);
+        let len = rest
+            .find(|c: char| {
+                if caseless {
+                    !is_caseless_letter(c) || is_hiragana(c)
+                } else {
+                    !c.is_alphanumeric()
+                }
+            })
+            .unwrap_or(rest.len());
+        return Some(EmptyValue {
+            value,
+            glued: Some(&text[..value.len() + len]),
+            sure: glue == Glue::Word,
+        });
+    }
+    let after = rest.trim_start();
+    let sentence = after.split_whitespace().nth(1).is_some() || !after.is_ascii();
+    let own_line = rest
+        .trim_start_matches([' ', '\t'])
+        .starts_with(['\n', '\r']);
+    let leaked = if own_line {
+        starts_word(after)
+    } else {
+        value != "None" && after.starts_with(char::is_uppercase) && starts_word(after)
+    };
+    (leaked && sentence).then_some(EmptyValue {
+        value,
+        glued: None,
+        sure: true,
+    })
+}
+
+/// What the text glued to a value (`rest`) shows, by the rule of
+/// [`empty_value`].
+fn glue(rest: &str, bracketed: bool) -> Glue {
+    let Some(first) = rest.chars().next() else {
+        return Glue::No;
+    };
+    if is_hiragana(first) {
+        return Glue::No;
+    }
+    if is_hangul(first) {
+        let particle = KOREAN_PARTICLES.iter().any(|p| rest.starts_with(p));
+        return if particle { Glue::No } else { Glue::Word };
+    }
+    if is_han(first) || is_unspaced_script(first) {
+        return Glue::Unsure;
+    }
+    if is_caseless_letter(first) {
+        return Glue::Word; // katakana, Arabic, Devanagari, ...
+    }
+    let word = if bracketed {
+        first.is_alphanumeric()
+    } else {
+        first.is_uppercase() && starts_word(rest)
+    };
+    if word {
+        Glue::Word
+    } else {
+        Glue::No
+    }
+}
+
+/// A letter of a script without case (`フ`, `ع`, `한`).
+fn is_caseless_letter(c: char) -> bool {
+    c.is_alphabetic() && !c.is_uppercase() && !c.is_lowercase()
+}
+
+/// Hiragana, in which Japanese writes particles, the copula and endings.
+fn is_hiragana(c: char) -> bool {
+    ('\u{3041}'..='\u{309F}').contains(&c)
+}
+
+/// A Hangul syllable or jamo.
+fn is_hangul(c: char) -> bool {
+    matches!(c as u32, 0x1100..=0x11FF | 0x3130..=0x318F | 0xAC00..=0xD7AF)
+}
+
+/// A Han ideograph (Chinese, Japanese kanji).
+fn is_han(c: char) -> bool {
+    matches!(c as u32, 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x3FFFF)
+}
+
+/// A letter of a script written without spaces between words: Thai, Lao,
+/// Myanmar, Khmer.
+fn is_unspaced_script(c: char) -> bool {
+    matches!(c as u32, 0x0E00..=0x0EFF | 0x1000..=0x109F | 0x1780..=0x17FF)
+}
+
+/// Whether `text` opens with a word of the answer: a capital then a
+/// lowercase letter or the word's end (`The`, `I`), or a letter of a
+/// script without case (`フ`, `ع`).
+fn starts_word(text: &str) -> bool {
+    let mut chars = text.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    let caseless = first.is_alphabetic() && !first.is_uppercase() && !first.is_lowercase();
+    let titled = first.is_uppercase() && chars.next().is_none_or(|c| !c.is_uppercase());
+    caseless || titled
+}
+
+/// Whether `text` holds `word` as a whole word (case-insensitively): no
+/// Latin letter, digit or `_` touches it, so a particle of a script without
+/// case may (`Noneは`).
+fn mentions_word(text: &str, word: &str) -> bool {
+    let text = text.to_lowercase();
+    let word = word.to_lowercase();
+    let joins = |c: char| c == '_' || c.is_ascii_digit() || is_latin(c);
+    text.match_indices(&word).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + word.len()..].chars().next();
+        !before.is_some_and(joins) && !after.is_some_and(joins)
+    })
+}
+
+/// Whether the last user message holds `word` as a whole word, any case.
+fn user_wrote_any_case(request: &cb_wire::openai::ChatRequest, word: &str) -> bool {
+    mentions_word(&prompt::last_user(request), word)
+}
+
+/// `▁The▁capital`, `ĠThe Ġcapital`: a tokenizer's space marker glued to
+/// the first word. `▁` is never text; `Ġ` and `Ċ` are Maltese letters
+/// too, so they count only before a capitalised ASCII word (`ĠThe`; a
+/// Maltese word goes on in lowercase: `Ġenerali`).
+fn space_marker(text: &str) -> Option<char> {
+    let mut chars = text.chars();
+    let marker = chars.next().filter(|c| SPACE_MARKERS.contains(c))?;
+    let rest = chars.as_str();
+    let word = rest.chars().next()?;
+    let leaked = if marker == '\u{2581}' {
+        word.is_alphanumeric()
+    } else {
+        word.is_ascii_uppercase() && starts_word(rest)
+    };
+    leaked.then_some(marker)
+}
+
+/// ```` ```json ```` then prose and no closing fence: a code fence the
+/// template opened and never closed. A closed fence is a real code block;
+/// code after an open fence is a cut code block (`truncated` judges the
+/// cut). The opening fence as written.
+fn leftover_fence(text: &str) -> Option<&str> {
+    if !text.starts_with("```") && !text.starts_with("~~~") {
+        return None;
+    }
+    let (fence, rest) = text.split_once('\n')?;
+    let info = fence[3..].trim();
+    if info.contains(char::is_whitespace) || info.contains(['`', '~']) {
+        return None; // ```json The… on one line, or an inline span
+    }
+    let closed = rest.lines().any(|l| {
+        let l = l.trim_start();
+        l.starts_with("```") || l.starts_with("~~~")
+    });
+    let line = rest.lines().map(str::trim).find(|l| !l.is_empty())?;
+    (!closed && is_prose_line(line)).then_some(fence)
+}
+
+/// A line of prose, not code: it opens with a capital or a letter of a
+/// script without case, holds no code punctuation, has at least three
+/// words (or eight letters of a script written without spaces) and ends
+/// a sentence somewhere.
+fn is_prose_line(line: &str) -> bool {
+    let opens = line
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() && !c.is_lowercase());
+    let code = line.contains([
+        '{', '}', '(', ')', ';', '=', '<', '>', '[', ']', '`', '$', '\\',
+    ]);
+    let words = line.split_whitespace().count() >= 3
+        || line
+            .chars()
+            .filter(|c| c.is_alphabetic() && !c.is_ascii())
+            .count()
+            >= 8;
+    let sentence = line.contains(['.', '!', '?', '。', '！', '？', '।']);
+    opens && !code && words && sentence
+}
+
+/// A letter of a right-to-left script (Hebrew, Arabic, Syriac, Thaana,
+/// N'Ko and their presentation forms).
+fn has_rtl_letter(text: &str) -> bool {
+    text.chars().any(|c| {
+        c.is_alphabetic() && matches!(c as u32, 0x0590..=0x08FF | 0xFB1D..=0xFDFF | 0xFE70..=0xFEFC)
+    })
+}
+
+/// A bidirectional mark or control: LRM, RLM, ALM, embeddings, overrides
+/// and isolates. Fine before right-to-left text, junk before other text.
+fn is_bidi_mark(c: char) -> bool {
+    matches!(c as u32, 0x200E | 0x200F | 0x061C | 0x202A..=0x202E | 0x2066..=0x2069)
 }
 
 /// The first word, when it opens with a mis-decoded UTF-8 lead byte and
@@ -384,10 +965,14 @@ fn fragment(input: &ContractInput<'_>, text: &str, continuation: Continuation) -
         }
         return Outcome::fail(format!("the reply starts with the word fragment {word:?}"));
     }
+    let raw = text.split_whitespace().next().unwrap_or("");
     if continuation == Continuation::Asked
         || prompt::user_wrote_word(request, word)
         || looks_like_identifier(word)
+        || shapes::is_call(raw)
+        || shapes::names_a_subject(text)
         || is_name_particle(word, text)
+        || glued_to_particle(word)
         || shown_as_code(word, text)
         || shapes::opens_with_command(text)
     {
@@ -432,6 +1017,17 @@ fn is_dutch_genitive(next: &str) -> bool {
         .trim_end_matches(|c: char| !c.is_alphabetic())
         .to_lowercase();
     next.len() > 2 && next.ends_with('s') && !crate::detect::is_english_word(&next)
+}
+
+/// `nil입니다`, `nullを`: an ASCII term glued to a particle or the copula of
+/// a script without case (hiragana, or one of [`KOREAN_PARTICLES`]), the
+/// subject of a Japanese or Korean sentence, not a clipped word.
+fn glued_to_particle(word: &str) -> bool {
+    let term = word
+        .find(|c: char| !c.is_ascii_alphanumeric())
+        .unwrap_or(word.len());
+    let rest = &word[term..];
+    term > 0 && rest.starts_with(is_caseless_letter) && glue(rest, false) == Glue::No
 }
 
 /// The particles of European surnames, written lowercase before the name.

@@ -8,7 +8,8 @@
 //! contracts know, case-insensitively. The phrases all decline to *help* or *comply*
 //! ("can't help with", "não posso ajudar", "お手伝いできません"); none says
 //! "I don't know", so the honest answer of a model that lacks the history
-//! ("I don't know your favourite tea; you haven't told me") passes.
+//! ("I don't know your favourite tea; you haven't told me", "As an AI, I
+//! cannot know your favourite tea") passes.
 //!
 //! - Fail: a phrase in the opening of a short reply (at most
 //!   [`MAX_REFUSAL_SENTENCES`] sentences and [`MAX_REFUSAL_CHARS`]
@@ -17,11 +18,45 @@
 //!   one thing and helps with another), or a phrase opening a longer reply.
 //! - Pass: otherwise.
 //!
-//! Blind spots: refusals worded in other ways ("That's not something I'll
-//! do"), refusals in languages outside the seventeen, and a refusal buried after
-//! a long preamble; whether refusing was right is not judged.
+//! English policy refusals are also matched by their general shape
+//! ([`english_refusal`]), not only by the listed phrases: a refusing clause
+//! whose object is the request itself. It is a first-person negation (`I
+//! can't`, `I cannot`, `I won't`, `I will not`, `I'm unable to`, `I am not
+//! able to`, `I won't be able to`, ...), a verb, and an object, after which
+//! the clause ends (a clause mark or the end of the sentence, after at
+//! most `for you`, `right now`, `like this`, ...). The object is
+//! - nothing, or a pronoun for the request (`that`, `this`, `it`), or what
+//!   a refusal withholds (`instructions`, `information`, `assistance`,
+//!   `help`: bare, after a determiner, or followed by `for`/`with`/`on`/
+//!   `about` and such a pronoun), after a verb of helping (`help with`,
+//!   `help you with`, `assist`, `provide`, `comply`, `fulfil`): `I cannot
+//!   provide instructions for that`, `I'm unable to provide that
+//!   information`; or
+//! - a noun for the request (`this request`, `such requests`, `requests
+//!   like this`), after any verb: `I can't support requests like this`; or
+//! - any of those objects but nothing (a pronoun, a noun for the request,
+//!   what a refusal withholds), after any verb, when "As an AI (language
+//!   model)," opens the clause: `As an AI, I won't write that for you`.
+//!
+//! So `I cannot support that claim`, `I can't provide the page number`,
+//! `As an AI, I can't taste food` and `As an AI, I cannot know your
+//! favourite tea` are no refusal. The subject `I` is required: "Boiling
+//! won't provide enough heat" is no refusal, and "I can't help but admire…"
+//! has no verb of helping. Such a clause must be all the reply says: when a
+//! later sentence is neither an apology nor an offer of something else
+//! ([`apology_or_offer`]: "sorry", "let me know", "instead", "I can ..."),
+//! the reply declines and then answers, and is undetermined. "Not
+//! something I can" (or "I'm able to", "I will") before a verb of helping,
+//! `help` or `do` is matched as a phrase.
+//!
+//! Blind spots: refusals worded in other ways ("I'd rather not write
+//! that"), an English refusal that names what it refuses ("I can't write
+//! malware") unless a listed phrase holds it, an answer after the clause
+//! that happens to hold an offer's words ("please"), refusals in languages
+//! outside the seventeen, and a refusal buried after a long preamble;
+//! whether refusing was right is not judged.
 
-use super::text::{fold, is_blank, segments};
+use super::text::{fold, has_visible, segments};
 use super::{Contract, ContractInput, ContractName, Outcome};
 use aho_corasick::AhoCorasick;
 use std::sync::LazyLock;
@@ -203,6 +238,211 @@ const PHRASES: &[&str] = &[
     "tôi phải từ chối",
 ];
 
+/// First-person negations that open an English refusal.
+const EN_NEGATIONS: &[&str] = &[
+    "i can't",
+    "i cannot",
+    "i can not",
+    "i won't",
+    "i will not",
+    "i'm unable to",
+    "i am unable to",
+    "i'm not able to",
+    "i am not able to",
+    "i won't be able to",
+    "i will not be able to",
+    "i'm not going to be able to",
+];
+
+/// Verbs of helping that follow a negation in an English refusal.
+const EN_HELP_VERBS: &[&str] = &[
+    "help with",
+    "help you with",
+    "assist",
+    "provide",
+    "comply",
+    "fulfil",
+    "fulfill",
+];
+
+/// What opens an English refusal that speaks as a model.
+const EN_AS_AN_AI: &[&str] = &[
+    "as an ai, ",
+    "as an ai language model, ",
+    "as an ai model, ",
+    "as an ai assistant, ",
+    "as a language model, ",
+];
+
+/// Pronouns that stand for the request itself (`I can't help with that`).
+const EN_PRONOUNS: &[&str] = &["that", "this", "it"];
+/// Determiners before a noun for the request (`this request`).
+const EN_DETERMINERS: &[&str] = &[
+    "that", "this", "these", "those", "such", "your", "the", "any",
+];
+/// Nouns that name the request itself, refused whatever the verb
+/// (`I can't support requests like this`).
+const EN_REQUEST_NOUNS: &[&str] = &["requests", "request"];
+/// Nouns of what a refusal withholds: an object bare, after a determiner,
+/// or followed by a preposition and a pronoun (`instructions for that`);
+/// `information about your account` is none.
+const EN_HELP_NOUNS: &[&str] = &["instructions", "information", "assistance", "help"];
+/// Prepositions between a verb or a noun and the request.
+const EN_PREPOSITIONS: &[&str] = &["with", "for", "on", "about", "regarding"];
+/// What may close a refusing clause after its object (`that for you`).
+const EN_TAILS: &[&str] = &[
+    "for you",
+    "right now",
+    "here",
+    "at this time",
+    "at the moment",
+    "today",
+    "like this",
+    "like that",
+    "of this kind",
+    "of that kind",
+];
+
+/// "Not something I can help with": a refusal whose object is the request
+/// by its shape, matched as a phrase.
+fn not_something_phrases() -> Vec<String> {
+    let mut out = Vec::new();
+    for can in ["i can", "i'm able to", "i am able to", "i will", "i'll"] {
+        for verb in EN_HELP_VERBS.iter().chain(&["help", "do"]) {
+            out.push(format!("not something {can} {verb}"));
+        }
+    }
+    out
+}
+
+/// What the object of a refusing clause names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Object {
+    /// No object: the clause ends (`I cannot comply.`).
+    Nothing,
+    /// `that`, `this`, `it`.
+    Pronoun,
+    /// `this request`, `such requests`, `requests like this`.
+    Request,
+    /// `that information`, `instructions for that`, `assistance`.
+    Withheld,
+}
+
+/// The object at the start of `rest` (folded, after the verb) and the text
+/// after the clause, when the object is one of [`Object`] and the clause
+/// ends after it (an optional tail from [`EN_TAILS`], then a clause mark
+/// or the end).
+fn refused_object(rest: &str) -> Option<(Object, &str)> {
+    let rest = skip_word(rest, &["you"]).unwrap_or(rest);
+    let rest = skip_word(rest, EN_PREPOSITIONS).unwrap_or(rest);
+    let noun = |nouns: &[&str]| skip_word(skip_word(rest, EN_DETERMINERS).unwrap_or(rest), nouns);
+    let candidates = [
+        noun(EN_REQUEST_NOUNS).map(|r| (Object::Request, r)),
+        noun(EN_HELP_NOUNS).map(|r| {
+            let r = skip_word(r, EN_PREPOSITIONS)
+                .and_then(|p| skip_word(p, EN_PRONOUNS))
+                .unwrap_or(r);
+            (Object::Withheld, r)
+        }),
+        skip_word(rest, EN_PRONOUNS).map(|r| (Object::Pronoun, r)),
+        Some((Object::Nothing, rest)),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .find_map(|(object, mut after)| {
+            while let Some(r) = skip_word(after, EN_TAILS) {
+                after = r;
+            }
+            let ends = after.trim_start().is_empty()
+                || after.starts_with(['.', ',', ';', ':', '!', '\u{2014}', '\u{2013}']);
+            ends.then_some((object, after))
+        })
+}
+
+/// `text` after one of `words` (and the spaces before it), when it opens
+/// with one as a whole word.
+fn skip_word<'a>(text: &'a str, words: &[&str]) -> Option<&'a str> {
+    let trimmed = text.trim_start();
+    words.iter().find_map(|w| {
+        let after = trimmed.strip_prefix(w)?;
+        (!after.starts_with(|c: char| c.is_alphanumeric() || c == '\'')).then_some(after)
+    })
+}
+
+/// The refusing clause in `folded` (a folded sentence), by the rule in the
+/// module's doc: where it starts (at "as an AI" when that opens it), and
+/// the text after it.
+fn english_refusal(folded: &str) -> Option<(usize, &str)> {
+    for negation in EN_NEGATIONS {
+        for (at, _) in folded.match_indices(negation) {
+            let bounded = folded[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !c.is_alphanumeric());
+            let Some(rest) = folded[at + negation.len()..].strip_prefix(' ') else {
+                continue;
+            };
+            if !bounded {
+                continue;
+            }
+            let as_an_ai = EN_AS_AN_AI.iter().find(|o| folded[..at].ends_with(*o));
+            let help = EN_HELP_VERBS.iter().find_map(|v| skip_word(rest, &[v]));
+            let (helping, after_verb) = match help {
+                Some(after) => (true, after),
+                None => {
+                    let end = rest
+                        .find(|c: char| !(c.is_alphabetic() || c == '\'' || c == '-'))
+                        .unwrap_or(rest.len());
+                    (false, &rest[end..])
+                }
+            };
+            let Some((object, after)) = refused_object(after_verb) else {
+                continue;
+            };
+            let refuses = object == Object::Request
+                || helping
+                || (as_an_ai.is_some() && object != Object::Nothing);
+            if refuses {
+                return Some((as_an_ai.map_or(at, |o| at - o.len()), after));
+            }
+        }
+    }
+    None
+}
+
+/// Whether a sentence after a refusal says nothing of substance: an
+/// apology, or an offer of something else.
+fn apology_or_offer(sentence: &str) -> bool {
+    const MARKS: &[&str] = &[
+        "sorry",
+        "apolog",
+        "if you",
+        "i can ",
+        "i could",
+        "i'd be happy",
+        "i would be happy",
+        "happy to",
+        "glad to",
+        "let me know",
+        "feel free",
+        "instead",
+        "anything else",
+        "something else",
+        "is there",
+        "can i ",
+        "i'm here",
+        "i am here",
+        "please",
+        "consult",
+        "contact",
+        "reach out",
+        "understand",
+    ];
+    let folded = fold(sentence);
+    MARKS.iter().any(|m| folded.contains(m))
+}
+
 /// Words that, after the phrase in its sentence, mean the reply goes on to
 /// help with something else.
 const BUT: &[&str] = &[
@@ -253,7 +493,7 @@ impl Contract for Refusal {
     }
 
     fn check(&self, input: &ContractInput<'_>) -> Option<Outcome> {
-        if is_blank(input.text) {
+        if !has_visible(input.text) {
             return None;
         }
         Some(judge(input.text))
@@ -269,7 +509,8 @@ struct Folded {
 
 static FOLDED: LazyLock<Folded> = LazyLock::new(|| {
     let folded = |list: &[&str]| -> Vec<String> { list.iter().map(|p| fold(p)).collect() };
-    let phrases = folded(PHRASES);
+    let mut phrases = folded(PHRASES);
+    phrases.extend(not_something_phrases().iter().map(|p| fold(p)));
     let build =
         |list: &[String]| AhoCorasick::new(list).expect("the refusal phrases are short literals");
     Folded {
@@ -293,12 +534,25 @@ impl Folded {
 fn judge(text: &str) -> Outcome {
     let folded_lists = &*FOLDED;
     let sentences = segments(text);
-    for sentence in sentences.iter().take(OPENING_SENTENCES) {
+    for (index, sentence) in sentences.iter().enumerate().take(OPENING_SENTENCES) {
         let folded = fold(sentence);
-        let Some((at, phrase)) = folded_lists.first_phrase(&folded) else {
-            continue;
+        let (phrase, after) = match folded_lists.first_phrase(&folded) {
+            Some((at, phrase)) => (phrase.to_string(), &folded[at + phrase.len()..]),
+            None => match english_refusal(&folded) {
+                Some((start, after)) => {
+                    let clause = &folded[start..folded.len() - after.len()];
+                    let later = &sentences[index + 1..];
+                    if let Some(more) = later.iter().find(|s| !apology_or_offer(s)) {
+                        return Outcome::undetermined(format!(
+                            "declines with {clause:?}, then goes on: {:?}",
+                            more.trim()
+                        ));
+                    }
+                    (clause.to_string(), after)
+                }
+                None => continue,
+            },
         };
-        let after = &folded[at + phrase.len()..];
         if folded_lists.but_search.is_match(after) {
             return Outcome::undetermined(format!(
                 "declines with {phrase:?} but goes on in the same sentence"
@@ -366,6 +620,73 @@ mod tests {
             "Não sei qual é o seu chá favorito; você ainda não me disse.",
         ] {
             assert_eq!(judge(ok), Outcome::Pass, "{ok}");
+        }
+    }
+
+    #[test]
+    fn english_refusals_fail_by_their_general_shape() {
+        for r in [
+            "As an AI language model, I cannot provide instructions for that.",
+            "As an AI, I won't write that for you.",
+            "That's not something I can help with.",
+            "That is not something I'm able to do.",
+            "I won't be able to assist with this request.",
+            "I'm unable to provide that information.",
+            "I will not comply with this request.",
+            "I am not able to fulfil that request.",
+            "Sorry, I can't support requests like this.",
+        ] {
+            assert!(judge(r).is_fail(), "{r}");
+        }
+    }
+
+    #[test]
+    fn english_shapes_need_a_first_person_refusal() {
+        // Negative controls: the same words without a refusal.
+        for ok in [
+            "I'm sorry, but I can't find any bug in it: the loop and the return value look right to me.",
+            "I can't open links, but if you paste the text here I'll summarise it.",
+            "I'm so sorry for your loss. Losing a dog is losing a family member.",
+            "No, I can't stress this enough: it is illegal and you can lose your licence.",
+            "Boiling won't provide enough heat. Use a pressure cooker.",
+            "As an AI, I enjoy questions like this. Paris is the capital.",
+            "I can't help but admire your persistence! Paste it here.",
+            // The object is advice on a case, not the request itself.
+            "I can't provide medical advice for your case, but in general adults can take them together.",
+        ] {
+            assert_eq!(judge(ok), Outcome::Pass, "{ok}");
+        }
+        let partial =
+            "I can't provide that information, but in general adults can take them together.";
+        assert!(matches!(judge(partial), Outcome::Undetermined { .. }));
+    }
+
+    #[test]
+    fn a_refusing_clause_needs_the_request_as_its_object_and_nothing_after() {
+        // Negative controls: "As an AI" or a negation before something
+        // other than the request, or an answer after the clause.
+        for ok in [
+            "As an AI, I cannot know your favourite tea; you haven't told me yet.",
+            "As an AI, I can't taste food. Most people describe durian as custardy and sweet.",
+            "No. I cannot support that claim: large studies found no link.",
+            "I can't provide the page number from memory. It is in chapter 3, near the start.",
+            "I can't provide information about your account without the number.",
+        ] {
+            assert_eq!(judge(ok), Outcome::Pass, "{ok}");
+        }
+        let answered = "I won't provide it here. The capital of France is Paris.";
+        assert!(matches!(judge(answered), Outcome::Undetermined { .. }));
+        // Positive controls: the request itself, refused, then at most an
+        // apology or an offer.
+        for r in [
+            "As an AI language model, I cannot provide instructions for that.",
+            "That's not something I can help with.",
+            "I won't be able to assist with this request.",
+            "I'm sorry, but I can't help with that.",
+            "I cannot comply. If you have another question, let me know.",
+            "As an AI, I can't write that for you. I'm happy to help with something else.",
+        ] {
+            assert!(judge(r).is_fail(), "{r}");
         }
     }
 

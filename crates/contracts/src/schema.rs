@@ -270,6 +270,15 @@ mod tests {
         let text = structured(json!({"type": "text"}));
         assert_eq!(check(&text, "not json"), None);
         assert_eq!(check(&weather(), "  "), None, "empty is judged by `empty`");
+        // Any invisible character is blank, by the one predicate `empty` uses.
+        let obj = structured(json!({"type": "json_object"}));
+        for blank in ["\u{200E}", "\u{00AD}\n", "\u{3164}"] {
+            assert_eq!(check(&obj, blank), None, "{blank:?} is judged by `empty`");
+            assert!(crate::Empty
+                .check(&input_for(blank, &obj))
+                .unwrap()
+                .is_fail());
+        }
         let no_schema = structured(json!({"type": "json_schema", "json_schema": {"name": "x"}}));
         assert_eq!(
             requested_format(&no_schema),

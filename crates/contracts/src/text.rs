@@ -4,13 +4,49 @@
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 
-/// Characters that render as nothing and count as blank.
-const INVISIBLE: [char; 4] = ['\u{200B}', '\u{200C}', '\u{200D}', '\u{FEFF}'];
+/// Whether `c` shows nothing: whitespace (`White_Space`), a Unicode format
+/// character (general category Cf: soft hyphen, bidirectional marks,
+/// zero-width characters, word joiner, byte-order mark, tags) other than
+/// the prepended concatenation marks (`U+0600`, `U+06DD`, ...: they draw a
+/// sign), another default-ignorable code point (the combining grapheme
+/// joiner, variation selectors, the Hangul fillers `U+115F` `U+1160`
+/// `U+3164` `U+FFA0`), or the blank Braille pattern `U+2800`. The one
+/// predicate of invisibility: [`is_blank`], `empty` and `junk_prefix` use it.
+pub fn is_invisible(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(c as u32,
+            0x00AD                  // soft hyphen
+            | 0x034F                // combining grapheme joiner
+            | 0x061C                // Arabic letter mark
+            | 0x115F | 0x1160       // Hangul choseong and jungseong fillers
+            | 0x17B4 | 0x17B5       // Khmer inherent vowels
+            | 0x180B..=0x180F       // Mongolian variation selectors, vowel separator
+            | 0x200B..=0x200F       // zero-width space, joiners, LRM, RLM
+            | 0x202A..=0x202E       // bidirectional embeddings and overrides
+            | 0x2060..=0x206F       // word joiner, invisible operators, isolates
+            | 0x2800                // Braille pattern blank
+            | 0x3164                // Hangul filler
+            | 0xFE00..=0xFE0F       // variation selectors
+            | 0xFEFF                // byte-order mark
+            | 0xFFA0                // half-width Hangul filler
+            | 0xFFF0..=0xFFFB       // unassigned specials, interlinear annotation
+            | 0x13430..=0x1343F     // Egyptian hieroglyph format controls
+            | 0x1BCA0..=0x1BCA3     // shorthand format controls
+            | 0x1D173..=0x1D17A     // musical symbol format controls
+            | 0xE0000..=0xE0FFF // tags, variation selectors supplement
+        )
+}
 
-/// True when `text` holds nothing but whitespace and invisible characters.
+/// Whether `text` holds at least one character a reader can see (one that
+/// is not [`is_invisible`]).
+pub fn has_visible(text: &str) -> bool {
+    text.chars().any(|c| !is_invisible(c))
+}
+
+/// True when `text` holds nothing but invisible characters
+/// ([`is_invisible`]), whitespace included.
 pub fn is_blank(text: &str) -> bool {
-    text.chars()
-        .all(|c| c.is_whitespace() || INVISIBLE.contains(&c))
+    !has_visible(text)
 }
 
 /// True for Han ideographs, kana and Hangul: one such character carries
@@ -259,6 +295,16 @@ mod tests {
         assert!(is_blank(""));
         assert!(is_blank(" \n\t"));
         assert!(is_blank("\u{200B}\u{FEFF}"));
+        // Every invisible character, not a list of four.
+        for blank in [
+            "\u{200E}",
+            "\u{00AD}\u{2060}",
+            "\u{3164}\u{2800}",
+            "\u{E0041}",
+        ] {
+            assert!(is_blank(blank), "{blank:?}");
+        }
+        assert!(!is_blank("\u{0600}") && !is_blank("\u{200E}a"));
         assert!(!is_blank(" a "));
         assert!(!is_blank("."));
     }

@@ -1,7 +1,9 @@
-//! The two shapes of a reply's opening that look like junk and are not: a
-//! dot name (`.NET`, `.env`) and a command (`kubectl get pods`). They live
-//! apart from `junk_prefix.rs` because each is a rule of its own, stated
-//! here, and tested with the junk it must not let through (`.Your`,
+//! The shapes of a reply's opening that look like junk and are not: a dot
+//! name (`.NET`, `.env`), a command or identifier after a mark (`:wq`,
+//! `!important`), a command (`kubectl get pods`), a call (`printf()`) and
+//! a named subject (`requests is`, `e is`). They live apart from
+//! `junk_prefix.rs` because each is a rule of its own, stated here, and
+//! tested with the junk it must not let through (`.Your`, `、フランス`,
 //! `ello how are you`).
 //!
 //! **Dot name.** A reply that opens with `.` glued to a token is a name
@@ -29,10 +31,44 @@
 //!   (not an English function word, the end of the reply: `kubectl get
 //!   pods` is a command, `ust run it`, a clipped `Just run it`, is not).
 //!
+//! **Mark before a command or identifier.** What separates a command or
+//! identifier that opens with a mark (`:wq`, `!!`, `!important`) from a
+//! stray mark glued to the answer (`.Your`, `,Ok`, `、フランス`, `;The`) is
+//! what the mark is glued to and what comes after. The opening token (up
+//! to whitespace) is code when it is ASCII, at least two characters, the
+//! mark is glued to it (no space), its first letter, if it has one, is
+//! lowercase, the word after it (if any) is not capitalised (the token is
+//! the subject of a sentence: `!! expands to`), and its letters are
+//! - none at all (`!!`, `:%`), or
+//! - no English word by the lexicon (`:wq`, `:q!`, `!==`), or
+//! - an English word that is no function word and that the user wrote
+//!   (`!important` when the user asked what is important in CSS).
+//!
+//! So a mark glued to a capitalised word or to another script is junk,
+//! and so is one glued to a lowercase English word the user did not write
+//! (`!the`, `,and`). The dot has its own rule above.
+//!
+//! **Call.** A first token that is an identifier followed by parentheses
+//! (`printf()`, `len(my_list)`, `sort()`) is code, in any language of the
+//! reply (`sort() 메서드를`).
+//!
+//! **Named subject.** A lowercase first word followed by a verb that
+//! defines it ([`DEFINING_VERBS`]: `is`, `are`, `means`, `returns`, ...)
+//! names a thing (a package, a symbol) rather than a clipped word when
+//! - it is an English word by the lexicon, no function word, and no
+//!   English word ends with it after one or two more letters (so it cannot
+//!   be a word whose first letters were lost: `requests is` is a name,
+//!   `hat is`, from `That is`, is not); or
+//! - it is a single letter, a symbol, and its sentence holds a digit (a
+//!   quantity defines it: `e is the elementary charge, about 1.602 ×
+//!   10⁻¹⁹ C`; `e is a doctor`, from `He is`, has none).
+//!
 //! A known tool followed by English prose (`npm is the usual tool`, `find
 //! the file`) is no command, so a clipped word before prose still fails.
 //!
-//! Blind spots: a stray dot glued to an all-caps word (`.OK`) or to a
+//! Blind spots: a single-letter clipped word in a sentence with a number
+//! (`e is 42`, from `He is 42`) reads as a symbol; a stray mark glued to a
+//! lowercase code-like fragment (`:ok so`) reads as code; a stray dot glued to an all-caps word (`.OK`) or to a
 //! foreign lowercase word (`.ciao`) reads as a dot name; a dotfile written
 //! in title case (`.Xresources`) reads as junk; a clipped word followed by
 //! a subcommand-like word (`ello status`) reads as a command.
@@ -284,6 +320,110 @@ pub fn opens_with_command(text: &str) -> bool {
     let prose_after = SUBCOMMANDS.contains(&next)
         && then.is_none_or(|t| FUNCTION_WORDS.contains(&t.to_lowercase().as_str()));
     argument && !prose_after && !is_english_word(first)
+}
+
+/// Whether `text` opens with a mark glued to a command or identifier
+/// (`:wq`, `!!`, `!important`), by the rule in the module's doc;
+/// `user_wrote` tells whether the user wrote a word.
+pub fn code_opening(text: &str, user_wrote: impl Fn(&str) -> bool) -> bool {
+    let mut tokens = text.split_whitespace();
+    let Some(token) = tokens.next() else {
+        return false;
+    };
+    if !token.is_ascii() || token.len() < 2 {
+        return false;
+    }
+    let body = &token[1..];
+    if body
+        .chars()
+        .find(char::is_ascii_alphabetic)
+        .is_some_and(|c| c.is_ascii_uppercase())
+    {
+        return false;
+    }
+    if tokens
+        .next()
+        .is_some_and(|next| next.starts_with(|c: char| c.is_uppercase()))
+    {
+        return false;
+    }
+    let letters: String = body
+        .chars()
+        .skip_while(|c| !c.is_ascii_alphabetic())
+        .take_while(char::is_ascii_alphabetic)
+        .collect();
+    letters.is_empty()
+        || !is_english_word(&letters)
+        || (!FUNCTION_WORDS.contains(&letters.as_str()) && user_wrote(&letters))
+}
+
+/// `printf()`, `len(my_list)`, `sorted()`: an identifier followed by
+/// parentheses.
+pub fn is_call(token: &str) -> bool {
+    let Some(open) = token.find('(') else {
+        return false;
+    };
+    let name = &token[..open];
+    !name.is_empty()
+        && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.'))
+        && token[open..].contains(')')
+}
+
+/// Verbs that define the word before them (`requests is`, `e denotes`).
+pub const DEFINING_VERBS: &[&str] = &[
+    "is",
+    "are",
+    "was",
+    "means",
+    "stands",
+    "denotes",
+    "refers",
+    "represents",
+    "returns",
+    "=",
+];
+
+/// Whether `text` opens with a lowercase word that a defining verb shows
+/// to be a name or a symbol, by the rule in the module's doc.
+pub fn names_a_subject(text: &str) -> bool {
+    let mut words = text.split_whitespace();
+    let (Some(word), Some(verb)) = (words.next(), words.next()) else {
+        return false;
+    };
+    let verb = verb.trim_end_matches(',');
+    if !DEFINING_VERBS.contains(&verb) || !word.chars().all(|c| c.is_ascii_lowercase()) {
+        return false;
+    }
+    if word.len() == 1 {
+        let sentence = text.split(". ").next().unwrap_or(text);
+        return sentence.chars().any(|c| c.is_ascii_digit());
+    }
+    is_english_word(word)
+        && !FUNCTION_WORDS.contains(&word)
+        && !PRONOUNS.contains(&word)
+        && !could_be_clipped(word)
+}
+
+/// Pronouns and auxiliaries FUNCTION_WORDS leaves out: never a name.
+const PRONOUNS: &[&str] = &[
+    "i", "he", "she", "one", "be", "do", "does", "not", "no", "was", "were", "has", "have", "had",
+    "there", "these", "those", "each", "every", "such",
+];
+
+/// Whether some English word is `word` with one or two letters before it
+/// (`hat` in `that`, `ello` in `hello`): a word that lost its first
+/// letters could read so.
+fn could_be_clipped(word: &str) -> bool {
+    let letters = 'a'..='z';
+    letters.clone().any(|a| {
+        is_english_word(&format!("{a}{word}"))
+            || letters
+                .clone()
+                .any(|b| is_english_word(&format!("{a}{b}{word}")))
+    })
 }
 
 /// English function words: after an unlisted word and a subcommand-like

@@ -178,3 +178,479 @@ fn structured_output_and_empty_replies_are_not_judged() {
     assert_eq!(JunkPrefix.check(&input_for(", {}", &r)), None);
     assert_eq!(JunkPrefix.check(&input("  ", "Hi?")), None);
 }
+
+const CAPITAL: &str = "What is the capital of France?";
+
+fn assert_fails(cases: &[(&'static str, &str)]) {
+    for (reply, user) in cases {
+        let out = judge_reply(reply, user);
+        assert!(out.is_fail(), "{reply:?}: {out}");
+    }
+}
+
+fn assert_passes(cases: &[(&'static str, &str)]) {
+    for (reply, user) in cases {
+        assert_eq!(judge_reply(reply, user), Outcome::Pass, "{reply:?}");
+    }
+}
+
+#[test]
+fn a_serialised_empty_value_before_the_answer_fails() {
+    assert_fails(&[
+        ("undefinedThe capital of France is Paris.", CAPITAL),
+        ("nullThe capital of France is Paris.", CAPITAL),
+        ("NaNThe capital of France is Paris.", CAPITAL),
+        ("None\nThe capital of France is Paris.", CAPITAL),
+        ("undefined\nThe capital of France is Paris", CAPITAL),
+        ("null The capital of France is Paris.", CAPITAL),
+        ("[object Object]The capital of France is Paris.", CAPITAL),
+        ("(null)The capital of France is Paris.", CAPITAL),
+        ("<nil>The capital of France is Paris.", CAPITAL),
+        ("NULLThe capital of France is Paris.", CAPITAL),
+        ("nilThe capital of France is Paris.", CAPITAL),
+        (
+            "nullBonjour ! La capitale de la France est Paris.",
+            "Quelle est la capitale de la France ?",
+        ),
+        (
+            "undefinedDie Hauptstadt von Frankreich ist Paris.",
+            "Was ist die Hauptstadt von Frankreich?",
+        ),
+        (
+            "undefinedフランスの首都はパリです。",
+            "フランスの首都はどこですか？",
+        ),
+        (
+            "null\nフランスの首都はパリです。",
+            "フランスの首都はどこですか？",
+        ),
+    ]);
+    let out = judge_reply("undefinedThe capital is Paris.", CAPITAL);
+    assert!(out.reason().unwrap().contains("\"undefined\""), "{out}");
+}
+
+#[test]
+fn the_words_null_none_and_nan_in_an_answer_pass() {
+    assert_passes(&[
+        (
+            "Null hypothesis testing starts by assuming there is no effect.",
+            "What is the null hypothesis?",
+        ),
+        (
+            "None of them. 21 is 3 times 7 and 33 is 3 times 11.",
+            "Which of these is a prime: 21, 27 or 33?",
+        ),
+        (
+            "null is a value you assign on purpose. It means no object.",
+            "What does null mean in JavaScript?",
+        ),
+        (
+            "undefined means a variable was declared but never given a value.",
+            "What's the difference between undefined and null?",
+        ),
+        (
+            "NaN stands for Not a Number. It comes from 0/0.",
+            "What is NaN?",
+        ),
+        (
+            "nullable types can hold null. Mark them with a question mark.",
+            "What are nullable types in C#?",
+        ),
+        (
+            "Nonetheless, Paris stayed the capital. It still is.",
+            "Did the capital ever move?",
+        ),
+        (
+            "Undefined behaviour in C means the standard sets no rule. Avoid it.",
+            "What is UB?",
+        ),
+        (
+            "NoneType is the type of None. Check it with `is None`.",
+            "What is NoneType?",
+        ),
+        (
+            "None\nThe function returns None because it has no return statement.",
+            "What does print(f()) print?",
+        ),
+        (
+            "NULLIF returns NULL when both arguments are equal. Use it to avoid division by zero.",
+            "How do I avoid dividing by zero in SQL?",
+        ),
+        // The value named again is the topic, whatever it is glued to.
+        (
+            "NoneType is the type of None. It has one value.",
+            "What type does a function without a return statement give?",
+        ),
+        // `None` then a space is an English sentence.
+        (
+            "None I know of. The two are commonly taken together without trouble.",
+            "Are there any interactions between ibuprofen and paracetamol?",
+        ),
+    ]);
+    // The value rule itself reads none of these openings as a value.
+    for text in [
+        "nullable types",
+        "Nonetheless, it",
+        "None of them",
+        "NaN stands for",
+        "NULLIF returns",
+        "null is a value",
+        "None.",
+    ] {
+        assert_eq!(empty_value(text), None, "{text:?}");
+    }
+}
+
+#[test]
+fn a_value_glued_to_a_particle_of_a_caseless_script_passes() {
+    // Negative controls: CJK and Korean write particles and the copula on a
+    // Latin word; Chinese spaces it.
+    assert_passes(&[
+        (
+            "Noneを返します。この関数は値を返しません。",
+            "この関数は何を返しますか？",
+        ),
+        (
+            "None을 반환합니다. 이 함수는 값을 반환하지 않습니다.",
+            "이 함수는 무엇을 반환하나요?",
+        ),
+        (
+            "nil입니다. Go에서 포인터의 영값입니다.",
+            "Go에서 포인터의 기본값은 무엇인가요?",
+        ),
+        (
+            "undefined입니다. 변수가 선언만 되었습니다.",
+            "이 변수의 값은 무엇인가요?",
+        ),
+        (
+            "NULLと呼びます。ポインタが何も指さないことです。",
+            "何も指さないポインタを何と呼びますか？",
+        ),
+        (
+            "None 是这种函数的返回值。它表示没有值。",
+            "没有 return 语句的函数返回什么？",
+        ),
+    ]);
+    // A value glued to Han may be a sentence about it: undetermined.
+    let out = judge_reply(
+        "None是这种函数的返回值。",
+        "没有 return 语句的函数返回什么？",
+    );
+    assert!(matches!(out, Outcome::Undetermined { .. }), "{out}");
+    // Positive controls: glued to the answer's first word, or alone on its
+    // first line, in any script.
+    assert_fails(&[
+        ("undefinedThe capital of France is Paris.", CAPITAL),
+        ("NaNThe capital of France is Paris.", CAPITAL),
+        ("[object Object]The capital of France is Paris.", CAPITAL),
+        ("None\nThe capital of France is Paris.", CAPITAL),
+        (
+            "nullBonjour ! La capitale de la France est Paris.",
+            "Quelle est la capitale de la France ?",
+        ),
+        (
+            "undefinedフランスの首都はパリです。",
+            "フランスの首都はどこですか？",
+        ),
+        (
+            "undefined프랑스의 수도는 파리입니다.",
+            "프랑스의 수도는 어디인가요?",
+        ),
+    ]);
+}
+
+#[test]
+fn a_role_label_left_by_the_template_fails() {
+    assert_fails(&[
+        ("Assistant: The capital of France is Paris.", CAPITAL),
+        ("Assistant:The capital of France is Paris.", CAPITAL),
+        ("ASSISTANT: The capital of France is Paris.", CAPITAL),
+        ("AI: The capital of France is Paris.", CAPITAL),
+        ("Bot: The capital of France is Paris.", CAPITAL),
+        ("### Response:\nThe capital of France is Paris.", CAPITAL),
+        ("### Assistant:\nThe capital of France is Paris.", CAPITAL),
+        ("<|assistant|>The capital of France is Paris.", CAPITAL),
+    ]);
+}
+
+#[test]
+fn words_that_look_like_role_labels_pass() {
+    assert_passes(&[
+        (
+            "Assistant professors in Germany are paid on the W1 scale.",
+            "How much do assistant professors earn in Germany?",
+        ),
+        (
+            "AI is the field of making machines reason. It is broad.",
+            "What is AI?",
+        ),
+        (
+            "### Steps\n1. Open the settings.\n2. Choose Reset.",
+            "How do I reset it?",
+        ),
+        (
+            "Response: 200 OK means the request succeeded. The body holds the result.",
+            "What does the HTTP response 200 OK mean?",
+        ),
+        (
+            "User: Hi!\nAssistant: Hello, how can I help?",
+            "Write a two-line dialogue between a user and an assistant.",
+        ),
+        ("Answer: Paris. It is also the largest city.", CAPITAL),
+    ]);
+}
+
+#[test]
+fn a_label_among_other_label_lines_is_a_transcript_glossary_or_example() {
+    // Negative controls: the user asked for a dialogue without writing
+    // "user"; a worked example; a glossary.
+    assert_passes(&[
+        (
+            "User: Hi, my order is late.\nBot: Sorry to hear that! Can you share the order number?",
+            "Write a short dialogue between a customer and a support chatbot",
+        ),
+        (
+            "User: Hallo, meine Bestellung ist zu spät.\nBot: Das tut mir leid! Wie lautet die Bestellnummer?",
+            "Schreibe einen kurzen Dialog zwischen einem Kunden und einem Support-Chatbot.",
+        ),
+        (
+            "User: 注文が届きません。\nBot: 申し訳ありません。注文番号を教えてください。",
+            "顧客とサポートチャットボットの短い会話を書いてください。",
+        ),
+        (
+            "### Output:\n```\n12\n```",
+            "What will this print?\n\nprint(3 * 4)",
+        ),
+        (
+            "### Input:\n[3, 1, 2]\n\n### Output:\n[1, 2, 3]\n\nThe function sorts the list in place.",
+            "Show a worked example of the sort function.",
+        ),
+        (
+            "### Input:\nThe list [3, 1, 2].\nSorting it gives [1, 2, 3].",
+            "Show a worked example of the sort function.",
+        ),
+        (
+            "AI: Artificial Intelligence.\nML: Machine Learning.",
+            "Expand these abbreviations for a glossary.",
+        ),
+        (
+            "## Answer: the mean is 4.\nAdd the values and divide by their count.",
+            "What is the mean of 2, 4 and 6?",
+        ),
+    ]);
+    // Positive controls: a lone label, or a heading that names the turn.
+    assert_fails(&[
+        ("Assistant: The capital of France is Paris.", CAPITAL),
+        ("Assistant:The capital of France is Paris.", CAPITAL),
+        ("ASSISTANT: The capital of France is Paris.", CAPITAL),
+        ("AI: The capital of France is Paris.", CAPITAL),
+        ("### Response:\nThe capital of France is Paris.", CAPITAL),
+        ("### Answer:\nThe capital of France is Paris.", CAPITAL),
+        (
+            "Assistant: The capital of France is Paris.\nIt is also the largest city.",
+            CAPITAL,
+        ),
+    ]);
+}
+
+#[test]
+fn a_leaked_reasoning_block_fails_whole_or_unclosed() {
+    assert_fails(&[
+        (
+            "<think>\nThe user asks for the capital. That is Paris.\n</think>\n\nThe capital of France is Paris.",
+            CAPITAL,
+        ),
+        ("<thinking>Paris.</thinking>The capital is Paris.", CAPITAL),
+        ("<think>\nThe user asks for the capital.", CAPITAL),
+    ]);
+    let out = judge_reply("<think>x</think>Paris.", CAPITAL);
+    assert!(out.reason().unwrap().contains("reasoning block"), "{out}");
+    // Negative control: the user asked about the tag.
+    assert_passes(&[(
+        "<think> tags wrap a model's reasoning. Strip them before display.",
+        "What are <think> tags in model output?",
+    )]);
+}
+
+#[test]
+fn tokenizer_leaks_fail() {
+    assert_fails(&[
+        ("<0x0A>The capital of France is Paris.", CAPITAL),
+        ("▁The▁capital▁of▁France▁is▁Paris.", CAPITAL),
+        ("ĠThe Ġcapital of France is Paris.", CAPITAL),
+        ("ĊThe capital of France is Paris.", CAPITAL),
+    ]);
+    // Negative controls: Maltese words that open with Ġ and Ċ.
+    assert_passes(&[
+        (
+            "Ġenerali, il-belt kapitali hija Valletta.",
+            "X'inhi l-kapitali?",
+        ),
+        ("Ċertament, Valletta hija l-kapitali.", "X'inhi l-kapitali?"),
+    ]);
+}
+
+#[test]
+fn a_code_fence_never_closed_before_prose_fails() {
+    assert_fails(&[
+        (
+            "```json\nThe capital of France is Paris. It is old.",
+            CAPITAL,
+        ),
+        ("```\nThe capital of France is Paris. It is old.", CAPITAL),
+    ]);
+    assert_passes(&[
+        (
+            "```json\n{\"name\": \"Ana\", \"age\": 31}\n```",
+            "What does a JSON object for a person look like?",
+        ),
+        ("```python\nprint(\"hello\")\n```", "How do I print hello?"),
+        (
+            "```\nThe capital of France is Paris.\n```",
+            "Put the answer in a code block.",
+        ),
+        // A code block cut short: code follows the fence, not prose.
+        (
+            "```python\ndef reverse(s):\n    return s[::",
+            "Write a function that reverses a string.",
+        ),
+    ]);
+    // Cut at the token limit: `truncated` says so, not `junk_prefix`.
+    let mut cut = input("```\nThe capital of France is Paris. It is", CAPITAL);
+    cut.finish_reason = Some("MAX_TOKENS");
+    assert_eq!(JunkPrefix.check(&cut), Some(Outcome::Pass));
+}
+
+#[test]
+fn an_unclosed_fence_fails_only_when_the_reply_says_it_ended() {
+    let letter =
+        "```\nDear Mr. Smith, the heater in my flat has not worked since Monday.\nCould you";
+    let user = "Write a complaint letter to my landlord about the heater.";
+    // Negative control: a stream cut with no finish_reason, scored as given.
+    let mut streamed = input(letter, user);
+    streamed.finish_reason = None;
+    let out = JunkPrefix.check(&streamed).unwrap();
+    assert!(matches!(out, Outcome::Undetermined { .. }), "{out}");
+    // Positive controls: the same reply said to have ended normally.
+    for reason in ["stop", "end_turn", "STOP"] {
+        let mut ended = input(letter, user);
+        ended.finish_reason = Some(reason);
+        assert!(JunkPrefix.check(&ended).unwrap().is_fail(), "{reason}");
+    }
+}
+
+#[test]
+fn invisible_format_characters_first_fail_unless_they_steer_rtl_text() {
+    assert_fails(&[
+        ("\u{200E}The capital of France is Paris.", CAPITAL),
+        ("\u{200F}The capital of France is Paris.", CAPITAL),
+        ("\u{00AD}The capital of France is Paris.", CAPITAL),
+        ("\u{2060}The capital of France is Paris.", CAPITAL),
+        ("\u{2063}The capital of France is Paris.", CAPITAL),
+        ("\u{202E}The capital of France is Paris.", CAPITAL),
+    ]);
+    assert_passes(&[
+        ("\u{200F}API هي واجهة برمجة تطبيقات.", "ما هو الـ API؟"),
+        ("\u{200E}API هي واجهة برمجة تطبيقات.", "ما هو الـ API؟"),
+        ("\u{2067}שלום\u{2069} means hello.", "What does שלום mean?"),
+    ]);
+    // A directional mark before RTL text still lets glued junk be seen.
+    assert_fails(&[("\u{200F}،عاصمة فرنسا هي باريس.", "ما هي عاصمة فرنسا؟")]);
+}
+
+#[test]
+fn clause_marks_of_other_scripts_glued_first_fail() {
+    assert_fails(&[
+        (
+            "،عاصمة فرنسا هي باريس، وهي أكبر مدنها.",
+            "ما هي عاصمة فرنسا؟",
+        ),
+        (
+            "।फ्रांस की राजधानी पेरिस है। यह सबसे बड़ा शहर है।",
+            "फ्रांस की राजधानी क्या है?",
+        ),
+        ("؟ عاصمة فرنسا هي باريس.", "ما هي عاصمة فرنسا؟"),
+    ]);
+}
+
+#[test]
+fn a_mark_glued_to_a_command_or_identifier_passes() {
+    assert_passes(&[
+        (
+            ":wq saves the file and quits. Use :q! to quit without saving.",
+            "How do I save and quit in vim?",
+        ),
+        (
+            "!! expands to the previous command, so `sudo !!` runs it again.",
+            "How do I rerun the last command with sudo in bash?",
+        ),
+        (
+            "!important overrides normal specificity rules. Use it sparingly.",
+            "What's the most important thing to remember about CSS specificity?",
+        ),
+        (".NET is a developer platform. It runs C#.", "What is it?"),
+        (".env holds the secrets. Keep it out of git.", "Where?"),
+        ("kubectl get pods lists them. Add -A for all.", "How?"),
+    ]);
+    // Positive controls: the same marks glued to the answer.
+    assert_fails(&[
+        (
+            ".Your sister is called Oriane.",
+            "What is my sister called?",
+        ),
+        (
+            "、フランスの首都はパリです。",
+            "フランスの首都はどこですか？",
+        ),
+        (":The capital of France is Paris. It is old.", CAPITAL),
+        ("!! The capital of France is Paris.", CAPITAL),
+        ("!the capital of France is Paris. It is old.", CAPITAL),
+        (",and the capital is Paris. It is old.", CAPITAL),
+    ]);
+}
+
+#[test]
+fn calls_and_named_subjects_pass_clipped_words_do_not() {
+    assert_passes(&[
+        (
+            "printf() takes a format string followed by the values. It prints to standard output.",
+            "How do I format output in C?",
+        ),
+        (
+            "requests is the classic choice. For async code, httpx offers the same API.",
+            "Name a good Python HTTP library.",
+        ),
+        (
+            "e is the elementary charge, about 1.602 × 10⁻¹⁹ coulombs. The SI unit is the coulomb.",
+            "What is the unit of electric charge?",
+        ),
+        (
+            "sort() 메서드를 쓰면 됩니다. Python에서 리스트를 정렬합니다.",
+            "리스트를 어떻게 정렬하나요?",
+        ),
+        (
+            "len(my_list) returns the number of items. It works on strings too.",
+            "How do I get the length of a list?",
+        ),
+    ]);
+    // Positive controls: clipped words before the same verbs.
+    assert_fails(&[
+        ("hat is the capital of France. It is Paris.", CAPITAL),
+        (
+            "e is a doctor. She works in Lyon.",
+            "What does your brother do?",
+        ),
+        (
+            "he is a doctor. She works in Lyon.",
+            "What does your brother do?",
+        ),
+        ("apital of France is Paris. It is old.", CAPITAL),
+    ]);
+}
+
+#[test]
+fn a_reply_of_only_invisible_characters_is_left_to_empty() {
+    for reply in ["\u{200E}", "\u{3164}", "\u{2800}\u{00AD}"] {
+        assert_eq!(JunkPrefix.check(&input(reply, CAPITAL)), None, "{reply:?}");
+    }
+}
