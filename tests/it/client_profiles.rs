@@ -288,17 +288,31 @@ fn raw_shapes() -> Vec<(&'static str, String)> {
 
 /// Serves `body` as a 200 event stream that ends cleanly.
 async fn serve_raw(body: String) -> (String, tokio::task::JoinHandle<()>) {
+    let (base, server) = serve_bytes("text/event-stream", None, body.into_bytes()).await;
+    (format!("{base}/v1"), server)
+}
+
+/// Serves every chat request with `body` as a 200 of `content_type`,
+/// under `Content-Encoding: encoding` when one is given; the base URL
+/// (without `/v1`) and the server.
+async fn serve_bytes(
+    content_type: &'static str,
+    encoding: Option<&'static str>,
+    body: Vec<u8>,
+) -> (String, tokio::task::JoinHandle<()>) {
     use axum::routing::post;
     let app = axum::Router::new().route(
         "/v1/chat/completions",
         post(move || {
             let body = body.clone();
             async move {
-                axum::response::Response::builder()
+                let mut response = axum::response::Response::builder()
                     .status(200)
-                    .header("content-type", "text/event-stream")
-                    .body(axum::body::Body::from(body))
-                    .unwrap()
+                    .header("content-type", content_type);
+                if let Some(encoding) = encoding {
+                    response = response.header("content-encoding", encoding);
+                }
+                response.body(axum::body::Body::from(body)).unwrap()
             }
         }),
     );
@@ -307,7 +321,7 @@ async fn serve_raw(body: String) -> (String, tokio::task::JoinHandle<()>) {
     let server = tokio::spawn(async move {
         axum::serve(listener, app).await.unwrap();
     });
-    (format!("http://{addr}/v1"), server)
+    (format!("http://{addr}"), server)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -416,47 +430,41 @@ async fn the_sdk_profile_reads_every_stream_as_the_official_sdks_do() {
     );
 }
 
-/// Serves every request with `body` compressed as `encoding` names
-/// (`gzip` or `deflate`), as a stream or a JSON body.
-async fn serve_compressed(
-    encoding: &'static str,
-    content_type: &'static str,
-    body: &'static str,
-) -> (String, tokio::task::JoinHandle<()>) {
-    use axum::routing::post;
+/// `body` compressed as `encoding` names (`gzip` or `deflate`).
+fn compressed(encoding: &str, body: &str) -> Vec<u8> {
     use std::io::Write;
-    let compressed = match encoding {
+    let level = flate2::Compression::default();
+    match encoding {
         "gzip" => {
-            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), level);
             e.write_all(body.as_bytes()).unwrap();
             e.finish().unwrap()
         }
         _ => {
-            let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+            let mut e = flate2::write::ZlibEncoder::new(Vec::new(), level);
             e.write_all(body.as_bytes()).unwrap();
             e.finish().unwrap()
         }
+    }
+}
+
+/// A gateway at `url` and a request to it, streamed or not.
+fn gateway_and_request(url: String, stream: bool) -> (Target, ChatRequest) {
+    let target = Target {
+        name: "compressing".into(),
+        kind: SystemKind::Gateway,
+        url,
+        headers: Vec::new(),
+        model: None,
     };
-    let app = axum::Router::new().route(
-        "/v1/chat/completions",
-        post(move || {
-            let compressed = compressed.clone();
-            async move {
-                axum::response::Response::builder()
-                    .status(200)
-                    .header("content-type", content_type)
-                    .header("content-encoding", encoding)
-                    .body(axum::body::Body::from(compressed))
-                    .unwrap()
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let server = tokio::spawn(async move {
-        axum::serve(listener, app).await.unwrap();
-    });
-    (format!("http://{addr}"), server)
+    let request = ChatRequest {
+        model: "continuity-sim".into(),
+        messages: vec![ChatMessage::new("user", MESSAGE)],
+        stream,
+        stream_options: None,
+        extra: serde_json::Map::new(),
+    };
+    (target, request)
 }
 
 /// The SDKs' HTTP stacks (httpx, undici) decode a gzip or deflate body
@@ -469,27 +477,15 @@ async fn a_compressed_answer_is_read_as_the_sdks_read_it() {
     use continuity_bench::client::{send_body, DriverClient};
     const STREAM: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Your sister is \"}}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Oriane.\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
     const PLAIN: &str = "{\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"Your sister is Oriane.\"},\"finish_reason\":\"stop\"}]}";
+    let options = SendOptions::new(Duration::from_secs(30));
     for encoding in ["gzip", "deflate"] {
         for (stream, content_type, body) in [
             (true, "text/event-stream", STREAM),
             (false, "application/json", PLAIN),
         ] {
-            let (url, server) = serve_compressed(encoding, content_type, body).await;
-            let target = Target {
-                name: "compressing".into(),
-                kind: SystemKind::Gateway,
-                url,
-                headers: Vec::new(),
-                model: None,
-            };
-            let request = ChatRequest {
-                model: "continuity-sim".into(),
-                messages: vec![ChatMessage::new("user", MESSAGE)],
-                stream,
-                stream_options: None,
-                extra: serde_json::Map::new(),
-            };
-            let options = SendOptions::new(Duration::from_secs(30));
+            let (url, server) =
+                serve_bytes(content_type, Some(encoding), compressed(encoding, body)).await;
+            let (target, request) = gateway_and_request(url, stream);
             let tls = continuity_bench::client::driver_client().unwrap();
             let through_reqwest = send(&tls, &target, &request, options).await;
             let body = serde_json::to_vec(&request).unwrap();
@@ -508,29 +504,10 @@ async fn a_compressed_answer_is_read_as_the_sdks_read_it() {
         }
     }
     // Plain JSON that claims to be gzip: what an SDK raises on too.
-    let (url, server) = serve_raw_encoded("gzip", PLAIN).await;
-    let target = Target {
-        name: "lying".into(),
-        kind: SystemKind::Gateway,
-        url,
-        headers: Vec::new(),
-        model: None,
-    };
-    let request = ChatRequest {
-        model: "continuity-sim".into(),
-        messages: vec![ChatMessage::new("user", MESSAGE)],
-        stream: false,
-        stream_options: None,
-        extra: serde_json::Map::new(),
-    };
+    let (url, server) = serve_bytes("application/json", Some("gzip"), PLAIN.into()).await;
+    let (target, request) = gateway_and_request(url, false);
     let tls = continuity_bench::client::driver_client().unwrap();
-    let reply = send(
-        &tls,
-        &target,
-        &request,
-        SendOptions::new(Duration::from_secs(30)),
-    )
-    .await;
+    let reply = send(&tls, &target, &request, options).await;
     assert_eq!(reply.answer, None);
     let error = reply.error.unwrap();
     assert!(
@@ -538,29 +515,4 @@ async fn a_compressed_answer_is_read_as_the_sdks_read_it() {
         "{error}"
     );
     server.abort();
-}
-
-/// Serves `body` as it is, under a `Content-Encoding` it does not have.
-async fn serve_raw_encoded(
-    encoding: &'static str,
-    body: &'static str,
-) -> (String, tokio::task::JoinHandle<()>) {
-    use axum::routing::post;
-    let app = axum::Router::new().route(
-        "/v1/chat/completions",
-        post(move || async move {
-            axum::response::Response::builder()
-                .status(200)
-                .header("content-type", "application/json")
-                .header("content-encoding", encoding)
-                .body(axum::body::Body::from(body))
-                .unwrap()
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let server = tokio::spawn(async move {
-        axum::serve(listener, app).await.unwrap();
-    });
-    (format!("http://{addr}"), server)
 }
