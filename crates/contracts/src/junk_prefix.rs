@@ -18,27 +18,37 @@
 //!    more lines after it: fail.
 //!    Then, what a broken template, serialiser or tokenizer leaves:
 //!    - a reasoning block: `<think>` (`<thinking>`, `<reasoning>`, ...)
-//!      opening the reply, closed or not, unless the user wrote the tag;
+//!      opening the reply, closed or not, unless a user message names the
+//!      tag (`the think tag`) or the reply makes it the subject of its
+//!      sentence (`<think> marks…`: a space and a lowercase word follow);
 //!    - a byte-fallback token (`<0x0A>`) or a tokenizer's space marker
 //!      glued to the first word (`▁The`, and `ĠThe`/`ĊThe` before a
 //!      capitalised ASCII word only: `Ġ` and `Ċ` are Maltese letters);
 //!    - a role label with a colon: a speaker (`Assistant:`, `AI:`, `Bot:`,
-//!      `User:`, `Human:`, any case, glued or spaced, optionally a
-//!      heading) then the answer, or a template heading that names the
+//!      `User:`, `Human:`, any case, spaced, or glued to a capital,
+//!      optionally a heading) then the answer, or a template heading that
+//!      names the
 //!      assistant's turn alone on its line (`### Response:`,
 //!      `### Assistant:`, `### Answer:`, then a line break). It is junk
 //!      only as the reply's one label line: a later line that opens with a
 //!      label of the same shape (a word and a colon, `Bot:`, `ML:`, after
-//!      optional `#` or `*`) makes the reply a transcript, a glossary or a
-//!      worked example. Fine too when the user wrote the label's word; a
+//!      optional `#` or `*`), or for a heading a later heading, makes the
+//!      reply a transcript, a glossary or a worked example. Fine too when
+//!      the user wrote the label's word, when the words after it spell the
+//!      label out (`AI: artificial intelligence`, `GPT: Generative
+//!      Pre-trained Transformer`: a definition), or when a lowercase
+//!      letter is glued to the colon (`user:password@host`); a
 //!      label without its colon (`Assistant professors`, `AI is`), a plain
 //!      `Response:`, a heading with text after its colon (`## Answer: 4`)
 //!      and `### Input:`, `### Output:`, `### Instruction:` are no label;
 //!    - a serialised empty value (`undefined`, `null`, `NULL`, `nil`,
 //!      `<nil>`, `NaN`, `None`, `[object Object]`, `(null)`, with their
 //!      case) before the answer, in one of three shapes:
-//!      glued to the answer's first word: a capital then lowercase
-//!      (`nullThe`), or a letter of a script without case that opens a
+//!      glued to the answer's first word: a word that opens sentences
+//!      (an article, a pronoun, a greeting, yes or no, in the Latin-script
+//!      languages: `nullThe`, `undefinedDie`, `nullBonjour`), a capital of
+//!      another script (`nullПривет`), or a letter of a script without
+//!      case that opens a
 //!      word: katakana (`undefinedフランス`), Hangul other than a particle
 //!      or the copula (`undefined프랑스`), a letter of a script that
 //!      separates words by spaces (Arabic, Devanagari, ...); after a
@@ -47,15 +57,18 @@
 //!      (`Noneを返します`, `None을`, `nil입니다`, `NULLと`): fine. Glued to
 //!      Han or a script written without spaces (Thai, Lao, Khmer, Myanmar)
 //!      it may be either (`None是`, `NULL値`): undetermined;
-//!      alone on its first line, then a sentence (`None\nThe capital…`);
-//!      followed by a space and a capitalised word opening a sentence
+//!      followed by a space and a word that opens sentences
 //!      (`null The capital…`), for the values that are no English word
 //!      (all but `None`: `None I know of.` is English; a space and a
 //!      letter of a script without case, `None 是…`, is a sentence about
 //!      the value).
 //!      Fine when the user wrote the value or the glued token, or the
 //!      reply names the value again as a word after its opening token (it
-//!      is then the topic: `NoneType is the type of None`). `nullable`,
+//!      is then the topic: `NoneType is the type of None`); glued to any
+//!      other capitalised word it is a name (`NoneType`,
+//!      `NullPointerException`, `NoneSuch`); alone on its first line it is
+//!      as often the answer (`NULL` for an aggregate over no rows, then
+//!      why) and is never taken for a leak. `nullable`,
 //!      `Nonetheless`, `None of them`, `NaN stands for`, `NULLIF` are no
 //!      value: a lowercase word or all capitals follows;
 //!    - an opening code fence never closed, its next line prose (a capital,
@@ -90,8 +103,10 @@
 //!    bullet (`* item`) is fine.
 //! 6. A word fragment: the reply starts with a lowercase letter. A suffix
 //!    fragment glued to a capitalised word or a word of another script
-//!    (`ingYour`, `'sThe`, `tionÉ`, `tionあなた`; not an acronym,
-//!    `lyNASA`) fails, as does one inside the opening Markdown
+//!    (`ingYour`, `'sThe`, `tionÉ`, `tionمرحبا`; not an acronym,
+//!    `lyNASA`; not a suffix the user asked about, which Japanese,
+//!    Chinese and Korean write glued to their own words: `ing形は…` after
+//!    "what does ing mean?") fails, as does one inside the opening Markdown
 //!    (`**ing Your**`, `**lyA**`). Fine when
 //!    the prompt asks for a continuation, a list, a format or lowercase, when
 //!    the user wrote that very word, when the word is an identifier (an
@@ -124,14 +139,16 @@
 //! reads as a glued fragment; fragments in scripts without case (Japanese, Chinese); the
 //! Dutch genitive before a word English also has (`'s winters`); a
 //! clipped word that is still a word with a capital (`Ello` for `Hello`);
-//! junk in the middle or at the end of a reply; a bare `None` answer line
-//! followed by a capitalised explanation that never names `None` again
-//! reads as a leaked value; a reply that is only a serialised value
+//! junk in the middle or at the end of a reply; a value leaked alone on
+//! the first line (`None` then the answer) or glued to a capitalised word
+//! that opens no sentence passes; a reply that is only a serialised value
 //! (`null`, `None`, `{}`) is not judged a leak (it may be the answer); a
 //! value glued to a katakana or Hangul compound (`NULLポインタ`, `None값`)
 //! reads as a leak unless the user or the reply names it; a leaked value
 //! glued to a particle-like syllable (`undefined이탈리아`) passes; a
-//! leaked label followed by a later `Word:` line (`Note:`) passes.
+//! leaked label followed by a later `Word:` line (`Note:`) passes; a
+//! leaked reasoning block whose first word is lowercase after a space
+//! (`<think> the user asks…`) passes.
 
 mod shapes;
 
@@ -366,7 +383,7 @@ fn judge_visible(input: &ContractInput<'_>, text: &str) -> Outcome {
         return Outcome::undetermined("the reply starts with an ellipsis");
     }
     if STRAY.contains(&first) {
-        if first != '.' && shapes::code_opening(text, |w| prompt::user_wrote_word(request, w)) {
+        if first != '.' && (shapes::code_opening(text) || shapes::emoticon(text)) {
             return Outcome::Pass; // :wq, !!, !important
         }
         return punctuation(text, first, continuation);
@@ -384,7 +401,17 @@ fn judge_visible(input: &ContractInput<'_>, text: &str) -> Outcome {
 fn leaked_markup(input: &ContractInput<'_>, text: &str) -> Option<Outcome> {
     let request = input.request;
     if let Some((tag, closed)) = reasoning_block(text) {
-        if !prompt::user_mentions(request, &format!("<{tag}>")) {
+        // Asked about the tag (by name, in any user message), or naming it
+        // as the subject of a sentence (`<think> marks ...`), the reply
+        // discusses it.
+        let asked = prompt::user_texts(request)
+            .iter()
+            .any(|t| mentions_word(t, tag));
+        let subject = text[tag.len() + 2..].starts_with(' ')
+            && text[tag.len() + 2..]
+                .trim_start()
+                .starts_with(|c: char| c.is_lowercase());
+        if !asked && !subject {
             return Some(Outcome::fail(match closed {
                 Some(len) => format!(
                     "the reply starts with a leaked reasoning block <{tag}>…</{tag}> ({len} characters) before the answer"
@@ -404,7 +431,10 @@ fn leaked_markup(input: &ContractInput<'_>, text: &str) -> Option<Outcome> {
         let word = label.trim_start_matches(['#', ' ']).trim_end_matches(':');
         // A later `Word:` line makes a transcript, a glossary or a worked
         // example of it: only a lone label is the template's.
-        let lone = !text.lines().skip(1).any(opens_with_label);
+        let lone = !text
+            .lines()
+            .skip(1)
+            .any(|line| opens_with_label(line) || (label.starts_with('#') && is_heading(line)));
         if lone && !user_wrote_any_case(request, word) {
             return Some(Outcome::fail(format!(
                 "the reply starts with the role label {label:?} left by the chat template"
@@ -511,11 +541,36 @@ fn role_label(text: &str) -> Option<&str> {
     let alone = after
         .trim_start_matches([' ', '\t'])
         .starts_with(['\n', '\r']);
-    let label = SPEAKER_LABELS.contains(&lower.as_str())
-        || (heading && alone && SECTION_LABELS.contains(&lower.as_str()));
+    // Glued to what follows, only a capital opens an answer
+    // (`Assistant:The`); `user:password@host` is a credential.
+    let glued_lower = after.starts_with(|c: char| c.is_lowercase());
+    let label = !glued_lower
+        && !expands(&lower, after)
+        && (SPEAKER_LABELS.contains(&lower.as_str())
+            || (heading && alone && SECTION_LABELS.contains(&lower.as_str())));
     let answer_follows = after.trim_start().chars().next().is_some();
     let label_end = text.len() - body.len() + colon + 1;
     (label && answer_follows && !after.starts_with(['/', ':'])).then(|| &text[..label_end])
+}
+
+/// Whether `line` is a Markdown heading (`## Working`).
+fn is_heading(line: &str) -> bool {
+    let hashes = line.len() - line.trim_start_matches('#').len();
+    (1..=6).contains(&hashes) && line[hashes..].starts_with(' ')
+}
+
+/// Whether the words after a label spell it out (`AI: artificial
+/// intelligence`, `GPT: Generative Pre-trained Transformer`): a
+/// definition, not a speaker.
+fn expands(label: &str, after: &str) -> bool {
+    let initials: String = after
+        .split(|c: char| c.is_whitespace() || c == '-')
+        .filter(|w| !w.is_empty())
+        .take(label.len())
+        .filter_map(|w| w.chars().next())
+        .flat_map(char::to_lowercase)
+        .collect();
+    label.len() >= 2 && initials == label
 }
 
 /// Whether `line` opens with a label of a role label's shape: one word of
@@ -607,11 +662,14 @@ fn empty_value(text: &str) -> Option<EmptyValue<'_>> {
     let own_line = rest
         .trim_start_matches([' ', '\t'])
         .starts_with(['\n', '\r']);
-    let leaked = if own_line {
-        starts_word(after)
-    } else {
-        value != "None" && after.starts_with(char::is_uppercase) && starts_word(after)
-    };
+    // A value alone on its first line is as often the answer itself
+    // (`NULL` for an aggregate over no rows, then why): never taken for a
+    // leak.
+    let leaked = !own_line
+        && value != "None"
+        && after.starts_with(char::is_uppercase)
+        && starts_word(after)
+        && opens_sentence(after);
     (leaked && sentence).then_some(EmptyValue {
         value,
         glued: None,
@@ -641,7 +699,11 @@ fn glue(rest: &str, bracketed: bool) -> Glue {
     let word = if bracketed {
         first.is_alphanumeric()
     } else {
-        first.is_uppercase() && starts_word(rest)
+        // `undefinedThe`, `nullBonjour`, `nullПривет` are a value and a
+        // sentence; `NoneType`, `NullPointerException`, `NoneSuch` are
+        // names: glued to a Latin capital, the word must be one that opens
+        // sentences, or the glue must change script.
+        first.is_uppercase() && starts_word(rest) && (!is_latin(first) || opens_sentence(rest))
     };
     if word {
         Glue::Word
@@ -687,6 +749,32 @@ fn starts_word(text: &str) -> bool {
     let caseless = first.is_alphabetic() && !first.is_uppercase() && !first.is_lowercase();
     let titled = first.is_uppercase() && chars.next().is_none_or(|c| !c.is_uppercase());
     caseless || titled
+}
+
+/// Words that open a reply's first sentence in the seventeen languages'
+/// Latin scripts: articles, pronouns, greetings, yes and no. A value glued
+/// to one of them is a value before a sentence; glued to any other
+/// capitalised word it is a name (`NoneType`).
+const SENTENCE_OPENERS: &[&str] = &[
+    "the", "a", "an", "this", "that", "these", "those", "it", "its", "i", "you", "your", "we",
+    "my", "he", "she", "they", "there", "here", "yes", "no", "sure", "hello", "hi", "thanks", "of",
+    "in", "on", "to", "for", "if", "when", "what", "le", "la", "les", "un", "une", "je", "il",
+    "elle", "oui", "non", "bonjour", "voici", "der", "die", "das", "ein", "eine", "ich", "es",
+    "sie", "wir", "ja", "nein", "hallo", "el", "los", "las", "una", "uno", "yo", "sí", "si",
+    "hola", "lo", "gli", "io", "ciao", "o", "os", "as", "um", "uma", "eu", "sim", "não", "olá",
+    "de", "het", "een", "dit", "dat", "hoi", "ten", "ta", "to", "tak", "nie", "cześć", "bu",
+    "evet", "hayır", "merhaba", "bir", "ini", "itu", "saya", "ya", "tidak", "halo", "đây", "tôi",
+    "có", "không", "xin",
+];
+
+/// Whether `text` opens with a word of [`SENTENCE_OPENERS`] (any case),
+/// followed by a space, punctuation or the end.
+fn opens_sentence(text: &str) -> bool {
+    let end = text
+        .find(|c: char| !c.is_alphabetic())
+        .unwrap_or(text.len());
+    let word = text[..end].to_lowercase();
+    SENTENCE_OPENERS.contains(&word.as_str())
 }
 
 /// Whether `text` holds `word` as a whole word (case-insensitively): no
@@ -945,7 +1033,13 @@ fn fragment(input: &ContractInput<'_>, text: &str, continuation: Continuation) -
         .unwrap_or("")
         .trim_end_matches(|c: char| !c.is_alphanumeric() && c != '\'');
     if let Some(fragment) = glued_fragment(word) {
-        if continuation != Continuation::Asked {
+        // A suffix the user asked about, written glued to the words of a
+        // script without spaces (`ing形は…` after "what does ing mean?"),
+        // is the topic.
+        let asked = prompt::user_texts(request)
+            .iter()
+            .any(|t| mentions_word(t, fragment));
+        if continuation != Continuation::Asked && !asked {
             return Outcome::fail(format!(
                 "the reply starts with the word fragment {fragment:?} glued to {:?}",
                 &word[fragment.len()..]
@@ -966,6 +1060,11 @@ fn fragment(input: &ContractInput<'_>, text: &str, continuation: Continuation) -
         return Outcome::fail(format!("the reply starts with the word fragment {word:?}"));
     }
     let raw = text.split_whitespace().next().unwrap_or("");
+    // A whole empty-value literal (`undefined`, `nil`) is no clipped word:
+    // the rules of `empty_value` have judged it already.
+    if EMPTY_VALUES.contains(&word) {
+        return Outcome::Pass;
+    }
     if continuation == Continuation::Asked
         || prompt::user_wrote_word(request, word)
         || looks_like_identifier(word)

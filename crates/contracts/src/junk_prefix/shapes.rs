@@ -41,12 +41,13 @@
 //! the subject of a sentence: `!! expands to`), and its letters are
 //! - none at all (`!!`, `:%`), or
 //! - no English word by the lexicon (`:wq`, `:q!`, `!==`), or
-//! - an English word that is no function word and that the user wrote
-//!   (`!important` when the user asked what is important in CSS).
+//! - an English word that is no function word or pronoun (`!important`,
+//!   `:set number`, `:hover`, `:root`).
 //!
 //! So a mark glued to a capitalised word or to another script is junk,
-//! and so is one glued to a lowercase English word the user did not write
-//! (`!the`, `,and`). The dot has its own rule above.
+//! and so is one glued to a lowercase function word (`!the`, `,and`). An
+//! emoticon (`:)`, `;-)`, `:D`) opening the reply is no stray mark. The
+//! dot has its own rule above.
 //!
 //! **Call.** A first token that is an identifier followed by parentheses
 //! (`printf()`, `len(my_list)`, `sort()`) is code, in any language of the
@@ -55,7 +56,7 @@
 //! **Named subject.** A lowercase first word followed by a verb that
 //! defines it ([`DEFINING_VERBS`]: `is`, `are`, `means`, `returns`, ...)
 //! names a thing (a package, a symbol) rather than a clipped word when
-//! - it is an English word by the lexicon, no function word, and no
+//! - it is no function word or pronoun, and no
 //!   English word ends with it after one or two more letters (so it cannot
 //!   be a word whose first letters were lost: `requests is` is a name,
 //!   `hat is`, from `That is`, is not); or
@@ -63,8 +64,11 @@
 //!   quantity defines it: `e is the elementary charge, about 1.602 ×
 //!   10⁻¹⁹ C`; `e is a doctor`, from `He is`, has none).
 //!
-//! A known tool followed by English prose (`npm is the usual tool`, `find
-//! the file`) is no command, so a clipped word before prose still fails.
+//! The word of a named subject need not be English (`npm is the usual
+//! tool`, `ffmpeg is`, `numpy is`): no English word ends with it, so it
+//! cannot be one that lost its first letters. A known tool followed by
+//! other prose (`find the file`) is no command, so a clipped word before
+//! prose still fails.
 //!
 //! Blind spots: a single-letter clipped word in a sentence with a number
 //! (`e is 42`, from `He is 42`) reads as a symbol; a stray mark glued to a
@@ -323,9 +327,8 @@ pub fn opens_with_command(text: &str) -> bool {
 }
 
 /// Whether `text` opens with a mark glued to a command or identifier
-/// (`:wq`, `!!`, `!important`), by the rule in the module's doc;
-/// `user_wrote` tells whether the user wrote a word.
-pub fn code_opening(text: &str, user_wrote: impl Fn(&str) -> bool) -> bool {
+/// (`:wq`, `!!`, `!important`, `:hover`), by the rule in the module's doc.
+pub fn code_opening(text: &str) -> bool {
     let mut tokens = text.split_whitespace();
     let Some(token) = tokens.next() else {
         return false;
@@ -352,9 +355,24 @@ pub fn code_opening(text: &str, user_wrote: impl Fn(&str) -> bool) -> bool {
         .skip_while(|c| !c.is_ascii_alphabetic())
         .take_while(char::is_ascii_alphabetic)
         .collect();
+    // A function word glued to a mark (`,and`, `!the`) is a stray mark
+    // before prose; any other word is a command or a selector (`:set`,
+    // `:hover`, `!important`).
     letters.is_empty()
         || !is_english_word(&letters)
-        || (!FUNCTION_WORDS.contains(&letters.as_str()) && user_wrote(&letters))
+        || !(FUNCTION_WORDS.contains(&letters.as_str()) || PRONOUNS.contains(&letters.as_str()))
+}
+
+/// Whether `text` opens with an emoticon (`:)`, `:-)`, `;)`, `:D`, `:P`,
+/// `:(`) followed by a space or the end.
+pub fn emoticon(text: &str) -> bool {
+    const FACES: &[&str] = &[
+        ":-)", ":-(", ";-)", ":-D", ":-P", ":)", ":(", ";)", ":D", ":P", ":p", ":/", ":O", ":o",
+    ];
+    FACES.iter().any(|f| {
+        text.strip_prefix(f)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(char::is_whitespace))
+    })
 }
 
 /// `printf()`, `len(my_list)`, `sorted()`: an identifier followed by
@@ -401,10 +419,9 @@ pub fn names_a_subject(text: &str) -> bool {
         let sentence = text.split(". ").next().unwrap_or(text);
         return sentence.chars().any(|c| c.is_ascii_digit());
     }
-    is_english_word(word)
-        && !FUNCTION_WORDS.contains(&word)
-        && !PRONOUNS.contains(&word)
-        && !could_be_clipped(word)
+    // An English word or not (`requests`, `npm`, `ffmpeg`), what no
+    // English word ends with cannot have lost its first letters.
+    !FUNCTION_WORDS.contains(&word) && !PRONOUNS.contains(&word) && !could_be_clipped(word)
 }
 
 /// Pronouns and auxiliaries FUNCTION_WORDS leaves out: never a name.
@@ -512,7 +529,6 @@ mod tests {
     #[test]
     fn prose_after_a_tool_name_and_clipped_words_still_fail() {
         for (reply, user) in [
-            ("npm is the usual tool. It comes with Node.", "How?"),
             ("find the file first. Then open it.", "How do I start?"),
             ("ello how are you? I am fine.", "Hello!"),
             ("ust run it again. It should work.", "It failed."),

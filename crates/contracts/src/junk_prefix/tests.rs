@@ -41,10 +41,6 @@ fn particles_commands_and_the_dutch_genitive_are_rules_not_lists() {
         ),
         ("ing Paris first. Then go south.", "Where should I start?"),
         ("and I think so. It works.", "Does it work?"),
-        (
-            "npm is the usual tool. It comes with Node.",
-            "How do I add a package?",
-        ),
     ] {
         let out = judge_reply(reply, user);
         assert!(out.is_fail(), "{reply}: {out}");
@@ -200,8 +196,6 @@ fn a_serialised_empty_value_before_the_answer_fails() {
         ("undefinedThe capital of France is Paris.", CAPITAL),
         ("nullThe capital of France is Paris.", CAPITAL),
         ("NaNThe capital of France is Paris.", CAPITAL),
-        ("None\nThe capital of France is Paris.", CAPITAL),
-        ("undefined\nThe capital of France is Paris", CAPITAL),
         ("null The capital of France is Paris.", CAPITAL),
         ("[object Object]The capital of France is Paris.", CAPITAL),
         ("(null)The capital of France is Paris.", CAPITAL),
@@ -218,10 +212,6 @@ fn a_serialised_empty_value_before_the_answer_fails() {
         ),
         (
             "undefinedフランスの首都はパリです。",
-            "フランスの首都はどこですか？",
-        ),
-        (
-            "null\nフランスの首都はパリです。",
             "フランスの首都はどこですか？",
         ),
     ]);
@@ -337,13 +327,11 @@ fn a_value_glued_to_a_particle_of_a_caseless_script_passes() {
         "没有 return 语句的函数返回什么？",
     );
     assert!(matches!(out, Outcome::Undetermined { .. }), "{out}");
-    // Positive controls: glued to the answer's first word, or alone on its
-    // first line, in any script.
+    // Positive controls: glued to the answer's first word, in any script.
     assert_fails(&[
         ("undefinedThe capital of France is Paris.", CAPITAL),
         ("NaNThe capital of France is Paris.", CAPITAL),
         ("[object Object]The capital of France is Paris.", CAPITAL),
-        ("None\nThe capital of France is Paris.", CAPITAL),
         (
             "nullBonjour ! La capitale de la France est Paris.",
             "Quelle est la capitale de la France ?",
@@ -653,4 +641,168 @@ fn a_reply_of_only_invisible_characters_is_left_to_empty() {
     for reply in ["\u{200E}", "\u{3164}", "\u{2800}\u{00AD}"] {
         assert_eq!(JunkPrefix.check(&input(reply, CAPITAL)), None, "{reply:?}");
     }
+}
+
+/// A value alone on its first line is as often the answer as a leak, and a
+/// value glued to a capitalised word that opens no sentence is a name;
+/// both pass (the review's cases, each a correct reply).
+#[test]
+fn a_value_that_is_the_answer_or_part_of_a_name_passes() {
+    assert_passes(&[
+        (
+            "NULL\n\nAn aggregate over zero rows returns it, except COUNT, which returns 0.",
+            "What does SELECT MAX(price) return on an empty table?",
+        ),
+        (
+            "undefined\n\nIt returns that when no element passes the test.",
+            "What does Array.prototype.find return when nothing matches?",
+        ),
+        (
+            "NaN\n\nIt is the only value that is not equal to itself.",
+            "What is 0.0/0.0 in IEEE floating point?",
+        ),
+        (
+            "nil\n\nEvery pointer starts with it until it is assigned.",
+            "What is the zero value of a pointer in Go?",
+        ),
+        (
+            "None\n\nPython adds an implicit return at the end of every function.",
+            "What does a Python function without a return statement give back?",
+        ),
+        (
+            "NoneType is its type. There is exactly one instance.",
+            "In Python, what type does the null singleton have?",
+        ),
+        (
+            "NoneSuch Records released it in 2002.",
+            "Which label released that album?",
+        ),
+        (
+            "NullPointerException is thrown when you dereference a null reference.",
+            "Which exception does Java throw here?",
+        ),
+    ]);
+    // Positive controls: a value glued to a word that opens a sentence, or
+    // to another script.
+    assert_fails(&[
+        ("undefinedThe capital of France is Paris.", CAPITAL),
+        ("nullIt is Paris.", CAPITAL),
+        (
+            "nullПривет! Столица Франции — Париж.",
+            "Какая столица у Франции?",
+        ),
+        (
+            "NaNEl capital de Francia es París.",
+            "¿Cuál es la capital de Francia?",
+        ),
+    ]);
+}
+
+/// Labels that are not a speaker's: a credential, an acronym spelt out,
+/// a heading among headings; a tag the user asked about, or named as the
+/// subject of a sentence. The template's leaks still fail.
+#[test]
+fn labels_and_tags_the_reply_is_about_pass() {
+    assert_passes(&[
+        (
+            "user:password@host is the form. Percent-encode special characters.",
+            "How do I put credentials in a curl URL?",
+        ),
+        (
+            "AI: artificial intelligence. It is sometimes written A.I.",
+            "What's the short form of artificial intelligence?",
+        ),
+        (
+            "GPT: Generative Pre-trained Transformer. The model predicts the next token.",
+            "What does the T in ChatGPT stand for?",
+        ),
+        (
+            "## Answer:\n391\n\n## Working\n17 times 20 is 340, plus 17 times 3 is 51.",
+            "What is 17 times 23? Give the result first, then the working.",
+        ),
+        (
+            "<think> marks the start of the model's reasoning, which ends at the closing tag.",
+            "What does the think tag do in DeepSeek R1?",
+        ),
+        (
+            "<reasoning> works well as a custom element name, but it has no meaning to the browser.",
+            "Can I use my own XML tags in HTML?",
+        ),
+    ]);
+    assert_fails(&[
+        ("Assistant: The capital of France is Paris.", CAPITAL),
+        ("Assistant:The capital of France is Paris.", CAPITAL),
+        ("AI: The capital of France is Paris.", CAPITAL),
+        ("### Response:\nThe capital of France is Paris.", CAPITAL),
+        (
+            "<think>\nThe user asks for the capital.</think>\n\nThe capital of France is Paris.",
+            CAPITAL,
+        ),
+    ]);
+}
+
+/// Openings a reviewer found failing on correct replies: commands and
+/// selectors after a mark, an emoticon, a tool or a symbol named as the
+/// subject, a Latin suffix written glued to Japanese, Chinese or Korean.
+/// A stray mark before a function word, a clipped word and a fragment
+/// glued to an English capital still fail.
+#[test]
+fn commands_tools_emoticons_and_cjk_terms_pass() {
+    assert_passes(&[
+        (
+            ":set number turns them on. Put it in your vimrc to keep it.",
+            "How do I show line numbers in vim?",
+        ),
+        (
+            ":help opens the manual. Type a topic after it.",
+            "How do I get help in vim?",
+        ),
+        (
+            ":hover is the pseudo-class for it. It applies while the pointer is over the element.",
+            "How do I style a link when the mouse is over it?",
+        ),
+        (
+            ":) Congratulations! That is great news.",
+            "I passed my exam!",
+        ),
+        (
+            "npm is the usual tool. It comes with Node.",
+            "How do I add a package?",
+        ),
+        (
+            "ffmpeg is the tool for that. It converts almost anything.",
+            "How do I convert a video?",
+        ),
+        (
+            "numpy is what you want. It has fast arrays.",
+            "Which library for matrices?",
+        ),
+        (
+            "nullptr is the null pointer literal of C++11.",
+            "What should I use instead of NULL?",
+        ),
+    ]);
+    // Latin suffixes glued to CJK: never failed (a lowercase opening with
+    // no capital in the reply may stay undetermined).
+    for (reply, user) in [
+        (
+            "ing形は動詞の進行形を作ります。",
+            "英語の ing はどういう意味ですか？",
+        ),
+        ("ing형은 진행형을 만듭니다.", "영어의 ing는 무슨 뜻인가요?"),
+        ("ed形式表示过去式。", "英语里的 ed 是什么意思？"),
+    ] {
+        let out = judge_reply(reply, user);
+        assert!(!out.is_fail(), "{reply:?}: {out}");
+    }
+    assert_fails(&[
+        (",and the capital is Paris.", CAPITAL),
+        ("!the capital is Paris.", CAPITAL),
+        (
+            ".Your sister is called Oriane.",
+            "What is my sister's name?",
+        ),
+        ("ello how are you? I am fine.", "Hello!"),
+        ("ingThe capital is Paris.", CAPITAL),
+    ]);
 }
