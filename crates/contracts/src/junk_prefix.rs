@@ -404,9 +404,7 @@ fn leaked_markup(input: &ContractInput<'_>, text: &str) -> Option<Outcome> {
         // Asked about the tag (by name, in any user message), or naming it
         // as the subject of a sentence (`<think> marks ...`), the reply
         // discusses it.
-        let asked = prompt::user_texts(request)
-            .iter()
-            .any(|t| mentions_word(t, tag));
+        let asked = user_ever_wrote(request, tag);
         let subject = text[tag.len() + 2..].starts_with(' ')
             && text[tag.len() + 2..]
                 .trim_start()
@@ -796,6 +794,14 @@ fn user_wrote_any_case(request: &cb_wire::openai::ChatRequest, word: &str) -> bo
     mentions_word(&prompt::last_user(request), word)
 }
 
+/// Whether any user message of the conversation holds `word` as a whole
+/// word, any case (a topic named in an earlier turn is still the topic).
+fn user_ever_wrote(request: &cb_wire::openai::ChatRequest, word: &str) -> bool {
+    prompt::user_texts(request)
+        .iter()
+        .any(|t| mentions_word(t, word))
+}
+
 /// `▁The▁capital`, `ĠThe Ġcapital`: a tokenizer's space marker glued to
 /// the first word. `▁` is never text; `Ġ` and `Ċ` are Maltese letters
 /// too, so they count only before a capitalised ASCII word (`ĠThe`; a
@@ -1036,9 +1042,7 @@ fn fragment(input: &ContractInput<'_>, text: &str, continuation: Continuation) -
         // A suffix the user asked about, written glued to the words of a
         // script without spaces (`ing形は…` after "what does ing mean?"),
         // is the topic.
-        let asked = prompt::user_texts(request)
-            .iter()
-            .any(|t| mentions_word(t, fragment));
+        let asked = user_ever_wrote(request, fragment);
         if continuation != Continuation::Asked && !asked {
             return Outcome::fail(format!(
                 "the reply starts with the word fragment {fragment:?} glued to {:?}",
