@@ -101,7 +101,14 @@
 //! 5. A lone `*` or `**` whose emphasis is not closed in the first
 //!    paragraph: fail. A roleplay action (`*smiles*`), bold (`**Yes.**`) or a
 //!    bullet (`* item`) is fine.
-//! 6. A word fragment: the reply starts with a lowercase letter. A suffix
+//! 6. What no convention explains (`junk_prefix/opening.rs`): a control
+//!    character or U+FFFD, an escape or HTML entity written out, a stray
+//!    HTML tag, a piece of the wire (`data: {`, a chat API's JSON
+//!    envelope), an opening quote or bracket never closed, symbols that
+//!    are no marker before the text or glued to its first word (`~The`,
+//!    `#$%@! The`), a token glued to or before a word that opens
+//!    sentences (`asdfThe`, `0x1f The`): fail.
+//! 7. A word fragment: the reply starts with a lowercase letter. A suffix
 //!    fragment glued to a capitalised word or a word of another script
 //!    (`ingYour`, `'sThe`, `tionÉ`, `tionمرحبا`; not an acronym,
 //!    `lyNASA`; not a suffix the user asked about, which Japanese,
@@ -150,6 +157,7 @@
 //! leaked reasoning block whose first word is lowercase after a space
 //! (`<think> the user asks…`) passes.
 
+mod opening;
 mod shapes;
 
 use super::prompt::{self, Continuation};
@@ -191,6 +199,14 @@ pub const TEMPLATE_TOKENS: &[&str] = &[
     "<|channel|>",
     "<|message|>",
     "<|return|>",
+    "[SEP]",
+    "[CLS]",
+    "[MASK]",
+    "[PAD]",
+    "[UNK]",
+    "<mask>",
+    "<sep>",
+    "<cls>",
 ];
 
 /// Role labels a broken template leaves on a line of their own.
@@ -387,6 +403,9 @@ fn judge_visible(input: &ContractInput<'_>, text: &str) -> Outcome {
             return Outcome::Pass; // :wq, !!, !important
         }
         return punctuation(text, first, continuation);
+    }
+    if let Some(out) = opening::judge(input, text, continuation) {
+        return out;
     }
     if first.is_lowercase() || text.starts_with('\'') {
         return fragment(input, text, continuation);

@@ -806,3 +806,211 @@ fn commands_tools_emoticons_and_cjk_terms_pass() {
         ("ingThe capital is Paris.", CAPITAL),
     ]);
 }
+
+/// Junk nobody listed fails by what it is not: control bytes, escapes
+/// and entities written out, stray markup, pieces of the wire, symbols
+/// that mark nothing, tokens before the first sentence; glued, spaced
+/// or on a line of their own, before replies in several scripts.
+#[test]
+fn an_opening_no_convention_explains_fails_in_every_shape() {
+    let replies = [
+        ("The capital of France is Paris.", CAPITAL),
+        (
+            "La capitale de la France est Paris.",
+            "Quelle est la capitale de la France ?",
+        ),
+        (
+            "Die Hauptstadt von Frankreich ist Paris.",
+            "Was ist die Hauptstadt von Frankreich?",
+        ),
+        ("Столица Франции — Париж.", "Какая столица Франции?"),
+        ("フランスの首都はパリです。", "フランスの首都はどこですか？"),
+    ];
+    // Junk that fails before any reply, glued, spaced or on its own line.
+    let anywhere = [
+        "\u{0}",
+        "\u{7}",
+        "\u{1b}[0m",
+        "\u{8}",
+        "\u{9f}",
+        "\u{FFFD}",
+        "\\n",
+        "\\n\\n",
+        "\\t",
+        "\\\"",
+        "\\u00a0",
+        "&nbsp;",
+        "&#39;",
+        "&#x27;",
+        "&quot;",
+        "<br>",
+        "<br/>",
+        "<p>",
+        "<div>",
+        "data: {\"id\":\"1\"}",
+        "data: [DONE]",
+        "{\"id\":\"chatcmpl-9x\",\"object\":\"chat.completion.chunk\"}",
+        "{\"choices\":[{\"delta\":{\"content\":\"",
+        "[SEP]",
+        "[CLS]",
+        "#$%@!",
+        "~",
+        "|",
+        "^^",
+        "\\",
+        "¤",
+    ];
+    let mut wrong = Vec::new();
+    for junk in anywhere {
+        for sep in ["", " ", "\n"] {
+            for (reply, user) in replies {
+                let text: &'static str = Box::leak(format!("{junk}{sep}{reply}").into_boxed_str());
+                let out = judge_reply(text, user);
+                if !out.is_fail() {
+                    wrong.push(format!("{text:?}: {out}"));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "passed:\n{}", wrong.join("\n"));
+    // Tokens before the first sentence, glued or spaced, before a word
+    // that opens sentences; an opening quote or bracket never closed.
+    assert_all_fail(&[
+        ("asdfThe capital of France is Paris.", CAPITAL),
+        ("0The capital of France is Paris.", CAPITAL),
+        ("0x1fThe capital of France is Paris.", CAPITAL),
+        ("xyz123 The capital of France is Paris.", CAPITAL),
+        ("qwerty The capital of France is Paris.", CAPITAL),
+        ("0x1f La capitale est Paris.", "Quelle est la capitale ?"),
+        ("#The capital of France is Paris.", CAPITAL),
+        ("--The capital of France is Paris.", CAPITAL),
+        ("/The capital of France is Paris.", CAPITAL),
+        ("__The capital of France is Paris.", CAPITAL),
+        ("__ The capital of France is Paris.", CAPITAL),
+        ("~Столица Франции — Париж.", "Какая столица Франции?"),
+        (
+            "|フランスの首都はパリです。",
+            "フランスの首都はどこですか？",
+        ),
+        ("\"The capital of France is Paris.", CAPITAL),
+        ("(The capital of France is Paris.", CAPITAL),
+        (
+            "«La capitale de la France est Paris.",
+            "Quelle est la capitale ?",
+        ),
+        (
+            "```The capital of France is Paris, and it is lovely.",
+            CAPITAL,
+        ),
+        ("Â The capital of France is Paris.", CAPITAL),
+    ]);
+}
+
+/// The negative controls of the rule above: what replies open with by a
+/// convention, and odd characters the user wrote first.
+#[test]
+fn openings_a_convention_explains_pass() {
+    assert_all_pass(&[
+        ("- Paris\n- Lyon", "List two French cities."),
+        ("• Paris is the capital.", CAPITAL),
+        ("•Paris is the capital.", CAPITAL),
+        ("# Paris\n\nThe capital of France.", CAPITAL),
+        ("> The capital is Paris.", CAPITAL),
+        ("| City | Country |\n|---|---|\n| Paris | France |", CAPITAL),
+        ("— Bonjour, dit-il.", "Écris une réplique."),
+        ("—Hola —dijo ella.", "Escribe un diálogo."),
+        ("«Да», — сказал он.", "Напиши реплику."),
+        ("„Ja“, sagte sie.", "Schreib einen Satz."),
+        ("「はい」と彼は言った。", "例文を書いてください。"),
+        ("¿La capital? Es París.", "¿Cuál es la capital de Francia?"),
+        ("✅ Done: the file is saved.", "Did it save?"),
+        ("⚠️ Back up first. Then run it.", "How do I reset it?"),
+        ("→ Paris is the capital.", CAPITAL),
+        ("※注意：火を使います。", "作り方は？"),
+        ("・東京\n・大阪", "日本の都市を二つ挙げて。"),
+        ("~5 km, about an hour on foot.", "How far is it?"),
+        ("~ 5 km, about an hour on foot.", "How far is it?"),
+        ("= 42, since 6 × 7 = 42.", "What is 6 times 7?"),
+        ("$5 a month, billed yearly.", "How much is it?"),
+        ("#1 is Paris by visitors.", "Which city is most visited?"),
+        (
+            "#include <stdio.h> brings in printf.",
+            "How do I print in C?",
+        ),
+        (
+            "#hashtag campaigns work best on Tuesdays.",
+            "When should I post?",
+        ),
+        ("@Anna thanks, that fixed it.", "Reply to Anna."),
+        (
+            "-Wall turns on most warnings.",
+            "What does the gcc flag do?",
+        ),
+        ("--help prints the options.", "How do I see the options?"),
+        ("/usr/bin holds most commands.", "Where are the commands?"),
+        (
+            "~/Documents is your documents folder.",
+            "Where are my files?",
+        ),
+        (
+            "%PATH% lists the folders Windows searches.",
+            "What is the path?",
+        ),
+        (
+            "\\frac{a}{b} writes a fraction.",
+            "How do I write a fraction in LaTeX?",
+        ),
+        ("\\theta is the angle.", "What is theta?"),
+        ("\\nabla f is the gradient.", "What is the gradient?"),
+        ("&mut x borrows it mutably.", "How do I borrow mutably?"),
+        ("`ls` lists the files.", "How do I list files?"),
+        ("`N' must be positive.", "What does the error mean?"),
+        ("_Le Monde_ is a French newspaper.", "Name a French paper."),
+        ("(1) Paris, (2) Lyon.", "List two French cities."),
+        ("\"Bonjour\" means hello.", "What does bonjour mean?"),
+        ("0 errors were found.", "Did the build pass?"),
+        ("1A fuses are common in plugs.", "Which fuse do I need?"),
+        ("10nA flows through it.", "How much current leaks?"),
+        ("3D printing builds layer by layer.", "How does it work?"),
+        ("iPhone 15 has USB-C.", "Which iPhone has USB-C?"),
+        ("eBay The marketplace is down.", "Is eBay down?"),
+        ("mp3 files are compressed audio.", "What is an mp3?"),
+        ("x86 is Intel's instruction set.", "What is x86?"),
+        ("1. Paris\n2. Lyon", "List two French cities."),
+        ("&nbsp; is a non-breaking space.", "What is &nbsp; in HTML?"),
+        ("<br> breaks a line.", "What does the br tag do?"),
+        ("<p>The capital is Paris.</p>", "Answer in HTML."),
+        ("\\n is a newline.", "What does \\n mean?"),
+        (
+            "data: {\"x\":1} is one event.",
+            "What does an SSE data: line look like?",
+        ),
+        (
+            "{\"id\":\"chatcmpl-1\",\"choices\":[]} is the shape.",
+            "What does the chat completions API return?",
+        ),
+        ("{\"name\": \"Ada\"}", "Give me a JSON object with a name."),
+    ]);
+}
+
+/// Every case fails; the message lists each that did not.
+fn assert_all_fail(cases: &[(&'static str, &str)]) {
+    let wrong: Vec<String> = cases
+        .iter()
+        .map(|(reply, user)| (reply, judge_reply(reply, user)))
+        .filter(|(_, out)| !out.is_fail())
+        .map(|(reply, out)| format!("{reply:?}: {out}"))
+        .collect();
+    assert!(wrong.is_empty(), "passed:\n{}", wrong.join("\n"));
+}
+
+/// Every case passes; the message lists each that did not.
+fn assert_all_pass(cases: &[(&'static str, &str)]) {
+    let wrong: Vec<String> = cases
+        .iter()
+        .map(|(reply, user)| (reply, judge_reply(reply, user)))
+        .filter(|(_, out)| *out != Outcome::Pass)
+        .map(|(reply, out)| format!("{reply:?}: {out}"))
+        .collect();
+    assert!(wrong.is_empty(), "not passed:\n{}", wrong.join("\n"));
+}
