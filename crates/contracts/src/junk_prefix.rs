@@ -25,8 +25,10 @@
 //!      glued to the first word (`▁The`, and `ĠThe`/`ĊThe` before a
 //!      capitalised ASCII word only: `Ġ` and `Ċ` are Maltese letters);
 //!    - a role label with a colon: a speaker (`Assistant:`, `AI:`, `Bot:`,
-//!      `User:`, `Human:`, any case, spaced, or glued to a capital,
-//!      optionally a heading) then the answer, or a template heading that
+//!      `User:`, `Human:`, the assistant's label in the seventeen
+//!      languages, `Assistent:`, `Ассистент:`, `助手：`, `المساعد:`; any
+//!      case, a space before the colon or a full-width colon, spaced, or
+//!      glued to a capital, optionally a heading) then the answer, or a template heading that
 //!      names the
 //!      assistant's turn alone on its line (`### Response:`,
 //!      `### Assistant:`, `### Answer:`, then a line break). It is junk
@@ -36,13 +38,14 @@
 //!      reply a transcript, a glossary or a worked example. Fine too when
 //!      the user wrote the label's word, when the words after it spell the
 //!      label out (`AI: artificial intelligence`, `GPT: Generative
-//!      Pre-trained Transformer`: a definition), or when a lowercase
+//!      Pre-trained Transformer`: a definition), when a defining verb
+//!      follows (`Assistant: is the label…`), or when a lowercase
 //!      letter is glued to the colon (`user:password@host`); a
 //!      label without its colon (`Assistant professors`, `AI is`), a plain
 //!      `Response:`, a heading with text after its colon (`## Answer: 4`)
 //!      and `### Input:`, `### Output:`, `### Instruction:` are no label;
 //!    - a serialised empty value (`undefined`, `null`, `NULL`, `nil`,
-//!      `<nil>`, `NaN`, `None`, `[object Object]`, `(null)`, with their
+//!      `<nil>`, `NaN`, `None`, `[object Object]`, `(null)`, `""`, with their
 //!      case) before the answer, in one of three shapes:
 //!      glued to the answer's first word: a word that opens sentences
 //!      (an article, a pronoun, a greeting, yes or no, in the Latin-script
@@ -99,8 +102,10 @@
 //!    (`.profile`) is undetermined; `...` and `…` are undetermined. After a
 //!    byte-order mark the rest is judged too and its junk named.
 //! 5. A lone `*` or `**` whose emphasis is not closed in the first
-//!    paragraph: fail. A roleplay action (`*smiles*`), bold (`**Yes.**`) or a
-//!    bullet (`* item`) is fine.
+//!    paragraph: fail. A roleplay action (`*smiles*`), bold (`**Yes.**`), a
+//!    bullet (`* item`) or an operator on an identifier the user wrote or
+//!    the reply shows again (`*args`, `*p`) is fine. So are a relative path
+//!    (`./configure`) and a first line of code that opens a block (`p {`).
 //! 6. What no convention explains (`junk_prefix/opening.rs`): a control
 //!    character or U+FFFD, an escape or HTML entity written out, a stray
 //!    HTML tag, a piece of the wire (`data: {`, a chat API's JSON
@@ -233,6 +238,20 @@ const SPEAKER_LABELS: &[&str] = &[
     "chatgpt",
     "user",
     "human",
+    // The assistant's label in the seventeen languages' templates.
+    "assistent",
+    "asistente",
+    "assistente",
+    "asystent",
+    "asistan",
+    "asisten",
+    "ассистент",
+    "помощник",
+    "アシスタント",
+    "助手",
+    "어시스턴트",
+    "المساعد",
+    "सहायक",
 ];
 
 /// Section headings of instruction templates (Alpaca, Vicuna) that name
@@ -296,6 +315,7 @@ const REASONING_TAGS: &[&str] = &[
 /// their case: `Null hypothesis` and `Undefined behaviour` are prose.
 const EMPTY_VALUES: &[&str] = &[
     "[object Object]",
+    "\"\"",
     "undefined",
     "(null)",
     "<nil>",
@@ -393,7 +413,25 @@ fn judge_visible(input: &ContractInput<'_>, text: &str) -> Outcome {
         }
     }
     if first == '*' {
+        // `*args`, `*p`: an operator on an identifier the user wrote or
+        // the reply shows again, not emphasis.
+        let ident: String = text[1..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let operator = !ident.is_empty()
+            && ident.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+            && (prompt::user_mentions(request, "*") || text[1..].contains(&format!("*{ident}")));
+        if operator {
+            return Outcome::Pass;
+        }
         return asterisk(text);
+    }
+    if text.starts_with("./") || text.starts_with("../") {
+        return Outcome::Pass; // a relative path: ./configure
+    }
+    if first.is_lowercase() && first_line.trim_end().ends_with('{') {
+        return Outcome::Pass; // a block of code: `p {`, `func add(a, b int) int {`
     }
     if first == '…' && continuation != Continuation::Asked {
         return Outcome::undetermined("the reply starts with an ellipsis");
@@ -548,25 +586,36 @@ fn role_label(text: &str) -> Option<&str> {
     } else {
         text
     };
-    let colon = body.find(':')?;
-    let word = &body[..colon];
-    if word.is_empty() || !word.chars().all(|c| c.is_ascii_alphabetic()) {
+    let colon = body.find([':', '：'])?;
+    // French typography puts a space before the colon (`Assistant :`).
+    let word = body[..colon].strip_suffix(' ').unwrap_or(&body[..colon]);
+    if word.is_empty() || !word.chars().all(char::is_alphabetic) {
         return None;
     }
-    let lower = word.to_ascii_lowercase();
-    let after = &body[colon + 1..];
+    let lower = word.to_lowercase();
+    let colon_len = body[colon..].chars().next().map_or(1, char::len_utf8);
+    let after = &body[colon + colon_len..];
     let alone = after
         .trim_start_matches([' ', '\t'])
         .starts_with(['\n', '\r']);
     // Glued to what follows, only a capital opens an answer
-    // (`Assistant:The`); `user:password@host` is a credential.
+    // (`Assistant:The`); `user:password@host` is a credential. A defining
+    // verb after it makes the label the subject (`Assistant: is the
+    // label…`).
     let glued_lower = after.starts_with(|c: char| c.is_lowercase());
+    let subject = shapes::DEFINING_VERBS.iter().any(|v| {
+        after
+            .trim_start()
+            .strip_prefix(v)
+            .is_some_and(|r| r.starts_with(' '))
+    });
     let label = !glued_lower
+        && !subject
         && !expands(&lower, after)
         && (SPEAKER_LABELS.contains(&lower.as_str())
             || (heading && alone && SECTION_LABELS.contains(&lower.as_str())));
     let answer_follows = after.trim_start().chars().next().is_some();
-    let label_end = text.len() - body.len() + colon + 1;
+    let label_end = text.len() - body.len() + colon + colon_len;
     (label && answer_follows && !after.starts_with(['/', ':'])).then(|| &text[..label_end])
 }
 
@@ -654,7 +703,7 @@ fn empty_value(text: &str) -> Option<EmptyValue<'_>> {
     let rest = &text[value.len()..];
     let next = rest.chars().next()?;
     if !next.is_whitespace() {
-        let glue = glue(rest, value.starts_with(['[', '(', '<']));
+        let glue = glue(rest, value.starts_with(['[', '(', '<', '"']));
         if glue == Glue::No {
             return None;
         }

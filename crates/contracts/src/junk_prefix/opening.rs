@@ -8,21 +8,27 @@
 //! a stray `<br>`, a piece of the JSON envelope) fails without a list of
 //! its own.
 //!
-//! In order, each unless a user message wrote the very characters (or,
-//! for markup, names HTML) or the prompt asks for a continuation:
+//! In order, each unless a user message wrote the very characters, makes
+//! them its topic (markup: `html`, `entity`, `tag`; the wire: `json`,
+//! `api`, `stream`, `chunk`, `payload`, ...) or the prompt asks for a
+//! continuation:
 //!
 //! 1. A control character (C0 other than white space, DEL, C1, an ANSI
 //!    escape) or U+FFFD, the mark of bytes that did not decode.
 //! 2. An escape written out: `\n`, `\t` or `\r` before anything but a
 //!    lowercase ASCII letter (`\nu`, `\theta`, `\rho` are LaTeX), `\"`,
-//!    `\uXXXX`, `\xXX`.
+//!    `\uXXXX`, `\xXX`, a URL's `%20` (a digit, then a hex digit).
 //! 3. An HTML entity (`&nbsp;`, `&#39;`, `&#x27;`).
-//! 4. An HTML tag before prose that never closes it (`<p>The…`), or a void
-//!    one (`<br>`); not before a space and a lowercase word, which makes
-//!    the tag the subject (`<br> breaks a line`).
-//! 5. A piece of the wire: a server-sent event's `data:` before `{` or
-//!    `[DONE]`, or a JSON object carrying the keys of a chat API response
-//!    (`"choices"`, `"delta"`, `"id":"chatcmpl-…`), whole or cut.
+//! 4. An HTML tag before prose that never closes it (`<p>The…`), a void
+//!    one (`<br>`) or a closing one (`</div>`); not before a space and a
+//!    lowercase word, which makes the tag the subject (`<br> breaks a
+//!    line`). Then `Â` before a space (a no-break space read as
+//!    Windows-1252).
+//! 5. A piece of the wire: a server-sent event's `data:` before `{`,
+//!    `[DONE]` or a capital, a JSON member cut out of its braces
+//!    (`"content":"The…`), or a JSON object carrying the keys of a chat
+//!    API response (`"choices"`, `"delta"`, `"id":"chatcmpl-…`), whole or
+//!    cut.
 //! 6. Symbols before the first word:
 //!    - an opening quote, bracket or backtick (`"`, `«`, `„`, `(`, `[`,
 //!      `「`, `¿`; `` ` `` closes with `` ` `` or, GNU-style, `'`) never
@@ -39,17 +45,21 @@
 //!      for those that only start ASCII words (`\`, `=`, `%`, `&`, `+`,
 //!      `$`), before a letter outside ASCII (`\Столица`), an
 //!      emphasis marker (`_`, `__`, `~~`) only when never closed, anything
-//!      else (`~The`, `|The`, `#$%@!The`) always; a path (`~/Documents`)
-//!      is fine.
-//! 7. A token before the first sentence: lowercase ASCII letters or
+//!      else (`~The`, `|The`, `#$%@!The`, boxes a font draws for a
+//!      missing glyph, `☐☐☐The`) always; a path (`~/Documents`), a pair
+//!      on the first line (`$A = \pi r^2$`, `%PATH%`, `|a|b|`) and a bullet
+//!      (`•Point`, `・項目`) are fine.
+//! 7. A token before the first sentence: a placeholder (`TODO`, `FIXME`,
+//!    `TBD`) before a word that opens sentences; lowercase ASCII letters or
 //!    digits glued to a word that opens sentences (`asdfThe`, `0The`,
 //!    `0x1fThe`), or a first word of ASCII letters and digits, no English
 //!    word (`xyz123`, `0x1f`, `asdf`), followed by a space and a
 //!    capitalised word that opens sentences (`xyz123 The capital…`).
 //!
 //! Blind spots: junk of letters alone before a word that opens no sentence
-//! (`qwe Canberra is…`); a capitalised junk word (`Xk9q The…`); symbols the
-//! user also wrote.
+//! (`qwe Canberra is…`) or before a script without case or spaces
+//! (`xx12 عاصمة`, `ㅁㄴㅇㄹ 호주의`, `asdf澳大利亚`: undetermined at best); a
+//! capitalised junk word (`Xk9q The…`); symbols the user also wrote.
 
 use super::super::prompt::{self, Continuation};
 use super::{is_latin, opens_sentence, shapes, user_ever_wrote};
@@ -115,7 +125,31 @@ const ENVELOPE_KEYS: &[&str] = &[
 ];
 
 /// Words of a user message that make a chat API's envelope the topic.
-const ENVELOPE_TOPICS: &[&str] = &["json", "api", "choices", "completion", "completions", "sse"];
+const ENVELOPE_TOPICS: &[&str] = &[
+    "json",
+    "api",
+    "choices",
+    "delta",
+    "completion",
+    "completions",
+    "sse",
+    "stream",
+    "streamed",
+    "streaming",
+    "chunk",
+    "chunks",
+    "payload",
+    "raw",
+    "event",
+    "events",
+];
+
+/// Words that make markup the topic: a reply may then open with a tag or
+/// an entity it explains.
+const MARKUP_TOPICS: &[&str] = &["html", "xml", "entity", "entities", "tag", "tags", "markup"];
+
+/// Placeholders left where text should be (`TODO The capital…`).
+const PLACEHOLDERS: &[&str] = &["TODO", "FIXME", "TBD", "XXX", "PLACEHOLDER"];
 
 /// Markers that open a line on their own, before a space: bullets, a
 /// heading's `#`s, quotes, dialogue dashes, arrows, comments, prompts,
@@ -123,7 +157,8 @@ const ENVELOPE_TOPICS: &[&str] = &["json", "api", "choices", "completion", "comp
 const MARKERS: &[&str] = &[
     "-", "+", "•", "·", "‣", "◦", "▪", "▫", "►", "▶", "→", "⇒", "—", "–", ">", ">>", ">>>", "#",
     "##", "###", "####", "#####", "######", "//", "/*", "--", "$", "%", "=", "---", "***", "___",
-    "*", "**", "::", "§", "¶", "†", "‡", "※", "№", "°", "<!--",
+    "*", "**", "::", "§", "¶", "†", "‡", "※", "№", "°", "<!--", "->", "=>", "<-", "<=", "<->", "☐",
+    "☑", "☒", "□", "■",
 ];
 
 /// Markers that may touch the word they mark (`•Point`, `・項目`,
@@ -191,21 +226,35 @@ pub(super) fn judge(
             "the reply starts with the escape {escape} written out: a serialised string was not decoded"
         )));
     }
-    if let Some(entity) = entity(text).filter(|_| !user_wrote("&")) {
-        return Some(Outcome::fail(format!(
-            "the reply starts with the HTML entity {entity} written out"
-        )));
+    let markup_topic = || {
+        user_wrote("<")
+            || user_wrote("&")
+            || MARKUP_TOPICS
+                .iter()
+                .any(|w| user_ever_wrote(input.request, w))
+    };
+    if let Some(entity) = entity(text) {
+        return Some(if markup_topic() {
+            Outcome::Pass
+        } else {
+            Outcome::fail(format!(
+                "the reply starts with the HTML entity {entity} written out"
+            ))
+        });
     }
     if text.starts_with("Â ") || text.starts_with("Â\u{a0}") {
         return Some(Outcome::fail(
             "the reply starts with \"Â\" before a space: a no-break space whose UTF-8 was read as Windows-1252",
         ));
     }
-    let markup_topic = || user_wrote("<") || user_ever_wrote(input.request, "html");
-    if let Some(tag) = leaked_tag(text).filter(|_| !markup_topic()) {
-        return Some(Outcome::fail(format!(
-            "the reply starts with the HTML tag {tag} before its text"
-        )));
+    if let Some(tag) = leaked_tag(text) {
+        return Some(if markup_topic() {
+            Outcome::Pass
+        } else {
+            Outcome::fail(format!(
+                "the reply starts with the HTML tag {tag} before its text"
+            ))
+        });
     }
     let envelope_topic = || {
         user_wrote("data:")
@@ -213,10 +262,14 @@ pub(super) fn judge(
                 .iter()
                 .any(|w| user_ever_wrote(input.request, w))
     };
-    if let Some(piece) = wire_piece(text).filter(|_| !envelope_topic()) {
-        return Some(Outcome::fail(format!(
-            "the reply starts with {piece}: the response's wire format, not its text"
-        )));
+    if let Some(piece) = wire_piece(text) {
+        return Some(if envelope_topic() {
+            Outcome::Pass
+        } else {
+            Outcome::fail(format!(
+                "the reply starts with {piece}: the response's wire format, not its text"
+            ))
+        });
     }
     if let Some(out) = symbols(text) {
         let token: &str = text.split(char::is_whitespace).next().unwrap_or("");
@@ -239,6 +292,13 @@ fn is_undecoded(c: char) -> bool {
 /// `\n`, `\t`, `\r` (not before a lowercase ASCII letter: `\nu`,
 /// `\theta`), `\"`, `\uXXXX`, `\xXX` at the start of `text`.
 fn written_escape(text: &str) -> Option<&str> {
+    if let Some(code) = text.strip_prefix('%') {
+        // A URL's percent escape (`%20`, `%3A`): a digit, then a hex digit.
+        let mut chars = code.chars();
+        let url = chars.next().is_some_and(|c| c.is_ascii_digit())
+            && chars.next().is_some_and(|c| c.is_ascii_hexdigit());
+        return url.then(|| &text[..3]);
+    }
     let rest = text.strip_prefix('\\')?;
     let hex = |n: usize| {
         rest.get(1..1 + n)
@@ -278,6 +338,14 @@ fn entity(text: &str) -> Option<&str> {
 fn leaked_tag(text: &str) -> Option<&str> {
     let rest = text.strip_prefix('<')?;
     let end = rest.find('>')?;
+    if let Some(name) = rest[..end].strip_prefix('/') {
+        // A closing tag closes nothing at the start of a reply.
+        let prose = rest[end + 1..]
+            .trim_start()
+            .starts_with(char::is_alphabetic);
+        let known = HTML_TAGS.contains(&name.trim().to_ascii_lowercase().as_str());
+        return (known && prose).then(|| &text[..end + 2]);
+    }
     let name = rest[..end].trim_end_matches('/').trim_end();
     let lower = name.to_ascii_lowercase();
     if !HTML_TAGS.contains(&lower.as_str()) {
@@ -299,9 +367,15 @@ fn leaked_tag(text: &str) -> Option<&str> {
 fn wire_piece(text: &str) -> Option<String> {
     if let Some(rest) = text.strip_prefix("data:") {
         let rest = rest.trim_start_matches([' ', '\t']);
-        if rest.starts_with('{') || rest.starts_with("[DONE]") {
+        if rest.starts_with('{')
+            || rest.starts_with("[DONE]")
+            || rest.starts_with(char::is_uppercase)
+        {
             return Some("a server-sent event's `data:` line".to_string());
         }
+    }
+    if let Some(member) = json_member(text) {
+        return Some(format!("the JSON member {member}"));
     }
     if !(text.starts_with('{') || text.starts_with("[{")) {
         return None;
@@ -311,6 +385,18 @@ fn wire_piece(text: &str) -> Option<String> {
         .iter()
         .find(|k| head.contains(**k))
         .map(|k| format!("a chat API's JSON envelope (it carries {k})"))
+}
+
+/// `"key":` at the start of `text`: a member of a JSON object cut out of
+/// its braces.
+fn json_member(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix('"')?;
+    let end = rest.find('"')?;
+    let key = &rest[..end];
+    let named =
+        (1..=30).contains(&key.len()) && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let member = rest[end + 1..].trim_start().starts_with(':');
+    (named && member).then(|| &text[..end + 2])
 }
 
 /// The verdict on symbols before the first word, `None` when there are
@@ -369,8 +455,9 @@ fn glued_symbols(text: &str, run: &str, rest: &str) -> Option<Outcome> {
     let token_end = rest.find(char::is_whitespace).unwrap_or(rest.len());
     let token = &rest[..token_end];
     let path = token.contains(['/', '\\']) || run.ends_with(['/', '\\']) && run.len() > 1;
-    if path || token.contains(run) || GLUED_MARKERS.contains(&run) {
-        return None; // a path (~/Documents), a pair (%PATH%, |a|b|), a bullet
+    let line = rest.lines().next().unwrap_or("");
+    if path || line.contains(run) || GLUED_MARKERS.contains(&run) {
+        return None; // a path (~/Documents), a pair (%PATH%, |a|b|, $x$), a bullet
     }
     let word_end = rest
         .find(|c: char| !c.is_alphabetic())
@@ -419,7 +506,11 @@ fn glued_symbols(text: &str, run: &str, rest: &str) -> Option<Outcome> {
 /// A pictograph or what joins and varies them (emoji, check marks,
 /// arrows, stars): a reply may open with one.
 fn is_pictograph(c: char) -> bool {
-    matches!(c as u32,
+    // Boxes are what a font draws for a character it lacks (tofu):
+    // glued to a word they are junk; spaced they are check boxes
+    // ([`MARKERS`]).
+    !matches!(c, '□' | '☐' | '▯' | '■')
+        && matches!(c as u32,
         0x2190..=0x21FF | 0x2300..=0x23FF | 0x2460..=0x24FF | 0x25A0..=0x27BF
         | 0x2900..=0x297F | 0x2B00..=0x2BFF | 0x1F000..=0x1FAFF
         | 0xFE0E | 0xFE0F | 0x200D | 0x20E3 | 0xA9 | 0xAE | 0x2122)
@@ -430,6 +521,13 @@ fn is_pictograph(c: char) -> bool {
 /// that is no English word followed by one (`xyz123 The`). `None` when
 /// there is none.
 fn alphanumeric(text: &str) -> Option<&str> {
+    if let Some(placeholder) = PLACEHOLDERS.iter().find(|p| {
+        text.strip_prefix(**p)
+            .and_then(|r| r.strip_prefix(' '))
+            .is_some_and(|r| r.starts_with(char::is_uppercase) && opens_sentence(r))
+    }) {
+        return Some(placeholder);
+    }
     let lead = text
         .find(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit()))
         .unwrap_or(text.len());

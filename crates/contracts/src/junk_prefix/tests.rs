@@ -903,6 +903,27 @@ fn an_opening_no_convention_explains_fails_in_every_shape() {
             CAPITAL,
         ),
         ("Â The capital of France is Paris.", CAPITAL),
+        ("</div>The capital of France is Paris.", CAPITAL),
+        (
+            "</p>フランスの首都はパリです。",
+            "フランスの首都はどこですか？",
+        ),
+        ("\"\"The capital of France is Paris.", CAPITAL),
+        ("\"content\":\"The capital of France is Paris.", CAPITAL),
+        ("data:The capital of France is Paris.", CAPITAL),
+        ("TODO The capital of France is Paris.", CAPITAL),
+        ("☐☐☐The capital of France is Paris.", CAPITAL),
+        ("%20The capital of France is Paris.", CAPITAL),
+        (
+            "Assistant : La capitale est Paris.",
+            "Quelle est la capitale ?",
+        ),
+        ("助手：法国的首都是巴黎。", "法国的首都是哪里？"),
+        (
+            "Ассистент: Столица Франции — Париж.",
+            "Какая столица Франции?",
+        ),
+        ("المساعد: عاصمة فرنسا هي باريس.", "ما هي عاصمة فرنسا؟"),
     ]);
 }
 
@@ -990,6 +1011,19 @@ fn openings_a_convention_explains_pass() {
             "What does the chat completions API return?",
         ),
         ("{\"name\": \"Ada\"}", "Give me a JSON object with a name."),
+        ("$A = \\pi r^2$, where $r$ is the radius.", "What is the area of a circle?"),
+        ("./configure && make is the classic sequence.", "How do I build it?"),
+        ("-> int after the parameter list.", "How do I annotate a return type?"),
+        ("*args unpacks the list.", "What does * do before a list?"),
+        ("*p dereferences; declare it with `int *p;`.", "How do I use a pointer in C?"),
+        ("p {\n  margin: 0;\n}\n\nThis applies to every paragraph.", "Write a CSS rule."),
+        (
+            "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\nEach chunk is a line like this one.",
+            "Show me what a streamed chunk looks like.",
+        ),
+        ("Assistant: is the label many prompt formats use.", "Which role label do prompts use?"),
+        ("&copy; renders as ©.", "What is the HTML entity for the copyright sign?"),
+        ("☐ Buy milk\n☐ Call Anna", "Make me a checklist."),
     ]);
 }
 
