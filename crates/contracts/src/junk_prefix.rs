@@ -24,6 +24,8 @@
 //!    - a byte-fallback token (`<0x0A>`) or a tokenizer's space marker
 //!      glued to the first word (`▁The`, and `ĠThe`/`ĊThe` before a
 //!      capitalised ASCII word only: `Ġ` and `Ċ` are Maltese letters);
+//!    - the user's last message written back behind a user label on the
+//!      first line (`User: what is a tree`, then the answer);
 //!    - a role label with a colon: a speaker (`Assistant:`, `AI:`, `Bot:`,
 //!      `User:`, `Human:`, the assistant's label in the seventeen
 //!      languages, `Assistent:`, `Ассистент:`, `助手：`, `المساعد:`; any
@@ -69,7 +71,9 @@
 //!      reply names the value again as a word after its opening token (it
 //!      is then the topic: `NoneType is the type of None`); glued to any
 //!      other capitalised word it is a name (`NoneType`,
-//!      `NullPointerException`, `NoneSuch`); alone on its first line it is
+//!      `NullPointerException`, `NoneSuch`), unless that word is an English
+//!      word of four letters or more no name builds on a value
+//!      (`undefinedPhotosynthesis`, `NaNSalt`: a leak); alone on its first line it is
 //!      as often the answer (`NULL` for an aggregate over no rows, then
 //!      why) and is never taken for a leak. `nullable`,
 //!      `Nonetheless`, `None of them`, `NaN stands for`, `NULLIF` are no
@@ -100,11 +104,14 @@
 //!    capitalised word after the token, and letters that are none, no
 //!    English word, or a word the user wrote; a dot before a lowercase English word
 //!    (`.profile`) is undetermined; `...` and `…` are undetermined. After a
-//!    byte-order mark the rest is judged too and its junk named.
+//!    byte-order mark the rest is judged too and its junk named. A mark the
+//!    user wrote as a word of their message (`What does ! do?`) or that
+//!    the first line closes with (`।। … ।।`) is fine.
 //! 5. A lone `*` or `**` whose emphasis is not closed in the first
 //!    paragraph: fail. A roleplay action (`*smiles*`), bold (`**Yes.**`), a
 //!    bullet (`* item`) or an operator on an identifier the user wrote or
-//!    the reply shows again (`*args`, `*p`) is fine. So are a relative path
+//!    the reply shows again (`*args`, `*p`), a cron field or a glob
+//!    (`*/5`, `*.txt`) is fine. So are a relative path
 //!    (`./configure`) and a first line of code that opens a block (`p {`).
 //! 6. What no convention explains (`junk_prefix/opening.rs`): a control
 //!    character or U+FFFD, an escape or HTML entity written out, a stray
@@ -407,24 +414,15 @@ fn judge_visible(input: &ContractInput<'_>, text: &str) -> Outcome {
     let Some(first) = text.chars().next() else {
         return Outcome::Pass;
     };
+    if first == '*' && star_operator(request, text) {
+        return Outcome::Pass;
+    }
     if let Some(inner) = markdown_inner(text) {
         if let Some(out) = junk_in_markdown(input, inner, continuation) {
             return out;
         }
     }
     if first == '*' {
-        // `*args`, `*p`: an operator on an identifier the user wrote or
-        // the reply shows again, not emphasis.
-        let ident: String = text[1..]
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect();
-        let operator = !ident.is_empty()
-            && ident.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
-            && (prompt::user_mentions(request, "*") || text[1..].contains(&format!("*{ident}")));
-        if operator {
-            return Outcome::Pass;
-        }
         return asterisk(text);
     }
     if text.starts_with("./") || text.starts_with("../") {
@@ -439,6 +437,16 @@ fn judge_visible(input: &ContractInput<'_>, text: &str) -> Outcome {
     if STRAY.contains(&first) {
         if first != '.' && (shapes::code_opening(text) || shapes::emoticon(text)) {
             return Outcome::Pass; // :wq, !!, !important
+        }
+        // The mark the user asked about (`What does ! do?`, a message of
+        // `؟` alone), or one the first line closes with (`।। … ।।`).
+        let token = text.split_whitespace().next().unwrap_or("");
+        let asked = prompt::user_texts(request)
+            .iter()
+            .any(|t| t.split_whitespace().any(|w| w == token));
+        let closed = token.chars().count() >= 2 && first_line[token.len()..].contains(token);
+        if asked || closed {
+            return Outcome::Pass;
         }
         return punctuation(text, first, continuation);
     }
@@ -481,6 +489,11 @@ fn leaked_markup(input: &ContractInput<'_>, text: &str) -> Option<Outcome> {
                 "the reply starts with the tokenizer's byte token {token}, printed instead of decoded"
             )));
         }
+    }
+    if let Some(echo) = echoed_user_turn(input, text) {
+        return Some(Outcome::fail(format!(
+            "the reply starts by echoing the user's turn as {echo:?}: the chat template leaked"
+        )));
     }
     if let Some(label) = role_label(text) {
         let word = label.trim_start_matches(['#', ' ']).trim_end_matches(':');
@@ -619,6 +632,35 @@ fn role_label(text: &str) -> Option<&str> {
     (label && answer_follows && !after.starts_with(['/', ':'])).then(|| &text[..label_end])
 }
 
+/// `User: what is a tree` then the answer: the user's last message
+/// written back behind a user label, as a broken template does. The label
+/// on the first line, the message (any case, its words in order) after
+/// it, and more lines after.
+fn echoed_user_turn<'a>(input: &ContractInput<'_>, text: &'a str) -> Option<&'a str> {
+    let first = text.lines().next()?;
+    let (label, said) = first.split_once(':')?;
+    let label = label.trim();
+    let user_label = [
+        "user",
+        "human",
+        "utilisateur",
+        "benutzer",
+        "usuario",
+        "пользователь",
+    ]
+    .contains(&label.to_lowercase().as_str());
+    let asked = prompt::last_user(input.request);
+    let norm = |s: &str| {
+        s.to_lowercase()
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let echo = !said.trim().is_empty() && norm(said) == norm(&asked);
+    (user_label && echo && text.lines().nth(1).is_some()).then_some(first)
+}
+
 /// Whether `line` is a Markdown heading (`## Working`).
 fn is_heading(line: &str) -> bool {
     let hashes = line.len() - line.trim_start_matches('#').len();
@@ -743,6 +785,54 @@ fn empty_value(text: &str) -> Option<EmptyValue<'_>> {
     })
 }
 
+/// Words a name builds on a value (`NoneType`, `NullPointerException`,
+/// `NaNSafety`): glued to one, the value starts a name.
+const NAME_PARTS: &[&str] = &[
+    "type",
+    "types",
+    "error",
+    "exception",
+    "pointer",
+    "object",
+    "value",
+    "values",
+    "safety",
+    "able",
+    "handler",
+    "ref",
+    "reference",
+    "set",
+    "list",
+    "class",
+    "check",
+    "string",
+    "like",
+    "such",
+    "coalescing",
+    "boxing",
+    "guard",
+];
+
+/// `Photosynthesis is…` glued to a value (`undefinedPhotosynthesis`): a
+/// capitalised English word of four letters or more, with no capital
+/// after its first, that no name builds on a value ([`NAME_PARTS`]),
+/// then the word's end: a value before a sentence.
+fn glued_english_word(rest: &str) -> bool {
+    let end = rest
+        .find(|c: char| !c.is_alphabetic())
+        .unwrap_or(rest.len());
+    let word = &rest[..end];
+    let lower = word.to_lowercase();
+    word.chars().count() >= 4
+        && word.chars().skip(1).all(|c| c.is_lowercase())
+        && !NAME_PARTS.contains(&lower.as_str())
+        && super::detect::is_english_word(&lower)
+        && rest[end..]
+            .chars()
+            .next()
+            .is_none_or(|c| !c.is_alphanumeric() && c != '_')
+}
+
 /// What the text glued to a value (`rest`) shows, by the rule of
 /// [`empty_value`].
 fn glue(rest: &str, bracketed: bool) -> Glue {
@@ -769,7 +859,9 @@ fn glue(rest: &str, bracketed: bool) -> Glue {
         // sentence; `NoneType`, `NullPointerException`, `NoneSuch` are
         // names: glued to a Latin capital, the word must be one that opens
         // sentences, or the glue must change script.
-        first.is_uppercase() && starts_word(rest) && (!is_latin(first) || opens_sentence(rest))
+        first.is_uppercase()
+            && starts_word(rest)
+            && (!is_latin(first) || opens_sentence(rest) || glued_english_word(rest))
     };
     if word {
         Glue::Word
@@ -1043,6 +1135,19 @@ fn generic_special_token(text: &str) -> Option<&str> {
         }
     }
     None
+}
+
+/// `*args`, `*p`: an operator on an identifier the user wrote or the
+/// reply shows again; `*/5 * * * *` (cron), `*.txt` (a glob): no emphasis.
+fn star_operator(request: &cb_wire::openai::ChatRequest, text: &str) -> bool {
+    let ident: String = text[1..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    let operator = !ident.is_empty()
+        && ident.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+        && (prompt::user_mentions(request, "*") || text[1..].contains(&format!("*{ident}")));
+    operator || text[1..].starts_with(['/', '.'])
 }
 
 fn asterisk(text: &str) -> Outcome {

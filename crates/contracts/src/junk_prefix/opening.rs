@@ -19,11 +19,13 @@
 //!    lowercase ASCII letter (`\nu`, `\theta`, `\rho` are LaTeX), `\"`,
 //!    `\uXXXX`, `\xXX`, a URL's `%20` (a digit, then a hex digit).
 //! 3. An HTML entity (`&nbsp;`, `&#39;`, `&#x27;`).
-//! 4. An HTML tag before prose that never closes it (`<p>The…`), a void
-//!    one (`<br>`) or a closing one (`</div>`); not before a space and a
+//! 4. An HTML tag (or several) before prose that never closes it
+//!    (`<p>The…`), a void one (`<br>`, `<br/><br/>`) or a closing one
+//!    (`</div>`); not before a space and a
 //!    lowercase word, which makes the tag the subject (`<br> breaks a
-//!    line`). Then `Â` before a space (a no-break space read as
-//!    Windows-1252).
+//!    line`). Then a replacement character or byte-order mark read in a
+//!    legacy code page (`ï¿½`, `ďż˝`, `п»ї`), and `Â` before a space (a
+//!    no-break space read as Windows-1252).
 //! 5. A piece of the wire: a server-sent event's `data:` before `{`,
 //!    `[DONE]` or a capital, a JSON member cut out of its braces
 //!    (`"content":"The…`), or a JSON object carrying the keys of a chat
@@ -34,10 +36,13 @@
 //!      `「`, `¿`; `` ` `` closes with `` ` `` or, GNU-style, `'`) never
 //!      closed in the first paragraph; a code fence never closed whose
 //!      first line is prose (`` ```The capital is… ``);
-//!    - a run of symbols followed by a space and prose, unless it is a
-//!      marker of its own (a bullet, a heading's `#`s, `>`, a dialogue
-//!      dash, `|` of a table row, a comment's `//` or `--`, a prompt's
-//!      `$`, a rule, a pictograph, an emoticon) or a number follows;
+//!    - a run of symbols followed by a space and a sentence (a capital or a
+//!      letter of a script without case), unless it is a marker of its own
+//!      (a bullet, a heading's `#`s, `>`, a dialogue dash, `|` of a table
+//!      row, a comment's `//` or `--`, a prompt's `$`, an arrow, a rule, a
+//!      check box, a pictograph, an emoticon such as `^^` or `^_^`); a
+//!      lowercase word after the space makes the symbol its subject or a
+//!      flourish (`^ anchors the match`, `~ hey there!`);
 //!    - a run of symbols glued to a capitalised word or a letter of a
 //!      script without case: one sign of a convention (`#`, `@`, `-`, `/`,
 //!      `\`, `=`, `%`, `&`, `+`, `$`) only before a word that opens
@@ -47,10 +52,15 @@
 //!      emphasis marker (`_`, `__`, `~~`) only when never closed, anything
 //!      else (`~The`, `|The`, `#$%@!The`, boxes a font draws for a
 //!      missing glyph, `☐☐☐The`) always; a path (`~/Documents`), a pair
-//!      on the first line (`$A = \pi r^2$`, `%PATH%`, `|a|b|`) and a bullet
-//!      (`•Point`, `・項目`) are fine.
+//!      on the first line (`$A = \pi r^2$`, `%PATH%`, `|a|b|`), a bullet
+//!      (`•Point`, `・項目`), a run of dashes (`——因为`, `—Hola`) and a
+//!      casual tilde before a script without case (`〜申し訳`, `~좋아요`)
+//!      are fine.
 //! 7. A token before the first sentence: a placeholder (`TODO`, `FIXME`,
-//!    `TBD`) before a word that opens sentences; lowercase ASCII letters or
+//!    `TBD`) before a word that opens sentences; a random token (five ASCII
+//!    letters and digits or more, digits and lowercase letters each
+//!    coming back: `xK9qZ2vLp`, not `SOCKSv5`, `Fe2O3`) before a sentence
+//!    in any script; lowercase ASCII letters or
 //!    digits glued to a word that opens sentences (`asdfThe`, `0The`,
 //!    `0x1fThe`), or a first word of ASCII letters and digits, no English
 //!    word (`xyz123`, `0x1f`, `asdf`), followed by a space and a
@@ -242,6 +252,14 @@ pub(super) fn judge(
             ))
         });
     }
+    if let Some(garble) = ["ï¿½", "ďż˝", "п»ї", "ï»¿"]
+        .iter()
+        .find(|g| text.starts_with(**g))
+    {
+        return Some(Outcome::fail(format!(
+            "the reply starts with {garble:?}: a replacement character or byte-order mark whose UTF-8 was read in a legacy code page"
+        )));
+    }
     if text.starts_with("Â ") || text.starts_with("Â\u{a0}") {
         return Some(Outcome::fail(
             "the reply starts with \"Â\" before a space: a no-break space whose UTF-8 was read as Windows-1252",
@@ -351,7 +369,14 @@ fn leaked_tag(text: &str) -> Option<&str> {
     if !HTML_TAGS.contains(&lower.as_str()) {
         return None;
     }
-    let after = rest[end + 1..].trim_start();
+    let mut after = rest[end + 1..].trim_start();
+    // More tags of the same leak (`<br/><br/>A cloud…`).
+    while let Some(more) = after
+        .strip_prefix('<')
+        .and_then(|r| Some(&r[r.find('>')? + 1..]))
+    {
+        after = more.trim_start();
+    }
     // Prose must follow; a lowercase word after a space makes the tag the
     // sentence's subject (`<br> breaks a line`).
     let spaced = rest[end + 1..].starts_with(' ');
@@ -438,7 +463,11 @@ fn symbols(text: &str) -> Option<Outcome> {
         Some(c) if c.is_whitespace() => {
             let after = rest.trim_start();
             let table = run == "|" && text.lines().next().is_some_and(|l| l[1..].contains('|'));
-            let prose = after.starts_with(char::is_alphabetic);
+            // Before a sentence: a capital or a letter of a script without
+            // case. A lowercase word after a space makes the symbol its
+            // subject or a casual flourish (`^ anchors the match`,
+            // `~ hey there!`).
+            let prose = after.starts_with(|c: char| c.is_alphabetic() && !c.is_lowercase());
             (prose && !MARKERS.contains(&run) && !table).then(|| {
                 Outcome::fail(format!(
                     "the reply starts with the stray symbols {run:?} before its text"
@@ -456,8 +485,11 @@ fn glued_symbols(text: &str, run: &str, rest: &str) -> Option<Outcome> {
     let token = &rest[..token_end];
     let path = token.contains(['/', '\\']) || run.ends_with(['/', '\\']) && run.len() > 1;
     let line = rest.lines().next().unwrap_or("");
-    if path || line.contains(run) || GLUED_MARKERS.contains(&run) {
-        return None; // a path (~/Documents), a pair (%PATH%, |a|b|, $x$), a bullet
+    let dashes = run
+        .chars()
+        .all(|c| matches!(c, '—' | '–' | '―' | '‒' | '‐'));
+    if path || line.contains(run) || GLUED_MARKERS.contains(&run) || dashes {
+        return None; // a path (~/Documents), a pair (%PATH%, |a|b|, $x$), a bullet, a dash (——因为)
     }
     let word_end = rest
         .find(|c: char| !c.is_alphabetic())
@@ -497,7 +529,10 @@ fn glued_symbols(text: &str, run: &str, rest: &str) -> Option<Outcome> {
             fail()
         };
     }
-    if capitalised || caseless || (first.is_uppercase() && !is_latin(first)) {
+    // A tilde of casual writing before a word of a script without case
+    // (`〜申し訳`, `~좋아요`, `～还不错`).
+    let tildes = run.chars().all(|c| matches!(c, '~' | '〜' | '～'));
+    if capitalised || caseless && !tildes || (first.is_uppercase() && !is_latin(first)) {
         return fail();
     }
     None
@@ -527,6 +562,9 @@ fn alphanumeric(text: &str) -> Option<&str> {
             .is_some_and(|r| r.starts_with(char::is_uppercase) && opens_sentence(r))
     }) {
         return Some(placeholder);
+    }
+    if let Some(random) = random_token(text) {
+        return Some(random);
     }
     let lead = text
         .find(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit()))
@@ -563,4 +601,29 @@ fn alphanumeric(text: &str) -> Option<&str> {
         after[..end].chars().skip(1).all(|c| !c.is_uppercase())
     };
     (junk && next_opens).then_some(token)
+}
+
+/// A first word of five ASCII letters and digits or more in which digits
+/// and lowercase letters each come back at least twice (`xK9qZ2vLp`,
+/// `3f9ZqPw1`, `zq7Yb1`), then a space and a sentence (a capital, a
+/// letter of a script without case, `¿`, `¡`): a random token. A name
+/// or a formula has one run of digits or of lowercase letters
+/// (`SOCKSv5`, `iPhone15`, `MacBookPro16`, `Fe2O3`, `H2SO4`).
+fn random_token(text: &str) -> Option<&str> {
+    let (token, after) = text.split_once(' ')?;
+    let ascii = token.len() >= 5 && token.chars().all(|c| c.is_ascii_alphanumeric());
+    let runs = |class: fn(&char) -> bool| {
+        let mut count = 0;
+        let mut inside = false;
+        for c in token.chars() {
+            let now = class(&c);
+            count += usize::from(now && !inside);
+            inside = now;
+        }
+        count
+    };
+    let scattered = runs(char::is_ascii_digit) >= 2 && runs(char::is_ascii_lowercase) >= 2;
+    let sentence = after
+        .starts_with(|c: char| (c.is_alphabetic() && !c.is_lowercase()) || c == '¿' || c == '¡');
+    (ascii && scattered && sentence).then_some(token)
 }

@@ -368,6 +368,8 @@ pub fn code_opening(text: &str) -> bool {
 pub fn emoticon(text: &str) -> bool {
     const FACES: &[&str] = &[
         ":-)", ":-(", ";-)", ":-D", ":-P", ":)", ":(", ";)", ":D", ":P", ":p", ":/", ":O", ":o",
+        "^^", "^_^", "^.^", "^-^", "^o^", "^^;", "\\o/", "o/", "T_T", ";_;", "-_-", ">_<", ">.<",
+        "=)", "=D", "<3",
     ];
     FACES.iter().any(|f| {
         text.strip_prefix(f)

@@ -854,9 +854,8 @@ fn an_opening_no_convention_explains_fails_in_every_shape() {
         "[SEP]",
         "[CLS]",
         "#$%@!",
-        "~",
         "|",
-        "^^",
+        "^^^^",
         "\\",
         "¤",
     ];
@@ -877,6 +876,10 @@ fn an_opening_no_convention_explains_fails_in_every_shape() {
     // that opens sentences; an opening quote or bracket never closed.
     assert_all_fail(&[
         ("asdfThe capital of France is Paris.", CAPITAL),
+        ("~The capital of France is Paris.", CAPITAL),
+        ("~ The capital of France is Paris.", CAPITAL),
+        ("~\nThe capital of France is Paris.", CAPITAL),
+        ("~ Столица Франции — Париж.", "Какая столица Франции?"),
         ("0The capital of France is Paris.", CAPITAL),
         ("0x1fThe capital of France is Paris.", CAPITAL),
         ("xyz123 The capital of France is Paris.", CAPITAL),
@@ -924,6 +927,31 @@ fn an_opening_no_convention_explains_fails_in_every_shape() {
             "Какая столица Франции?",
         ),
         ("المساعد: عاصمة فرنسا هي باريس.", "ما هي عاصمة فرنسا؟"),
+        (
+            "undefinedPhotosynthesis is how plants make sugar.",
+            "What is photosynthesis?",
+        ),
+        ("NaNSalt is sodium chloride.", "What is salt?"),
+        ("nullGold is a chemical element.", "What is gold?"),
+        (
+            "xK9qZ2vLp The violin is a bowed instrument.",
+            "What is a violin?",
+        ),
+        ("3f9ZqPw1 Neon is a noble gas.", "What is neon?"),
+        ("zq7Yb1 सूर्य एक तारा है।", "सूर्य क्या है?"),
+        (
+            "<br/><br/>A cloud is a visible mass of droplets.",
+            "What is a cloud?",
+        ),
+        (
+            "User: what is a tree\nAssistant: A tree is a woody plant.",
+            "what is a tree",
+        ),
+        (
+            "ďż˝ďż˝Stolicą Czech jest Praga.",
+            "Jaka jest stolica Czech?",
+        ),
+        ("ï¿½The capital of France is Paris.", CAPITAL),
     ]);
 }
 
@@ -1024,6 +1052,24 @@ fn openings_a_convention_explains_pass() {
         ("Assistant: is the label many prompt formats use.", "Which role label do prompts use?"),
         ("&copy; renders as ©.", "What is the HTML entity for the copyright sign?"),
         ("☐ Buy milk\n☐ Call Anna", "Make me a checklist."),
+        ("^^ Right? Pretty impressive.", "wow"),
+        ("^_^ Here you go!", "a cute emoticon please"),
+        ("~ hey there! works in a casual message.", "how do I greet casually"),
+        ("^ anchors the match to the start.", "what's the caret for in regex"),
+        ("! marks a macro, as in println!.", "What does ! do in Rust macros?"),
+        ("؟ يبدو أن رسالتك فارغة.", "؟"),
+        ("*/5 * * * * /path/to/script.sh", "cron for every 5 minutes"),
+        ("*.txt matches every text file.", "How do I match text files?"),
+        ("〜申し訳ありませんが、時刻は取得できません。", "今何時？"),
+        ("～还不错！你呢？", "怎么样？"),
+        ("——因为这个方法更简单。", "为什么？"),
+        ("~좋아요! 당신은요?", "어때?"),
+        ("।। ॐ नमः शिवाय ।। — यह एक मंत्र है।", "क्या?"),
+        ("SOCKSv5 プロキシを使います。", "どのプロキシ？"),
+        ("iPhone15 は USB-C です。", "どの iPhone？"),
+        ("Fe2O3 は酸化鉄です。", "錆の化学式は？"),
+        ("NoneType is the type of None.", "What is NoneType?"),
+        ("NullPointerException means a null reference.", "What is an NPE?"),
     ]);
 }
 
