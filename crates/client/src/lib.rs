@@ -381,12 +381,63 @@ pub fn routing_header(name: &str) -> bool {
     !standard && !relayed && WORDS.iter().any(|w| name.contains(w))
 }
 
+/// Ends of the routing header names whose values a reader can hold
+/// against the attempt log, by what they state (the reader is
+/// `cb_semantics::honesty::read_routing`).
+pub mod routing_names {
+    /// The model that served (`x-served-model`, `x-model-used`).
+    pub const SERVED_MODEL: &[&str] = &["served-model", "model-used", "model-name"];
+    /// Whole names that state the model that served: a provider's own
+    /// (`openai-model`) and the plain `x-model`.
+    pub const SERVED_MODEL_EXACT: &[&str] = &["openai-model", "x-model"];
+    /// The serving upstream's base URL.
+    pub const API_BASE: &[&str] = &["api-base", "api_base", "base-url", "upstream-url"];
+    /// A flag that a fallback answered.
+    pub const FALLBACK_USED: &[&str] = &["fallback-used", "fallback_used", "-fallback"];
+    /// A count of fallbacks attempted.
+    pub const FALLBACKS_ATTEMPTED: &[&str] = &[
+        "attempted-fallbacks",
+        "fallback-count",
+        "fallbacks-attempted",
+    ];
+    /// The index of the target that answered.
+    pub const INDEX: &[&str] = &[
+        "option-index",
+        "fallback-index",
+        "target-index",
+        "provider-index",
+        "deployment-index",
+        "route-index",
+        "aig-step",
+    ];
+
+    /// Whether a header (by its lowercase name) is one of those above.
+    pub fn judged(name: &str) -> bool {
+        SERVED_MODEL_EXACT.contains(&name)
+            || [
+                SERVED_MODEL,
+                API_BASE,
+                FALLBACK_USED,
+                FALLBACKS_ATTEMPTED,
+                INDEX,
+            ]
+            .iter()
+            .any(|ends| ends.iter().any(|e| name.ends_with(e)))
+    }
+}
+
 /// The routing headers of `headers` (see [`routing_header`]), bounded and
-/// redacted, in the order they came.
+/// redacted: those a reader can judge ([`routing_names::judged`]) first,
+/// so that a flood of other routing-like headers cannot push them out of
+/// the bound, each group in the order it came.
 fn routing_headers(headers: &http::HeaderMap) -> Vec<(String, String)> {
-    headers
+    let (judged, other): (Vec<_>, Vec<_>) = headers
         .iter()
         .filter(|(name, _)| routing_header(name.as_str()))
+        .partition(|(name, _)| routing_names::judged(name.as_str()));
+    judged
+        .into_iter()
+        .chain(other)
         .take(MAX_ROUTING_HEADERS)
         .map(|(name, value)| {
             let value: String = String::from_utf8_lossy(value.as_bytes())

@@ -119,3 +119,25 @@ fn routing_headers_are_told_apart_from_the_rest() {
         assert!(!routing_header(name), "{name}");
     }
 }
+
+/// A flood of routing-like headers cannot push out of the bound the ones
+/// a reader can judge: those are kept first.
+#[test]
+fn headers_a_reader_can_judge_are_kept_before_a_flood() {
+    let mut headers = http::HeaderMap::new();
+    for i in 0..MAX_ROUTING_HEADERS + 4 {
+        let name = http::HeaderName::from_bytes(format!("x-provider-note-{i}").as_bytes()).unwrap();
+        headers.insert(name, http::HeaderValue::from_static("harmless"));
+    }
+    headers.insert(
+        "x-litellm-attempted-fallbacks",
+        http::HeaderValue::from_static("0"),
+    );
+    headers.insert("cf-aig-step", http::HeaderValue::from_static("0"));
+    let kept = routing_headers(&headers);
+    assert_eq!(kept.len(), MAX_ROUTING_HEADERS);
+    let names: Vec<&str> = kept.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names[..2], ["x-litellm-attempted-fallbacks", "cf-aig-step"]);
+    assert!(routing_names::judged("openai-model"));
+    assert!(!routing_names::judged("x-fallback-model"));
+}

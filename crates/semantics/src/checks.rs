@@ -618,13 +618,31 @@ fn rule(rule: &Rule, o: &Outcome<'_>) -> (bool, String, String) {
         }
         Rule::ReportsFallbackModel => {
             let sent_model = last.at(Role::Fallback).last().map(|a| a.model.clone());
-            let named = last.client.model.clone();
+            // Every model the response names (a plain body's, each a
+            // stream's chunks name), not only the first chunk's: the last
+            // must be the fallback's (a provider's prefix allowed), and an
+            // earlier one an upstream's whose text may have reached the
+            // client (`honesty::relayable_models`).
+            let named: Vec<&str> = last
+                .client
+                .models
+                .iter()
+                .map(String::as_str)
+                .filter(|m| !m.trim().is_empty())
+                .collect();
+            let answering = last
+                .attempts
+                .iter()
+                .rev()
+                .find(|a| a.role == Role::Fallback && a.status.is_some_and(|s| (200..300).contains(&s)));
+            let relayable = answering.map(|a| crate::honesty::relayable_models(last, a)).unwrap_or_default();
             match sent_model {
                 Some(model) => (
-                    named.as_deref() == Some(model.as_str()),
+                    named.last().is_some_and(|m| crate::honesty::names(m, &model))
+                        && named.iter().all(|m| relayable.iter().any(|r| crate::honesty::names(m, r))),
                     format!(
                         "the response names {}; the fallback received {model}",
-                        named.as_deref().unwrap_or("no model")
+                        if named.is_empty() { "no model".to_string() } else { named.join(", then ") }
                     ),
                     "the model id the fallback received".into(),
                 ),

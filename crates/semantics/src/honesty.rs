@@ -199,7 +199,7 @@ fn answered(a: &AttemptView) -> bool {
 
 /// Whether `claimed` names `served`: the same id, or the same id behind a
 /// provider's prefix (`openai/continuity-sim-fallback`).
-fn names(claimed: &str, served: &str) -> bool {
+pub(crate) fn names(claimed: &str, served: &str) -> bool {
     claimed == served
         || claimed
             .strip_suffix(served)
@@ -228,9 +228,23 @@ fn judge_one(sent: &Sent, ports: Option<(u16, u16)>, out: &mut CaseHonesty) {
         if let Some(check) = model_claim(sent, answering) {
             out.checks.push(check);
         }
-        if let Some((check, unreported)) = usage_claim(sent, answering, parts) {
-            out.checks.push(check);
-            out.unreported_tokens = out.unreported_tokens.saturating_add(unreported);
+        match usage_claim(sent, answering, parts) {
+            Some((check, unreported)) => {
+                out.checks.push(check);
+                out.unreported_tokens = out.unreported_tokens.saturating_add(unreported);
+            }
+            // No usage at all: every token the attempts billed went
+            // unreported (the family cannot apply; the count can).
+            None if client.prompt_tokens.is_none() && client.completion_tokens.is_none() => {
+                let billed = sent
+                    .attempts
+                    .iter()
+                    .filter_map(|a| a.billed)
+                    .map(|b| b.prompt_tokens.saturating_add(b.completion_tokens))
+                    .fold(0u32, u32::saturating_add);
+                out.unreported_tokens = out.unreported_tokens.saturating_add(billed);
+            }
+            None => {}
         }
     }
     if client.routing.is_empty() {
@@ -277,6 +291,22 @@ fn judge_one(sent: &Sent, ports: Option<(u16, u16)>, out: &mut CaseHonesty) {
     }
 }
 
+/// The models an answer the fallback gave may name: the fallback's, and
+/// an earlier upstream's that answered only when its text may have reached
+/// the client: the fallback continued it (a prefill), or the response had
+/// begun (headers sent) before the fallback was asked. A gateway that
+/// buffered the primary's broken answer and restarted on the fallback
+/// relays none of the primary's text, so naming the primary is false.
+pub(crate) fn relayable_models<'a>(sent: &'a Sent, answering: &'a AttemptView) -> Vec<&'a str> {
+    let begun = sent.client.headers_ms.is_some_and(|h| h < answering.at_ms);
+    sent.attempts
+        .iter()
+        .filter(|a| answered(a))
+        .filter(|a| std::ptr::eq(*a, answering) || answering.prefill || begun)
+        .map(|a| a.model.as_str())
+        .collect()
+}
+
 /// The `model` claim of an answer the fallback gave.
 fn model_claim(sent: &Sent, answering: &AttemptView) -> Option<HonestyCheck> {
     let named: Vec<&str> = sent
@@ -287,12 +317,7 @@ fn model_claim(sent: &Sent, answering: &AttemptView) -> Option<HonestyCheck> {
         .filter(|m| !m.trim().is_empty())
         .collect();
     let last = named.last()?;
-    let served: Vec<&str> = sent
-        .attempts
-        .iter()
-        .filter(|a| answered(a))
-        .map(|a| a.model.as_str())
-        .collect();
+    let served = relayable_models(sent, answering);
     let honest =
         names(last, &answering.model) && named.iter().all(|m| served.iter().any(|s| names(m, s)));
     let names = named.join(", then ");
@@ -430,7 +455,8 @@ fn index_in(value: &str) -> Option<u64> {
 ///   `…fallback-count`, `…fallbacks-attempted`);
 /// - a flag that a fallback answered (`…fallback-used`, `…-fallback`,
 ///   valued true/false/yes/no);
-/// - the serving model (`…served-model`, `…model-used`, `…model-name`);
+/// - the serving model (`…served-model`, `…model-used`, `…model-name`,
+///   and the whole names `openai-model`, a provider's own, and `x-model`);
 /// - the serving upstream's base URL (`…api-base`, `…base-url`,
 ///   `…upstream-url`).
 ///
@@ -440,39 +466,28 @@ fn index_in(value: &str) -> Option<u64> {
 /// targets, and retries, model groups, deployment ids and providers count
 /// differently from gateway to gateway.
 pub fn read_routing(name: &str, value: &str) -> Option<Said> {
+    use cb_client::routing_names as names;
     let name = name.to_ascii_lowercase();
     let value = value.trim();
     let ends = |words: &[&str]| words.iter().any(|w| name.ends_with(w));
-    if ends(&["served-model", "model-used", "model-name"]) && !value.is_empty() {
+    let served = ends(names::SERVED_MODEL) || names::SERVED_MODEL_EXACT.contains(&name.as_str());
+    if served && !value.is_empty() {
         return Some(Said::ServedModel(value.to_string()));
     }
-    if ends(&["api-base", "api_base", "base-url", "upstream-url"]) {
+    if ends(names::API_BASE) {
         return port_of(value).map(Said::ServedAt);
     }
-    if ends(&["fallback-used", "fallback_used", "-fallback"]) {
+    if ends(names::FALLBACK_USED) {
         return match value.to_ascii_lowercase().as_str() {
             "true" | "yes" => Some(Said::FallbackUsed(true)),
             "false" | "no" => Some(Said::FallbackUsed(false)),
             _ => None,
         };
     }
-    if ends(&[
-        "attempted-fallbacks",
-        "fallback-count",
-        "fallbacks-attempted",
-    ]) {
+    if ends(names::FALLBACKS_ATTEMPTED) {
         return value.parse().ok().map(Said::FallbacksAttempted);
     }
-    let index_name = ends(&[
-        "option-index",
-        "fallback-index",
-        "target-index",
-        "provider-index",
-        "deployment-index",
-        "route-index",
-        "aig-step",
-    ]);
-    if index_name {
+    if ends(names::INDEX) {
         return index_in(value).map(Said::Index);
     }
     None
@@ -506,13 +521,23 @@ fn routing_claim(
     let role = serving.role.as_str();
     let (honest, truth) = match &said {
         Said::Index(i) => (*i == index, format!("target {index} was serving")),
-        Said::FallbacksAttempted(n) => (
-            (*n > 0) == fallback_tried,
-            format!(
-                "the fallback was {}",
-                if fallback_tried { "tried" } else { "not tried" }
-            ),
-        ),
+        Said::FallbacksAttempted(n) => {
+            // At most one fallback attempt counted per attempt the
+            // fallback saw (a gateway may count its retries on it).
+            let tried = when
+                .known
+                .iter()
+                .filter(|a| a.role == Role::Fallback)
+                .count() as u64;
+            (
+                (*n > 0) == fallback_tried && *n <= tried,
+                match tried {
+                    0 => "the fallback was not tried".to_string(),
+                    1 => "the fallback was tried once".to_string(),
+                    n => format!("the fallback was tried {n} times"),
+                },
+            )
+        }
         Said::FallbackUsed(used) => (*used == fallback_serving, format!("the {role} was serving")),
         Said::ServedModel(model) => (
             names(model, &serving.model),

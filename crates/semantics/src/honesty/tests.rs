@@ -67,7 +67,10 @@ fn spliced() -> Sent {
     let mut s = sent(
         vec![
             at(Role::Primary, 0.0, 200, PRIMARY, Some(Usage::new(30, 40))),
-            at(Role::Fallback, 5.0, 200, FALLBACK, Some(Usage::new(70, 20))),
+            AttemptView {
+                prefill: true,
+                ..at(Role::Fallback, 5.0, 200, FALLBACK, Some(Usage::new(70, 20)))
+            },
         ],
         true,
     );
@@ -84,6 +87,28 @@ fn a_spliced_answer_may_name_both_parts_in_order() {
     assert_eq!(judge([&s], None).verdict(Claim::Model), Some(false));
 }
 
+/// The primary answered (200) but broke; the system restarted on the
+/// fallback without a prefill. The primary's name is honest only when its
+/// text may have reached the client: the response had begun (headers)
+/// before the fallback was asked.
+#[test]
+fn a_restart_names_the_primary_only_when_the_response_began_with_it() {
+    let mut s = spliced();
+    s.attempts[1].prefill = false;
+    // Headers after the fallback was asked (at 5 ms): the system held the
+    // primary's broken answer back, so none of its text was relayed.
+    s.client.headers_ms = Some(8.0);
+    let buffered = judge([&s], None);
+    assert_eq!(buffered.verdict(Claim::Model), Some(false), "{buffered:?}");
+    // Headers before it: the primary's chunks may have been relayed.
+    s.client.headers_ms = Some(2.0);
+    assert_eq!(judge([&s], None).verdict(Claim::Model), Some(true));
+    // The fallback's name alone is honest either way.
+    s.client.headers_ms = Some(8.0);
+    s.client.models = vec![FALLBACK.into()];
+    assert_eq!(judge([&s], None).verdict(Claim::Model), Some(true));
+}
+
 #[test]
 fn usage_is_the_answering_upstream_s_bill_or_every_attempt_s() {
     let own = judge([&failed_over(&[FALLBACK], Some((30, 60)))], None);
@@ -97,11 +122,10 @@ fn usage_is_the_answering_upstream_s_bill_or_every_attempt_s() {
     let mut partial = failed_over(&[FALLBACK], Some((30, 60)));
     partial.client.prompt_tokens = None;
     assert_eq!(judge([&partial], None).verdict(Claim::Usage), Some(true));
-    // No usage at all: not judged.
-    assert_eq!(
-        judge([&failed_over(&[FALLBACK], None)], None).verdict(Claim::Usage),
-        None
-    );
+    // No usage at all: not judged, and everything billed is unreported.
+    let none = judge([&failed_over(&[FALLBACK], None)], None);
+    assert_eq!(none.verdict(Claim::Usage), None);
+    assert_eq!(none.unreported_tokens, 90, "the fallback billed 30 + 60");
 }
 
 #[test]
@@ -445,4 +469,35 @@ fn headers_written_before_a_failover_are_held_to_what_was_known_then() {
     // Headers written after the fallback arrived must name it.
     let late = judge([&failed_over_inside_the_stream(&primary_then, 60.0)], None);
     assert_eq!(late.verdict(Claim::Routing), Some(false), "{late:?}");
+}
+
+/// A count of fallbacks attempted is held to how many times the fallback
+/// was tried, not only to whether it was; `openai-model` and `x-model`
+/// state the model that served.
+#[test]
+fn a_fallback_count_above_the_attempts_and_a_provider_model_header_are_judged() {
+    let mut s = failed_over(&[FALLBACK], None);
+    s.client.routing = routing(&[("x-litellm-attempted-fallbacks", "3")]);
+    let inflated = judge([&s], None);
+    assert_eq!(
+        inflated.verdict(Claim::Routing),
+        Some(false),
+        "{inflated:?}"
+    );
+    s.client.routing = routing(&[("x-litellm-attempted-fallbacks", "1")]);
+    assert_eq!(judge([&s], None).verdict(Claim::Routing), Some(true));
+    for name in ["openai-model", "x-model"] {
+        s.client.routing = routing(&[(name, PRIMARY)]);
+        assert_eq!(
+            judge([&s], None).verdict(Claim::Routing),
+            Some(false),
+            "{name}"
+        );
+        s.client.routing = routing(&[(name, FALLBACK)]);
+        assert_eq!(
+            judge([&s], None).verdict(Claim::Routing),
+            Some(true),
+            "{name}"
+        );
+    }
 }
