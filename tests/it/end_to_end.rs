@@ -480,3 +480,27 @@ async fn a_cap_on_requests_in_flight_holds_them_back_and_is_reported() {
 
 /// Conversations of the capped run.
 const CAPPED: usize = 40;
+
+/// A fast-forward run sends only each conversation's final turn: a profile
+/// that faults an earlier turn (the built-in `outage`, turns 3 to 5) is
+/// refused before any request, naming the turn and the fix, and nothing
+/// is written.
+#[test]
+fn a_fast_forward_run_refuses_a_profile_that_faults_an_earlier_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_continuity-bench"))
+        .args(["run", "--quiet", "--fast-forward", "--faults", "outage"])
+        .arg("--out")
+        .arg(&out)
+        .current_dir(repo(""))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("faults turn 3") && stderr.contains("drop --fast-forward"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "nothing is written");
+}

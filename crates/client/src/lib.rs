@@ -388,8 +388,9 @@ pub mod routing_names {
     /// The model that served (`x-served-model`, `x-model-used`).
     pub const SERVED_MODEL: &[&str] = &["served-model", "model-used", "model-name"];
     /// Whole names that state the model that served: a provider's own
-    /// (`openai-model`) and the plain `x-model`.
-    pub const SERVED_MODEL_EXACT: &[&str] = &["openai-model", "x-model"];
+    /// (`openai-model`). A plain `x-model` is not read: some proxies echo
+    /// the requested alias in it.
+    pub const SERVED_MODEL_EXACT: &[&str] = &["openai-model"];
     /// The serving upstream's base URL.
     pub const API_BASE: &[&str] = &["api-base", "api_base", "base-url", "upstream-url"];
     /// A flag that a fallback answered.

@@ -105,6 +105,7 @@ fn load_inputs(config: &RunConfig) -> anyhow::Result<Inputs> {
     // The plan is made for the whole dataset whatever the shard, so that
     // conversation i gets the fault a whole run gives it.
     let turns: Vec<usize> = dataset.conversations.iter().map(|c| c.n_turns()).collect();
+    check_sent_turns(config, &profile, &turns)?;
     let plan = FaultPlan::new(profile, config.seed, turns);
     let reach = plan.check_reach()?;
     if reach.is_partial() {
@@ -122,6 +123,30 @@ fn load_inputs(config: &RunConfig) -> anyhow::Result<Inputs> {
         plan,
         digests,
     })
+}
+
+/// Refuses a fast-forward run whose fault profile faults a turn before a
+/// conversation's final one: fast-forward sends only the final turn, so
+/// such a fault never happens and every event would read as broken
+/// before it.
+fn check_sent_turns(
+    config: &RunConfig,
+    profile: &FaultProfile,
+    turns: &[usize],
+) -> anyhow::Result<()> {
+    if config.replay != driver::Replay::FastForward {
+        return Ok(());
+    }
+    let unsent = turns
+        .iter()
+        .find_map(|&n| profile.turns.turns_in(n).into_iter().find(|&t| t < n));
+    if let Some(turn) = unsent {
+        anyhow::bail!(
+            "--fast-forward sends only each conversation's final turn, but the fault profile faults turn {turn} ({}), which is never sent; drop --fast-forward, or use a profile that faults the final turn",
+            profile.turns
+        );
+    }
+    Ok(())
 }
 
 /// The room for requests in flight under this process's open-file limit

@@ -1137,8 +1137,8 @@ fn generic_special_token(text: &str) -> Option<&str> {
     None
 }
 
-/// `*args`, `*p`: an operator on an identifier the user wrote or the
-/// reply shows again; `*/5 * * * *` (cron), `*.txt` (a glob): no emphasis.
+/// `*args`, `*p`: an operator on an identifier the user wrote (or asked
+/// about `*` itself, as a word of its message) or the reply shows again; `*/5 * * * *` (cron), `*.txt` (a glob): no emphasis.
 fn star_operator(request: &cb_wire::openai::ChatRequest, text: &str) -> bool {
     let ident: String = text[1..]
         .chars()
@@ -1146,7 +1146,11 @@ fn star_operator(request: &cb_wire::openai::ChatRequest, text: &str) -> bool {
         .collect();
     let operator = !ident.is_empty()
         && ident.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
-        && (prompt::user_mentions(request, "*") || text[1..].contains(&format!("*{ident}")));
+        && (user_ever_wrote(request, &ident)
+            || prompt::user_texts(request)
+                .iter()
+                .any(|t| t.split_whitespace().any(|w| w == "*"))
+            || text[1..].contains(&format!("*{ident}")));
     operator || text[1..].starts_with(['/', '.'])
 }
 

@@ -630,15 +630,22 @@ fn rule(rule: &Rule, o: &Outcome<'_>) -> (bool, String, String) {
                 .map(String::as_str)
                 .filter(|m| !m.trim().is_empty())
                 .collect();
-            let answering = last
-                .attempts
-                .iter()
-                .rev()
-                .find(|a| a.role == Role::Fallback && a.status.is_some_and(|s| (200..300).contains(&s)));
+            // The fallback attempt whose answer the client got: the last it
+            // answered that the system did not walk away from.
+            let answering = last.attempts.iter().rev().find(|a| {
+                a.role == Role::Fallback
+                    && !a.gave_up
+                    && a.status.is_some_and(|s| (200..300).contains(&s))
+            });
             let relayable = answering.map(|a| crate::honesty::relayable_models(last, a)).unwrap_or_default();
             match sent_model {
+                // A response that names no model fails: the check asks that
+                // it report the one that answered (honesty's `model`
+                // family leaves it unjudged instead).
                 Some(model) => (
-                    named.last().is_some_and(|m| crate::honesty::names(m, &model))
+                    named.last().is_some_and(|m| {
+                        crate::honesty::names(m, answering.map_or(model.as_str(), |a| &a.model))
+                    })
                         && named.iter().all(|m| relayable.iter().any(|r| crate::honesty::names(m, r))),
                     format!(
                         "the response names {}; the fallback received {model}",

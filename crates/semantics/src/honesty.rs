@@ -12,16 +12,24 @@
 //! - **model**, on a request the fallback answered: every `model` the
 //!   answer names (a plain body's, or those a stream's chunks name, a run
 //!   of the same one kept once, the last chunk's last) is one an upstream
-//!   answered as, and the last is the answering upstream's;
+//!   answered as whose text may have reached the client (the answering
+//!   upstream's; an earlier one's only when the answering request ended
+//!   with an assistant prefill, a continuation, or the response's headers
+//!   came before the fallback was asked), and the last is the answering
+//!   upstream's;
 //! - **usage**, on a request the fallback answered with a `usage` block:
 //!   its counts are what the answering upstream billed, the sum of what
 //!   every attempt billed, or the bill of the answer as received (the
 //!   client's prompt, the text it got), within one token per answering
 //!   part (each part is rounded on its own); what the attempts billed
-//!   beyond what it reports is shown beside it;
+//!   beyond what it reports is shown beside it, all of it when the answer
+//!   has no `usage`;
 //! - **routing**, on any answered request whose response carries a routing
 //!   header this module can read: the target index, the fallbacks
-//!   attempted, a "fallback used" flag or the serving model it states
+//!   attempted (more than none when the fallback was tried, no more than
+//!   the fallback's attempts: a gateway whose earlier fallback groups
+//!   never reached an upstream is a blind spot), a "fallback used" flag or
+//!   the serving model it states
 //!   agree with the attempt log as it stood when the headers were written
 //!   (a failover inside a stream already begun comes after them, and a
 //!   header that names the upstream serving then is honest); not judged
@@ -235,7 +243,7 @@ fn judge_one(sent: &Sent, ports: Option<(u16, u16)>, out: &mut CaseHonesty) {
             }
             // No usage at all: every token the attempts billed went
             // unreported (the family cannot apply; the count can).
-            None if client.prompt_tokens.is_none() && client.completion_tokens.is_none() => {
+            None if !client.usage => {
                 let billed = sent
                     .attempts
                     .iter()
@@ -291,6 +299,11 @@ fn judge_one(sent: &Sent, ports: Option<(u16, u16)>, out: &mut CaseHonesty) {
     }
 }
 
+/// Milliseconds of scheduling jitter allowed between the client's clock
+/// and the upstreams' log when ordering the response's headers against an
+/// attempt's arrival.
+const CLOCK_SLACK_MS: f64 = 5.0;
+
 /// The models an answer the fallback gave may name: the fallback's, and
 /// an earlier upstream's that answered only when its text may have reached
 /// the client: the fallback continued it (a prefill), or the response had
@@ -298,7 +311,13 @@ fn judge_one(sent: &Sent, ports: Option<(u16, u16)>, out: &mut CaseHonesty) {
 /// buffered the primary's broken answer and restarted on the fallback
 /// relays none of the primary's text, so naming the primary is false.
 pub(crate) fn relayable_models<'a>(sent: &'a Sent, answering: &'a AttemptView) -> Vec<&'a str> {
-    let begun = sent.client.headers_ms.is_some_and(|h| h < answering.at_ms);
+    // The client's clock and the upstream's log differ by scheduling
+    // jitter: headers within a few milliseconds of the fallback's arrival
+    // may have been sent before it.
+    let begun = sent
+        .client
+        .headers_ms
+        .is_some_and(|h| h < answering.at_ms + CLOCK_SLACK_MS);
     sent.attempts
         .iter()
         .filter(|a| answered(a))

@@ -8,10 +8,14 @@
 //! a stray `<br>`, a piece of the JSON envelope) fails without a list of
 //! its own.
 //!
-//! In order, each unless a user message wrote the very characters, makes
-//! them its topic (markup: `html`, `entity`, `tag`; the wire: `json`,
-//! `api`, `stream`, `chunk`, `payload`, ...) or the prompt asks for a
-//! continuation:
+//! In order; from rule 2 on, not when the prompt asks for a
+//! continuation. Each names its own exemption: the user wrote the
+//! characters (a backslash for escapes, `&` or `<` for markup, the token
+//! itself for symbols and tokens), or made them the topic (markup:
+//! `html`, `entity`, `tag`; the wire: `json`, `api`, `stream`, `chunk`,
+//! `payload`, ...); a control character, U+FFFD and a legacy code page's
+//! garble have none; an escape before a space and a lowercase word is the
+//! sentence's subject (`\t inserts a tab`):
 //!
 //! 1. A control character (C0 other than white space, DEL, C1, an ANSI
 //!    escape) or U+FFFD, the mark of bytes that did not decode.
@@ -120,7 +124,6 @@ const VOID_TAGS: &[&str] = &["br", "hr", "wbr"];
 /// Anthropic Messages, Gemini): a reply that carries them is the envelope,
 /// not the text in it.
 const ENVELOPE_KEYS: &[&str] = &[
-    "\"choices\"",
     "\"delta\"",
     "\"chat.completion",
     "\"finish_reason\"",
@@ -129,7 +132,6 @@ const ENVELOPE_KEYS: &[&str] = &[
     "\"message_start\"",
     "\"response.output",
     "\"chatcmpl-",
-    "\"object\":",
     "\"role\":\"assistant\"",
     "\"role\": \"assistant\"",
 ];
@@ -168,14 +170,14 @@ const MARKERS: &[&str] = &[
     "-", "+", "•", "·", "‣", "◦", "▪", "▫", "►", "▶", "→", "⇒", "—", "–", ">", ">>", ">>>", "#",
     "##", "###", "####", "#####", "######", "//", "/*", "--", "$", "%", "=", "---", "***", "___",
     "*", "**", "::", "§", "¶", "†", "‡", "※", "№", "°", "<!--", "->", "=>", "<-", "<=", "<->", "☐",
-    "☑", "☒", "□", "■",
+    "☑", "☒", "□", "■", "\\[", "\\(", "$$", "///", "%%", "==>", "・",
 ];
 
 /// Markers that may touch the word they mark (`•Point`, `・項目`,
 /// `※注意`, Spanish dialogue `—Hola`).
 const GLUED_MARKERS: &[&str] = &[
-    "•", "・", "※", "·", "→", "►", "▶", "‣", "◦", "▪", "▫", "—", "–", "⇒", "§", "¶", "†", "‡", "№",
-    "°",
+    "•", "・", "※", "＊", "·", "→", "►", "▶", "‣", "◦", "▪", "▫", "—", "–", "⇒", "§", "¶", "†",
+    "‡", "№", "°",
 ];
 
 /// One sign of a convention glued to a word (`#hashtag`, `@name`, `-Wall`,
@@ -193,6 +195,16 @@ const PAIRS: &[(char, &str)] = &[
     ('„', "“”\""),
     ('«', "»"),
     ('‹', "›"),
+    ('»', "«"),
+    ('›', "‹"),
+    ('‚', "‘’'"),
+    ('﴿', "﴾"),
+    ('［', "］"),
+    ('〔', "〕"),
+    ('＜', "＞"),
+    ('≪', "≫"),
+    ('〖', "〗"),
+    ('〘', "〙"),
     ('\'', "'’"),
     ('‘', "’'"),
     ('`', "`'"),
@@ -231,7 +243,9 @@ pub(super) fn judge(
     if continuation == Continuation::Asked {
         return None;
     }
-    if let Some(escape) = written_escape(text).filter(|_| !user_wrote("\\")) {
+    if let Some(escape) =
+        written_escape(text).filter(|e| !user_wrote("\\") && !escape_is_subject(text, e))
+    {
         return Some(Outcome::fail(format!(
             "the reply starts with the escape {escape} written out: a serialised string was not decoded"
         )));
@@ -302,6 +316,18 @@ pub(super) fn judge(
         })
 }
 
+/// Whether the escapes opening `text` (the first is `first`) are the
+/// subject of its sentence: a space and a lowercase word follow them
+/// (`\t inserts a tab`, `\r\n on Windows`).
+fn escape_is_subject(text: &str, first: &str) -> bool {
+    let mut rest = &text[first.len()..];
+    while let Some(more) = written_escape(rest) {
+        rest = &rest[more.len()..];
+    }
+    rest.strip_prefix(' ')
+        .is_some_and(|r| r.starts_with(char::is_lowercase))
+}
+
 /// A control character other than white space, or U+FFFD.
 fn is_undecoded(c: char) -> bool {
     (c.is_control() && !c.is_whitespace()) || c == '\u{FFFD}'
@@ -313,8 +339,11 @@ fn written_escape(text: &str) -> Option<&str> {
     if let Some(code) = text.strip_prefix('%') {
         // A URL's percent escape (`%20`, `%3A`): a digit, then a hex digit.
         let mut chars = code.chars();
+        // Glued to a letter (`%20The`): `%20 is…` is its subject, and
+        // Turkish writes a percentage so (`%100 doğal`, `%20 KDV`).
         let url = chars.next().is_some_and(|c| c.is_ascii_digit())
-            && chars.next().is_some_and(|c| c.is_ascii_hexdigit());
+            && chars.next().is_some_and(|c| c.is_ascii_hexdigit())
+            && chars.next().is_some_and(char::is_alphabetic);
         return url.then(|| &text[..3]);
     }
     let rest = text.strip_prefix('\\')?;
@@ -420,8 +449,18 @@ fn json_member(text: &str) -> Option<&str> {
     let key = &rest[..end];
     let named =
         (1..=30).contains(&key.len()) && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    let member = rest[end + 1..].trim_start().starts_with(':');
-    (named && member).then(|| &text[..end + 2])
+    // A member: its value is JSON (`"content":"The…`), not prose
+    // (`"Hygge": a Danish word`).
+    let value = rest[end + 1..]
+        .trim_start()
+        .strip_prefix(':')
+        .map(str::trim_start)
+        .is_some_and(|v| {
+            v.starts_with(['"', '{', '['])
+                || v.starts_with(|c: char| c.is_ascii_digit())
+                || ["true", "false", "null"].iter().any(|w| v.starts_with(w))
+        });
+    (named && value).then(|| &text[..end + 2])
 }
 
 /// The verdict on symbols before the first word, `None` when there are
@@ -438,8 +477,12 @@ fn symbols(text: &str) -> Option<Outcome> {
             Outcome::fail("the reply starts with a code fence glued to its prose, never closed")
         });
     }
-    if first == '\'' && text[1..].starts_with(char::is_lowercase) {
-        return None; // `'s`, `'tis`: the fragment rule's
+    let after_first = &text[first.len_utf8()..];
+    let elided = after_first.starts_with(|c: char| c.is_lowercase() || c.is_ascii_digit())
+        || after_first.starts_with("Tis")
+        || after_first.starts_with("Twas");
+    if first == '\'' && elided {
+        return None; // `'s`, `'90s`, `'Tis`: an elision, or the fragment rule's
     }
     if let Some(&(_, closers)) = PAIRS.iter().find(|(open, _)| *open == first) {
         let paragraph = text.split("\n\n").next().unwrap_or(text);
@@ -468,7 +511,14 @@ fn symbols(text: &str) -> Option<Outcome> {
             // subject or a casual flourish (`^ anchors the match`,
             // `~ hey there!`).
             let prose = after.starts_with(|c: char| c.is_alphabetic() && !c.is_lowercase());
-            (prose && !MARKERS.contains(&run) && !table).then(|| {
+            // A run the line repeats (`== Geschichte ==`) or a run of dashes
+            // (`—— 鲁迅`) marks its line.
+            let repeated = text
+                .lines()
+                .next()
+                .is_some_and(|l| l[run.len()..].contains(run));
+            let dashes = run.chars().all(is_dash);
+            (prose && !MARKERS.contains(&run) && !table && !repeated && !dashes).then(|| {
                 Outcome::fail(format!(
                     "the reply starts with the stray symbols {run:?} before its text"
                 ))
@@ -485,10 +535,14 @@ fn glued_symbols(text: &str, run: &str, rest: &str) -> Option<Outcome> {
     let token = &rest[..token_end];
     let path = token.contains(['/', '\\']) || run.ends_with(['/', '\\']) && run.len() > 1;
     let line = rest.lines().next().unwrap_or("");
-    let dashes = run
-        .chars()
-        .all(|c| matches!(c, '—' | '–' | '―' | '‒' | '‐'));
-    if path || line.contains(run) || GLUED_MARKERS.contains(&run) || dashes {
+    let dashes = run.chars().all(is_dash);
+    // A list or a dialogue: a later line opens with the same run
+    // (`-Hola, ¿cómo estás?` then `-Bien`).
+    let listed = text
+        .lines()
+        .skip(1)
+        .any(|l| l.trim_start().starts_with(run));
+    if path || line.contains(run) || GLUED_MARKERS.contains(&run) || dashes || listed {
         return None; // a path (~/Documents), a pair (%PATH%, |a|b|, $x$), a bullet, a dash (——因为)
     }
     let word_end = rest
@@ -511,7 +565,7 @@ fn glued_symbols(text: &str, run: &str, rest: &str) -> Option<Outcome> {
     };
     if CONVENTION_SIGNS.contains(&run) {
         // A LaTeX command, a variable, a formula or an entity is ASCII.
-        let ascii_only = ["\\", "=", "%", "&", "+", "$"].contains(&run);
+        let ascii_only = ["\\", "%", "&", "$"].contains(&run);
         return if capitalised && ends_token && opens_sentence(rest)
             || ascii_only && !first.is_ascii()
         {
@@ -538,6 +592,11 @@ fn glued_symbols(text: &str, run: &str, rest: &str) -> Option<Outcome> {
     None
 }
 
+/// A dash of any width.
+fn is_dash(c: char) -> bool {
+    matches!(c, '—' | '–' | '―' | '‒' | '‐')
+}
+
 /// A pictograph or what joins and varies them (emoji, check marks,
 /// arrows, stars): a reply may open with one.
 fn is_pictograph(c: char) -> bool {
@@ -548,6 +607,7 @@ fn is_pictograph(c: char) -> bool {
         && matches!(c as u32,
         0x2190..=0x21FF | 0x2300..=0x23FF | 0x2460..=0x24FF | 0x25A0..=0x27BF
         | 0x2900..=0x297F | 0x2B00..=0x2BFF | 0x1F000..=0x1FAFF
+        | 0x2200..=0x22FF | 0x203C | 0x2049 | 0x3030 | 0x303D | 0x3297 | 0x3299
         | 0xFE0E | 0xFE0F | 0x200D | 0x20E3 | 0xA9 | 0xAE | 0x2122)
 }
 
@@ -589,8 +649,11 @@ fn alphanumeric(text: &str) -> Option<&str> {
     let after = rest.strip_prefix(' ')?;
     let digits = token.chars().any(|c| c.is_ascii_digit());
     let letters = token.chars().any(|c| c.is_ascii_alphabetic());
+    // Digits with a unit or a version (`9h`, `14h30`, `8am`, `v2`) are no
+    // junk; a hex literal (`0x1f`) or letters and digits (`xyz123`) are.
+    let letter_count = token.chars().filter(|c| c.is_ascii_alphabetic()).count();
     let junk = if digits {
-        letters
+        letters && (token.starts_with("0x") || letter_count >= 3)
     } else {
         token.len() >= 2 && !crate::detect::is_english_word(token) && !opens_sentence(token)
     };
@@ -623,7 +686,11 @@ fn random_token(text: &str) -> Option<&str> {
         count
     };
     let scattered = runs(char::is_ascii_digit) >= 2 && runs(char::is_ascii_lowercase) >= 2;
+    // A commit or object hash (`a3f5b2c Fix login bug`).
+    let hash = token
+        .chars()
+        .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c));
     let sentence = after
         .starts_with(|c: char| (c.is_alphabetic() && !c.is_lowercase()) || c == '¿' || c == '¡');
-    (ascii && scattered && sentence).then_some(token)
+    (ascii && scattered && !hash && sentence).then_some(token)
 }

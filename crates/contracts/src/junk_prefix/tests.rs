@@ -1071,6 +1071,100 @@ fn openings_a_convention_explains_pass() {
         ("NoneType is the type of None.", "What is NoneType?"),
         ("NullPointerException means a null reference.", "What is an NPE?"),
     ]);
+    // What a review found the rules above failed: percentages written
+    // before the number, escapes as subjects, display maths, more
+    // pictographs, dialogue hyphens, formulas in another script, more
+    // quotes and brackets, elisions, hashes, times and versions, a word
+    // quoted and defined, JSON the user asked for, line markers.
+    assert_all_pass(&[
+        (
+            "%20 KDV uygulanır; bazı ürünlerde daha düşüktür.",
+            "Türkiye'de KDV oranı nedir?",
+        ),
+        ("%100 doğal ürünler kullanıyoruz.", "Ürünleriniz doğal mı?"),
+        (
+            "%20 is the URL encoding of a space.",
+            "How is a space encoded in a URL?",
+        ),
+        (
+            "\\t inserts a tab; \\n starts a new line.",
+            "How do I add a tab in a Python string?",
+        ),
+        (
+            "\\r\\n on Windows, \\n on Linux and macOS.",
+            "What line endings do Windows and Linux use?",
+        ),
+        (
+            "\\[ A = \\pi r^2 \\]\n\nwhere r is the radius.",
+            "Area of a circle?",
+        ),
+        (
+            "\\[\nF = ma\n\\]\n\nForce equals mass times acceleration.",
+            "State Newton's second law.",
+        ),
+        ("$$ E = mc^2 $$ relates mass and energy.", "Energy?"),
+        ("\\( E = mc^2 \\) relates mass and energy.", "Energy?"),
+        (
+            "‼️ Warning: never mix bleach and ammonia.",
+            "Can I mix bleach and ammonia?",
+        ),
+        ("⁉️ Really? That is surprising.", "Really?"),
+        ("㊗️ おめでとうございます！", "合格しました！"),
+        (
+            "-Hola, ¿cómo estás?\n-Bien, ¿y tú?",
+            "Escribe un diálogo corto",
+        ),
+        ("-Olá, tudo bem?\n-Tudo ótimo!", "Escreva um diálogo"),
+        ("-Bonjour, ça va ?\n-Oui, merci.", "Écris un dialogue"),
+        (
+            "=СУММ(A1:A10) — эта формула складывает значения.",
+            "Как посчитать сумму в Excel?",
+        ),
+        ("»Guten Morgen«, sagte sie.", "Zitat?"),
+        ("‚Faust' ist ein Drama von Goethe.", "Drama?"),
+        ("［注］この方法は古いです。", "注意点は？"),
+        ("〔注〕 本文を参照。", "注意点は？"),
+        ("＜まとめ＞\n大事な点は三つです。", "まとめて"),
+        ("≪重要≫ 必ず保存してください。", "重要？"),
+        ("＊注意：この操作は元に戻せません。", "注意？"),
+        ("'90s music, in my opinion.", "Favourite music?"),
+        ("'Tis the season to be jolly.", "Greeting?"),
+        (
+            "a3f5b2c Fix login bug\n9e1d4f2 Add tests",
+            "Show me an example of git log --oneline output.",
+        ),
+        ("9h Le musée ouvre.\n12h Déjeuner.", "Programme ?"),
+        ("14h30 Le train part de Lyon.", "Horaire ?"),
+        ("8am The museum opens.", "Schedule?"),
+        ("v2 The new API is faster.", "What changed?"),
+        (
+            "\"Hygge\": a Danish word for cosiness.",
+            "What does hygge mean?",
+        ),
+        ("\"Ciao\": it means both hello and goodbye.", "Ciao?"),
+        (
+            "{\"question\": \"2+2?\", \"choices\": [\"3\", \"4\"]}",
+            "Create a multiple-choice quiz question I can paste into my app.",
+        ),
+        (
+            "{\"id\": \"cus_123\", \"object\": \"customer\", \"email\": \"a@b.c\"}",
+            "Show me what a Stripe customer object looks like.",
+        ),
+        (
+            "== Geschichte ==\nDie Stadt wurde 1200 gegründet.",
+            "Geschichte?",
+        ),
+        ("/// Returns the sum of a and b.", "Doc comment?"),
+        ("%% Section 1\nx = 1;", "Matlab?"),
+        ("==> Installing dependencies", "Install?"),
+        ("∑ The sum runs over all i.", "Sum?"),
+        ("—— 鲁迅", "名言？"),
+        ("・ 東京\n・ 大阪", "都市？"),
+        (
+            "*args collects positional arguments.",
+            "What is args in Python?",
+        ),
+    ]);
 }
 
 /// Every case fails; the message lists each that did not.

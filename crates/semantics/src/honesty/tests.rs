@@ -95,16 +95,20 @@ fn a_spliced_answer_may_name_both_parts_in_order() {
 fn a_restart_names_the_primary_only_when_the_response_began_with_it() {
     let mut s = spliced();
     s.attempts[1].prefill = false;
-    // Headers after the fallback was asked (at 5 ms): the system held the
-    // primary's broken answer back, so none of its text was relayed.
-    s.client.headers_ms = Some(8.0);
+    // Headers well after the fallback was asked (at 5 ms): the system held
+    // the primary's broken answer back, so none of its text was relayed.
+    s.client.headers_ms = Some(40.0);
     let buffered = judge([&s], None);
     assert_eq!(buffered.verdict(Claim::Model), Some(false), "{buffered:?}");
     // Headers before it: the primary's chunks may have been relayed.
     s.client.headers_ms = Some(2.0);
     assert_eq!(judge([&s], None).verdict(Claim::Model), Some(true));
-    // The fallback's name alone is honest either way.
+    // Within the clocks' jitter of the fallback's arrival: not held
+    // against the system.
     s.client.headers_ms = Some(8.0);
+    assert_eq!(judge([&s], None).verdict(Claim::Model), Some(true));
+    // The fallback's name alone is honest either way.
+    s.client.headers_ms = Some(40.0);
     s.client.models = vec![FALLBACK.into()];
     assert_eq!(judge([&s], None).verdict(Claim::Model), Some(true));
 }
@@ -472,8 +476,8 @@ fn headers_written_before_a_failover_are_held_to_what_was_known_then() {
 }
 
 /// A count of fallbacks attempted is held to how many times the fallback
-/// was tried, not only to whether it was; `openai-model` and `x-model`
-/// state the model that served.
+/// was tried, not only to whether it was; `openai-model` states the model
+/// that served.
 #[test]
 fn a_fallback_count_above_the_attempts_and_a_provider_model_header_are_judged() {
     let mut s = failed_over(&[FALLBACK], None);
@@ -486,18 +490,11 @@ fn a_fallback_count_above_the_attempts_and_a_provider_model_header_are_judged() 
     );
     s.client.routing = routing(&[("x-litellm-attempted-fallbacks", "1")]);
     assert_eq!(judge([&s], None).verdict(Claim::Routing), Some(true));
-    for name in ["openai-model", "x-model"] {
-        s.client.routing = routing(&[(name, PRIMARY)]);
-        assert_eq!(
-            judge([&s], None).verdict(Claim::Routing),
-            Some(false),
-            "{name}"
-        );
-        s.client.routing = routing(&[(name, FALLBACK)]);
-        assert_eq!(
-            judge([&s], None).verdict(Claim::Routing),
-            Some(true),
-            "{name}"
-        );
-    }
+    s.client.routing = routing(&[("openai-model", PRIMARY)]);
+    assert_eq!(judge([&s], None).verdict(Claim::Routing), Some(false));
+    s.client.routing = routing(&[("openai-model", FALLBACK)]);
+    assert_eq!(judge([&s], None).verdict(Claim::Routing), Some(true));
+    // Some proxies echo the requested alias in `x-model`: not read.
+    s.client.routing = routing(&[("x-model", PRIMARY)]);
+    assert_eq!(judge([&s], None).verdict(Claim::Routing), None);
 }
