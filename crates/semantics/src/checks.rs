@@ -623,13 +623,7 @@ fn rule(rule: &Rule, o: &Outcome<'_>) -> (bool, String, String) {
             // must be the fallback's (a provider's prefix allowed), and an
             // earlier one an upstream's whose text may have reached the
             // client (`honesty::relayable_models`).
-            let named: Vec<&str> = last
-                .client
-                .models
-                .iter()
-                .map(String::as_str)
-                .filter(|m| !m.trim().is_empty())
-                .collect();
+            let named = crate::honesty::named_models(last);
             // The fallback attempt whose answer the client got: the last it
             // answered that the system did not walk away from.
             let answering = last.attempts.iter().rev().find(|a| {

@@ -326,15 +326,20 @@ pub(crate) fn relayable_models<'a>(sent: &'a Sent, answering: &'a AttemptView) -
         .collect()
 }
 
-/// The `model` claim of an answer the fallback gave.
-fn model_claim(sent: &Sent, answering: &AttemptView) -> Option<HonestyCheck> {
-    let named: Vec<&str> = sent
-        .client
+/// Every model the response names, in order: a plain body's, or those a
+/// stream's chunks name (empty names skipped).
+pub(crate) fn named_models(sent: &Sent) -> Vec<&str> {
+    sent.client
         .models
         .iter()
         .map(String::as_str)
         .filter(|m| !m.trim().is_empty())
-        .collect();
+        .collect()
+}
+
+/// The `model` claim of an answer the fallback gave.
+fn model_claim(sent: &Sent, answering: &AttemptView) -> Option<HonestyCheck> {
+    let named = named_models(sent);
     let last = named.last()?;
     let served = relayable_models(sent, answering);
     let honest =
