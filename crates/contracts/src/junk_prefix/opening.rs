@@ -181,9 +181,9 @@ const GLUED_MARKERS: &[&str] = &[
 ];
 
 /// One sign of a convention glued to a word (`#hashtag`, `@name`, `-Wall`,
-/// `/Users`, `\frac`, `=SUM`, `%PATH%`, `&mut`, `+Inf`, `$HOME`): junk
-/// only before a word that opens sentences.
-const CONVENTION_SIGNS: &[&str] = &["#", "@", "-", "--", "/", "\\", "=", "%", "&", "+", "$"];
+/// `/Users`, `\frac`, `=SUM`, `%PATH%`, `&mut`, `+Inf`, `$HOME`, a
+/// control key `^C`): junk only before a word that opens sentences.
+const CONVENTION_SIGNS: &[&str] = &["#", "@", "-", "--", "/", "\\", "=", "%", "&", "+", "$", "^"];
 
 /// Emphasis markers glued to a word: junk only when never closed.
 const EMPHASIS: &[&str] = &["_", "__", "~~"];

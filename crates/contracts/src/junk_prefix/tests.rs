@@ -877,6 +877,7 @@ fn an_opening_no_convention_explains_fails_in_every_shape() {
     assert_all_fail(&[
         ("asdfThe capital of France is Paris.", CAPITAL),
         ("~The capital of France is Paris.", CAPITAL),
+        ("^The capital of France is Paris.", CAPITAL),
         ("~ The capital of France is Paris.", CAPITAL),
         ("~\nThe capital of France is Paris.", CAPITAL),
         ("~ Столица Франции — Париж.", "Какая столица Франции?"),
@@ -1070,6 +1071,7 @@ fn openings_a_convention_explains_pass() {
         ("Fe2O3 は酸化鉄です。", "錆の化学式は？"),
         ("NoneType is the type of None.", "What is NoneType?"),
         ("NullPointerException means a null reference.", "What is an NPE?"),
+        ("^C stops the program.", "How do I stop it?"),
     ]);
     // What a review found the rules above failed: percentages written
     // before the number, escapes as subjects, display maths, more
