@@ -250,21 +250,12 @@ pub(super) fn judge(
             "the reply starts with the escape {escape} written out: a serialised string was not decoded"
         )));
     }
-    let markup_topic = || {
-        user_wrote("<")
-            || user_wrote("&")
-            || MARKUP_TOPICS
-                .iter()
-                .any(|w| user_ever_wrote(input.request, w))
-    };
+    let topic = |words: &[&str]| words.iter().any(|w| user_ever_wrote(input.request, w));
+    let markup_topic = || user_wrote("<") || user_wrote("&") || topic(MARKUP_TOPICS);
     if let Some(entity) = entity(text) {
-        return Some(if markup_topic() {
-            Outcome::Pass
-        } else {
-            Outcome::fail(format!(
-                "the reply starts with the HTML entity {entity} written out"
-            ))
-        });
+        return Some(unless_topic(markup_topic(), || {
+            format!("the reply starts with the HTML entity {entity} written out")
+        }));
     }
     if let Some(garble) = ["ï¿½", "ďż˝", "п»ї", "ï»¿"]
         .iter()
@@ -280,28 +271,15 @@ pub(super) fn judge(
         ));
     }
     if let Some(tag) = leaked_tag(text) {
-        return Some(if markup_topic() {
-            Outcome::Pass
-        } else {
-            Outcome::fail(format!(
-                "the reply starts with the HTML tag {tag} before its text"
-            ))
-        });
+        return Some(unless_topic(markup_topic(), || {
+            format!("the reply starts with the HTML tag {tag} before its text")
+        }));
     }
-    let envelope_topic = || {
-        user_wrote("data:")
-            || ENVELOPE_TOPICS
-                .iter()
-                .any(|w| user_ever_wrote(input.request, w))
-    };
     if let Some(piece) = wire_piece(text) {
-        return Some(if envelope_topic() {
-            Outcome::Pass
-        } else {
-            Outcome::fail(format!(
-                "the reply starts with {piece}: the response's wire format, not its text"
-            ))
-        });
+        let envelope_topic = user_wrote("data:") || topic(ENVELOPE_TOPICS);
+        return Some(unless_topic(envelope_topic, || {
+            format!("the reply starts with {piece}: the response's wire format, not its text")
+        }));
     }
     if let Some(out) = symbols(text) {
         let token: &str = text.split(char::is_whitespace).next().unwrap_or("");
@@ -314,6 +292,16 @@ pub(super) fn judge(
                 "the reply starts with {token:?} before its first sentence"
             ))
         })
+}
+
+/// A pass when the user made the shape the topic, else a failure for
+/// `reason`.
+fn unless_topic(topic: bool, reason: impl FnOnce() -> String) -> Outcome {
+    if topic {
+        Outcome::Pass
+    } else {
+        Outcome::fail(reason())
+    }
 }
 
 /// Whether the escapes opening `text` (the first is `first`) are the
